@@ -1,0 +1,44 @@
+# memoryweb — two commands: `make run` (service on embedded defaults) and `make test`.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+PG_TEST_URL ?= postgres://postgres@127.0.0.1:5432/test
+
+.PHONY: run test test-sqlite test-postgres setup migrate demo clean lint
+
+$(BIN)/activate: requirements.txt
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -r requirements.txt
+	touch $(BIN)/activate
+
+setup: $(BIN)/activate
+	$(BIN)/python manage.py migrate --noinput
+	$(BIN)/python manage.py createprofile demo --if-missing
+
+run: setup
+	$(BIN)/python manage.py runserver 127.0.0.1:8000
+
+# The whole suite on SQLite, then again on PostgreSQL when one answers on 127.0.0.1:5432
+# (CI requires it: with CI=true an unreachable PostgreSQL fails the run).
+test: $(BIN)/activate
+	$(MAKE) test-sqlite
+	$(MAKE) test-postgres
+
+test-sqlite: $(BIN)/activate
+	$(BIN)/pytest
+
+test-postgres: $(BIN)/activate
+	@if $(BIN)/python -c "import psycopg,sys; psycopg.connect('$(PG_TEST_URL)', connect_timeout=3).close()" 2>/dev/null; then \
+		DATABASE_URL=$(PG_TEST_URL) $(BIN)/pytest -m "not browser"; \
+	elif [ "$$CI" = "true" ]; then \
+		echo "PostgreSQL at $(PG_TEST_URL) is not reachable, and CI requires it" >&2; exit 1; \
+	else \
+		echo "PostgreSQL at $(PG_TEST_URL) not reachable: skipping the PostgreSQL run"; \
+	fi
+
+lint: $(BIN)/activate
+	$(BIN)/ruff check .
+
+clean:
+	rm -rf $(VENV) var .pytest_cache

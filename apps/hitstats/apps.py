@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class HitstatsConfig(AppConfig):
+    name = "apps.hitstats"
+    label = "hitstats"

@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class PersonaConfig(AppConfig):
+    name = "apps.persona"
+    label = "persona"

@@ -1,0 +1,114 @@
+"""L1 records (SPEC §1.2) and their full history.
+
+`L1Record` holds the newest state of each id (last writer wins). Every change appends an
+`L1Change` row with the full state after the change; its autoincrement id is the change
+sequence `read_l1_increment` pages by. Writers of a profile hold the profile write lock
+until commit, so within one profile change ids grow in commit order.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db import models
+
+from apps.accounts.models import Profile
+
+CODE_TYPES = ("work_fact", "work_task", "work_method", "work_artifact")
+CHAT_TYPES = ("persona", "episodic", "instruction")
+ALL_TYPES = CODE_TYPES + CHAT_TYPES
+TASK_STATES = ("open", "done", "dropped")
+SCOPES = ("self", "global", "unknown")
+
+
+class L1Record(models.Model):
+    profile = models.ForeignKey(Profile, on_delete=models.CASCADE, related_name="l1_records")
+    record_id = models.CharField(max_length=64)
+    content = models.TextField()
+    type = models.CharField(max_length=32)
+    priority = models.IntegerField(default=60)
+    scene = models.ForeignKey("scenes.SceneEntry", null=True, blank=True, on_delete=models.SET_NULL, related_name="records")
+    scene_name = models.CharField(max_length=300, blank=True)
+    source_message_ids = models.JSONField(default=list, blank=True)
+    metadata = models.JSONField(default=dict, blank=True)
+    timestamps = models.JSONField(default=list, blank=True)
+    created_at = models.DateTimeField()
+    updated_at = models.DateTimeField()
+    version = models.IntegerField(default=1)
+    session_key = models.CharField(max_length=300, blank=True)
+    session_id = models.CharField(max_length=300, blank=True)
+    cwd = models.CharField(max_length=1000, blank=True)
+    deleted = models.BooleanField(default=False)
+    task_state = models.CharField(max_length=8, null=True, blank=True)
+    replaced_by = models.CharField(max_length=64, blank=True)
+    source = models.CharField(max_length=16, default="subagent")  # subagent | main-agent | dashboard | import
+    # Normalised content, for exact-duplicate detection in the value check.
+    content_key = models.CharField(max_length=64, db_index=True)
+    last_change = models.BigIntegerField(default=0, db_index=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["profile", "record_id"], name="uniq_l1_record_per_profile")]
+        indexes = [
+            models.Index(fields=["profile", "deleted", "type"]),
+            models.Index(fields=["profile", "created_at"]),
+            models.Index(fields=["profile", "last_change"]),
+            models.Index(fields=["profile", "content_key"]),
+        ]
+
+    def __str__(self) -> str:
+        return self.record_id
+
+    @property
+    def scope(self) -> str:
+        return (self.metadata or {}).get("scope", "unknown")
+
+    @property
+    def project(self) -> str:
+        return (self.metadata or {}).get("project", "")
+
+    def as_dict(self) -> dict[str, Any]:
+        """The record in the SPEC §1.2 field names (the form tools and exports use)."""
+        data: dict[str, Any] = {
+            "id": self.record_id,
+            "content": self.content,
+            "type": self.type,
+            "priority": self.priority,
+            "scene_id": self.scene.scene_id if self.scene_id and self.scene else None,
+            "scene_name": self.scene_name,
+            "source_message_ids": list(self.source_message_ids or []),
+            "metadata": dict(self.metadata or {}),
+            "timestamps": list(self.timestamps or []),
+            "createdAt": _iso(self.created_at),
+            "updatedAt": _iso(self.updated_at),
+            "version": self.version,
+            "sessionKey": self.session_key,
+            "sessionId": self.session_id,
+            "cwd": self.cwd,
+            "deleted": self.deleted,
+            "replacedBy": self.replaced_by or None,
+        }
+        if self.type == "work_task":
+            data["taskState"] = self.task_state or "open"
+        return data
+
+
+class L1Change(models.Model):
+    """One change of one record; `id` is the profile's change sequence."""
+
+    profile = models.ForeignKey(Profile, on_delete=models.CASCADE, related_name="l1_changes")
+    record = models.ForeignKey(L1Record, on_delete=models.CASCADE, related_name="changes")
+    action = models.CharField(max_length=32)  # store | tombstone | replace | fix | task_state | restore | import
+    actor = models.CharField(max_length=200)
+    state = models.JSONField()  # full as_dict() after the change
+    note = models.JSONField(null=True, blank=True)  # evidence, reason, counts
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["id"]
+        indexes = [models.Index(fields=["profile", "id"])]
+
+
+def _iso(value) -> str | None:
+    if value is None:
+        return None
+    return value.isoformat().replace("+00:00", "Z")

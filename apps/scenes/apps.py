@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class ScenesConfig(AppConfig):
+    name = "apps.scenes"
+    label = "scenes"

@@ -1,0 +1,51 @@
+"""The scene pool (SPEC §1.3). Scene blocks (L2, §1.4) live beside it in this app."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db import models
+
+from apps.accounts.models import Profile
+
+SCENE_MAIN_AGENT_LIVE = "main-agent-live"
+SCENE_UNCLASSIFIED = "unclassified"
+RESERVED_SCENES = (SCENE_MAIN_AGENT_LIVE, SCENE_UNCLASSIFIED)
+
+
+class SceneEntry(models.Model):
+    profile = models.ForeignKey(Profile, on_delete=models.CASCADE, related_name="scene_entries")
+    scene_id = models.CharField(max_length=64)  # sc0001…, or a reserved id
+    name = models.CharField(max_length=300)
+    aliases = models.JSONField(default=list, blank=True)
+    project = models.CharField(max_length=1000, blank=True)
+    cwd = models.CharField(max_length=1000, blank=True)
+    reason = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    last_used_at = models.DateTimeField(null=True, blank=True)
+    use_count = models.IntegerField(default=0)
+    merged_into = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL, related_name="merged_from")
+    reserved = models.BooleanField(default=False)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["profile", "scene_id"], name="uniq_scene_id_per_profile"),
+            models.UniqueConstraint(fields=["profile", "name"], name="uniq_scene_name_per_profile"),
+        ]
+        ordering = ["scene_id"]
+
+    def __str__(self) -> str:
+        return f"{self.scene_id} {self.name}"
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.scene_id,
+            "name": self.name,
+            "aliases": list(self.aliases or []),
+            "project": self.project,
+            "cwd": self.cwd,
+            "createdAt": self.created_at.isoformat().replace("+00:00", "Z") if self.created_at else None,
+            "lastUsedAt": self.last_used_at.isoformat().replace("+00:00", "Z") if self.last_used_at else None,
+            "useCount": self.use_count,
+            "mergedInto": self.merged_into.scene_id if self.merged_into_id and self.merged_into else None,
+        }

@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class SkillsConfig(AppConfig):
+    name = "apps.skills"
+    label = "skills"

@@ -1,0 +1,112 @@
+"""HTTP plumbing shared by every JSON endpoint: bearer auth, body limit, JSON parsing,
+call context from headers, and the one error shape."""
+
+from __future__ import annotations
+
+import functools
+import json
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from django.conf import settings
+from django.http import HttpRequest, JsonResponse
+from django.views.decorators.csrf import csrf_exempt
+
+from apps.accounts.locks import ProfileLocked
+from apps.accounts.models import ROLE_RANK
+from apps.accounts.services import token_authenticate
+from apps.tools.errors import Forbidden, InvalidParams, Locked, PayloadTooLarge, ToolError, Unauthorized
+from apps.tools.registry import ToolContext
+
+logger = logging.getLogger(__name__)
+
+
+def error_response(exc: ToolError) -> JsonResponse:
+    return JsonResponse(exc.as_dict(), status=exc.status, json_dumps_params={"ensure_ascii": False})
+
+
+def ok_response(data: Any, status: int = 200) -> JsonResponse:
+    return JsonResponse(data, status=status, safe=False, json_dumps_params={"ensure_ascii": False})
+
+
+def context_from_request(request: HttpRequest) -> ToolContext:
+    header = request.headers.get("Authorization", "")
+    if not header:
+        raise Unauthorized("missing Authorization: Bearer <token> header")
+    scheme, _, plain = header.partition(" ")
+    if scheme.lower() != "bearer" or not plain.strip():
+        raise Unauthorized("Authorization header must be 'Bearer <token>'")
+    token = token_authenticate(plain=plain.strip())
+    if token is None:
+        raise Unauthorized("unknown or revoked token")
+    return ToolContext(
+        profile=token.profile,
+        role=token.role,
+        actor=f"token:{token.prefix}:{token.role}",
+        session_key=request.headers.get("X-Memory-Session", ""),
+        session_id=request.headers.get("X-Memory-Session-Id", ""),
+        turn=request.headers.get("X-Memory-Turn", ""),
+        cwd=request.headers.get("X-Memory-Cwd", ""),
+        token_id=token.pk,
+    )
+
+
+def read_json_body(request: HttpRequest) -> Any:
+    limit = settings.API_MAX_BODY_BYTES
+    declared = request.META.get("CONTENT_LENGTH")
+    if declared:
+        try:
+            if int(declared) > limit:
+                raise PayloadTooLarge(f"request body is {int(declared)} bytes; the limit is {limit}", details={"limit": limit})
+        except ValueError:
+            raise InvalidParams("bad Content-Length header") from None
+    body = request.read(limit + 1)
+    if len(body) > limit:
+        raise PayloadTooLarge(f"request body exceeds the limit of {limit} bytes", details={"limit": limit})
+    if not body.strip():
+        return {}
+    try:
+        return json.loads(body.decode("utf-8"))
+    except UnicodeDecodeError:
+        raise InvalidParams("request body is not UTF-8", details=[{"field": "(body)", "message": "not UTF-8"}]) from None
+    except json.JSONDecodeError as exc:
+        raise InvalidParams(
+            f"malformed JSON: {exc.msg} at line {exc.lineno} column {exc.colno}",
+            details=[{"field": "(body)", "message": f"malformed JSON: {exc.msg}", "line": exc.lineno, "column": exc.colno}],
+        ) from None
+
+
+def api_view(*, methods: tuple[str, ...], min_role: str | None = None, parse_body: bool = True):
+    """Wrap a JSON endpoint: `view(request, ctx, body)`; errors become the error shape.
+
+    With `min_role=None` the endpoint needs no token (ctx is None).
+    """
+
+    def decorator(view: Callable[..., Any]):
+        @csrf_exempt
+        @functools.wraps(view)
+        def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> JsonResponse:
+            try:
+                if request.method not in methods:
+                    response = error_response(InvalidParams(f"method {request.method} not allowed; use {', '.join(methods)}"))
+                    response.status_code = 405
+                    return response
+                ctx = None
+                if min_role is not None:
+                    ctx = context_from_request(request)
+                    if ROLE_RANK[ctx.role] < ROLE_RANK[min_role]:
+                        raise Forbidden(f"role {ctx.role!r} may not use this endpoint (needs {min_role})")
+                body = read_json_body(request) if parse_body and request.method == "POST" else None
+                result = view(request, ctx, body, *args, **kwargs)
+                if isinstance(result, JsonResponse):
+                    return result
+                return ok_response(result)
+            except ToolError as exc:
+                return error_response(exc)
+            except ProfileLocked as exc:
+                return error_response(Locked(str(exc)))
+
+        return wrapper
+
+    return decorator

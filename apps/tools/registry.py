@@ -1,0 +1,119 @@
+"""Tool registry, call context and the parameter base model.
+
+Each app declares its tools in `apps/<app>/tools.py` with `@tool(...)`; the tools app
+imports those modules at start-up (autodiscovery), so the catalog, the HTTP endpoint,
+the LLM driver and the dashboard all see one registry.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from apps.accounts.models import ROLE_ADMIN, ROLE_AGENT, ROLE_RANK, ROLE_WORKER, Profile
+
+
+class ToolParams(BaseModel):
+    """Base of every tool's parameters: unknown fields and wrong types are errors."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+
+@dataclass
+class ToolContext:
+    profile: Profile
+    role: str
+    actor: str
+    session_key: str = ""
+    session_id: str = ""
+    turn: str = ""
+    cwd: str = ""
+    token_id: int | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def has_role(self, role: str) -> bool:
+        return ROLE_RANK[self.role] >= ROLE_RANK[role]
+
+    @property
+    def is_admin(self) -> bool:
+        return self.role == ROLE_ADMIN
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    name: str
+    description: str
+    params: type[ToolParams]
+    min_role: str
+    func: Callable[[ToolContext, Any], Any]
+
+    @property
+    def roles(self) -> list[str]:
+        return [r for r in (ROLE_AGENT, ROLE_WORKER, ROLE_ADMIN) if ROLE_RANK[r] >= ROLE_RANK[self.min_role]]
+
+    def json_schema(self) -> dict[str, Any]:
+        schema = self.params.model_json_schema()
+        schema.setdefault("type", "object")
+        schema.setdefault("properties", {})
+        return schema
+
+
+_REGISTRY: dict[str, ToolSpec] = {}
+
+
+def tool(name: str, *, params: type[ToolParams], min_role: str, description: str):
+    """Register a tool. `min_role`: the lowest role allowed (agent < worker < admin)."""
+    if min_role not in ROLE_RANK:
+        raise ValueError(f"unknown role {min_role!r}")
+
+    def decorator(func: Callable[[ToolContext, Any], Any]):
+        if name in _REGISTRY and _REGISTRY[name].func.__qualname__ != func.__qualname__:
+            raise RuntimeError(f"tool {name!r} registered twice")
+        _REGISTRY[name] = ToolSpec(name=name, description=description.strip(), params=params, min_role=min_role, func=func)
+        return func
+
+    return decorator
+
+
+def get_tool(name: str) -> ToolSpec | None:
+    return _REGISTRY.get(name)
+
+
+def all_tools() -> list[ToolSpec]:
+    return [_REGISTRY[name] for name in sorted(_REGISTRY)]
+
+
+# Other JSON endpoints that the OpenAPI document lists beside the tools.
+@dataclass(frozen=True)
+class EndpointSpec:
+    path: str
+    method: str
+    summary: str
+    body: type[BaseModel] | None
+    min_role: str | None
+
+
+_ENDPOINTS: dict[tuple[str, str], EndpointSpec] = {}
+
+
+def register_endpoint(path: str, method: str, summary: str, body: type[BaseModel] | None, min_role: str | None) -> None:
+    _ENDPOINTS[(path, method.lower())] = EndpointSpec(path, method.lower(), summary, body, min_role)
+
+
+def all_endpoints() -> list[EndpointSpec]:
+    return [_ENDPOINTS[key] for key in sorted(_ENDPOINTS)]
+
+
+# Health checks: name -> callable returning {"ok": bool, ...}. Apps register theirs.
+_HEALTH: dict[str, Callable[[], dict[str, Any]]] = {}
+
+
+def register_health_check(name: str, func: Callable[[], dict[str, Any]]) -> None:
+    _HEALTH[name] = func
+
+
+def health_checks() -> dict[str, Callable[[], dict[str, Any]]]:
+    return dict(_HEALTH)

@@ -1,0 +1,54 @@
+"""Tool API endpoints: catalog, OpenAPI, call, health."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db import connection
+from django.http import HttpRequest
+
+from apps.tools.dispatch import call_tool
+from apps.tools.errors import Unavailable
+from apps.tools.http import api_view, ok_response
+from apps.tools.openapi import openapi_document
+from apps.tools.registry import all_tools, health_checks
+
+
+@api_view(methods=("GET",), min_role="agent", parse_body=False)
+def tools_catalog(request: HttpRequest, ctx, body) -> Any:
+    return [
+        {"name": spec.name, "description": spec.description, "parameters": spec.json_schema(), "roles": spec.roles}
+        for spec in all_tools()
+    ]
+
+
+@api_view(methods=("GET",), min_role=None, parse_body=False)
+def openapi(request: HttpRequest, ctx, body) -> Any:
+    return openapi_document()
+
+
+@api_view(methods=("POST",), min_role="agent")
+def tool_call(request: HttpRequest, ctx, body, name: str) -> Any:
+    return call_tool(name, body, ctx)
+
+
+@api_view(methods=("GET",), min_role=None, parse_body=False)
+def health(request: HttpRequest, ctx, body) -> Any:
+    checks: dict[str, Any] = {}
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT 1")
+        checks["database"] = {"ok": True, "vendor": connection.vendor}
+    except Exception as exc:  # health must answer, whatever is broken
+        checks["database"] = {"ok": False, "error": str(exc)}
+    for name, func in health_checks().items():
+        try:
+            checks[name] = func()
+        except Exception as exc:
+            checks[name] = {"ok": False, "error": str(exc)}
+    ok = checks["database"]["ok"]
+    status = "ok" if all(c.get("ok") for c in checks.values()) else ("degraded" if ok else "down")
+    response = ok_response({"status": status, "checks": checks})
+    if not ok:
+        response.status_code = Unavailable.status
+    return response
