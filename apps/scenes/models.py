@@ -49,3 +49,52 @@ class SceneEntry(models.Model):
             "useCount": self.use_count,
             "mergedInto": self.merged_into.scene_id if self.merged_into_id and self.merged_into else None,
         }
+
+
+class SceneBlock(models.Model):
+    """An L2 scene block (SPEC §1.4): Markdown body, meta, members, archive state."""
+
+    profile = models.ForeignKey(Profile, on_delete=models.CASCADE, related_name="scene_blocks")
+    filename = models.CharField(max_length=120)
+    content = models.TextField(blank=True)
+    summary = models.CharField(max_length=1000, blank=True)
+    heat = models.IntegerField(default=0)
+    meta_created = models.DateTimeField()
+    meta_updated = models.DateTimeField()
+    archived = models.BooleanField(default=False)
+    archived_at = models.DateTimeField(null=True, blank=True)
+    archive_reason = models.TextField(blank=True)
+    # Soft-deleted / merged-away blocks keep their row (and backups) but leave the live set.
+    removed = models.BooleanField(default=False)
+    removed_at = models.DateTimeField(null=True, blank=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["profile", "filename"], name="uniq_scene_block_filename")]
+        indexes = [models.Index(fields=["profile", "archived", "removed"])]
+
+
+class SceneBlockMember(models.Model):
+    """Membership of an L1 record (by record id) in a scene block."""
+
+    block = models.ForeignKey(SceneBlock, on_delete=models.CASCADE, related_name="member_rows")
+    profile = models.ForeignKey(Profile, on_delete=models.CASCADE, related_name="+")
+    record_id = models.CharField(max_length=64)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["block", "record_id"], name="uniq_block_member")]
+        indexes = [models.Index(fields=["profile", "record_id"])]
+
+
+class SceneBlockBackup(models.Model):
+    """A previous state of a block, kept on every write (at least l2.backupsPerBlock)."""
+
+    block = models.ForeignKey(SceneBlock, on_delete=models.CASCADE, related_name="backups")
+    content = models.TextField(blank=True)
+    meta = models.JSONField(default=dict)
+    members = models.JSONField(default=list)
+    action = models.CharField(max_length=32)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-id"]

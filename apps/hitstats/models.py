@@ -1,0 +1,53 @@
+"""Hit statistics per L1 record and the recall log (SPEC §1.6)."""
+
+from __future__ import annotations
+
+from django.db import models
+
+from apps.accounts.models import Profile
+
+
+class RecordHits(models.Model):
+    profile = models.ForeignKey(Profile, on_delete=models.CASCADE, related_name="record_hits")
+    record_id = models.CharField(max_length=64)
+    hits = models.IntegerField(default=0)
+    invalid_hits = models.IntegerField(default=0)
+    last_hit_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["profile", "record_id"], name="uniq_hits_per_record")]
+        indexes = [models.Index(fields=["profile", "hits"])]
+
+    @property
+    def effective_hits(self) -> int:
+        return self.hits - self.invalid_hits
+
+
+class RecallEvent(models.Model):
+    """One recall: the query, who asked, and the returned ids with scores."""
+
+    profile = models.ForeignKey(Profile, on_delete=models.CASCADE, related_name="recall_events")
+    query = models.TextField()
+    session_key = models.CharField(max_length=300, blank=True)
+    turn = models.CharField(max_length=300, blank=True)
+    source = models.CharField(max_length=32, default="recall_l1_records")  # or recall_context, dashboard
+    results = models.JSONField(default=list)  # [{recordId, score}]
+    degraded = models.BooleanField(default=False)
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+
+    class Meta:
+        ordering = ["-id"]
+        indexes = [models.Index(fields=["profile", "created_at"])]
+
+
+class RecallHit(models.Model):
+    """One returned record of one recall (for per-record recall logs without JSON scans)."""
+
+    event = models.ForeignKey(RecallEvent, on_delete=models.CASCADE, related_name="hits")
+    profile = models.ForeignKey(Profile, on_delete=models.CASCADE, related_name="+")
+    record_id = models.CharField(max_length=64)
+    score = models.FloatField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["profile", "record_id", "created_at"])]
