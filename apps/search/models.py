@@ -20,6 +20,8 @@ class IndexOp(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     attempts = models.IntegerField(default=0)
     last_error = models.TextField(blank=True)
+    # A client-supplied embedding (l1_commit `embedding`), used only if it fits the model.
+    vector = models.JSONField(null=True, blank=True)
 
     class Meta:
         ordering = ["id"]
