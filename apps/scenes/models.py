@@ -67,11 +67,30 @@ class SceneBlock(models.Model):
     # Soft-deleted / merged-away blocks keep their row (and backups) but leave the live set.
     removed = models.BooleanField(default=False)
     removed_at = models.DateTimeField(null=True, blank=True)
+    # Server time of the last body write (create/update/merge/consolidate), for the
+    # archive guide's "active days since the block was last written".
+    written_at = models.DateTimeField(null=True, blank=True)
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
-        constraints = [models.UniqueConstraint(fields=["profile", "filename"], name="uniq_scene_block_filename")]
+        # Like the scenes/ and archive/ folders: one live and one archived block may share
+        # a name (that is the archive "name conflict"); removed blocks free their name.
+        constraints = [
+            models.UniqueConstraint(
+                fields=["profile", "filename"], condition=models.Q(removed=False, archived=False), name="uniq_live_scene_block"
+            ),
+            models.UniqueConstraint(
+                fields=["profile", "filename"], condition=models.Q(removed=False, archived=True), name="uniq_archived_scene_block"
+            ),
+        ]
         indexes = [models.Index(fields=["profile", "archived", "removed"])]
+
+    def __str__(self) -> str:
+        return self.filename
+
+    @property
+    def members(self) -> list[str]:
+        return sorted(self.member_rows.values_list("record_id", flat=True))
 
 
 class SceneBlockMember(models.Model):
@@ -95,6 +114,24 @@ class SceneBlockBackup(models.Model):
     members = models.JSONField(default=list)
     action = models.CharField(max_length=32)
     created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-id"]
+
+
+class SceneCommit(models.Model):
+    """One applied l2_commit: what it did, the cursor move and the persona signal, for the
+    dashboard (the reason of a persona request is shown there)."""
+
+    profile = models.ForeignKey(Profile, on_delete=models.CASCADE, related_name="scene_commits")
+    actor = models.CharField(max_length=200)
+    applied = models.JSONField(default=list)  # [{action, filename}]
+    cursor_before = models.JSONField(null=True, blank=True)
+    cursor_after = models.JSONField(null=True, blank=True)
+    persona_signal = models.BooleanField(default=False)
+    persona_reason = models.TextField(blank=True)
+    live_count = models.IntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
 
     class Meta:
         ordering = ["-id"]
