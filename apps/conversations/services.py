@@ -1,0 +1,333 @@
+"""L0 conversation shards and the skill feed: append, index, look up, read increments.
+
+The JSONL shards under `profiles/<slug>/l0/` are the source of truth for L0. The
+`L0Message` table only says where each row lives (shard, byte offset, line), so message
+references resolve without scanning; content is always read from the shard.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Iterable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from django.db import transaction
+
+from apps.accounts.models import Profile
+from apps.accounts.paths import profile_subdir
+from apps.conversations import shards
+from apps.conversations.models import L0Message, L0ShardState
+
+ELIGIBLE_ROLES = frozenset({"user", "assistant"})
+SHARD_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,250}\.jsonl$")
+DATE_SHARD_RE = re.compile(r"^(\d{4}-\d{2}-\d{2})\.jsonl$")
+STATE_DIR = ".append-state"  # per-profile folder of shard line-count sidecars, beside l0/
+
+
+# ---------------------------------------------------------------- message references
+
+
+def message_ref(row: dict[str, Any], *, line: int | None = None) -> str:
+    """SPEC §1.1: the row's `id`; else `{sessionKey}#{sourceLine}`; else
+    `{sessionKey}#{timestamp}`. `line` (the line number a reader knows) is the last resort
+    for a row that has none of these; without it such a row raises ValueError."""
+    row_id = row.get("id")
+    if isinstance(row_id, str) and row_id != "":
+        return row_id
+    session_key = row.get("sessionKey")
+    session_key = session_key if isinstance(session_key, str) else ""
+    source_line = row.get("sourceLine")
+    if isinstance(source_line, int) and not isinstance(source_line, bool):
+        return f"{session_key}#{source_line}"
+    timestamp = row.get("timestamp")
+    if isinstance(timestamp, int) and not isinstance(timestamp, bool):
+        return f"{session_key}#{timestamp}"
+    if line is not None:
+        return f"{session_key}#{line}"
+    raise ValueError("row has no id, sourceLine or timestamp to build a message reference from")
+
+
+def _sha1(text: str) -> str:
+    return hashlib.sha1(text.encode("utf-8")).hexdigest()
+
+
+def now_iso() -> str:
+    return datetime.now(UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
+
+
+def parse_iso(value: str) -> datetime:
+    """ISO 8601 → aware datetime (naive values are taken as UTC). Raises ValueError."""
+    if not isinstance(value, str) or not value.strip():
+        raise ValueError("not an ISO 8601 string")
+    text = value.strip()
+    if text.endswith(("Z", "z")):
+        text = text[:-1] + "+00:00"
+    parsed = datetime.fromisoformat(text)
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+
+
+def today_shard_name() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%d") + ".jsonl"
+
+
+def l0_dir(profile: Profile) -> Path:
+    return profile_subdir(profile, "l0")
+
+
+def _state_dir(profile: Profile, area: str) -> Path:
+    return profile_subdir(profile, STATE_DIR, area)
+
+
+# ---------------------------------------------------------------- index
+
+
+def _row_line(row: dict[str, Any], line: int) -> int:
+    stored = row.get("sourceLine")
+    if isinstance(stored, int) and not isinstance(stored, bool) and stored > 0:
+        return stored
+    return line
+
+
+def _index_entry(profile: Profile, shard: str, offset: int, length: int, line: int, row: dict[str, Any]) -> L0Message | None:
+    session_key = row.get("sessionKey")
+    if not isinstance(session_key, str):
+        session_key = ""
+    try:
+        ref = message_ref(row, line=line)
+    except ValueError:
+        return None
+    timestamp = row.get("timestamp")
+    role = row.get("role")
+    return L0Message(
+        profile=profile,
+        ref=ref,
+        ref_key=_sha1(ref),
+        session_key=session_key,
+        session_hash=_sha1(session_key),
+        shard=shard,
+        offset=offset,
+        length=length,
+        line=_row_line(row, line),
+        role=role[:64] if isinstance(role, str) else "",
+        timestamp=timestamp if isinstance(timestamp, int) and not isinstance(timestamp, bool) and abs(timestamp) < 2**62 else None,
+    )
+
+
+def _index_save(entries: Iterable[L0Message | None]) -> None:
+    batch = [e for e in entries if e is not None]
+    if batch:
+        L0Message.objects.bulk_create(batch, ignore_conflicts=True, batch_size=500)
+
+
+def _advance_state(profile: Profile, shard: str, start: int, end: int, lines_at_end: int) -> None:
+    """Mark [start, end) indexed if the contiguous indexed prefix reaches `start`."""
+    state, _ = L0ShardState.objects.get_or_create(profile=profile, shard=shard)
+    if state.indexed_bytes >= end:
+        return
+    L0ShardState.objects.filter(pk=state.pk, indexed_bytes__gte=start, indexed_bytes__lt=end).update(
+        indexed_bytes=end, indexed_lines=lines_at_end
+    )
+
+
+def _index_catch_up(profile: Profile, shard_path: Path) -> None:
+    """Index every complete line after the contiguous indexed prefix (for shards that
+    agents wrote or extended themselves)."""
+    shard = shard_path.name
+    state, _ = L0ShardState.objects.get_or_create(profile=profile, shard=shard)
+    size = shard_path.stat().st_size
+    if size <= state.indexed_bytes:
+        return
+    start, line = state.indexed_bytes, state.indexed_lines
+    if not shards.is_line_start(shard_path, start):
+        start, line = 0, 0  # the shard was rewritten under us: index it again from the top
+    pending: list[L0Message | None] = []
+    end = start
+    for item in shards.iter_forward(shard_path, start):
+        line += 1
+        end = item.end
+        if item.row is not None:
+            pending.append(_index_entry(profile, shard, item.offset, item.end - item.offset, line, item.row))
+        if len(pending) >= 2000:
+            _index_save(pending)
+            pending = []
+    _index_save(pending)
+    L0ShardState.objects.filter(pk=state.pk).update(indexed_bytes=end, indexed_lines=line)
+
+
+def l0_reindex(*, profile: Profile) -> int:
+    """Bring the index up to date with every shard of the profile (after an import or a
+    shard dropped into the folder). Returns the number of indexed rows afterwards."""
+    for path in sorted(l0_dir(profile).glob("*.jsonl")):
+        if path.is_file() and SHARD_NAME_RE.match(path.name):
+            _index_catch_up(profile, path)
+    return L0Message.objects.filter(profile=profile).count()
+
+
+# ---------------------------------------------------------------- append
+
+
+def l0_append(*, profile: Profile, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Append already validated rows to today's UTC shard, stamping `recordedAt` and
+    `sourceLine`. Returns per row `{shard, offset, sourceLine, messageRef, recordedAt}`."""
+    if not rows:
+        return []
+    shard = today_shard_name()
+    path = l0_dir(profile) / shard
+
+    def stamp(row: dict[str, Any], line: int) -> dict[str, Any]:
+        stored = {k: v for k, v in row.items() if k not in ("recordedAt", "sourceLine")}
+        stored["recordedAt"] = now_iso()
+        stored["sourceLine"] = line
+        return stored
+
+    appended = shards.append_rows(path, _state_dir(profile, "l0"), rows, stamp)
+    # The file is the source of truth; the index follows (and a reader re-indexes rows it
+    # scans), so an index failure here never loses a row.
+    _index_save(_index_entry(profile, shard, a.offset, a.length, a.line, a.row) for a in appended)
+    last = appended[-1]
+    _advance_state(profile, shard, appended[0].offset, last.offset + last.length, last.line)
+    return [
+        {
+            "shard": shard,
+            "offset": a.offset,
+            "sourceLine": a.line,
+            "messageRef": message_ref(a.row),
+            "recordedAt": a.row["recordedAt"],
+        }
+        for a in appended
+    ]
+
+
+# ---------------------------------------------------------------- lookup
+
+
+def _materialise(profile: Profile, entries: Iterable[L0Message]) -> list[tuple[L0Message, dict[str, Any]]]:
+    base = l0_dir(profile)
+    out = []
+    for entry in entries:
+        path = base / entry.shard
+        try:
+            row = shards.read_line_at(path, entry.offset, entry.length)
+        except OSError:
+            row = None
+        if row is None:
+            continue  # shard removed or rewritten: the index entry is stale
+        try:
+            if message_ref(row, line=entry.line) != entry.ref:
+                continue
+        except ValueError:
+            continue
+        out.append((entry, row))
+    return out
+
+
+def _full_row(entry: L0Message, row: dict[str, Any]) -> dict[str, Any]:
+    full = dict(row)
+    full.setdefault("sessionKey", entry.session_key)
+    full.setdefault("cwd", "")
+    full.setdefault("content", "")
+    full["sourceFile"] = entry.shard
+    full["sourceOffset"] = entry.offset
+    full["sourceLine"] = entry.line
+    full["messageRef"] = entry.ref
+    return full
+
+
+def l0_lookup_messages(
+    *, profile: Profile, refs: list[str], session_key: str | None = None
+) -> dict[str, list[dict[str, Any]]]:
+    """The L0 rows of each message reference found (a reference can match rows of several
+    sessions, hence a list; `session_key` narrows it). References not found are absent."""
+    wanted = {ref for ref in refs if isinstance(ref, str) and ref}
+    if not wanted:
+        return {}
+
+    def query() -> dict[str, list[dict[str, Any]]]:
+        qs = L0Message.objects.filter(profile=profile, ref_key__in=[_sha1(r) for r in wanted])
+        if session_key is not None:
+            qs = qs.filter(session_hash=_sha1(session_key))
+        qs = qs.order_by("shard", "offset")
+        found: dict[str, list[dict[str, Any]]] = {}
+        for entry, row in _materialise(profile, qs):
+            if entry.ref in wanted and (session_key is None or entry.session_key == session_key):
+                found.setdefault(entry.ref, []).append(_full_row(entry, row))
+        return found
+
+    found = query()
+    if len(found) < len(wanted):
+        # Rows an agent wrote into a shard directly are indexed only once read; catch up.
+        l0_reindex(profile=profile)
+        found = query()
+    return found
+
+
+def l0_session_rows(*, profile: Profile, session_key: str) -> list[dict[str, Any]]:
+    """Every indexed row of one session in shard/line order, content included."""
+    qs = L0Message.objects.filter(profile=profile, session_hash=_sha1(session_key)).order_by("shard", "offset")
+    return [_full_row(e, r) for e, r in _materialise(profile, qs) if e.session_key == session_key]
+
+
+# ---------------------------------------------------------------- cursors
+
+
+def _check_shard_name(name: Any, where: str) -> str:
+    if not isinstance(name, str) or not SHARD_NAME_RE.match(name) or ".." in name:
+        raise ValueError(f"{where}: {name!r} is not a shard file name (YYYY-MM-DD.jsonl, no path)")
+    return name
+
+
+def l0_cursor_parse(raw: str | dict[str, Any] | None) -> dict[str, Any]:
+    """Validate an L0 cursor (SPEC §3.7) and return it normalised:
+    `{}` (from the start), `{"version": 2, "files": {shard: offset}}` or
+    `{"lastRecordedAt": ISO}`. Raises ValueError naming the problem."""
+    if raw is None:
+        return {}
+    if isinstance(raw, str):
+        if not raw.strip():
+            return {}
+        try:
+            value = json.loads(raw)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"cursor is not valid JSON: {exc.msg} at column {exc.colno}") from None
+    else:
+        value = raw
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise ValueError(f"cursor must be a JSON object, got {type(value).__name__}")
+    if not value:
+        return {}
+    keys = set(value)
+    if "lastRecordedAt" in keys:
+        if keys != {"lastRecordedAt"}:
+            raise ValueError(f"legacy cursor takes only lastRecordedAt; unknown keys: {', '.join(sorted(keys - {'lastRecordedAt'}))}")
+        stamp = value["lastRecordedAt"]
+        try:
+            parse_iso(stamp)
+        except (ValueError, TypeError):
+            raise ValueError(f"cursor.lastRecordedAt: {stamp!r} is not an ISO 8601 timestamp") from None
+        return {"lastRecordedAt": stamp.strip()}
+    unknown = keys - {"version", "files"}
+    if unknown:
+        raise ValueError(f"cursor has unknown keys: {', '.join(sorted(unknown))} (expected version and files)")
+    version = value.get("version")
+    if version != 2 or isinstance(version, bool):
+        raise ValueError(f"cursor.version must be 2, got {version!r}")
+    files = value.get("files")
+    if files is None:
+        raise ValueError("cursor.files is required (an object of shard name to byte offset)")
+    if not isinstance(files, dict):
+        raise ValueError("cursor.files must be an object of shard name to byte offset")
+    out: dict[str, int] = {}
+    for name, offset in files.items():
+        _check_shard_name(name, "cursor.files")
+        if not isinstance(offset, int) or isinstance(offset, bool):
+            raise ValueError(f"cursor.files[{name!r}]: offset must be an integer, got {offset!r}")
+        if offset < 0:
+            raise ValueError(f"cursor.files[{name!r}]: offset must not be negative, got {offset}")
+        out[name] = offset
+    return {"version": 2, "files": dict(sorted(out.items()))}

@@ -1,0 +1,200 @@
+"""Append-only JSONL shards on disk: the safe appender and bounded forward/backward readers.
+
+Nothing here knows about profiles or the database; `services.py` builds on it for L0 and
+the skill feed.
+
+Appending: writers in several processes serialise on an exclusive `flock` of the shard
+itself. Under the lock the writer learns the shard's line count from a small sidecar
+(`<state_dir>/<shard>.count`, "size lines"); if the shard's size differs from the one
+recorded (an agent appended or dropped lines itself) it recounts — only the new bytes when
+the shard grew, the whole shard when it shrank. Each batch is one `write()` of whole lines,
+so readers never see interleaved rows. A shard ending in a partial line (an agent still
+writing without the lock) is closed with a newline first, so our rows never glue onto it;
+the partial line then reads as one malformed line.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+CHUNK = 64 * 1024
+
+
+@dataclass(frozen=True)
+class Appended:
+    offset: int  # byte offset of the line start
+    length: int  # bytes including the newline
+    line: int  # 1-based line number in the shard
+    row: dict[str, Any]
+
+
+def dumps_line(row: dict[str, Any]) -> bytes:
+    # json.dumps escapes control characters, so the only b"\n" is the terminator.
+    return (json.dumps(row, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
+
+
+def _count_newlines(fd: int, start: int, end: int) -> int:
+    count = 0
+    pos = start
+    while pos < end:
+        chunk = os.pread(fd, min(CHUNK * 16, end - pos), pos)
+        if not chunk:
+            break
+        count += chunk.count(b"\n")
+        pos += len(chunk)
+    return count
+
+
+def _read_state(state_file: Path) -> tuple[int, int] | None:
+    try:
+        size_text, lines_text = state_file.read_text().split()
+        size, lines = int(size_text), int(lines_text)
+    except (OSError, ValueError):
+        return None
+    return (size, lines) if size >= 0 and lines >= 0 else None
+
+
+def _write_state(state_file: Path, size: int, lines: int) -> None:
+    tmp = state_file.with_name(state_file.name + f".{os.getpid()}.tmp")
+    tmp.write_text(f"{size} {lines}\n")
+    os.replace(tmp, state_file)
+
+
+def append_rows(
+    shard: Path,
+    state_dir: Path,
+    rows: list[dict[str, Any]],
+    stamp: Callable[[dict[str, Any], int], dict[str, Any]],
+) -> list[Appended]:
+    """Append `rows` to `shard` as one write. `stamp(row, line_number)` returns the row to
+    store (called under the lock, so stamps such as recordedAt are in file order)."""
+    shard.parent.mkdir(parents=True, exist_ok=True)
+    state_dir.mkdir(parents=True, exist_ok=True)
+    state_file = state_dir / f"{shard.name}.count"
+    fd = os.open(shard, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        size = os.fstat(fd).st_size
+        state = _read_state(state_file)
+        if state is not None and state[0] == size:
+            lines = state[1]
+        elif state is not None and state[0] < size:
+            lines = state[1] + _count_newlines(fd, state[0], size)
+        else:
+            lines = _count_newlines(fd, 0, size)
+        prefix = b""
+        if size > 0 and os.pread(fd, 1, size - 1) != b"\n":
+            prefix = b"\n"
+            lines += 1
+        out: list[Appended] = []
+        parts = [prefix]
+        offset = size + len(prefix)
+        for row in rows:
+            lines += 1
+            stored = stamp(row, lines)
+            data = dumps_line(stored)
+            out.append(Appended(offset=offset, length=len(data), line=lines, row=stored))
+            parts.append(data)
+            offset += len(data)
+        payload = b"".join(parts)
+        written = 0
+        while written < len(payload):
+            written += os.write(fd, payload[written:])
+        os.fsync(fd)
+        _write_state(state_file, size + len(payload), lines)
+        return out
+    finally:
+        os.close(fd)  # closing releases the flock
+
+
+@dataclass(frozen=True)
+class Line:
+    offset: int  # byte offset of the line start
+    end: int  # byte offset just past the newline
+    raw: bytes  # without the newline
+    row: dict[str, Any] | None  # None: not a JSON object (malformed)
+
+
+def parse_line(raw: bytes) -> dict[str, Any] | None:
+    try:
+        value = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError):
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def iter_forward(path: Path, start: int) -> Iterator[Line]:
+    """Complete lines from byte `start`, in order; a final line without newline is never
+    yielded. Reads in chunks, so stopping early costs only what was read."""
+    with open(path, "rb") as fh:
+        fh.seek(start)
+        pos = start
+        buf = b""
+        while True:
+            chunk = fh.read(CHUNK)
+            if not chunk:
+                return
+            buf += chunk
+            cut = 0
+            while True:
+                nl = buf.find(b"\n", cut)
+                if nl < 0:
+                    break
+                raw = buf[cut:nl]
+                yield Line(offset=pos, end=pos + len(raw) + 1, raw=raw, row=parse_line(raw))
+                pos += len(raw) + 1
+                cut = nl + 1
+            buf = buf[cut:]
+
+
+def iter_backward(path: Path, end: int, max_bytes: int) -> Iterator[Line]:
+    """Complete lines ending at or before byte `end` (which must be a line start or the
+    end of a complete line), newest first, reading at most about `max_bytes`."""
+    with open(path, "rb") as fh:
+        pos = end  # bytes before pos are not yet consumed
+        tail = b""  # bytes from pos to the end of the oldest line not yet yielded
+        read = 0
+        while pos > 0 and read <= max_bytes:
+            size = min(CHUNK, pos)
+            fh.seek(pos - size)
+            chunk = fh.read(size)
+            read += size
+            pos -= size
+            buf = chunk + tail
+            # buf spans [pos, line_end); its last byte is the newline of the newest line.
+            search_end = len(buf) - 1
+            while True:
+                nl = buf.rfind(b"\n", 0, search_end)
+                if nl < 0:
+                    break
+                raw = buf[nl + 1 : search_end]
+                start = pos + nl + 1
+                yield Line(offset=start, end=start + len(raw) + 1, raw=raw, row=parse_line(raw))
+                search_end = nl
+            tail = buf[: search_end + 1]
+        if pos == 0 and tail:
+            raw = tail[:-1]
+            yield Line(offset=0, end=len(tail), raw=raw, row=parse_line(raw))
+
+
+def read_line_at(path: Path, offset: int, length: int) -> dict[str, Any] | None:
+    with open(path, "rb") as fh:
+        fh.seek(offset)
+        data = fh.read(length)
+    if not data.endswith(b"\n"):
+        return None
+    return parse_line(data[:-1])
+
+
+def is_line_start(path: Path, offset: int) -> bool:
+    if offset == 0:
+        return True
+    with open(path, "rb") as fh:
+        fh.seek(offset - 1)
+        return fh.read(1) == b"\n"
