@@ -331,3 +331,228 @@ def l0_cursor_parse(raw: str | dict[str, Any] | None) -> dict[str, Any]:
             raise ValueError(f"cursor.files[{name!r}]: offset must not be negative, got {offset}")
         out[name] = offset
     return {"version": 2, "files": dict(sorted(out.items()))}
+
+
+# ---------------------------------------------------------------- reading increments
+
+
+BACKGROUND_MAX_BYTES = 1024 * 1024  # background is context only: never read more than this
+
+
+def resolve_shards(profile: Profile, area: str, spec: str, field: str) -> list[Path]:
+    """Comma-separated shard names or paths → existing shard files of the profile's `area`
+    folder, deduplicated, in name order. Anything resolving elsewhere is `forbidden`."""
+    from apps.accounts.paths import PathOutsideProfile, confine
+    from apps.tools.errors import Forbidden, NotFound, invalid_field
+
+    if not isinstance(spec, str):
+        raise invalid_field(field, "must be a comma-separated string of shard names")
+    names = [part.strip() for part in spec.split(",") if part.strip()]
+    if not names:
+        raise invalid_field(field, "names no shard")
+    base = profile_subdir(profile, area).resolve()
+    found: dict[str, Path] = {}
+    for name in names:
+        try:
+            resolved = confine(base, name)
+        except PathOutsideProfile:
+            raise Forbidden(f"{field}: {name!r} is outside this profile's {area} folder", details=[{"field": field, "value": name}]) from None
+        if resolved.parent != base or not SHARD_NAME_RE.match(resolved.name):
+            raise NotFound(f"{field}: {name!r} is not a shard of this profile's {area} folder", details=[{"field": field, "value": name}])
+        if not resolved.is_file():
+            raise NotFound(f"{field}: shard {resolved.name!r} does not exist", details=[{"field": field, "value": name}])
+        found[resolved.name] = resolved
+    return [found[name] for name in sorted(found)]
+
+
+def _lines_before(profile: Profile, shard: str, path: Path, offset: int) -> int:
+    """How many lines precede byte `offset` (a line start), using the index to avoid
+    counting from the top of a big shard."""
+    if offset == 0:
+        return 0
+    state = L0ShardState.objects.filter(profile=profile, shard=shard).first()
+    if state is not None and state.indexed_bytes == offset:
+        return state.indexed_lines
+    prev = L0Message.objects.filter(profile=profile, shard=shard, offset__lt=offset).order_by("-offset").first()
+    start, lines = 0, 0
+    if prev is not None:
+        start, lines = prev.offset + prev.length, prev.line
+    if state is not None and start < state.indexed_bytes <= offset:
+        start, lines = state.indexed_bytes, state.indexed_lines
+    with open(path, "rb") as fh:
+        fd = fh.fileno()
+        return lines + shards._count_newlines(fd, start, offset)
+
+
+def _has_complete_line(path: Path, start: int) -> bool:
+    with open(path, "rb") as fh:
+        fh.seek(start)
+        while True:
+            chunk = fh.read(shards.CHUNK)
+            if not chunk:
+                return False
+            if b"\n" in chunk:
+                return True
+
+
+def _is_eligible(row: dict[str, Any]) -> bool:
+    return row.get("role") in ELIGIBLE_ROLES
+
+
+def _before_legacy(row: dict[str, Any], boundary: datetime) -> bool:
+    # A row whose recordedAt is missing or unreadable is replayed rather than lost.
+    stamp = row.get("recordedAt")
+    try:
+        return parse_iso(stamp) < boundary
+    except (ValueError, TypeError):
+        return False
+
+
+def _message(shard: str, item: shards.Line, line: int) -> dict[str, Any]:
+    assert item.row is not None
+    out = dict(item.row)
+    out["sourceFile"] = shard
+    out["sourceOffset"] = item.offset
+    out["sourceLine"] = _row_line(item.row, line)
+    out["messageRef"] = message_ref(item.row, line=line)
+    return out
+
+
+def _needs_line(row: dict[str, Any]) -> bool:
+    return _row_line(row, 0) == 0
+
+
+class _ShardScan:
+    """Forward scan of one shard with line numbers resolved only when a row needs them."""
+
+    def __init__(self, profile: Profile, path: Path, start: int):
+        self.profile, self.path, self.name, self.start = profile, path, path.name, start
+        self._before: int | None = None
+        self.rel = 0
+        self.pos = start
+        self.entries: list[L0Message | None] = []
+
+    def line_of(self, rel: int) -> int:
+        if self._before is None:
+            self._before = _lines_before(self.profile, self.name, self.path, self.start)
+        return self._before + rel
+
+    def lines_at_pos(self) -> int | None:
+        return None if self._before is None else self._before + self.rel
+
+
+def _index_scanned(profile: Profile, scans: list[_ShardScan]) -> None:
+    with transaction.atomic():
+        for scan in scans:
+            _index_save(scan.entries)
+            if scan.pos <= scan.start:
+                continue
+            state = L0ShardState.objects.filter(profile=profile, shard=scan.name).first()
+            if state is None and scan.start == 0:
+                L0ShardState.objects.get_or_create(profile=profile, shard=scan.name)
+                state = L0ShardState.objects.get(profile=profile, shard=scan.name)
+            if state is None or state.indexed_bytes != scan.start:
+                continue  # not contiguous with the indexed prefix; catch-up covers it later
+            L0ShardState.objects.filter(pk=state.pk, indexed_bytes=scan.start).update(
+                indexed_bytes=scan.pos, indexed_lines=state.indexed_lines + scan.rel
+            )
+
+
+def _background_v2(profile: Profile, paths: list[Path], offsets: dict[str, int], size: int) -> list[dict[str, Any]]:
+    """The `size` most recent eligible rows before the cursor position, oldest first."""
+    found: list[dict[str, Any]] = []
+    budget = BACKGROUND_MAX_BYTES
+    for path in reversed(paths):
+        end = offsets.get(path.name, 0)
+        if end <= 0 or len(found) >= size or budget <= 0:
+            continue
+        for item in shards.iter_backward(path, end, budget):
+            budget -= item.end - item.offset
+            if item.row is not None and _is_eligible(item.row):
+                line = _row_line(item.row, 0) or _lines_before(profile, path.name, path, item.offset) + 1
+                found.append(_message(path.name, item, line))
+                if len(found) >= size:
+                    break
+            if budget <= 0:
+                break
+    found.reverse()
+    return found
+
+
+def l0_read_increment(
+    *,
+    profile: Profile,
+    l0_files: str,
+    cursor: dict[str, Any],
+    batch_size: int | None = None,
+    background_size: int | None = None,
+) -> dict[str, Any]:
+    """SPEC §3.7. `cursor` is a parsed cursor (`l0_cursor_parse`). Returns
+    `{messages, background, nextCursor, truncated, skippedLines}`."""
+    from apps.accounts.config import profile_setting
+    from apps.tools.errors import invalid_field
+
+    batch = int(batch_size if batch_size is not None else profile_setting(profile, "l0.batchSize"))
+    bg_size = int(background_size if background_size is not None else profile_setting(profile, "l0.backgroundSize"))
+    paths = resolve_shards(profile, "l0", l0_files, "l0Files")
+    legacy = parse_iso(cursor["lastRecordedAt"]) if "lastRecordedAt" in cursor else None
+    offsets: dict[str, int] = {} if legacy is not None else dict(cursor.get("files", {}))
+
+    for path in paths:  # validate every offset before touching anything
+        start, size = offsets.get(path.name, 0), path.stat().st_size
+        if start > size:
+            raise invalid_field("cursor", f"offset {start} of {path.name} is beyond the end of the shard ({size} bytes)")
+        if not shards.is_line_start(path, start):
+            raise invalid_field("cursor", f"offset {start} of {path.name} is not at the start of a line")
+
+    messages: list[dict[str, Any]] = []
+    legacy_background: list[dict[str, Any]] = []
+    skipped = 0
+    scans: list[_ShardScan] = []
+    full = False
+    truncated = False
+    next_files = dict(offsets)
+    for path in paths:
+        start = offsets.get(path.name, 0)
+        if full:
+            truncated = truncated or _has_complete_line(path, start)
+            continue
+        scan = _ShardScan(profile, path, start)
+        scans.append(scan)
+        for item in shards.iter_forward(path, start):
+            scan.rel += 1
+            scan.pos = item.end
+            rel = scan.rel
+            if item.row is None:
+                skipped += 1
+                continue
+            line = scan.line_of(rel) if _needs_line(item.row) else _row_line(item.row, 0)
+            scan.entries.append(_index_entry(profile, path.name, item.offset, item.end - item.offset, line, item.row))
+            if not _is_eligible(item.row):
+                continue
+            if legacy is not None and _before_legacy(item.row, legacy):
+                if bg_size:
+                    legacy_background.append(_message(path.name, item, line))
+                    del legacy_background[:-bg_size]
+                continue
+            messages.append(_message(path.name, item, line))
+            if len(messages) >= batch:
+                full = True
+                break
+        if scan.pos > start or path.name in next_files:
+            next_files[path.name] = scan.pos
+        if full:
+            truncated = _has_complete_line(path, scan.pos)
+
+    _index_scanned(profile, scans)
+    if legacy is not None:
+        background = legacy_background
+    else:
+        background = _background_v2(profile, paths, offsets, bg_size) if bg_size else []
+    return {
+        "messages": messages,
+        "background": background,
+        "nextCursor": {"version": 2, "files": dict(sorted(next_files.items()))},
+        "truncated": truncated,
+        "skippedLines": skipped,
+    }

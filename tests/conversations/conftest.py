@@ -31,3 +31,19 @@ def write_shard():
         return path
 
     return write
+
+
+@pytest.fixture(autouse=True)
+def _api_routes(settings):
+    settings.ROOT_URLCONF = "tests.conversations.urls"
+
+
+def post_rows(api, rows, **kwargs):
+    status, body = api.post("/api/v1/l0/messages", {"messages": rows}, **kwargs)
+    assert status == 200, (status, body)
+    return body
+
+
+def shard_bytes(profile, name: str, area: str = "l0") -> bytes:
+    path = profile_subdir(profile, area) / name
+    return path.read_bytes() if path.exists() else b""

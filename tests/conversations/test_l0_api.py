@@ -1,0 +1,114 @@
+"""POST /api/v1/l0/messages: validation, stored form, audit and trigger."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from apps.accounts.models import AuditEvent
+from apps.conversations import services
+from apps.conversations.ingest import MAX_ROWS_PER_CALL
+
+from .conftest import post_rows, row, shard_bytes
+
+
+def test_append_returns_shard_offset_source_line_and_reference(agent_api, alice):
+    body = post_rows(agent_api, [row(1), row(2, id=None)])
+    shard = services.today_shard_name()
+    assert body["appended"] == 2
+    first, second = body["rows"]
+    assert first["shard"] == shard and first["offset"] == 0 and first["sourceLine"] == 1 and first["messageRef"] == "m1"
+    assert second["sourceLine"] == 2 and second["messageRef"] == "s1#2"
+    data = shard_bytes(alice, shard)
+    assert data[second["offset"] :].startswith(b"{") and data[second["offset"] - 1 : second["offset"]] == b"\n"
+    stored = json.loads(data.split(b"\n")[1])
+    assert stored["sourceLine"] == 2 and stored["recordedAt"] and stored["content"] == "message 2"
+
+
+def test_bare_list_body_is_accepted(agent_api, alice):
+    status, body = agent_api.post("/api/v1/l0/messages", [row(1)])
+    assert status == 200 and body["rows"][0]["messageRef"] == "m1"
+
+
+def test_optional_fields_are_normalised_and_unknown_fields_kept(agent_api, alice):
+    post_rows(agent_api, [{"role": "user", "content": "hi", "sessionKey": "s", "model": "x-1", "meta": {"a": 1}}])
+    stored = json.loads(shard_bytes(alice, services.today_shard_name()).split(b"\n")[0])
+    assert stored["id"] is None and stored["timestamp"] is None and stored["sessionId"] is None and stored["cwd"] == ""
+    assert stored["model"] == "x-1" and stored["meta"] == {"a": 1}
+
+
+@pytest.mark.parametrize(
+    "bad, field",
+    [
+        ({"content": "x", "sessionKey": "s"}, "messages.0.role"),
+        ({"role": 5, "content": "x", "sessionKey": "s"}, "messages.0.role"),
+        ({"role": "user", "sessionKey": "s"}, "messages.0.content"),
+        ({"role": "user", "content": None, "sessionKey": "s"}, "messages.0.content"),
+        ({"role": "user", "content": "x"}, "messages.0.sessionKey"),
+        ({"role": "user", "content": "x", "sessionKey": ""}, "messages.0.sessionKey"),
+        ({"role": "user", "content": "x", "sessionKey": "s", "timestamp": "123"}, "messages.0.timestamp"),
+        ({"role": "user", "content": "x", "sessionKey": "s", "timestamp": True}, "messages.0.timestamp"),
+        ({"role": "user", "content": "x", "sessionKey": "s", "timestamp": -1}, "messages.0.timestamp"),
+        ({"role": "user", "content": "x", "sessionKey": "s", "id": 7}, "messages.0.id"),
+        ({"role": "user", "content": "x", "sessionKey": "s", "sessionId": 7}, "messages.0.sessionId"),
+        ({"role": "user", "content": "x", "sessionKey": "s", "cwd": ["/w"]}, "messages.0.cwd"),
+        ({"role": "user", "content": "x", "sessionKey": "s", "recordedAt": "2026-01-01T00:00:00Z"}, "messages.0.recordedAt"),
+        ({"role": "user", "content": "x", "sessionKey": "s", "sourceLine": 3}, "messages.0.sourceLine"),
+        ("just text", "messages.0"),
+    ],
+)
+def test_bad_rows_are_refused_naming_the_field_and_nothing_is_written(agent_api, alice, bad, field):
+    post_rows(agent_api, [row(1)])
+    before = shard_bytes(alice, services.today_shard_name())
+    audits = AuditEvent.objects.count()
+    status, body = agent_api.post("/api/v1/l0/messages", {"messages": [row(2), bad]})
+    assert status == 400 and body["error"]["code"] == "invalid_params"
+    fields = [d["field"] for d in body["error"]["details"]]
+    assert field.replace("messages.0", "messages.1") in fields
+    assert shard_bytes(alice, services.today_shard_name()) == before
+    assert AuditEvent.objects.count() == audits
+
+
+def test_body_shape_errors(agent_api, alice):
+    status, body = agent_api.post("/api/v1/l0/messages", {"rows": []})
+    assert status == 400 and body["error"]["details"][0]["field"] == "rows"
+    status, body = agent_api.post("/api/v1/l0/messages", {})
+    assert status == 400 and body["error"]["details"][0]["field"] == "messages"
+    status, body = agent_api.post("/api/v1/l0/messages", {"messages": {"a": 1}})
+    assert status == 400 and body["error"]["details"][0]["field"] == "messages"
+    assert not (services.l0_dir(alice) / services.today_shard_name()).exists()
+
+
+def test_too_many_rows_in_one_call_are_refused(agent_api, alice):
+    status, body = agent_api.post("/api/v1/l0/messages", {"messages": [row(i) for i in range(MAX_ROWS_PER_CALL + 1)]})
+    assert status == 400 and body["error"]["details"][0]["field"] == "messages"
+    assert not (services.l0_dir(alice) / services.today_shard_name()).exists()
+
+
+def test_empty_batch_writes_nothing(agent_api, alice):
+    status, body = agent_api.post("/api/v1/l0/messages", {"messages": []})
+    assert status == 200 and body == {"appended": 0, "rows": []}
+    assert not (services.l0_dir(alice) / services.today_shard_name()).exists()
+
+
+def test_append_is_audited_and_wakes_the_l1_trigger_with_eligible_count(agent_api, alice, monkeypatch, django_capture_on_commit_callbacks):
+    calls = []
+    monkeypatch.setattr("apps.pipeline.triggers.l0_appended", lambda **kw: calls.append(kw))
+    with django_capture_on_commit_callbacks(execute=True):
+        post_rows(agent_api, [row(1), row(2, role="assistant"), row(3, role="tool"), row(4, role="system")])
+    assert calls == [{"profile_id": alice.pk, "eligible": 2}]
+    event = AuditEvent.objects.get(profile=alice, tool="l0/messages")
+    assert event.action == "append" and event.after["rows"] == 4 and event.after["lastLine"] == 4
+
+
+def test_append_needs_a_token_and_goes_to_the_callers_profile(make_api, client, alice, bob):
+    response = client.post("/api/v1/l0/messages", data=json.dumps({"messages": [row(1)]}), content_type="application/json")
+    assert response.status_code == 401
+    post_rows(make_api(bob, "agent"), [row(1)])
+    assert shard_bytes(bob, services.today_shard_name()) and not shard_bytes(alice, services.today_shard_name())
+
+
+def test_appended_rows_are_indexed_for_lookup(agent_api, alice):
+    post_rows(agent_api, [row(1, content="see /repo/a.py")])
+    assert services.l0_lookup_messages(profile=alice, refs=["m1"])["m1"][0]["content"] == "see /repo/a.py"
