@@ -1,0 +1,58 @@
+"""The file mirror of L2 (SPEC §7 layout under the profile folder).
+
+`profiles/<slug>/l2/scenes/<filename>` holds each live block, `l2/archive/<filename>` each
+archived block, both with the META header; `l2/cursor.json` holds `{lastRecordId}`. The
+database is the truth: the mirror is rewritten from it after every commit, and a failure
+to write it is logged, never fatal.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from pathlib import Path
+
+from apps.accounts.models import Profile
+from apps.accounts.paths import confine, profile_subdir
+from apps.conversations.cursors import cursor_get
+from apps.scenes.blocks import iso, render_file
+from apps.scenes.models import SceneBlock
+
+logger = logging.getLogger(__name__)
+
+
+def _write_if_changed(path: Path, text: str) -> None:
+    if path.exists() and path.read_text(encoding="utf-8") == text:
+        return
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def block_file_text(block: SceneBlock) -> str:
+    meta = {"created": iso(block.meta_created), "updated": iso(block.meta_updated), "summary": block.summary, "heat": block.heat}
+    return render_file(meta=meta, members=block.members, content=block.content)
+
+
+def scene_mirror_sync(*, profile: Profile) -> None:
+    """Make the profile's l2 folder match the database."""
+    try:
+        folders = {False: profile_subdir(profile, "l2", "scenes"), True: profile_subdir(profile, "l2", "archive")}
+        wanted: dict[bool, set[str]] = {False: set(), True: set()}
+        for block in SceneBlock.objects.filter(profile=profile, removed=False).prefetch_related("member_rows"):
+            folder = folders[block.archived]
+            path = confine(folder, block.filename)
+            _write_if_changed(path, block_file_text(block))
+            wanted[block.archived].add(block.filename)
+        for archived, folder in folders.items():
+            for path in folder.glob("*.md"):
+                if path.name not in wanted[archived]:
+                    path.unlink()
+        cursor = cursor_get(profile=profile, kind="l2")
+        _write_if_changed(
+            profile_subdir(profile, "l2") / "cursor.json",
+            json.dumps({"lastRecordId": cursor.get("lastRecordId", 0)}) + "\n",
+        )
+    except Exception:  # the mirror is a convenience copy; the commit already succeeded
+        logger.exception("could not mirror l2 of profile %s", profile.slug)

@@ -1,0 +1,735 @@
+"""L2 services: the L1 increment for the organizer, scene-block commits, the archive
+guide and block reads (SPEC §3.8–§3.11). The dashboard calls the same functions."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import Any
+
+from django.db import transaction
+from django.db.models import Max
+from django.utils import timezone
+
+from apps.accounts.config import profile_setting
+from apps.accounts.locks import profile_write_lock
+from apps.accounts.models import Profile
+from apps.accounts.paths import PathOutsideProfile, confine, profile_dir
+from apps.accounts.services import audit_record
+from apps.conversations.cursors import cursor_get, cursor_set
+from apps.hitstats.models import RecallHit
+from apps.pipeline import triggers
+from apps.records.models import L1Change, L1Record
+from apps.scenes import blocks as B
+from apps.scenes.models import SceneBlock, SceneBlockBackup, SceneBlockMember, SceneCommit
+from apps.tools.errors import Conflict, Forbidden, InvalidParams, NotFound, ToolError
+
+CURSOR_KIND = "l2"
+MAX_INCREMENT = 200
+ACTIONS = ("create", "update", "delete", "merge", "consolidate", "archive", "restore")
+BODY_ACTIONS = ("create", "update", "merge", "consolidate")
+CONSOLIDATE_MIN_SHARE = 0.5
+
+
+# ---------------------------------------------------------------------------- cursor
+
+
+def parse_l2_cursor(value: Any, *, field_name: str = "cursor") -> int:
+    """An L2 cursor: a change id as int or digit string, or `{"lastRecordId": n}` (as an
+    object or its JSON text, the form of `l2/cursor.json`)."""
+    raw = value
+    if isinstance(raw, str):
+        text = raw.strip()
+        if text.startswith("{"):
+            try:
+                raw = json.loads(text)
+            except json.JSONDecodeError:
+                raise _invalid(field_name, "not valid JSON") from None
+        else:
+            raw = text
+    if isinstance(raw, dict):
+        if set(raw) - {"lastRecordId"} or "lastRecordId" not in raw:
+            raise _invalid(field_name, "a cursor object holds exactly one key, lastRecordId")
+        raw = raw["lastRecordId"]
+        if isinstance(raw, str):
+            raw = raw.strip()
+    if isinstance(raw, bool):
+        raise _invalid(field_name, "must be a change id")
+    if isinstance(raw, str) and raw.isascii() and raw.isdigit():
+        raw = int(raw)
+    if not isinstance(raw, int) or raw < 0:
+        raise _invalid(field_name, f"must be a change id (a non-negative integer), got {value!r}")
+    return raw
+
+
+def _stored_l2_cursor(profile: Profile) -> int:
+    value = cursor_get(profile=profile, kind=CURSOR_KIND).get("lastRecordId", 0)
+    try:
+        return parse_l2_cursor(value)
+    except InvalidParams:
+        return 0
+
+
+def _newest_change_id(profile: Profile) -> int:
+    return L1Change.objects.filter(profile=profile).aggregate(m=Max("id"))["m"] or 0
+
+
+def _invalid(field_name: str, message: str) -> InvalidParams:
+    return InvalidParams(f"{field_name}: {message}", details=[{"field": field_name, "message": message}])
+
+
+# ---------------------------------------------------------------- read_l1_increment
+
+
+def l1_increment_read(*, profile: Profile, cursor: Any = None, max_records: int = 50, l1_dir: str | None = None) -> dict[str, Any]:
+    """Records changed after the cursor, each once at its newest state, in the order of
+    their newest change (SPEC §3.8). Tombstones are included."""
+    if not isinstance(max_records, int) or isinstance(max_records, bool) or not 1 <= max_records <= MAX_INCREMENT:
+        raise _invalid("maxRecords", f"must be between 1 and {MAX_INCREMENT}")
+    if l1_dir is not None and l1_dir.strip():
+        # The records live in the database; a directory is accepted for compatibility
+        # with the seed's call shape, but only one inside the calling profile.
+        try:
+            confine(profile_dir(profile), l1_dir)
+        except PathOutsideProfile as exc:
+            raise Forbidden(f"l1Dir: {exc}", details=[{"field": "l1Dir", "message": str(exc)}]) from None
+    after = _stored_l2_cursor(profile) if cursor is None or (isinstance(cursor, str) and not cursor.strip()) else parse_l2_cursor(cursor)
+    newest = (
+        L1Change.objects.filter(profile=profile, id__gt=after)
+        .values("record")
+        .annotate(last=Max("id"))
+        .order_by("last")
+    )
+    total = newest.count()
+    page = list(newest[:max_records])
+    by_pk = {r.pk: r for r in L1Record.objects.filter(profile=profile, pk__in=[row["record"] for row in page]).select_related("scene")}
+    records = []
+    for row in page:
+        record = by_pk[row["record"]]
+        data = record.as_dict()
+        data["changeId"] = row["last"]
+        records.append(data)
+    next_cursor = page[-1]["last"] if page else after
+    return {
+        "records": records,
+        "nextCursor": str(next_cursor),
+        "totalNew": total,
+        "returned": len(records),
+        "truncated": total > len(records),
+    }
+
+
+# ---------------------------------------------------------------------- l2_commit
+
+
+@dataclass
+class _Plan:
+    index: int
+    action: str
+    filename: str
+    sources: list[str] = field(default_factory=list)
+    reason: str = ""
+    meta: dict[str, Any] | None = None
+    content: str = ""
+    members: list[str] | None = None  # final member list (body actions)
+    warnings: list[str] = field(default_factory=list)
+
+
+class _Errors:
+    def __init__(self) -> None:
+        self.items: list[tuple[type[ToolError], str, str]] = []
+
+    def add(self, kind: type[ToolError], field_name: str, message: str) -> None:
+        self.items.append((kind, field_name, message))
+
+    def raise_if_any(self) -> None:
+        if not self.items:
+            return
+        kind = self.items[0][0]
+        summary = "; ".join(f"{f}: {m}" for _, f, m in self.items[:5])
+        if len(self.items) > 5:
+            summary += f"; and {len(self.items) - 5} more"
+        details = [{"field": f, "message": m, "code": k.code} for k, f, m in self.items]
+        raise kind(f"nothing was written: {summary}", details=details)
+
+
+def _scene_count_warning(live: int, maximum: int) -> str:
+    if live >= maximum:
+        return "red"
+    if live >= maximum - 1:
+        return "orange"
+    if live >= maximum - 3:
+        return "yellow"
+    return "green"
+
+
+def _check_meta(meta: Any, prefix: str, errors: _Errors) -> dict[str, Any] | None:
+    if not isinstance(meta, dict):
+        errors.add(InvalidParams, prefix, "meta {created, updated, summary, heat} is required for this action")
+        return None
+    ok = True
+    out: dict[str, Any] = {}
+    for key in ("created", "updated"):
+        parsed = B.parse_iso(meta.get(key))
+        if parsed is None:
+            errors.add(InvalidParams, f"{prefix}.{key}", "must be an ISO 8601 date-time")
+            ok = False
+        out[key] = parsed
+    summary = meta.get("summary")
+    if not isinstance(summary, str):
+        errors.add(InvalidParams, f"{prefix}.summary", "must be a string")
+        ok = False
+    elif "\n" in summary or "\r" in summary:
+        errors.add(InvalidParams, f"{prefix}.summary", "must be one line")
+        ok = False
+    elif len(summary) > 1000:
+        errors.add(InvalidParams, f"{prefix}.summary", "must be at most 1000 characters")
+        ok = False
+    out["summary"] = summary
+    heat = meta.get("heat")
+    if isinstance(heat, bool) or not isinstance(heat, int) or heat < 0:
+        errors.add(InvalidParams, f"{prefix}.heat", "must be a non-negative integer")
+        ok = False
+    out["heat"] = heat
+    return out if ok else None
+
+
+def _check_filename(name: Any, field_name: str, errors: _Errors, profile: Profile) -> bool:
+    if isinstance(name, str) and B.looks_like_path(name):
+        try:
+            confine(profile_dir(profile) / "l2" / "scenes", name)
+        except PathOutsideProfile:
+            raise Forbidden(f"{field_name}: {name!r} resolves outside the profile", details=[{"field": field_name, "message": "outside the profile"}]) from None
+    problem = B.filename_problem(name)
+    if problem:
+        errors.add(InvalidParams, field_name, problem)
+        return False
+    return True
+
+
+def _snapshot(block: SceneBlock, members: list[str] | None = None) -> dict[str, Any]:
+    return {
+        "filename": block.filename,
+        "meta": {"created": B.iso(block.meta_created), "updated": B.iso(block.meta_updated), "summary": block.summary, "heat": block.heat},
+        "content": block.content,
+        "members": members if members is not None else block.members,
+        "archived": block.archived,
+        "archivedAt": B.iso(block.archived_at),
+        "archiveReason": block.archive_reason,
+        "removed": block.removed,
+    }
+
+
+def scene_commit(
+    *,
+    profile: Profile,
+    actor: str,
+    scene_writes: list[dict[str, Any]],
+    cursor: Any,
+    persona_signal: bool = False,
+    persona_reason: str = "",
+    tool: str = "l2_commit",
+) -> dict[str, Any]:
+    """Apply a batch of scene writes and advance the L2 cursor, all or nothing (§3.9)."""
+    new_cursor = parse_l2_cursor(cursor) if cursor is not None else None
+    if persona_reason and len(persona_reason) > 2000:
+        raise _invalid("personaReason", "must be at most 2000 characters")
+    with profile_write_lock(profile):
+        now = timezone.now()
+        maximum = int(profile_setting(profile, "l2.maxScenes"))
+        live = {b.filename: b for b in SceneBlock.objects.filter(profile=profile, removed=False, archived=False).prefetch_related("member_rows")}
+        archived = {b.filename: b for b in SceneBlock.objects.filter(profile=profile, removed=False, archived=True)}
+        plans, errors = _plan_batch(profile=profile, writes=scene_writes, live=live, archived=archived, now=now)
+        before_cursor = _stored_l2_cursor(profile)
+        if new_cursor is not None:
+            newest = _newest_change_id(profile)
+            if new_cursor > newest:
+                errors.add(InvalidParams, "cursor", f"change id {new_cursor} is beyond the newest change of this profile ({newest})")
+            elif new_cursor < before_cursor:
+                errors.add(Conflict, "cursor", f"change id {new_cursor} is behind the stored L2 cursor {before_cursor}; read_l1_increment again")
+        errors.raise_if_any()
+
+        live_before = len(live)
+        live_after = _live_count_after(plans, live)
+        if live_after > maximum and live_after > live_before:
+            raise Conflict(
+                f"this batch would leave {live_after} live scene blocks, over the cap of {maximum}; nothing was written. "
+                "Free slots first: consolidate blocks of the same project, or archive one block whose project is no "
+                "longer evolving (call l2_archive_guide for the rules and facts), then retry.",
+                details={"liveCount": live_before, "liveAfter": live_after, "maxScenes": maximum},
+            )
+        touched: set[int] = set()
+        applied: list[dict[str, str]] = []
+        warnings: list[str] = []
+        for plan in plans:
+            touched |= _apply(profile=profile, actor=actor, tool=tool, plan=plan, live=live, archived=archived, now=now)
+            applied.append({"action": plan.action, "filename": plan.filename})
+            warnings.extend(plan.warnings)
+        keep = max(int(profile_setting(profile, "l2.backupsPerBlock")), 1)
+        for block_id in touched:
+            stale = list(SceneBlockBackup.objects.filter(block_id=block_id).order_by("-id").values_list("id", flat=True)[keep:])
+            if stale:
+                SceneBlockBackup.objects.filter(id__in=stale).delete()
+        after_cursor = new_cursor if new_cursor is not None else before_cursor
+        if after_cursor != before_cursor:
+            cursor_set(profile=profile, kind=CURSOR_KIND, value={"lastRecordId": after_cursor})
+            audit_record(profile=profile, actor=actor, tool=tool, action="cursor", target_type="cursor", target_id=CURSOR_KIND,
+                         before={"lastRecordId": before_cursor}, after={"lastRecordId": after_cursor})
+        live_count = SceneBlock.objects.filter(profile=profile, removed=False, archived=False).count()
+        SceneCommit.objects.create(
+            profile=profile, actor=actor, applied=applied, cursor_before={"lastRecordId": before_cursor},
+            cursor_after={"lastRecordId": after_cursor}, persona_signal=bool(persona_signal),
+            persona_reason=persona_reason or "", live_count=live_count,
+        )
+        profile_id = profile.pk
+        signal, reason = bool(persona_signal), persona_reason or ""
+        transaction.on_commit(lambda: triggers.l2_committed(profile_id=profile_id, persona_signal=signal, reason=reason))
+        transaction.on_commit(lambda: _mirror(profile))
+    result: dict[str, Any] = {
+        "success": True,
+        "applied": applied,
+        "liveCount": live_count,
+        "maxScenes": maximum,
+        "sceneCountWarning": _scene_count_warning(live_count, maximum),
+    }
+    if warnings:
+        result["warnings"] = warnings
+    return result
+
+
+def _mirror(profile: Profile) -> None:
+    from apps.scenes.mirror import scene_mirror_sync
+
+    scene_mirror_sync(profile=profile)
+
+
+def _plan_batch(*, profile: Profile, writes: list[dict[str, Any]], live: dict[str, SceneBlock], archived: dict[str, SceneBlock], now) -> tuple[list[_Plan], _Errors]:
+    errors = _Errors()
+    plans: list[_Plan] = []
+    claimed: dict[str, int] = {}
+    archives = [i for i, w in enumerate(writes) if w.get("action") == "archive"]
+    if len(archives) > 1:
+        errors.add(InvalidParams, f"sceneWrites.{archives[1]}.action", f"at most one archive per batch (writes {', '.join(map(str, archives))} archive)")
+    min_age = int(profile_setting(profile, "l2.archiveMinAgeDays"))
+    for i, w in enumerate(writes):
+        prefix = f"sceneWrites.{i}"
+        action = w.get("action")
+        if action not in ACTIONS:
+            errors.add(InvalidParams, f"{prefix}.action", f"must be one of {', '.join(ACTIONS)}")
+            continue
+        filename = w.get("filename")
+        if not _check_filename(filename, f"{prefix}.filename", errors, profile):
+            continue
+        sources = w.get("sources")
+        plan = _Plan(index=i, action=action, filename=filename, reason=(w.get("reason") or "").strip())
+        if action in ("merge", "consolidate"):
+            if not isinstance(sources, list) or len(sources) < 2:
+                errors.add(InvalidParams, f"{prefix}.sources", f"{action} needs at least 2 source blocks")
+                continue
+            if len(set(sources)) != len(sources):
+                errors.add(InvalidParams, f"{prefix}.sources", "names a block twice")
+                continue
+            if not all(_check_filename(s, f"{prefix}.sources.{j}", errors, profile) for j, s in enumerate(sources)):
+                continue
+            plan.sources = list(sources)
+        elif sources:
+            errors.add(InvalidParams, f"{prefix}.sources", f"sources are only used by merge and consolidate, not {action}")
+            continue
+        names = {filename, *plan.sources}
+        clash = [n for n in sorted(names) if n in claimed]
+        if clash:
+            errors.add(InvalidParams, f"{prefix}.filename", f"{', '.join(clash)} already used by sceneWrites.{claimed[clash[0]]}; a block may appear in one write per batch")
+            continue
+        for n in names:
+            claimed[n] = i
+
+        if action == "create":
+            if filename in live:
+                errors.add(Conflict, f"{prefix}.filename", f"{filename} already exists; use update")
+                continue
+        elif action in ("update", "delete", "archive"):
+            if filename not in live:
+                if action == "archive" and filename in archived:
+                    errors.add(Conflict, f"{prefix}.filename", f"{filename} is already archived")
+                else:
+                    hint = " (it is archived; restore it first)" if filename in archived else ""
+                    errors.add(NotFound, f"{prefix}.filename", f"no live scene block {filename}{hint}")
+                continue
+        elif action == "restore":
+            if filename not in archived:
+                errors.add(NotFound, f"{prefix}.filename", f"no archived scene block {filename}")
+                continue
+            if filename in live:
+                errors.add(Conflict, f"{prefix}.filename", f"a live block {filename} exists; rename or consolidate it before restoring")
+                continue
+        else:  # merge / consolidate
+            missing = [s for s in plan.sources if s not in live]
+            if missing:
+                errors.add(NotFound, f"{prefix}.sources", f"no live scene block {', '.join(missing)}")
+                continue
+            if filename in live and filename not in plan.sources:
+                errors.add(Conflict, f"{prefix}.filename", f"target {filename} exists and is not one of the sources")
+                continue
+
+        if action == "archive":
+            if not plan.reason:
+                errors.add(InvalidParams, f"{prefix}.reason", "archive requires a reason")
+                continue
+            block = live[filename]
+            if block.meta_created > now - timedelta(days=min_age):
+                errors.add(Conflict, f"{prefix}.filename", f"{filename} is younger than {min_age} days (created {B.iso(block.meta_created)}); it cannot be archived yet")
+                continue
+            if filename in archived:
+                errors.add(Conflict, f"{prefix}.filename", f"an archived block named {filename} already exists; consolidate instead")
+                continue
+
+        if action in BODY_ACTIONS:
+            meta = _check_meta(w.get("meta"), f"{prefix}.meta", errors)
+            content = w.get("content")
+            if not isinstance(content, str) or not B.strip_meta(content).strip():
+                errors.add(InvalidParams, f"{prefix}.content", f"{action} needs a non-empty Markdown body")
+                continue
+            if meta is None:
+                continue
+            plan.meta = meta
+            plan.content = B.strip_meta(content)
+            if not _plan_members(profile=profile, plan=plan, raw_members=w.get("members"), live=live, errors=errors, prefix=prefix):
+                continue
+            if action == "consolidate":
+                sources_len = sum(B.body_length(live[s].content) for s in plan.sources)
+                target_len = B.body_length(plan.content)
+                if target_len < CONSOLIDATE_MIN_SHARE * sources_len:
+                    errors.add(
+                        Conflict, f"{prefix}.content",
+                        f"the consolidated body has {target_len} characters, less than half of the sources' {sources_len} "
+                        "(headings and meta excluded): an entry was probably dropped; keep every entry of the sources",
+                    )
+                    continue
+        elif w.get("members") is not None:
+            errors.add(InvalidParams, f"{prefix}.members", f"members are not used by {action}")
+            continue
+        plans.append(plan)
+    return plans, errors
+
+
+def _plan_members(*, profile: Profile, plan: _Plan, raw_members: Any, live: dict[str, SceneBlock], errors: _Errors, prefix: str) -> bool:
+    refs = B.referenced_ids(plan.content)
+    explicit: list[str] | None = None
+    if raw_members is not None:
+        if not isinstance(raw_members, list) or not all(isinstance(m, str) and m.strip() for m in raw_members):
+            errors.add(InvalidParams, f"{prefix}.members", "must be a list of L1 record ids")
+            return False
+        explicit = list(dict.fromkeys(m.strip() for m in raw_members))
+    wanted = set(refs) | set(explicit or [])
+    known = set(L1Record.objects.filter(profile=profile, record_id__in=wanted).values_list("record_id", flat=True)) if wanted else set()
+    if explicit is not None:
+        unknown = [m for m in explicit if m not in known]
+        if unknown:
+            errors.add(InvalidParams, f"{prefix}.members", f"unknown L1 record ids: {', '.join(unknown[:20])}")
+            return False
+    unknown_refs = [r for r in refs if r not in known]
+    if unknown_refs:
+        plan.warnings.append(f"{plan.filename}: content names unknown L1 ids, not added as members: {', '.join(unknown_refs[:20])}")
+    previous: list[str] = []
+    if plan.action == "update":
+        previous = live[plan.filename].members
+    elif plan.action in ("merge", "consolidate"):
+        for source in plan.sources:
+            previous.extend(live[source].members)
+    if explicit is not None:
+        if plan.action == "consolidate":
+            dropped = sorted(set(previous) - set(explicit))
+            if dropped:
+                errors.add(Conflict, f"{prefix}.members", f"the members list drops members of the sources: {', '.join(dropped[:20])}")
+                return False
+        plan.members = explicit
+    else:
+        plan.members = list(dict.fromkeys([*previous, *(r for r in refs if r in known)]))
+    return True
+
+
+def _live_count_after(plans: list[_Plan], live: dict[str, SceneBlock]) -> int:
+    count = len(live)
+    for plan in plans:
+        if plan.action in ("create", "restore"):
+            count += 1
+        elif plan.action in ("delete", "archive"):
+            count -= 1
+        elif plan.action in ("merge", "consolidate"):
+            count -= len(plan.sources)
+            count += 1
+    return count
+
+
+def _backup(block: SceneBlock, action: str) -> None:
+    snap = _snapshot(block)
+    SceneBlockBackup.objects.create(block=block, content=block.content, meta=snap["meta"], members=snap["members"], action=action)
+
+
+def _set_members(block: SceneBlock, members: list[str]) -> None:
+    current = set(block.member_rows.values_list("record_id", flat=True))
+    wanted = set(members)
+    if current - wanted:
+        block.member_rows.filter(record_id__in=current - wanted).delete()
+    SceneBlockMember.objects.bulk_create([SceneBlockMember(block=block, profile=block.profile, record_id=r) for r in members if r not in current])
+
+
+def _apply(*, profile: Profile, actor: str, tool: str, plan: _Plan, live: dict[str, SceneBlock], archived: dict[str, SceneBlock], now) -> set[int]:
+    touched: set[int] = set()
+
+    def audit(action: str, block_name: str, before: Any, after: Any, note: Any = None) -> None:
+        audit_record(profile=profile, actor=actor, tool=tool, action=action, target_type="scene_block", target_id=block_name,
+                     before=before, after=after, note=note)
+
+    if plan.action in ("create", "update"):
+        meta = plan.meta or {}
+        if plan.action == "create":
+            block = SceneBlock(profile=profile, filename=plan.filename, meta_created=meta["created"])
+            before = None
+        else:
+            block = live[plan.filename]
+            before = _snapshot(block)
+            _backup(block, "update")
+            if meta["created"] != block.meta_created:
+                plan.warnings.append(f"{plan.filename}: meta.created of an existing block is kept ({B.iso(block.meta_created)})")
+        block.content = plan.content
+        block.summary, block.heat, block.meta_updated, block.written_at = meta["summary"], meta["heat"], meta["updated"], now
+        block.save()
+        _set_members(block, plan.members or [])
+        touched.add(block.pk)
+        audit(plan.action, plan.filename, before, _snapshot(block), {"reason": plan.reason} if plan.reason else None)
+    elif plan.action == "delete":
+        block = live[plan.filename]
+        before = _snapshot(block)
+        _backup(block, "delete")
+        block.removed, block.removed_at = True, now
+        block.save()
+        block.member_rows.all().delete()
+        touched.add(block.pk)
+        audit("delete", plan.filename, before, None, {"reason": plan.reason} if plan.reason else None)
+    elif plan.action in ("merge", "consolidate"):
+        meta = plan.meta or {}
+        created = min([meta["created"], *(live[s].meta_created for s in plan.sources)])
+        sources_before = {}
+        for source in plan.sources:
+            block = live[source]
+            sources_before[source] = _snapshot(block)
+            _backup(block, plan.action)
+            touched.add(block.pk)
+            if source != plan.filename:
+                block.removed, block.removed_at = True, now
+                block.save()
+                block.member_rows.all().delete()
+                audit(f"{plan.action}_source", source, sources_before[source], None, {"into": plan.filename, "reason": plan.reason})
+        if plan.filename in plan.sources:
+            target = live[plan.filename]
+        else:
+            target = SceneBlock(profile=profile, filename=plan.filename)
+        target.meta_created = created
+        target.content = plan.content
+        target.summary, target.heat, target.meta_updated, target.written_at = meta["summary"], meta["heat"], meta["updated"], now
+        target.save()
+        _set_members(target, plan.members or [])
+        touched.add(target.pk)
+        audit(plan.action, plan.filename, sources_before.get(plan.filename), _snapshot(target),
+              {"sources": plan.sources, "reason": plan.reason})
+    elif plan.action == "archive":
+        block = live[plan.filename]
+        before = _snapshot(block)
+        block.archived, block.archived_at, block.archive_reason = True, now, plan.reason
+        block.save()
+        audit("archive", plan.filename, before, _snapshot(block), {"reason": plan.reason})
+    elif plan.action == "restore":
+        block = archived[plan.filename]
+        before = _snapshot(block)
+        block.archived, block.archived_at = False, None
+        block.save()
+        audit("restore", plan.filename, before, _snapshot(block), {"reason": plan.reason} if plan.reason else None)
+    return touched
+
+
+# ------------------------------------------------------------ dashboard shortcuts
+
+
+def scene_block_archive(*, profile: Profile, actor: str, filename: str, reason: str) -> dict[str, Any]:
+    """Archive one live block (the dashboard's action); same guards as l2_commit."""
+    return scene_commit(profile=profile, actor=actor, scene_writes=[{"action": "archive", "filename": filename, "reason": reason}],
+                        cursor=None, tool="dashboard")
+
+
+def scene_block_restore(*, profile: Profile, actor: str, filename: str, reason: str = "") -> dict[str, Any]:
+    """Bring an archived block back (counts against the cap again)."""
+    return scene_commit(profile=profile, actor=actor, scene_writes=[{"action": "restore", "filename": filename, "reason": reason}],
+                        cursor=None, tool="dashboard")
+
+
+# --------------------------------------------------------------- l2_archive_guide
+
+ARCHIVE_RULES = """\
+L2 archive guide
+
+Archive or consolidate?
+- Consolidate (action "consolidate", sources = [a.md, b.md, ...]) when several blocks describe
+  the same project or topic: the merged block keeps every entry and every member, and frees
+  len(sources) - 1 slots. Prefer it whenever blocks overlap.
+- Archive (action "archive", filename, reason) when one block's project or topic is no longer
+  evolving: it leaves the scene folder and stops counting against the cap, but its content
+  and members are kept intact, and {action: "restore"} brings it back at any time.
+
+What makes a good archive candidate (you decide, from the facts below):
+- the project is finished, abandoned or replaced, and new L1 records stopped arriving;
+- few or no members appear in the recall history, and the last recall is long ago;
+- many active days have passed since the block was last written (active days are days on
+  which this profile recorded memories, so holidays do not make a block look cold).
+Recall here is automatic injection, so "recently recalled" does not prove "still relevant";
+the host computes no coldness score.
+
+Hard rules the host enforces:
+- at most one archive per l2_commit batch, and a written reason is required;
+- a block younger than {min_age} days (by meta.created) cannot be archived;
+- a block cannot be archived while an archived block of the same filename exists
+  (consolidate it, or restore and consolidate the old one);
+- restore is refused while a live block of the same filename exists, and counts against
+  the cap of {max_scenes} live blocks again.
+"""
+
+
+def scene_archive_guide(*, profile: Profile, filename: str | None = None) -> dict[str, Any]:
+    """Rules and per-block facts for archiving (SPEC §3.10); no coldness score."""
+    now = timezone.now()
+    min_age = int(profile_setting(profile, "l2.archiveMinAgeDays"))
+    maximum = int(profile_setting(profile, "l2.maxScenes"))
+    blocks = list(SceneBlock.objects.filter(profile=profile, removed=False).prefetch_related("member_rows").order_by("archived", "filename"))
+    members_of = {b.pk: sorted(m.record_id for m in b.member_rows.all()) for b in blocks}
+    all_members = {m for ms in members_of.values() for m in ms}
+    last_recall: dict[str, Any] = {}
+    if all_members:
+        for row in RecallHit.objects.filter(profile=profile, record_id__in=all_members).values("record_id").annotate(last=Max("created_at")):
+            last_recall[row["record_id"]] = row["last"]
+    written = [b.written_at or b.updated_at for b in blocks]
+    active_days: list = []
+    if written:
+        active_days = list(L1Change.objects.filter(profile=profile, created_at__gt=min(written)).dates("created_at", "day"))
+    facts = []
+    for block, wrote in zip(blocks, written):
+        members = members_of[block.pk]
+        recalled = [last_recall[m] for m in members if m in last_recall]
+        facts.append({
+            "filename": block.filename,
+            "heat": block.heat,
+            "memberCount": len(members),
+            "recalledMembers": len(recalled),
+            "lastRecallAt": B.iso(max(recalled)) if recalled else None,
+            "activeDaysSinceWrite": sum(1 for day in active_days if day > wrote.date()),
+            "summary": block.summary,
+            "archived": block.archived,
+            "created": B.iso(block.meta_created),
+            "updated": B.iso(block.meta_updated),
+        })
+    result: dict[str, Any] = {
+        "rules": ARCHIVE_RULES.format(min_age=min_age, max_scenes=maximum),
+        "blocks": facts,
+        "liveCount": sum(1 for b in blocks if not b.archived),
+        "maxScenes": maximum,
+    }
+    if filename is not None:
+        if B.looks_like_path(filename):
+            try:
+                confine(profile_dir(profile) / "l2" / "scenes", filename)
+            except PathOutsideProfile:
+                raise Forbidden(f"filename: {filename!r} resolves outside the profile") from None
+        problem = B.filename_problem(filename)
+        if problem:
+            raise _invalid("filename", problem)
+        live_block = next((b for b in blocks if b.filename == filename and not b.archived), None)
+        archived_block = next((b for b in blocks if b.filename == filename and b.archived), None)
+        if live_block is None and archived_block is None:
+            raise NotFound(f"no scene block {filename}", details={"filename": filename})
+        if live_block is None:
+            result.update(archivable=False, why=f"{filename} is already archived (restore brings it back)")
+        elif live_block.meta_created > now - timedelta(days=min_age):
+            age = (now - live_block.meta_created).days
+            result.update(archivable=False, why=f"{filename} is {age} days old; blocks younger than {min_age} days cannot be archived")
+        elif archived_block is not None:
+            result.update(archivable=False, why=f"an archived block named {filename} already exists; consolidate instead")
+        else:
+            result.update(archivable=True, why=f"no hard block: older than {min_age} days and no archived block of that name; decide from the facts and give a reason")
+    return result
+
+
+# -------------------------------------------------------------- read_scene_blocks
+
+
+def scene_blocks_read(*, profile: Profile, filenames: list[str]) -> dict[str, Any]:
+    """Several blocks in one call, with the per-block and per-call limits (§3.11)."""
+    block_max = int(profile_setting(profile, "l2.blockMaxChars"))
+    call_max = int(profile_setting(profile, "l2.callMaxChars"))
+    l2_dir = profile_dir(profile) / "l2"
+    names: list[str] = []
+    for i, raw in enumerate(filenames):
+        name = raw
+        if isinstance(raw, str) and B.looks_like_path(raw):
+            try:
+                resolved = confine(l2_dir, raw)
+            except PathOutsideProfile:
+                raise Forbidden(f"filenames.{i}: {raw!r} resolves outside the profile's scene blocks", details=[{"field": f"filenames.{i}", "message": "outside the profile"}]) from None
+            name = resolved.name
+        names.append(name)
+    found = {}
+    for block in SceneBlock.objects.filter(profile=profile, removed=False, filename__in=[n for n in names if isinstance(n, str)]).prefetch_related("member_rows"):
+        # A live block wins over an archived block of the same name.
+        if block.filename not in found or found[block.filename].archived:
+            found[block.filename] = block
+    out = []
+    total = 0
+    counts = {"returned": 0, "omitted": 0, "truncated": 0}
+    budget_spent = False
+    for raw, name in zip(filenames, names):
+        block = found.get(name)
+        if block is None:
+            problem = B.filename_problem(name)
+            out.append({"filename": raw, "ok": False, "error": problem or f"no scene block {name}"})
+            continue
+        entry: dict[str, Any] = {
+            "filename": block.filename,
+            "ok": True,
+            "meta": {"created": B.iso(block.meta_created), "updated": B.iso(block.meta_updated), "summary": block.summary, "heat": block.heat},
+            "members": block.members,
+        }
+        if block.archived:
+            entry["archived"] = True
+        content = block.content
+        if len(content) > block_max:
+            content = content[:block_max]
+            entry["truncated"] = True
+        if budget_spent or total + len(content) > call_max:
+            budget_spent = True
+            entry.pop("truncated", None)
+            entry["omitted"] = True
+            entry["content"] = None
+            counts["omitted"] += 1
+        else:
+            entry["content"] = content
+            total += len(content)
+            counts["returned"] += 1
+            if entry.get("truncated"):
+                counts["truncated"] += 1
+        out.append(entry)
+    return {"blocks": out, **counts, "totalChars": total}
+
+
+# ----------------------------------------------------------------- dashboard reads
+
+
+def scene_persona_requests(*, profile: Profile, limit: int = 20) -> list[dict[str, Any]]:
+    """Recent l2 commits that asked for an L3 run, with their reasons."""
+    rows = SceneCommit.objects.filter(profile=profile, persona_signal=True).order_by("-id")[:limit]
+    return [{"at": B.iso(r.created_at), "reason": r.persona_reason, "actor": r.actor, "applied": r.applied} for r in rows]
+
+
+def scene_block_history(*, profile: Profile, filename: str) -> list[dict[str, Any]]:
+    """Backups of every block that carried this filename, newest first."""
+    rows = SceneBlockBackup.objects.filter(block__profile=profile, block__filename=filename).order_by("-id")
+    return [{"id": r.pk, "action": r.action, "at": B.iso(r.created_at), "meta": r.meta, "members": r.members, "content": r.content} for r in rows]
+
