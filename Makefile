@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 PG_TEST_URL ?= postgres://postgres@127.0.0.1:5432/test
 
-.PHONY: run test test-sqlite test-postgres setup migrate demo clean lint
+.PHONY: run test test-sqlite test-postgres setup migrate demo clean lint embeddings
 
 $(BIN)/activate: requirements.txt
 	$(PYTHON) -m venv $(VENV)
@@ -25,10 +25,16 @@ test: $(BIN)/activate
 	$(MAKE) test-sqlite
 	$(MAKE) test-postgres
 
-test-sqlite: $(BIN)/activate
+# The offline embedding model, built once into var/models (the tests share this build).
+MODELS_DIR := $(CURDIR)/var/models
+embeddings: $(BIN)/activate
+	@test -f $(MODELS_DIR)/multilingual-e5-small-int8/manifest.json || \
+		MEMORYWEB_EMBED_MODEL_DIR=$(MODELS_DIR) $(BIN)/python manage.py embeddings build
+
+test-sqlite: $(BIN)/activate embeddings
 	$(BIN)/pytest
 
-test-postgres: $(BIN)/activate
+test-postgres: $(BIN)/activate embeddings
 	@if $(BIN)/python -c "import psycopg,sys; psycopg.connect('$(PG_TEST_URL)', connect_timeout=3).close()" 2>/dev/null; then \
 		DATABASE_URL=$(PG_TEST_URL) $(BIN)/pytest -m "not browser"; \
 	elif [ "$$CI" = "true" ]; then \

@@ -1,0 +1,174 @@
+"""The dense embedding model, loaded offline through fastembed.
+
+Default: the locally built multilingual-e5-small (`manage.py embeddings build`, see
+`model_build.py`) in `settings.EMBED_MODEL_DIR`. `MEMORYWEB_EMBED_MODEL` names any
+fastembed model instead (downloaded by fastembed when online).
+
+e5 is trained with prefixes: recall queries are embedded as `query: <text>`, stored
+records as `passage: <text>`. `embed_and_search` compares candidate records with stored
+records (a symmetric task) and returns a vector the caller may pass back at commit, so it
+embeds as `passage:` too.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+from django.conf import settings
+
+from apps.search import model_build
+
+QUERY = "query"
+PASSAGE = "passage"
+_CACHE_SIZE = 4096
+
+
+class EmbeddingUnavailable(RuntimeError):
+    """The model is not built / cannot be loaded; the message says what to do."""
+
+
+@dataclass
+class _Loaded:
+    key: str
+    name: str
+    dim: int
+    prefixes: bool
+    model: object
+
+
+_lock = threading.Lock()
+_loaded: _Loaded | None = None
+_cache: OrderedDict[tuple[str, str, str], np.ndarray] = OrderedDict()
+_cache_lock = threading.Lock()
+
+
+def local_model_dir() -> Path:
+    return model_build.model_dir(Path(settings.EMBED_MODEL_DIR))
+
+
+def _config_key() -> str:
+    return settings.EMBED_MODEL or f"local:{local_model_dir()}"
+
+
+def get_model() -> _Loaded:
+    global _loaded
+    key = _config_key()
+    loaded = _loaded
+    if loaded is not None and loaded.key == key:
+        return loaded
+    with _lock:
+        if _loaded is not None and _loaded.key == key:
+            return _loaded
+        _loaded = _load(key)
+        with _cache_lock:
+            _cache.clear()
+        return _loaded
+
+
+def _load(key: str) -> _Loaded:
+    if settings.EMBED_MODEL:
+        from fastembed import TextEmbedding
+
+        name = settings.EMBED_MODEL
+        try:
+            model = TextEmbedding(name, cache_dir=str(Path(settings.EMBED_MODEL_DIR) / "fastembed"))
+        except Exception as exc:
+            raise EmbeddingUnavailable(f"cannot load fastembed model {name!r} (MEMORYWEB_EMBED_MODEL): {exc}") from exc
+        dim = len(next(iter(model.embed(["probe"]))))
+        return _Loaded(key=key, name=name, dim=dim, prefixes="e5" in name.lower(), model=model)
+    folder = local_model_dir()
+    manifest = model_build.read_manifest(folder)
+    if manifest is None or not model_build.manifest_files_ok(folder, manifest):
+        raise EmbeddingUnavailable(
+            f"the embedding model is not built in {folder}; run `python manage.py embeddings build` "
+            "(downloads ~91 MB once; set MEMORYWEB_EMBED_MODEL_DIR to share a build)"
+        )
+    try:
+        model = model_build.load_fastembed(folder)
+    except Exception as exc:
+        raise EmbeddingUnavailable(f"cannot load the embedding model in {folder}: {exc}; rebuild with `embeddings build --force`") from exc
+    return _Loaded(key=key, name=model_build.MODEL_NAME, dim=int(manifest["dim"]), prefixes=True, model=model)
+
+
+def model_name() -> str:
+    return get_model().name
+
+
+def dimension() -> int:
+    return get_model().dim
+
+
+def text_hash(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def embed(texts: list[str], *, kind: str, batch_size: int = 64) -> np.ndarray:
+    """Embed texts as `kind` (QUERY or PASSAGE); rows are L2-normalised float32."""
+    loaded = get_model()
+    if not texts:
+        return np.zeros((0, loaded.dim), dtype=np.float32)
+    out: list[np.ndarray | None] = [None] * len(texts)
+    todo: list[int] = []
+    with _cache_lock:
+        for i, text in enumerate(texts):
+            hit = _cache.get((loaded.key, kind, text_hash(text)))
+            if hit is not None:
+                out[i] = hit
+            else:
+                todo.append(i)
+    if todo:
+        prefix = f"{kind}: " if loaded.prefixes else ""
+        vectors = list(loaded.model.embed([prefix + texts[i] for i in todo], batch_size=batch_size))
+        with _cache_lock:
+            for i, vec in zip(todo, vectors):
+                vec = np.asarray(vec, dtype=np.float32)
+                out[i] = vec
+                _cache[(loaded.key, kind, text_hash(texts[i]))] = vec
+                while len(_cache) > _CACHE_SIZE:
+                    _cache.popitem(last=False)
+    return np.vstack(out).astype(np.float32)
+
+
+def embed_one(text: str, *, kind: str) -> np.ndarray:
+    return embed([text], kind=kind)[0]
+
+
+def cached(text: str, *, kind: str) -> np.ndarray | None:
+    """The embedding this process computed recently for `text`, if any."""
+    loaded = get_model()
+    with _cache_lock:
+        return _cache.get((loaded.key, kind, text_hash(text)))
+
+
+def health() -> dict:
+    try:
+        loaded = get_model()
+    except EmbeddingUnavailable as exc:
+        return {"ok": False, "error": str(exc)}
+    return {"ok": True, "model": loaded.name, "dim": loaded.dim}
+
+
+# (anchor, similar, unrelated): English, Chinese and across the two languages.
+CHECK_TRIPLES = [
+    ("The user prefers tea over coffee in the morning.", "In the morning they would rather drink tea than coffee.",
+     "The build server runs out of disk space every Friday."),
+    ("数据库密码每三个月轮换一次。", "每隔三个月需要更换一次数据库的密码。", "他周末喜欢去海边钓鱼。"),
+    ("The project uses PostgreSQL for storage.", "这个项目用 PostgreSQL 做存储。", "我明天要去医院体检。"),
+    ("用户不喜欢吃辣的食物。", "The user does not like spicy food.", "Deploy the service with docker compose."),
+]
+
+
+def self_check() -> dict:
+    """Embed known pairs; similar must beat unrelated in every triple."""
+    loaded = get_model()
+    failures = []
+    for anchor, similar, unrelated in CHECK_TRIPLES:
+        a, s, u = embed([anchor, similar, unrelated], kind=PASSAGE)
+        if not float(a @ s) > float(a @ u):
+            failures.append({"anchor": anchor, "similar": float(a @ s), "unrelated": float(a @ u)})
+    return {"ok": not failures, "model": loaded.name, "dim": loaded.dim, "pairs": len(CHECK_TRIPLES), "failures": failures}
