@@ -1,20 +1,446 @@
-"""Trigger bookkeeping for the jobs (SPEC §5). The pipeline issue fills these in; until a
-job exists, a trigger has nothing to start, so these only record nothing."""
+"""When does a job run (SPEC §5 triggers), and the one-run-per-(profile, job) guard.
+
+Every trigger is derived from the data itself (L0 bytes beyond the L1 cursor, L1 changes
+beyond the L2 cursor, records since the last L3 run, tool calls in the feed beyond its
+cursor), so a hook that never fired, a broker that was down or a worker that died loses
+nothing: the periodic sweep re-evaluates every (profile, job) and finds the same work.
+The hooks below only make the common case fast.
+
+Hooks are called from `transaction.on_commit` inside API requests: they never raise.
+"""
 
 from __future__ import annotations
 
+import json
+import logging
+import os
+import socket
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
 
-def on_l1_committed(*, profile_id: int, stored: int, source: str) -> None:
-    return None
+from django.conf import settings
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from apps.accounts.models import Profile
+from apps.pipeline.models import (
+    ACTIVE_STATUSES,
+    DRIVER_LLM,
+    DRIVER_RULES,
+    KIND_L1,
+    KIND_L2,
+    KIND_L3,
+    KIND_SKILL,
+    KINDS,
+    STATUS_FAILED,
+    STATUS_QUEUED,
+    STATUS_RUNNING,
+    STATUS_SUCCEEDED,
+    JobRun,
+    JobSignal,
+)
+
+logger = logging.getLogger(__name__)
+
+# SPEC §5 numbers.
+L1_WARMUP = (1, 2, 4)
+L1_STEADY = 5
+L1_IDLE_SECONDS = 600
+L2_FIRST_DELAY_SECONDS = 90
+L2_MIN_GAP_SECONDS = 900
+L3_NEW_RECORDS = 50
+SKILL_TOOL_CALLS = 10
+JOB_TIMEOUT_SECONDS = {KIND_L1: 180, KIND_L2: 300, KIND_L3: 180, KIND_SKILL: 180}
+# A queued run whose message has not started after this long is sent again.
+RESEND_AFTER_SECONDS = 60
+# A running run with no heartbeat for its timeout plus this grace lost its worker.
+HEARTBEAT_GRACE_SECONDS = 90
+
+
+@dataclass(frozen=True)
+class Decision:
+    due: bool
+    reason: str = ""
+    # Not due yet but will be at this time (a delayed re-check is scheduled).
+    recheck_at: datetime | None = None
+
+
+# --------------------------------------------------------------------------- hooks
 
 
 def on_l0_appended(*, profile_id: int, eligible: int) -> None:
-    return None
+    if eligible > 0:
+        _safe_consider(profile_id, KIND_L1)
+
+
+def on_l1_committed(*, profile_id: int, stored: int, source: str) -> None:
+    if source == "subagent" and stored > 0:
+        _safe_consider(profile_id, KIND_L2)
+    if stored > 0:
+        _safe_consider(profile_id, KIND_L3)
 
 
 def on_l2_committed(*, profile_id: int, persona_signal: bool, reason: str) -> None:
-    return None
+    if persona_signal:
+        try:
+            JobSignal.objects.create(profile_id=profile_id, kind=KIND_L3, reason=(reason or "personaSignal")[:2000])
+        except Exception:  # the API call that caused this must not fail
+            logger.exception("could not record the persona signal of profile %s", profile_id)
+    _safe_consider(profile_id, KIND_L3)
 
 
 def on_skill_feed_appended(*, profile_id: int, tool_calls: int) -> None:
+    if tool_calls > 0:
+        _safe_consider(profile_id, KIND_SKILL)
+
+
+def _safe_consider(profile_id: int, kind: str) -> None:
+    try:
+        profile = Profile.objects.get(pk=profile_id)
+        consider(profile=profile, kind=kind)
+    except Exception:
+        # Never fail the caller: the sweep evaluates the same trigger again.
+        logger.exception("trigger check %s for profile %s failed; the sweep will retry", kind, profile_id)
+
+
+# --------------------------------------------------------------------------- evaluation
+
+
+def l1_threshold(profile: Profile) -> int:
+    done = JobRun.objects.filter(profile=profile, kind=KIND_L1, status=STATUS_SUCCEEDED).count()
+    return L1_WARMUP[done] if done < len(L1_WARMUP) else L1_STEADY
+
+
+def evaluate(*, profile: Profile, kind: str, now: datetime | None = None) -> Decision:
+    now = now or timezone.now()
+    if kind == KIND_L1:
+        return _evaluate_l1(profile, now)
+    if kind == KIND_L2:
+        return _evaluate_l2(profile, now)
+    if kind == KIND_L3:
+        return _evaluate_l3(profile, now)
+    if kind == KIND_SKILL:
+        return _evaluate_skill(profile, now)
+    raise ValueError(f"unknown job kind {kind!r}")
+
+
+def _evaluate_l1(profile: Profile, now: datetime) -> Decision:
+    from apps.conversations.cursors import cursor_get
+
+    need = l1_threshold(profile)
+    backlog = l0_backlog(profile=profile, cursor=cursor_get(profile=profile, kind="l1"), limit=need)
+    if backlog.eligible == 0:
+        return Decision(False)
+    if backlog.eligible >= need:
+        return Decision(True, f"{backlog.eligible} new eligible L0 rows (threshold {need})")
+    idle_since = backlog.newest_write
+    if idle_since is not None and (now - idle_since).total_seconds() >= L1_IDLE_SECONDS:
+        return Decision(True, f"{backlog.eligible} new L0 rows, idle for {L1_IDLE_SECONDS} s")
+    base = idle_since or now
+    return Decision(False, recheck_at=base + timedelta(seconds=L1_IDLE_SECONDS))
+
+
+def _evaluate_l2(profile: Profile, now: datetime) -> Decision:
+    from apps.conversations.cursors import cursor_get
+    from apps.records.models import L1Change
+
+    cursor = cursor_get(profile=profile, kind="l2")
+    try:
+        after = int(cursor.get("lastRecordId") or 0)
+    except (TypeError, ValueError):
+        after = 0
+    first = (
+        L1Change.objects.filter(profile=profile, id__gt=after, record__source="subagent")
+        .order_by("id")
+        .values_list("created_at", flat=True)
+        .first()
+    )
+    if first is None:
+        return Decision(False)
+    due = first + timedelta(seconds=L2_FIRST_DELAY_SECONDS)
+    last_start = (
+        JobRun.objects.filter(profile=profile, kind=KIND_L2, started_at__isnull=False)
+        .order_by("-started_at")
+        .values_list("started_at", flat=True)
+        .first()
+    )
+    if last_start is not None:
+        due = max(due, last_start + timedelta(seconds=L2_MIN_GAP_SECONDS))
+    if now >= due:
+        return Decision(True, "new subagent L1 commits since the last L2 run")
+    return Decision(False, recheck_at=due)
+
+
+def _evaluate_l3(profile: Profile, now: datetime) -> Decision:
+    from apps.records.models import L1Record
+    from apps.scenes.models import SceneBlock
+
+    signal = JobSignal.objects.filter(profile=profile, kind=KIND_L3, consumed_by__isnull=True).order_by("id").first()
+    if signal is not None:
+        return Decision(True, f"personaSignal: {signal.reason}"[:300])
+    last = (
+        JobRun.objects.filter(profile=profile, kind=KIND_L3, status=STATUS_SUCCEEDED)
+        .order_by("-started_at")
+        .values_list("started_at", flat=True)
+        .first()
+    )
+    if last is None:
+        if SceneBlock.objects.filter(profile=profile, archived=False, removed=False).exists():
+            return Decision(True, "cold start: scene blocks exist and no persona run has completed")
+        return Decision(False)
+    new = L1Record.objects.filter(profile=profile, created_at__gt=last).count()
+    if new >= L3_NEW_RECORDS:
+        return Decision(True, f"{new} new L1 records since the last persona run")
+    return Decision(False)
+
+
+def _evaluate_skill(profile: Profile, now: datetime) -> Decision:
+    from apps.conversations.cursors import cursor_get
+
+    calls = skill_feed_tool_calls(profile=profile, cursor=cursor_get(profile=profile, kind="skill_feed"), limit=SKILL_TOOL_CALLS)
+    if calls >= SKILL_TOOL_CALLS:
+        return Decision(True, f"{calls} new tool calls in the skill feed")
+    return Decision(False)
+
+
+# --------------------------------------------------------------------------- data scans
+
+
+@dataclass
+class Backlog:
+    eligible: int
+    newest_write: datetime | None
+
+
+def l0_backlog(*, profile: Profile, cursor: dict[str, Any], limit: int) -> Backlog:
+    """Count eligible complete L0 lines beyond the L1 cursor, stopping at `limit`.
+
+    Costs at most the lines up to the limit-th eligible row, never the whole shard.
+    """
+    from apps.accounts.paths import profile_subdir
+
+    l0_dir = profile_subdir(profile, "l0", create=False)
+    if not l0_dir.is_dir():
+        return Backlog(0, None)
+    offsets = cursor.get("files") if isinstance(cursor.get("files"), dict) else {}
+    legacy = cursor.get("lastRecordedAt") if not offsets else None
+    count = 0
+    newest: datetime | None = None
+    for shard in sorted(l0_dir.glob("*.jsonl")):
+        try:
+            size = shard.stat().st_size
+            offset = int(offsets.get(shard.name, 0)) if offsets else 0
+        except (OSError, TypeError, ValueError):
+            continue
+        if size <= offset:
+            continue
+        found = _count_eligible(shard, offset, limit - count, legacy)
+        if found:
+            count += found
+            mtime = datetime.fromtimestamp(shard.stat().st_mtime, tz=timezone.utc)
+            newest = mtime if newest is None or mtime > newest else newest
+        if count >= limit:
+            break
+    return Backlog(count, newest)
+
+
+def _count_eligible(path: Path, offset: int, limit: int, legacy_after: str | None) -> int:
+    count = 0
+    with path.open("rb") as handle:
+        handle.seek(offset)
+        for raw in handle:
+            if not raw.endswith(b"\n"):
+                break  # still being written: never consumed
+            try:
+                row = json.loads(raw)
+            except ValueError:
+                continue
+            if not isinstance(row, dict) or row.get("role") not in ("user", "assistant"):
+                continue
+            if legacy_after and str(row.get("recordedAt") or "") < legacy_after:
+                continue
+            count += 1
+            if count >= limit:
+                break
+    return count
+
+
+def skill_feed_tool_calls(*, profile: Profile, cursor: dict[str, Any], limit: int) -> int:
+    """Tool calls in the skill feed newer than its cursor ({recordedAt: ISO}), up to `limit`."""
+    from apps.accounts.paths import profile_subdir
+
+    feed_dir = profile_subdir(profile, "skill-feed", create=False)
+    if not feed_dir.is_dir():
+        return 0
+    after = str(cursor.get("recordedAt") or cursor.get("lastRecordedAt") or "")
+    after_day = after[:10]
+    count = 0
+    for shard in sorted(feed_dir.glob("*.jsonl")):
+        if after_day and shard.stem < after_day:
+            continue
+        with shard.open("rb") as handle:
+            for raw in handle:
+                if not raw.endswith(b"\n"):
+                    break
+                try:
+                    row = json.loads(raw)
+                except ValueError:
+                    continue
+                if not isinstance(row, dict) or row.get("role") != "tool_call":
+                    continue
+                if after and str(row.get("recordedAt") or "") <= after:
+                    continue
+                count += 1
+                if count >= limit:
+                    return count
+    return count
+
+
+# --------------------------------------------------------------------------- runs
+
+
+def driver_for(kind: str) -> str:
+    return DRIVER_LLM if (settings.LLM_BASE_URL and settings.LLM_MODEL) else DRIVER_RULES
+
+
+def consider(*, profile: Profile, kind: str, now: datetime | None = None) -> JobRun | None:
+    """Start a run of `kind` if its trigger holds and none is active; else maybe re-check later."""
+    if JobRun.objects.filter(profile=profile, kind=kind, status__in=ACTIVE_STATUSES).exists():
+        return None
+    decision = evaluate(profile=profile, kind=kind, now=now)
+    if decision.due:
+        return request_run(profile=profile, kind=kind, reason=decision.reason)
+    if decision.recheck_at is not None:
+        _schedule_recheck(profile, kind, decision.recheck_at, now or timezone.now())
     return None
+
+
+def request_run(
+    *, profile: Profile, kind: str, reason: str, requested_by: str = "scheduler", send: bool = True
+) -> JobRun | None:
+    """Create a queued run and (with `send`) enqueue it after commit. None when one is already active."""
+    if kind not in KINDS:
+        raise ValueError(f"unknown job kind {kind!r}; expected one of {', '.join(KINDS)}")
+    try:
+        with transaction.atomic():
+            run = JobRun.objects.create(
+                profile=profile, kind=kind, driver=driver_for(kind), status=STATUS_QUEUED,
+                trigger_reason=reason[:300], requested_by=requested_by[:200],
+                progress={"step": "queued", "updatedAt": _now_iso()},
+            )
+            if send:
+                transaction.on_commit(lambda: enqueue(run))
+    except IntegrityError:
+        return None  # another process created the active run first
+    return run
+
+
+def active_run(*, profile: Profile, kind: str) -> JobRun | None:
+    return JobRun.objects.filter(profile=profile, kind=kind, status__in=ACTIVE_STATUSES).first()
+
+
+def enqueue(run: JobRun) -> bool:
+    """Send the run's message. A broker that is down leaves the run queued for the sweep."""
+    from apps.pipeline import tasks
+
+    timeout = JOB_TIMEOUT_SECONDS[run.kind]
+    now = timezone.now()
+    try:
+        result = tasks.run_job.apply_async(args=[run.pk], soft_time_limit=timeout + 30, time_limit=timeout + 60)
+    except Exception as exc:  # kombu raises many types for a broker that is down
+        logger.warning("could not enqueue %s run %s (%s); the sweep re-sends it", run.kind, run.pk, exc)
+        JobRun.objects.filter(pk=run.pk).update(
+            enqueue_attempts=run.enqueue_attempts + 1, enqueued_at=now, enqueue_error=f"{type(exc).__name__}: {exc}"[:2000]
+        )
+        return False
+    JobRun.objects.filter(pk=run.pk).update(
+        enqueue_attempts=run.enqueue_attempts + 1, enqueued_at=now, enqueue_error="", task_id=str(result.id or "")[:64]
+    )
+    return True
+
+
+def _schedule_recheck(profile: Profile, kind: str, when: datetime, now: datetime) -> None:
+    from apps.pipeline import tasks
+
+    delay = max(1.0, (when - now).total_seconds() + 1)
+    if delay > 3600:
+        return  # the sweep covers long waits
+    try:
+        tasks.check_trigger.apply_async(args=[profile.pk, kind], countdown=delay)
+    except Exception as exc:
+        logger.info("could not schedule a re-check of %s for %s (%s); the sweep covers it", kind, profile.slug, exc)
+
+
+# --------------------------------------------------------------------------- sweep
+
+
+def this_worker() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def reap_lost_runs(*, now: datetime | None = None) -> list[int]:
+    """Fail running runs whose worker process is gone (same host) or went silent."""
+    now = now or timezone.now()
+    host = socket.gethostname()
+    failed: list[int] = []
+    for run in JobRun.objects.filter(status=STATUS_RUNNING):
+        worker_host, _, pid_text = run.worker.rpartition(":")
+        reason = ""
+        if worker_host == host and pid_text.isdigit() and not _pid_alive(int(pid_text)):
+            reason = f"worker lost: process {run.worker} is gone (killed or crashed mid-run)"
+        else:
+            beat = run.heartbeat_at or run.started_at or run.created_at
+            limit = JOB_TIMEOUT_SECONDS[run.kind] + HEARTBEAT_GRACE_SECONDS
+            if (now - beat).total_seconds() > limit:
+                reason = f"worker lost: no heartbeat from {run.worker or 'the worker'} for over {limit} s"
+        if reason:
+            updated = JobRun.objects.filter(pk=run.pk, status=STATUS_RUNNING).update(
+                status=STATUS_FAILED, finished_at=now, error=reason,
+                progress={**(run.progress or {}), "step": "failed", "updatedAt": _now_iso()},
+            )
+            if updated:
+                failed.append(run.pk)
+    return failed
+
+
+def resend_stale_queued(*, now: datetime | None = None) -> list[int]:
+    now = now or timezone.now()
+    resent = []
+    cutoff = now - timedelta(seconds=RESEND_AFTER_SECONDS)
+    for run in JobRun.objects.filter(status=STATUS_QUEUED):
+        last = run.enqueued_at or run.created_at
+        if last <= cutoff and enqueue(run):
+            resent.append(run.pk)
+    return resent
+
+
+def sweep(*, now: datetime | None = None) -> dict[str, Any]:
+    """Fail lost runs, re-send lost messages, and re-check every trigger of every profile."""
+    now = now or timezone.now()
+    report: dict[str, Any] = {"failed": reap_lost_runs(now=now), "resent": resend_stale_queued(now=now), "started": []}
+    for profile in Profile.objects.all():
+        for kind in KINDS:
+            try:
+                run = consider(profile=profile, kind=kind, now=now)
+            except Exception:
+                logger.exception("trigger check %s for %s failed", kind, profile.slug)
+                continue
+            if run is not None:
+                report["started"].append({"profile": profile.slug, "kind": kind, "run": run.pk})
+    return report
+
+
+def _now_iso() -> str:
+    return timezone.now().isoformat().replace("+00:00", "Z")

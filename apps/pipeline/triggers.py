@@ -10,7 +10,7 @@ from __future__ import annotations
 
 def l1_committed(*, profile_id: int, stored: int, source: str) -> None:
     """A subagent l1_commit stored `stored` records: the L2 organizer may be due."""
-    from apps.pipeline import scheduling  # noqa: F401  (implemented by the pipeline app)
+    from apps.pipeline import scheduling
 
     scheduling.on_l1_committed(profile_id=profile_id, stored=stored, source=source)
 

@@ -1,0 +1,138 @@
+"""How a job calls tools: one interface, two transports.
+
+* in process — `apps.tools.dispatch.call_tool` with a worker identity. Used when Qdrant is
+  a server (`QDRANT_URL`: every process may open it), in the web process, and in tests.
+* over HTTP — `POST {SERVICE_URL}/api/v1/tools/<name>` with a worker token of the profile.
+  Used by Celery workers (and `runjob` from a shell) when Qdrant is embedded, because only
+  the web process may open embedded Qdrant.
+
+Both raise the same `ToolError` subclasses, so a driver never knows which one it has.
+`MEMORYWEB_TOOL_TRANSPORT=inprocess|http` overrides the choice.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+from typing import Any, Protocol
+
+from django.conf import settings
+
+from apps.accounts.models import ROLE_WORKER, Profile
+from apps.tools import errors
+from apps.tools.errors import ToolError
+
+ERROR_CLASSES: dict[str, type[ToolError]] = {
+    cls.code: cls
+    for cls in (
+        errors.InvalidParams, errors.Unauthorized, errors.Forbidden, errors.NotFound, errors.Conflict,
+        errors.PayloadTooLarge, errors.Locked, errors.RateLimited, errors.Unavailable,
+    )
+}
+
+
+class ToolExecutor(Protocol):
+    transport: str
+
+    def call(self, name: str, params: dict[str, Any], *, session_key: str = "", cwd: str = "") -> Any: ...
+
+
+class InProcessExecutor:
+    transport = "inprocess"
+
+    def __init__(self, profile: Profile, *, actor: str):
+        self.profile = profile
+        self.actor = actor
+
+    def call(self, name: str, params: dict[str, Any], *, session_key: str = "", cwd: str = "") -> Any:
+        from apps.tools.dispatch import call_tool
+        from apps.tools.registry import ToolContext
+
+        ctx = ToolContext(profile=self.profile, role=ROLE_WORKER, actor=self.actor, session_key=session_key, cwd=cwd)
+        return call_tool(name, params, ctx)
+
+
+class HttpExecutor:
+    transport = "http"
+
+    def __init__(self, profile: Profile, *, actor: str, base_url: str | None = None, token: str | None = None, timeout: float = 120.0):
+        self.profile = profile
+        self.actor = actor
+        self.base_url = (base_url or settings.SERVICE_URL).rstrip("/")
+        self.token = token or worker_token(profile)
+        self.timeout = timeout
+
+    def call(self, name: str, params: dict[str, Any], *, session_key: str = "", cwd: str = "") -> Any:
+        import httpx
+
+        headers = {"Authorization": f"Bearer {self.token}"}
+        if session_key:
+            headers["X-Memory-Session"] = session_key
+        if cwd:
+            headers["X-Memory-Cwd"] = cwd
+        url = f"{self.base_url}/api/v1/tools/{name}"
+        try:
+            response = httpx.post(url, json=params, headers=headers, timeout=self.timeout)
+        except httpx.HTTPError as exc:
+            raise errors.Unavailable(f"the tool API at {self.base_url} is unreachable: {exc}") from None
+        try:
+            body = response.json()
+        except ValueError:
+            raise errors.Unavailable(f"the tool API answered {response.status_code} with a non-JSON body") from None
+        if response.status_code == 200:
+            return body
+        err = body.get("error") if isinstance(body, dict) else None
+        if not isinstance(err, dict):
+            raise errors.Unavailable(f"the tool API answered {response.status_code} without an error object")
+        cls = ERROR_CLASSES.get(str(err.get("code")), errors.Unavailable)
+        raise cls(str(err.get("message") or err.get("code")), details=err.get("details"))
+
+
+def choose_transport() -> str:
+    forced = os.environ.get("MEMORYWEB_TOOL_TRANSPORT", "").strip().lower()
+    if forced in ("inprocess", "http"):
+        return forced
+    if settings.QDRANT_URL:
+        return "inprocess"
+    role = os.environ.get("MEMORYWEB_PROCESS_ROLE", "web")
+    return "http" if role in ("worker", "cli") else "inprocess"
+
+
+def executor_for(profile: Profile, *, actor: str, transport: str | None = None) -> ToolExecutor:
+    transport = transport or choose_transport()
+    if transport == "http":
+        return HttpExecutor(profile, actor=actor)
+    return InProcessExecutor(profile, actor=actor)
+
+
+# --------------------------------------------------------------------------- worker tokens
+
+
+def _token_file(profile: Profile) -> Path:
+    return Path(settings.DATA_DIR) / "pipeline" / "tokens" / f"{profile.slug}.token"
+
+
+def worker_token(profile: Profile) -> str:
+    """The plain worker token of a profile, created on demand.
+
+    The database keeps only its hash (accounts.ApiToken); the plain text lives in a 0600
+    file in the data dir so every worker process of this install can use it.
+    """
+    from apps.accounts.services import token_authenticate, token_create
+
+    path = _token_file(profile)
+    if path.exists():
+        plain = path.read_text().strip()
+        token = token_authenticate(plain=plain)
+        if token is not None and token.profile_id == profile.pk and token.role == ROLE_WORKER:
+            return plain
+    _, plain = token_create(profile=profile, role=ROLE_WORKER, name="pipeline worker")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    os.chmod(path.parent, 0o700)
+    tmp = path.with_suffix(f".{os.getpid()}.{time.monotonic_ns()}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w") as handle:
+        handle.write(plain)
+    os.replace(tmp, path)
+    return plain

@@ -1,0 +1,158 @@
+"""Rules driver of l2_organize: one scene block per pool scene, rendered from its members.
+
+read_l1_increment (to the end, or until time runs short) names the scenes whose records
+changed; each such scene's block is rendered again from all its live members and written
+with l2_commit together with the increment's cursor. A block whose members are all
+tombstoned is soft-deleted. New blocks beyond l2.maxScenes are deferred (counted), never
+forced: the cap is the organizer's to manage by consolidating, which rules cannot judge.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from typing import Any
+
+from django.utils import timezone
+
+from apps.pipeline.rules.text import is_chinese, one_line
+
+HEADINGS = {
+    "work_method": ("工作约定", "Conventions"),
+    "work_fact": ("决策与事实", "Decisions and facts"),
+    "work_task": ("待办", "Tasks"),
+    "work_artifact": ("产物", "Artifacts"),
+    "persona": ("偏好与个人信息", "Profile and preferences"),
+    "instruction": ("回复要求", "Instructions"),
+    "episodic": ("经历", "Events"),
+}
+TASK_TAGS = {"open": ("[待办]", "[open]"), "done": ("[已完成]", "[done]"), "dropped": ("[已废弃]", "[dropped]")}
+PERSONA_TYPES = {"persona", "instruction"}
+
+
+def block_filename(scene_name: str) -> str:
+    base = re.sub(r"[^\w.\-]+", "-", scene_name, flags=re.UNICODE).strip("-._") or "scene"
+    return base[:117] + ".md"
+
+
+def run(ctx) -> None:
+    from apps.records.models import L1Record
+
+    profile = ctx.profile
+    cursor: Any = None
+    changed_ids: list[str] = []
+    persona_changes = 0
+    while True:
+        params: dict[str, Any] = {"maxRecords": 200}
+        if cursor is not None:
+            params["cursor"] = cursor
+        ctx.progress("read", f"reading L1 changes ({len(changed_ids)} so far)", force=True)
+        increment = ctx.tool("read_l1_increment", params)
+        records = increment.get("records") or []
+        ctx.add("recordsRead", len(records))
+        for rec in records:
+            changed_ids.append(str(rec.get("id")))
+            if rec.get("type") in PERSONA_TYPES:
+                persona_changes += 1
+        cursor = increment.get("nextCursor")
+        if not increment.get("truncated") or ctx.remaining() < 30:
+            break
+    if cursor is None:
+        return
+    rows = L1Record.objects.filter(profile=profile, record_id__in=changed_ids).select_related("scene", "scene__merged_into")
+    scenes = {}
+    for row in rows:
+        scene = _survivor(row.scene)
+        if scene is not None:
+            scenes[scene.pk] = scene
+    writes, deferred = _render_writes(ctx, list(scenes.values()))
+    ctx.counts["scenesDeferred"] = deferred
+    payload: dict[str, Any] = {"sceneWrites": writes, "cursor": cursor if isinstance(cursor, (str, int)) else str(cursor)}
+    if persona_changes and profile.mode == "chat":
+        payload["personaSignal"] = True
+        payload["personaReason"] = f"{persona_changes} persona/instruction records changed"
+    ctx.progress("commit", f"writing {len(writes)} scene blocks", force=True)
+    result = ctx.tool("l2_commit", payload)
+    ctx.add("scenesWritten", len(result.get("applied") or []))
+    ctx.counts["liveCount"] = result.get("liveCount")
+    ctx.counts["sceneCountWarning"] = result.get("sceneCountWarning")
+
+
+def _survivor(scene):
+    seen = 0
+    while scene is not None and scene.merged_into_id and seen < 10:
+        scene = scene.merged_into
+        seen += 1
+    return scene
+
+
+def _render_writes(ctx, scenes: list) -> tuple[list[dict[str, Any]], int]:
+    from apps.accounts.config import profile_setting
+    from apps.hitstats.models import RecordHits
+    from apps.records.models import L1Record
+    from apps.scenes.models import SceneBlock
+
+    profile = ctx.profile
+    cap = int(profile_setting(profile, "l2.maxScenes"))
+    live = SceneBlock.objects.filter(profile=profile, archived=False, removed=False).count()
+    writes: list[dict[str, Any]] = []
+    deferred = 0
+    now = timezone.now().isoformat(timespec="seconds").replace("+00:00", "Z")
+    for scene in sorted(scenes, key=lambda s: s.scene_id):
+        members = list(
+            L1Record.objects.filter(profile=profile, deleted=False, scene__in=[scene, *scene.merged_from.all()]).order_by("created_at", "id")
+        )
+        filename = block_filename(scene.name)
+        block = SceneBlock.objects.filter(profile=profile, filename=filename, removed=False).first()
+        if block is not None and block.archived:
+            ctx.add("archivedBlocksSkipped")
+            continue
+        if not members:
+            if block is not None:
+                writes.append({"action": "delete", "filename": filename, "reason": "every member record was tombstoned"})
+            continue
+        hits = dict(RecordHits.objects.filter(profile=profile, record_id__in=[m.record_id for m in members]).values_list("record_id", "hits"))
+        content, summary = render_block(scene.name, members)
+        meta = {
+            "created": block.meta_created.isoformat(timespec="seconds").replace("+00:00", "Z") if block else now,
+            "updated": now,
+            "summary": summary,
+            "heat": len(members) + sum(hits.values()),
+        }
+        if block is None:
+            if live >= cap:
+                deferred += 1
+                continue
+            live += 1
+            action = "create"
+        else:
+            action = "update"
+        writes.append({"action": action, "filename": filename, "meta": meta, "content": content, "members": [m.record_id for m in members]})
+    return writes, deferred
+
+
+def render_block(scene_name: str, members: list) -> tuple[str, str]:
+    zh = sum(1 for m in members if is_chinese(m.content)) * 2 >= len(members)
+    groups: dict[str, list] = defaultdict(list)
+    for m in members:
+        groups[m.type].append(m)
+    lines = [f"# {scene_name}", ""]
+    for rtype, (heading_zh, heading_en) in HEADINGS.items():
+        items = groups.get(rtype)
+        if not items:
+            continue
+        lines.append(f"## {heading_zh if zh else heading_en}")
+        for m in sorted(items, key=lambda r: (-_rank(r.priority), r.created_at)):
+            tag = ""
+            if m.type == "work_task":
+                tag = TASK_TAGS.get(m.task_state or "open", TASK_TAGS["open"])[0 if zh else 1] + " "
+            lines.append(f"- {tag}{one_line(m.content, 500)} ({m.record_id})")
+        lines.append("")
+    kinds = ", ".join(f"{len(v)} {k}" for k, v in sorted(groups.items()))
+    top = max(members, key=lambda r: (_rank(r.priority), r.created_at))
+    summary = one_line(f"{len(members)} memories ({kinds}); key: {top.content}", 300)
+    return "\n".join(lines).rstrip() + "\n", summary
+
+
+def _rank(priority: int) -> int:
+    return 101 if priority == -1 else priority

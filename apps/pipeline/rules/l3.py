@@ -1,0 +1,124 @@
+"""Rules driver of l3_persona: propose USER.md entries from the strongest persona records.
+
+Reads the scene blocks updated after the L3 cursor (read_scene_blocks), takes their
+member records of the persona kinds (chat: persona, instruction; code: work_method with
+global scope — the user's conventions that hold in every project), ranks them (strict
+rules first, then priority, effective hits, recency) and adds each one that the proposal
+does not already say, one l3_edit per entry, until the budget refuses. l3_commit is
+always the last call, with the newest `updated` of the blocks it read.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC
+from typing import Any
+
+from apps.pipeline.rules.text import lexical_similarity, normalize, one_line
+from apps.tools.errors import Conflict, ToolError
+
+ENTRY_MAX_CHARS = 200
+MAX_NEW_ENTRIES = 12
+SAME_ENTRY_LEXICAL = 0.6
+
+
+def run(ctx) -> None:
+    from apps.conversations.cursors import cursor_get
+    from apps.scenes.models import SceneBlock
+
+    profile = ctx.profile
+    cursor = str(cursor_get(profile=profile, kind="l3").get("updated") or "")
+    after = _parse(cursor)
+    blocks = [
+        b for b in SceneBlock.objects.filter(profile=profile, archived=False, removed=False).order_by("filename")
+        if after is None or b.meta_updated > after
+    ]
+    ctx.add("blocksConsidered", len(blocks))
+    member_ids: list[str] = []
+    newest, newest_at = cursor, after
+    for start in range(0, len(blocks), 20):
+        names = [b.filename for b in blocks[start : start + 20]]
+        ctx.progress("read", f"reading {len(names)} scene blocks", force=True)
+        answer = ctx.tool("read_scene_blocks", {"filenames": names})
+        for block in answer.get("blocks") or []:
+            if not block.get("ok"):
+                continue
+            ctx.add("blocksRead")
+            updated = str((block.get("meta") or {}).get("updated") or "")
+            updated_at = _parse(updated)
+            if updated_at is not None and (newest_at is None or updated_at > newest_at):
+                newest, newest_at = updated, updated_at
+            member_ids.extend(str(m) for m in block.get("members") or [])
+    candidates = _ranked_candidates(profile, member_ids)
+    ctx.add("candidates", len(candidates))
+    existing = _existing_entries(profile)
+    added = 0
+    for content in candidates:
+        if added >= MAX_NEW_ENTRIES:
+            break
+        entry = one_line(content, ENTRY_MAX_CHARS)
+        if any(normalize(entry) == normalize(e) or lexical_similarity(entry, e) >= SAME_ENTRY_LEXICAL for e in existing):
+            ctx.add("entriesAlreadyPresent")
+            continue
+        try:
+            ctx.tool("l3_edit", {"action": "add", "content": entry})
+        except Conflict as exc:
+            ctx.counts["budgetStop"] = exc.message[:300]
+            break
+        except ToolError as exc:
+            ctx.add("entriesRejected")
+            ctx.counts["lastRejection"] = exc.message[:300]
+            continue
+        existing.append(entry)
+        added += 1
+    ctx.add("entriesAdded", added)
+    if newest:
+        ctx.progress("commit", "committing the L3 cursor", force=True)
+        ctx.tool("l3_commit", {"cursor": newest})
+        ctx.counts["cursor"] = newest
+    else:
+        ctx.counts["note"] = "no scene blocks yet: nothing to commit"
+
+
+def _ranked_candidates(profile, member_ids: list[str]) -> list[str]:
+    from apps.hitstats.models import RecordHits
+    from apps.records.models import L1Record
+
+    if not member_ids:
+        return []
+    qs = L1Record.objects.filter(profile=profile, record_id__in=set(member_ids), deleted=False)
+    if profile.mode == "chat":
+        qs = qs.filter(type__in=("persona", "instruction"))
+    else:
+        qs = qs.filter(type="work_method")
+    rows = [r for r in qs if profile.mode == "chat" or r.scope == "global"]
+    hits = {h.record_id: h.effective_hits for h in RecordHits.objects.filter(profile=profile, record_id__in=[r.record_id for r in rows])}
+
+    def key(r) -> tuple[Any, ...]:
+        strict = 1 if r.priority == -1 else 0
+        return (strict, r.priority, hits.get(r.record_id, 0), r.updated_at)
+
+    return [r.content for r in sorted(rows, key=key, reverse=True)]
+
+
+def _existing_entries(profile) -> list[str]:
+    from apps.persona.models import PersonaProposal
+    from apps.persona.services import persona_live_entries
+
+    entries = list(persona_live_entries(profile=profile))
+    proposal = PersonaProposal.objects.filter(profile=profile).first()
+    if proposal is not None:
+        entries.extend(str(e.get("text", "")) for e in proposal.entries or [] if isinstance(e, dict))
+    return entries
+
+
+def _parse(value: str):
+
+    from django.utils.dateparse import parse_datetime
+
+    try:
+        parsed = parse_datetime(value.replace("Z", "+00:00")) if value else None
+    except ValueError:
+        return None
+    if parsed is not None and parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=UTC)
+    return parsed
