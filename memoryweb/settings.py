@@ -153,6 +153,29 @@ EMBED_MODEL_DIR = Path(env_str("MEMORYWEB_EMBED_MODEL_DIR", str(DATA_DIR / "mode
 CELERY_BROKER_URL = env_str("CELERY_BROKER_URL", f"sqla+sqlite:///{DATA_DIR / 'celery-broker.sqlite3'}")
 CELERY_RESULT_BACKEND = env_str("CELERY_RESULT_BACKEND", "") or None
 CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
+# A job's message is acknowledged only after it finished, one message per worker process.
+CELERY_TASK_ACKS_LATE = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+# Hard ceilings; each job kind passes tighter limits when it is enqueued (apps.pipeline.jobs).
+CELERY_TASK_SOFT_TIME_LIMIT = 330
+CELERY_TASK_TIME_LIMIT = 360
+CELERY_TASK_DEFAULT_QUEUE = "quick"
+CELERY_TASK_ROUTES = {"apps.pipeline.tasks.drain_index_outbox": {"queue": "embed"}, "apps.pipeline.tasks.*": {"queue": "quick"}}
+# A broker that is down must not hold an API request for long: the sweep re-sends later.
+CELERY_BROKER_CONNECTION_TIMEOUT = env_int("CELERY_BROKER_CONNECTION_TIMEOUT", 3, minimum=1)
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+CELERY_TASK_PUBLISH_RETRY_POLICY = {"max_retries": 1, "interval_start": 0, "interval_step": 0.5, "interval_max": 0.5}
+CELERY_BROKER_TRANSPORT_OPTIONS = {"socket_connect_timeout": 3, "socket_timeout": 5, "visibility_timeout": 3600}
+CELERY_WORKER_HIJACK_ROOT_LOGGER = False
+CELERY_BEAT_SCHEDULE_FILENAME = str(DATA_DIR / "celerybeat-schedule")
+CELERY_BEAT_SCHEDULE = {
+    # Re-check every trigger of every profile, re-send queued runs whose message was lost,
+    # and fail runs whose worker died: no trigger is lost while the beat runs.
+    "pipeline-sweep": {"task": "apps.pipeline.tasks.sweep", "schedule": env_int("MEMORYWEB_SWEEP_SECONDS", 60, minimum=5)},
+    # Drain the index outbox (only acts with a Qdrant server; embedded Qdrant belongs to the web process).
+    "index-outbox-drain": {"task": "apps.pipeline.tasks.drain_index_outbox", "schedule": 30.0},
+}
 
 # LLM driver (absent → the rules driver runs).
 LLM_BASE_URL = env_str("MEMORYWEB_LLM_BASE_URL", "")
