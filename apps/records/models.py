@@ -112,3 +112,16 @@ def _iso(value) -> str | None:
     if value is None:
         return None
     return value.isoformat().replace("+00:00", "Z")
+
+
+class RulesLoad(models.Model):
+    """`load_memory_rules` remembered per session (SPEC §3.1): `once` is cleared by the
+    session's next successful `l1_commit`, `always` stays for the session."""
+
+    profile = models.ForeignKey(Profile, on_delete=models.CASCADE, related_name="rules_loads")
+    session_key = models.CharField(max_length=300, blank=True)
+    mode = models.CharField(max_length=8)  # once | always
+    loaded_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["profile", "session_key"], name="uniq_rules_load_per_session")]
