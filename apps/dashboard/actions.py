@@ -1,0 +1,248 @@
+"""The dashboard's changes, each one call of the owning app's tool or service.
+
+A person acts with the agent role (admin when granted admin on the profile), so the
+guards are exactly those an agent meets through the API; the tool layer and services
+write the audit events. Nothing here writes a model."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.http import HttpRequest
+
+from apps.accounts.config import profile_setting
+from apps.accounts.models import Profile
+from apps.dashboard.access import ProfileView, tool_context_for
+from apps.dashboard.views.common import refusal_from
+from apps.records.models import L1Record
+from apps.tools.dispatch import call_tool
+from apps.tools.errors import ToolError
+
+
+@dataclass
+class Outcome:
+    ok: bool
+    message: str = ""
+    refusal: dict[str, Any] = field(default_factory=dict)
+    result: Any = None
+    details: list[str] = field(default_factory=list)
+    redirect_record_id: str | None = None
+
+
+def run_tool(request: HttpRequest, pv: ProfileView, name: str, payload: dict[str, Any]) -> tuple[Any, dict[str, Any] | None]:
+    try:
+        return call_tool(name, payload, tool_context_for(request, pv)), None
+    except ToolError as exc:
+        return None, refusal_from(exc)
+
+
+def fix_min_evidence(profile: Profile) -> int:
+    return int(profile_setting(profile, "l1.fixMinEvidenceChars"))
+
+
+def fix_record(request: HttpRequest, pv: ProfileView, record: L1Record, form: Any) -> Outcome:
+    action = form.get("action", "rewrite")
+    payload: dict[str, Any] = {"recordId": record.record_id, "action": action, "evidence": form.get("evidence", "")}
+    if action == "rewrite":
+        payload["newContent"] = form.get("newContent", "")
+    if form.get("reason"):
+        payload["reason"] = form["reason"]
+    if form.get("priority", "").strip():
+        try:
+            payload["priority"] = int(form["priority"])
+        except ValueError:
+            return Outcome(ok=False, refusal={"code": "invalid_params", "message": "priority must be a whole number", "details": None})
+    if form.get("force") == "on":
+        if not pv.is_admin:
+            return Outcome(ok=False, refusal={"code": "forbidden", "message": "only an admin of this profile may force a fix", "details": None})
+        payload["force"] = True
+    result, refusal = run_tool(request, pv, "l1_fix", payload)
+    if refusal:
+        return Outcome(ok=False, refusal=refusal)
+    if action == "rewrite":
+        return Outcome(ok=True, message=f"Rewrote {record.record_id} as {result.get('newRecordId')}.", result=result, redirect_record_id=result.get("newRecordId"))
+    return Outcome(ok=True, message=f"Tombstoned {record.record_id}.", result=result)
+
+
+def set_task_state(request: HttpRequest, pv: ProfileView, ids: list[str], state: str, reason: str) -> Outcome:
+    payload: dict[str, Any] = {"ids": ids, "state": state}
+    if reason:
+        payload["reason"] = reason
+    result, refusal = run_tool(request, pv, "l1_task_state", payload)
+    if refusal:
+        return Outcome(ok=False, refusal=refusal)
+    details = [f"{f.get('id')}: {f.get('reason')}" for f in result.get("failed", [])]
+    message = f"Task state {state}: {len(result.get('applied', []))} applied, {len(result.get('unchanged', []))} unchanged, {len(details)} failed."
+    return Outcome(ok=not details or bool(result.get("applied") or result.get("unchanged")), message=message, result=result, details=details,
+                   refusal={"code": "conflict", "message": message, "details": details} if details and not (result.get("applied") or result.get("unchanged")) else {})
+
+
+def bulk_tombstone(request: HttpRequest, pv: ProfileView, ids: list[str], evidence: str, reason: str) -> Outcome:
+    """Tombstone each selected record through `l1_fix` (same evidence and guards as one)."""
+    done, details = [], []
+    for record_id in ids:
+        payload: dict[str, Any] = {"recordId": record_id, "action": "tombstone", "evidence": evidence}
+        if reason:
+            payload["reason"] = reason
+        result, refusal = run_tool(request, pv, "l1_fix", payload)
+        if refusal:
+            details.append(f"{record_id}: {refusal['code']} — {refusal['message']}")
+        else:
+            done.append(record_id)
+    message = f"Tombstoned {len(done)} of {len(ids)} records."
+    if not done:
+        return Outcome(ok=False, refusal={"code": "conflict", "message": message, "details": details}, details=details)
+    return Outcome(ok=True, message=message, details=details)
+
+
+def restore_version(request: HttpRequest, pv: ProfileView, record: L1Record, form: Any) -> Outcome:
+    try:
+        from apps.records import services as record_services
+    except ImportError:
+        record_services = None
+    restore = getattr(record_services, "record_restore_version", None)
+    if restore is None:
+        return Outcome(ok=False, refusal={"code": "unavailable", "message": "restoring a version is not available in this build", "details": None})
+    try:
+        change_id = int(form.get("change", ""))
+    except ValueError:
+        return Outcome(ok=False, refusal={"code": "invalid_params", "message": "change: pick a version to restore", "details": None})
+    try:
+        result = restore(profile=pv.profile, record_id=record.record_id, change_id=change_id, actor=tool_context_for(request, pv).actor,
+                         evidence=form.get("evidence", ""))
+    except Exception as exc:  # the service's guard errors are shown as refusals
+        return Outcome(ok=False, refusal=refusal_from(exc))
+    new_id = (result or {}).get("recordId") if isinstance(result, dict) else None
+    return Outcome(ok=True, message=f"Restored {record.record_id} to the chosen version.", result=result, redirect_record_id=new_id)
+
+
+def cited_messages(profile: Profile, refs: list[str]) -> list[dict[str, Any]]:
+    """The L0 rows a record cites, each with its reference; a reference that resolves to no
+    row is listed as missing rather than hidden."""
+    if not refs:
+        return []
+    from apps.conversations.services import l0_lookup_messages
+
+    found = l0_lookup_messages(profile=profile, refs=refs)
+    out: list[dict[str, Any]] = []
+    for ref in refs:
+        rows = found.get(ref) or []
+        if not rows:
+            out.append({"ref": ref, "found": False, "row": None})
+        for row in rows:
+            out.append({"ref": ref, "found": True, "row": row})
+    return out
+
+
+def semantic_search(request: HttpRequest, pv: ProfileView, filters: Any) -> dict[str, Any]:
+    try:
+        from apps.search import services as search_services
+    except ImportError:
+        search_services = None
+    search = getattr(search_services, "search_records_for_dashboard", None)
+    if search is None:
+        return {"semantic": {"available": False, "message": "semantic search is not available in this build"}}
+    try:
+        result = search(profile=pv.profile, query=filters.q, top_k=20)
+    except Exception as exc:
+        return {"semantic": {"available": False, "message": refusal_from(exc)["message"]}}
+    return {"semantic": {"available": True, **result}}
+
+
+# ---------------------------------------------------------------- scenes
+
+
+def _scene_services():
+    try:
+        from apps.scenes import services
+    except ImportError:
+        return None
+    return services
+
+
+def scenes_changeable() -> bool:
+    services = _scene_services()
+    return bool(services and hasattr(services, "scene_block_archive") and hasattr(services, "scene_block_restore"))
+
+
+def scene_archive(request: HttpRequest, pv: ProfileView, block: Any, reason: str) -> Outcome:
+    services = _scene_services()
+    if not scenes_changeable():
+        return Outcome(ok=False, refusal={"code": "unavailable", "message": "archiving is not available in this build", "details": None})
+    if not reason.strip():
+        return Outcome(ok=False, refusal={"code": "invalid_params", "message": "reason: say why the block is archived", "details": None})
+    try:
+        services.scene_block_archive(profile=pv.profile, filename=block.filename, reason=reason.strip(), actor=tool_context_for(request, pv).actor)
+    except Exception as exc:  # guards (cap, age, name conflict) come back as refusals
+        return Outcome(ok=False, refusal=refusal_from(exc))
+    return Outcome(ok=True, message=f"Archived {block.filename}.")
+
+
+def scene_restore(request: HttpRequest, pv: ProfileView, block: Any) -> Outcome:
+    services = _scene_services()
+    if not scenes_changeable():
+        return Outcome(ok=False, refusal={"code": "unavailable", "message": "restoring is not available in this build", "details": None})
+    try:
+        services.scene_block_restore(profile=pv.profile, filename=block.filename, actor=tool_context_for(request, pv).actor)
+    except Exception as exc:
+        return Outcome(ok=False, refusal=refusal_from(exc))
+    return Outcome(ok=True, message=f"Restored {block.filename}.")
+
+
+# ---------------------------------------------------------------- persona
+
+
+def _persona_services():
+    from apps.persona import services
+
+    return services
+
+
+_PERSONA_FUNCS = ("persona_merge_all", "persona_merge_entry", "persona_restore")
+
+
+def persona_mergeable() -> bool:
+    services = _persona_services()
+    return all(hasattr(services, name) for name in _PERSONA_FUNCS)
+
+
+def _persona_call(request: HttpRequest, pv: ProfileView, name: str, **kwargs: Any) -> tuple[Any, dict[str, Any] | None]:
+    services = _persona_services()
+    func = getattr(services, name, None)
+    if func is None:
+        return None, {"code": "unavailable", "message": "merging the persona is not available in this build", "details": None}
+    try:
+        return func(profile=pv.profile, actor=tool_context_for(request, pv).actor, **kwargs), None
+    except Exception as exc:  # guards (budget, stale proposal) come back as refusals
+        return None, refusal_from(exc)
+
+
+def persona_merge_all(request: HttpRequest, pv: ProfileView) -> Outcome:
+    result, refusal = _persona_call(request, pv, "persona_merge_all")
+    if refusal:
+        return Outcome(ok=False, refusal=refusal)
+    return Outcome(ok=True, message="Merged the whole proposal into USER.md.", result=result)
+
+
+def persona_entry(request: HttpRequest, pv: ProfileView, form: Any) -> Outcome:
+    decision = form.get("decision", "")
+    if decision not in ("accept", "reject", "edit"):
+        return Outcome(ok=False, refusal={"code": "invalid_params", "message": "decision must be accept, reject or edit", "details": None})
+    raw_index = form.get("index", "")
+    index = int(raw_index) if raw_index.lstrip("-").isdigit() else None
+    kwargs: dict[str, Any] = {"decision": decision, "index": index, "kind": form.get("kind", ""), "text": form.get("text", "")}
+    result, refusal = _persona_call(request, pv, "persona_merge_entry", **kwargs)
+    if refusal:
+        return Outcome(ok=False, refusal=refusal)
+    verb = {"accept": "Accepted", "reject": "Rejected", "edit": "Edited and accepted"}[decision]
+    return Outcome(ok=True, message=f"{verb} one entry.", result=result)
+
+
+def persona_restore(request: HttpRequest, pv: ProfileView, raw_version: str) -> Outcome:
+    if not str(raw_version).isdigit():
+        return Outcome(ok=False, refusal={"code": "invalid_params", "message": "version: pick a version to restore", "details": None})
+    result, refusal = _persona_call(request, pv, "persona_restore", number=int(raw_version))
+    if refusal:
+        return Outcome(ok=False, refusal=refusal)
+    return Outcome(ok=True, message=f"Restored USER.md to version {raw_version}.", result=result)

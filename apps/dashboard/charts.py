@@ -1,0 +1,68 @@
+"""Server-side SVG chart geometry. Templates draw the shapes; nothing runs in the browser."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import date, timedelta
+
+
+@dataclass(frozen=True)
+class Bar:
+    x: float
+    y: float
+    width: float
+    height: float
+    label: str
+    value: int
+    show_label: bool
+
+
+@dataclass(frozen=True)
+class BarChart:
+    bars: list[Bar]
+    width: int
+    height: int
+    max_value: int
+    total: int
+    baseline: float
+
+
+def daily_series(counts: dict[date, int], *, days: int, today: date) -> list[tuple[date, int]]:
+    """One point per day for the last `days` days (gaps are zeros, not missing)."""
+    start = today - timedelta(days=days - 1)
+    return [(start + timedelta(days=i), counts.get(start + timedelta(days=i), 0)) for i in range(days)]
+
+
+def bar_chart(series: list[tuple[date, int]], *, width: int = 720, height: int = 160) -> BarChart:
+    pad_bottom, pad_top = 18.0, 14.0
+    plot_h = height - pad_bottom - pad_top
+    n = max(len(series), 1)
+    slot = width / n
+    peak = max((v for _, v in series), default=0)
+    label_every = max(1, n // 8)
+    bars = []
+    for i, (day, value) in enumerate(series):
+        h = 0.0 if peak == 0 else plot_h * value / peak
+        bars.append(
+            Bar(
+                x=round(i * slot + slot * 0.1, 2),
+                y=round(pad_top + plot_h - h, 2),
+                width=round(max(slot * 0.8, 1), 2),
+                height=round(h, 2),
+                label=day.strftime("%m-%d"),
+                value=value,
+                show_label=(i % label_every == 0) or i == n - 1,
+            )
+        )
+    return BarChart(bars=bars, width=width, height=height, max_value=peak, total=sum(v for _, v in series), baseline=pad_top + plot_h)
+
+
+def cap_level(live: int, cap: int) -> str:
+    """SPEC §3.9 colours: yellow at ≥ max−3, orange at max−1, red at max."""
+    if live >= cap:
+        return "red"
+    if live >= cap - 1:
+        return "orange"
+    if live >= cap - 3:
+        return "yellow"
+    return "green"

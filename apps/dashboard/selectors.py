@@ -1,0 +1,489 @@
+"""Read-only queries of the dashboard. Every query is scoped by profile and sized by the
+page, never by the table (counts are aggregates; lists are paged)."""
+
+from __future__ import annotations
+
+import difflib
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import date, datetime, time, timedelta
+from datetime import timezone as dt_timezone
+from typing import Any
+
+from django.db.models import Count, Q, QuerySet
+from django.db.models.functions import TruncDate
+from django.utils import timezone
+
+from apps.accounts.config import profile_setting
+from apps.accounts.models import Profile
+from apps.conversations.models import Cursor
+from apps.hitstats.models import RecallHit, RecordHits
+from apps.records.models import ALL_TYPES, CHAT_TYPES, CODE_TYPES, SCOPES, TASK_STATES, L1Change, L1Record
+from apps.scenes.models import SceneBlock, SceneBlockMember, SceneEntry
+from apps.search.models import IndexOp
+
+# ---------------------------------------------------------------- overview
+
+
+def types_for_mode(profile: Profile) -> tuple[str, ...]:
+    return CHAT_TYPES if profile.mode == "chat" else CODE_TYPES
+
+
+def record_counts(profile: Profile) -> dict[str, Any]:
+    rows = (
+        L1Record.objects.filter(profile=profile)
+        .values("type", "deleted")
+        .annotate(n=Count("id"))
+        .order_by()
+    )
+    live: Counter[str] = Counter()
+    tombstoned = 0
+    for row in rows:
+        if row["deleted"]:
+            tombstoned += row["n"]
+        else:
+            live[row["type"]] += row["n"]
+    by_type = [(t, live.get(t, 0)) for t in types_for_mode(profile)]
+    by_type += [(t, n) for t, n in sorted(live.items()) if t not in types_for_mode(profile)]
+    return {"live": sum(live.values()), "tombstoned": tombstoned, "by_type": by_type}
+
+
+def records_per_day(profile: Profile, *, days: int = 30) -> dict[date, int]:
+    since = timezone.now() - timedelta(days=days)
+    rows = (
+        L1Record.objects.filter(profile=profile, created_at__gte=since)
+        .annotate(day=TruncDate("created_at"))
+        .values("day")
+        .annotate(n=Count("id"))
+        .order_by()
+    )
+    return {row["day"]: row["n"] for row in rows}
+
+
+def scene_counts(profile: Profile) -> dict[str, Any]:
+    rows = SceneBlock.objects.filter(profile=profile, removed=False).values("archived").annotate(n=Count("id")).order_by()
+    by = {row["archived"]: row["n"] for row in rows}
+    cap = int(profile_setting(profile, "l2.maxScenes"))
+    live = by.get(False, 0)
+    return {"live": live, "archived": by.get(True, 0), "cap": cap, "pool": SceneEntry.objects.filter(profile=profile, merged_into__isnull=True).count()}
+
+
+def open_tasks(profile: Profile, *, limit: int = 8) -> tuple[int, list[L1Record]]:
+    qs = L1Record.objects.filter(profile=profile, deleted=False, type="work_task").filter(Q(task_state__isnull=True) | Q(task_state="open"))
+    return qs.count(), list(qs.order_by("-priority", "-created_at")[:limit])
+
+
+def cursors(profile: Profile) -> list[Cursor]:
+    return list(Cursor.objects.filter(profile=profile).order_by("kind"))
+
+
+def pending_index_ops(profile: Profile) -> int:
+    return IndexOp.objects.filter(profile=profile).count()
+
+
+# ---------------------------------------------------------------- records list
+
+SORTS = {
+    "-created": ("-created_at", "-id"),
+    "created": ("created_at", "id"),
+    "-updated": ("-updated_at", "-id"),
+    "updated": ("updated_at", "id"),
+    "-priority": ("-priority", "-created_at", "-id"),
+    "priority": ("priority", "created_at", "id"),
+}
+STATUSES = ("live", "tombstoned", "all")
+
+
+@dataclass
+class RecordFilters:
+    type: str = ""
+    scope: str = ""
+    project: str = ""
+    scene: str = ""
+    task_state: str = ""
+    status: str = "live"
+    date_from: date | None = None
+    date_to: date | None = None
+    q: str = ""
+    sort: str = "-created"
+    errors: list[str] = field(default_factory=list)
+
+    @classmethod
+    def from_query(cls, query: Any) -> RecordFilters:
+        f = cls()
+        f.type = query.get("type", "").strip()
+        if f.type and f.type not in ALL_TYPES:
+            f.errors.append(f"unknown type {f.type!r}")
+            f.type = ""
+        f.scope = query.get("scope", "").strip()
+        if f.scope and f.scope not in SCOPES:
+            f.errors.append(f"unknown scope {f.scope!r}")
+            f.scope = ""
+        f.project = query.get("project", "").strip()
+        f.scene = query.get("scene", "").strip()
+        f.task_state = query.get("task_state", "").strip()
+        if f.task_state and f.task_state not in TASK_STATES:
+            f.errors.append(f"unknown task state {f.task_state!r}")
+            f.task_state = ""
+        f.status = query.get("status", "live").strip() or "live"
+        if f.status not in STATUSES:
+            f.errors.append(f"unknown status {f.status!r}")
+            f.status = "live"
+        f.date_from = _parse_date(query.get("from", ""), "from", f.errors)
+        f.date_to = _parse_date(query.get("to", ""), "to", f.errors)
+        f.q = query.get("q", "").strip()
+        f.sort = query.get("sort", "-created").strip() or "-created"
+        if f.sort not in SORTS:
+            f.errors.append(f"unknown sort {f.sort!r}")
+            f.sort = "-created"
+        return f
+
+
+def _parse_date(raw: str, name: str, errors: list[str]) -> date | None:
+    raw = (raw or "").strip()
+    if not raw:
+        return None
+    try:
+        return date.fromisoformat(raw)
+    except ValueError:
+        errors.append(f"{name}: {raw!r} is not a date (YYYY-MM-DD)")
+        return None
+
+
+def filter_records(profile: Profile, f: RecordFilters) -> QuerySet[L1Record]:
+    qs = L1Record.objects.filter(profile=profile)
+    if f.status == "live":
+        qs = qs.filter(deleted=False)
+    elif f.status == "tombstoned":
+        qs = qs.filter(deleted=True)
+    if f.type:
+        qs = qs.filter(type=f.type)
+    if f.scope:
+        qs = qs.filter(metadata__scope=f.scope)
+    if f.project:
+        qs = qs.filter(metadata__project=f.project)
+    if f.scene:
+        qs = qs.filter(Q(scene__scene_id=f.scene) | Q(scene_name=f.scene))
+    if f.task_state:
+        qs = qs.filter(type="work_task")
+        qs = qs.filter(Q(task_state="open") | Q(task_state__isnull=True) | Q(task_state="")) if f.task_state == "open" else qs.filter(task_state=f.task_state)
+    if f.date_from:
+        qs = qs.filter(created_at__gte=datetime.combine(f.date_from, time.min, tzinfo=dt_timezone.utc))
+    if f.date_to:
+        qs = qs.filter(created_at__lt=datetime.combine(f.date_to + timedelta(days=1), time.min, tzinfo=dt_timezone.utc))
+    if f.q:
+        for word in f.q.split()[:8]:
+            qs = qs.filter(Q(content__icontains=word) | Q(record_id=word))
+    return qs.order_by(*SORTS[f.sort])
+
+
+def hits_for(profile: Profile, record_ids: list[str]) -> dict[str, RecordHits]:
+    if not record_ids:
+        return {}
+    return {h.record_id: h for h in RecordHits.objects.filter(profile=profile, record_id__in=record_ids)}
+
+
+def scene_choices(profile: Profile) -> list[SceneEntry]:
+    return list(SceneEntry.objects.filter(profile=profile, merged_into__isnull=True).order_by("name").only("scene_id", "name"))
+
+
+def project_choices(profile: Profile) -> list[str]:
+    known = [p for p in (profile.known_projects or []) if isinstance(p, str)]
+    seen = set(known)
+    projects = list(known)
+    for value in SceneEntry.objects.filter(profile=profile).exclude(project="").values_list("project", flat=True).distinct()[:200]:
+        if value not in seen:
+            seen.add(value)
+            projects.append(value)
+    return sorted(projects)
+
+
+# ---------------------------------------------------------------- one record
+
+
+def record_for_profile(profile: Profile, record_id: str) -> L1Record | None:
+    return L1Record.objects.select_related("scene").filter(profile=profile, record_id=record_id).first()
+
+
+@dataclass
+class HistoryStep:
+    change: L1Change
+    content_diff: list[tuple[str, str]]
+    field_changes: list[tuple[str, Any, Any]]
+
+
+_HISTORY_FIELDS = ("type", "priority", "scene_name", "taskState", "deleted", "replacedBy", "version", "metadata")
+
+
+def record_history(record: L1Record) -> list[HistoryStep]:
+    changes = list(L1Change.objects.filter(record=record).order_by("id"))
+    steps = []
+    previous: dict[str, Any] = {}
+    for change in changes:
+        state = change.state or {}
+        diff = word_diff(previous.get("content", ""), state.get("content", "")) if previous else []
+        fields = [(k, previous.get(k), state.get(k)) for k in _HISTORY_FIELDS if previous and previous.get(k) != state.get(k)]
+        steps.append(HistoryStep(change=change, content_diff=diff, field_changes=fields))
+        previous = state
+    return list(reversed(steps))
+
+
+def word_diff(old: str, new: str) -> list[tuple[str, str]]:
+    """Character-level diff as (op, text) runs: op is '=', '+' or '-'. Works for Chinese
+    (no spaces to split on) as well as for English."""
+    if old == new:
+        return [("=", new)]
+    matcher = difflib.SequenceMatcher(a=old, b=new, autojunk=False)
+    out: list[tuple[str, str]] = []
+    for tag, a0, a1, b0, b1 in matcher.get_opcodes():
+        if tag == "equal":
+            out.append(("=", old[a0:a1]))
+        else:
+            if a1 > a0:
+                out.append(("-", old[a0:a1]))
+            if b1 > b0:
+                out.append(("+", new[b0:b1]))
+    return out
+
+
+def line_diff(old: str, new: str) -> list[tuple[str, str]]:
+    out = []
+    for line in difflib.ndiff((old or "").splitlines(), (new or "").splitlines()):
+        op = line[:1]
+        if op == "?":
+            continue
+        out.append(({"+": "+", "-": "-"}.get(op, "="), line[2:]))
+    return out
+
+
+def related_records(record: L1Record) -> dict[str, list[L1Record]]:
+    replaced = list(L1Record.objects.filter(profile_id=record.profile_id, replaced_by=record.record_id).only("record_id", "content", "version", "deleted"))
+    successor = None
+    if record.replaced_by:
+        successor = L1Record.objects.filter(profile_id=record.profile_id, record_id=record.replaced_by).only("record_id", "content", "version", "deleted").first()
+    return {"replaced": replaced, "successor": [successor] if successor else []}
+
+
+def record_recalls(profile: Profile, record_id: str, *, limit: int = 20) -> list[RecallHit]:
+    return list(
+        RecallHit.objects.filter(profile=profile, record_id=record_id).select_related("event").order_by("-id")[:limit]
+    )
+
+
+def record_blocks(profile: Profile, record_id: str) -> list[SceneBlock]:
+    return list(
+        SceneBlock.objects.filter(profile=profile, member_rows__record_id=record_id).order_by("archived", "filename").distinct()
+    )
+
+
+def is_scene_member(profile: Profile, record_id: str) -> bool:
+    return SceneBlockMember.objects.filter(profile=profile, record_id=record_id, block__removed=False).exists()
+
+
+# ---------------------------------------------------------------- persona, jobs, health
+
+
+def persona_summary(profile: Profile) -> dict[str, Any]:
+    from apps.persona import document
+    from apps.persona.models import PersonaProposal, PersonaVersion
+
+    live = PersonaVersion.objects.filter(profile=profile).order_by("-number").first()
+    proposal = PersonaProposal.objects.filter(profile=profile).first()
+    live_entries = list(live.entries) if live else []
+    return {
+        "live_entries": len(live_entries),
+        "live_chars": document.chars(live_entries),
+        "version": live.number if live else None,
+        "proposal_entries": len(proposal.entries) if proposal else 0,
+        "has_proposal": bool(proposal and proposal.entries),
+        "limit": int(profile_setting(profile, "l3.charLimit")),
+    }
+
+
+def recent_jobs(profile: Profile, *, limit: int = 10) -> list[Any]:
+    from apps.pipeline.models import JobRun
+
+    return list(JobRun.objects.filter(profile=profile).order_by("-id")[:limit])
+
+
+def health_checks() -> dict[str, dict[str, Any]]:
+    from django.db import connection
+
+    from apps.tools.registry import health_checks as registered
+
+    checks: dict[str, dict[str, Any]] = {}
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT 1")
+        checks["database"] = {"ok": True, "vendor": connection.vendor}
+    except Exception as exc:  # health must answer whatever is broken
+        checks["database"] = {"ok": False, "error": str(exc)}
+    for name, func in registered().items():
+        try:
+            checks[name] = dict(func())
+        except Exception as exc:
+            checks[name] = {"ok": False, "error": str(exc)}
+    return checks
+
+
+# ---------------------------------------------------------------- conversations (L0)
+
+
+def l0_sessions(profile: Profile):
+    """One row per conversation (session) of the L0 index, newest activity first."""
+    from django.db.models import Max, Min
+
+    from apps.conversations.models import L0Message
+
+    return (
+        L0Message.objects.filter(profile=profile)
+        .values("session_hash", "session_key")
+        .annotate(messages=Count("id"), first_shard=Min("shard"), last_shard=Max("shard"), last_ts=Max("timestamp"))
+        .order_by("-last_shard", "-last_ts", "session_key")
+    )
+
+
+def l0_shards(profile: Profile) -> list[dict[str, Any]]:
+    from apps.conversations.models import L0ShardState
+
+    return list(L0ShardState.objects.filter(profile=profile).order_by("-shard").values("shard", "indexed_bytes", "indexed_lines"))
+
+
+# ---------------------------------------------------------------- scenes (L2)
+
+
+def scene_blocks(profile: Profile) -> dict[str, list[SceneBlock]]:
+    blocks = list(
+        SceneBlock.objects.filter(profile=profile, removed=False)
+        .annotate(member_count=Count("member_rows"))
+        .order_by("-heat", "filename")
+    )
+    return {"live": [b for b in blocks if not b.archived], "archived": [b for b in blocks if b.archived]}
+
+
+def scene_pool(profile: Profile) -> list[SceneEntry]:
+    return list(SceneEntry.objects.filter(profile=profile).select_related("merged_into").order_by("-use_count", "scene_id"))
+
+
+def block_for_profile(profile: Profile, block_id: int) -> SceneBlock | None:
+    return SceneBlock.objects.filter(profile=profile, pk=block_id).first()
+
+
+def block_members(block: SceneBlock) -> list[dict[str, Any]]:
+    ids = list(block.member_rows.order_by("record_id").values_list("record_id", flat=True))
+    records = {r.record_id: r for r in L1Record.objects.filter(profile_id=block.profile_id, record_id__in=ids).only("record_id", "content", "type", "deleted")}
+    return [{"record_id": i, "record": records.get(i)} for i in ids]
+
+
+def block_backups(block: SceneBlock, *, limit: int = 20) -> list[dict[str, Any]]:
+    backups = list(block.backups.order_by("-id")[:limit])
+    out = []
+    newer = block.content
+    for b in backups:
+        out.append({"backup": b, "diff": line_diff(b.content, newer)})
+        newer = b.content
+    return out
+
+
+# ---------------------------------------------------------------- hit statistics
+
+
+def hit_totals(profile: Profile) -> dict[str, Any]:
+    from django.db.models import Sum
+
+    agg = RecordHits.objects.filter(profile=profile).aggregate(total=Sum("hits"), invalid=Sum("invalid_hits"), recalled=Count("id", filter=Q(hits__gt=0)))
+    hits, invalid = agg["total"] or 0, agg["invalid"] or 0
+    return {"hits": hits, "invalid": invalid, "effective": hits - invalid, "recalled": agg["recalled"] or 0,
+            "invalid_ratio": (invalid / hits) if hits else 0.0}
+
+
+def _with_records(profile: Profile, rows: list[RecordHits]) -> list[dict[str, Any]]:
+    records = {r.record_id: r for r in L1Record.objects.filter(profile=profile, record_id__in=[h.record_id for h in rows]).only("record_id", "content", "type", "deleted")}
+    return [{"hits": h, "record": records.get(h.record_id)} for h in rows]
+
+
+def most_effective(profile: Profile, *, limit: int = 15) -> list[dict[str, Any]]:
+    from django.db.models import F
+
+    rows = list(RecordHits.objects.filter(profile=profile, hits__gt=0).annotate(eff=F("hits") - F("invalid_hits")).order_by("-eff", "-hits", "record_id")[:limit])
+    return _with_records(profile, rows)
+
+
+def least_effective(profile: Profile, *, limit: int = 15) -> list[dict[str, Any]]:
+    """Recalled records that helped least: most invalid hits relative to hits."""
+    from django.db.models import F
+
+    rows = list(RecordHits.objects.filter(profile=profile, hits__gt=0).annotate(eff=F("hits") - F("invalid_hits")).order_by("eff", "-invalid_hits", "record_id")[:limit])
+    return _with_records(profile, rows)
+
+
+def recalls_per_day(profile: Profile, *, days: int = 30) -> dict[date, int]:
+    from apps.hitstats.models import RecallEvent
+
+    since = timezone.now() - timedelta(days=days)
+    rows = RecallEvent.objects.filter(profile=profile, created_at__gte=since).annotate(day=TruncDate("created_at")).values("day").annotate(n=Count("id")).order_by()
+    return {row["day"]: row["n"] for row in rows}
+
+
+def never_recalled(profile: Profile) -> QuerySet[L1Record]:
+    recalled = RecordHits.objects.filter(profile=profile, hits__gt=0).values("record_id")
+    return L1Record.objects.filter(profile=profile, deleted=False).exclude(record_id__in=recalled).order_by("created_at", "id")
+
+
+def recent_recalls(profile: Profile, *, limit: int = 20) -> list[Any]:
+    from apps.hitstats.models import RecallEvent
+
+    return list(RecallEvent.objects.filter(profile=profile).order_by("-id")[:limit])
+
+
+# ---------------------------------------------------------------- persona (L3)
+
+
+def persona_diff(profile: Profile) -> dict[str, Any]:
+    """USER.md beside USER-temp.md, entry by entry: each proposal entry is an addition (no
+    origin), an update (text differs from its origin) or unchanged; a live entry that no
+    proposal entry claims is a deletion."""
+    from apps.persona import document
+    from apps.persona.models import PersonaProposal, PersonaVersion
+
+    live_version = PersonaVersion.objects.filter(profile=profile).order_by("-number").first()
+    live = list(live_version.entries) if live_version else []
+    proposal = PersonaProposal.objects.filter(profile=profile).first()
+    rows: list[dict[str, Any]] = []
+    proposed_entries: list[dict[str, Any]] = list(proposal.entries) if proposal else []
+    claimed = set()
+    for index, entry in enumerate(proposed_entries):
+        text, origin = entry.get("text", ""), entry.get("origin")
+        if origin is None:
+            kind = "added"
+        elif origin != text:
+            kind = "updated"
+        else:
+            kind = "unchanged"
+        if origin is not None:
+            claimed.add(origin)
+        rows.append({"index": index, "kind": kind, "text": text, "origin": origin,
+                     "diff": word_diff(origin, text) if kind == "updated" else None})
+    base = list(proposal.base) if proposal else []
+    deleted = [t for t in (base or live) if t not in claimed] if proposal and proposed_entries else []
+    for text in deleted:
+        rows.append({"index": None, "kind": "deleted", "text": text, "origin": text, "diff": None})
+    limit = int(profile_setting(profile, "l3.charLimit"))
+    proposed_texts = [e.get("text", "") for e in proposed_entries]
+    return {
+        "live": live,
+        "live_version": live_version,
+        "proposal": proposal,
+        "rows": rows,
+        "changes": sum(1 for r in rows if r["kind"] != "unchanged"),
+        "live_chars": document.chars(live),
+        "merged_chars": document.chars(proposed_texts) if proposal and proposed_entries else document.chars(live),
+        "limit": limit,
+        "stale": bool(proposal and live_version and proposal.base_version not in (None, live_version.number)),
+    }
+
+
+def persona_versions(profile: Profile, *, limit: int = 30) -> list[Any]:
+    from apps.persona.models import PersonaVersion
+
+    return list(PersonaVersion.objects.filter(profile=profile).order_by("-number")[:limit])

@@ -1,0 +1,27 @@
+from __future__ import annotations
+
+from django.contrib.auth.decorators import login_required
+from django.core.paginator import Paginator
+from django.http import HttpRequest, HttpResponse
+from django.utils import timezone
+
+from apps.dashboard import charts, selectors
+from apps.dashboard.access import _get_profile_for_user
+from apps.dashboard.views.common import page
+
+
+@login_required
+def hitstats_page(request: HttpRequest, slug: str) -> HttpResponse:
+    pv = _get_profile_for_user(request, slug)
+    profile = pv.profile
+    series = charts.daily_series(selectors.recalls_per_day(profile, days=30), days=30, today=timezone.now().date())
+    never = Paginator(selectors.never_recalled(profile), 25).get_page(request.GET.get("page"))
+    context = {
+        "totals": selectors.hit_totals(profile),
+        "most": selectors.most_effective(profile),
+        "least": selectors.least_effective(profile),
+        "chart": charts.bar_chart(series),
+        "page_obj": never,
+        "recent": selectors.recent_recalls(profile),
+    }
+    return page(request, pv, "hitstats", "dashboard/hitstats.html", context)

@@ -1,0 +1,79 @@
+"""Jobs: runs with counts and durations, one run's live progress and transcript, manual
+triggers. Progress is polled by htmx; the poll ends (286) once the run has finished."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.paginator import Paginator
+from django.db import transaction
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect
+from django.views.decorators.http import require_POST
+from django_htmx.http import HttpResponseStopPolling
+
+from apps.accounts.services import audit_record
+from apps.dashboard.access import ProfileView, _get_profile_for_user, actor_for
+from apps.dashboard.views.common import page
+from apps.pipeline import scheduling
+from apps.pipeline.models import ACTIVE_STATUSES, KINDS, JobRun
+
+
+def _get_run_for_user(request: HttpRequest, slug: str, run_id: int) -> tuple[ProfileView, JobRun]:
+    pv = _get_profile_for_user(request, slug)
+    run = JobRun.objects.filter(profile=pv.profile, pk=run_id).first()
+    if run is None:
+        raise Http404("no such job run")
+    return pv, run
+
+
+@login_required
+def job_list(request: HttpRequest, slug: str) -> HttpResponse:
+    pv = _get_profile_for_user(request, slug)
+    kind = request.GET.get("kind", "")
+    runs = JobRun.objects.filter(profile=pv.profile).defer("transcript").order_by("-id")
+    if kind in KINDS:
+        runs = runs.filter(kind=kind)
+    page_obj = Paginator(runs, 30).get_page(request.GET.get("page"))
+    active = {r.kind: r for r in JobRun.objects.filter(profile=pv.profile, status__in=ACTIVE_STATUSES).defer("transcript")}
+    context = {"page_obj": page_obj, "kinds": KINDS, "kind": kind, "active": active}
+    return page(request, pv, "jobs", "dashboard/jobs/list.html", context)
+
+
+@login_required
+def job_detail(request: HttpRequest, slug: str, run_id: int) -> HttpResponse:
+    pv, run = _get_run_for_user(request, slug, run_id)
+    return page(request, pv, "jobs", "dashboard/jobs/detail.html", {"run": run})
+
+
+@login_required
+def job_progress(request: HttpRequest, slug: str, run_id: int) -> HttpResponse:
+    pv, run = _get_run_for_user(request, slug, run_id)
+    response = page(request, pv, "jobs", "dashboard/jobs/detail.html", {"run": run}, partial="dashboard/jobs/_progress.html")
+    if getattr(request, "htmx", False) and run.status not in ACTIVE_STATUSES:
+        stop = HttpResponseStopPolling(response.content)
+        return stop
+    return response
+
+
+@login_required
+@require_POST
+def job_trigger(request: HttpRequest, slug: str) -> HttpResponse:
+    pv = _get_profile_for_user(request, slug)
+    kind = request.POST.get("kind", "")
+    if kind not in KINDS:
+        messages.error(request, f"Unknown job {kind!r}; expected one of {', '.join(KINDS)}.")
+        return redirect("dashboard:jobs", slug=pv.slug)
+    actor = actor_for(request)
+    with transaction.atomic():
+        run = scheduling.request_run(profile=pv.profile, kind=kind, reason=f"manual: requested in the dashboard by {actor}", requested_by=actor)
+        if run is not None:
+            audit_record(profile=pv.profile, actor=actor, tool="dashboard", action="job_trigger", target_type="job_run", target_id=str(run.pk), after={"kind": kind})
+    if run is None:
+        active = scheduling.active_run(profile=pv.profile, kind=kind)
+        messages.warning(request, f"{kind} is already queued or running.")
+        if active is not None:
+            return redirect("dashboard:job", slug=pv.slug, run_id=active.pk)
+        return redirect("dashboard:jobs", slug=pv.slug)
+    messages.success(request, f"Queued {kind} run #{run.pk}.")
+    return redirect("dashboard:job", slug=pv.slug, run_id=run.pk)

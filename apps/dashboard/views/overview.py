@@ -1,0 +1,38 @@
+from __future__ import annotations
+
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse
+from django.utils import timezone
+
+from apps.dashboard import charts, selectors
+from apps.dashboard.access import _get_profile_for_user
+from apps.dashboard.views.common import page
+
+
+@login_required
+def overview(request: HttpRequest, slug: str) -> HttpResponse:
+    pv = _get_profile_for_user(request, slug)
+    profile = pv.profile
+    scenes = selectors.scene_counts(profile)
+    series = charts.daily_series(selectors.records_per_day(profile, days=30), days=30, today=timezone.now().date())
+    open_count, open_list = selectors.open_tasks(profile)
+    context = {
+        "counts": selectors.record_counts(profile),
+        "scenes": scenes,
+        "scene_level": charts.cap_level(scenes["live"], scenes["cap"]),
+        "chart": charts.bar_chart(series),
+        "open_count": open_count,
+        "open_list": open_list,
+        "cursors": selectors.cursors(profile),
+        "pending_index_ops": selectors.pending_index_ops(profile),
+        "persona": selectors.persona_summary(profile),
+        "jobs": selectors.recent_jobs(profile, limit=6),
+    }
+    return page(request, pv, "overview", "dashboard/overview.html", context)
+
+
+@login_required
+def health(request: HttpRequest, slug: str) -> HttpResponse:
+    """Index and model health, loaded after the page (checks may take a moment)."""
+    pv = _get_profile_for_user(request, slug)
+    return page(request, pv, "overview", "dashboard/health.html", {"checks": selectors.health_checks()}, partial="dashboard/_health.html")

@@ -1,0 +1,73 @@
+"""L2 scene blocks: live and archived lists, one block, archive/restore by a person."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect
+from django.views.decorators.http import require_POST
+
+from apps.dashboard import actions, charts, selectors
+from apps.dashboard.access import ProfileView, _get_profile_for_user
+from apps.dashboard.views.common import flash_refusal, page
+from apps.scenes.models import SceneBlock
+
+
+def _get_block_for_user(request: HttpRequest, slug: str, block_id: int) -> tuple[ProfileView, SceneBlock]:
+    pv = _get_profile_for_user(request, slug)
+    block = selectors.block_for_profile(pv.profile, block_id)
+    if block is None:
+        raise Http404("no such scene block")
+    return pv, block
+
+
+@login_required
+def scene_list(request: HttpRequest, slug: str) -> HttpResponse:
+    pv = _get_profile_for_user(request, slug)
+    counts = selectors.scene_counts(pv.profile)
+    context = {
+        "blocks": selectors.scene_blocks(pv.profile),
+        "counts": counts,
+        "level": charts.cap_level(counts["live"], counts["cap"]),
+        "pool": selectors.scene_pool(pv.profile),
+        "can_change": actions.scenes_changeable(),
+    }
+    return page(request, pv, "scenes", "dashboard/scenes/list.html", context)
+
+
+@login_required
+def scene_detail(request: HttpRequest, slug: str, block_id: int) -> HttpResponse:
+    pv, block = _get_block_for_user(request, slug, block_id)
+    counts = selectors.scene_counts(pv.profile)
+    context = {
+        "sb": block,
+        "members": selectors.block_members(block),
+        "backups": selectors.block_backups(block),
+        "counts": counts,
+        "level": charts.cap_level(counts["live"], counts["cap"]),
+        "can_change": actions.scenes_changeable(),
+    }
+    return page(request, pv, "scenes", "dashboard/scenes/detail.html", context)
+
+
+def _finish(request: HttpRequest, pv: ProfileView, block: SceneBlock, outcome: actions.Outcome) -> HttpResponse:
+    if outcome.ok:
+        messages.success(request, outcome.message)
+    else:
+        flash_refusal(request, outcome.refusal)
+    return redirect("dashboard:scene", slug=pv.slug, block_id=block.pk)
+
+
+@login_required
+@require_POST
+def scene_archive(request: HttpRequest, slug: str, block_id: int) -> HttpResponse:
+    pv, block = _get_block_for_user(request, slug, block_id)
+    return _finish(request, pv, block, actions.scene_archive(request, pv, block, request.POST.get("reason", "")))
+
+
+@login_required
+@require_POST
+def scene_restore(request: HttpRequest, slug: str, block_id: int) -> HttpResponse:
+    pv, block = _get_block_for_user(request, slug, block_id)
+    return _finish(request, pv, block, actions.scene_restore(request, pv, block))
