@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.db import models
+from django.utils import timezone
 
 from apps.accounts.models import Profile
 
@@ -70,6 +71,9 @@ class SceneBlock(models.Model):
     # Server time of the last body write (create/update/merge/consolidate), for the
     # archive guide's "active days since the block was last written".
     written_at = models.DateTimeField(null=True, blank=True)
+    # Server time the block (or, for a merge target, its oldest source) first existed;
+    # the archive age rule uses it, not the caller-supplied meta.created.
+    created_at = models.DateTimeField(default=timezone.now)
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:

@@ -377,8 +377,8 @@ def _plan_batch(*, profile: Profile, writes: list[dict[str, Any]], live: dict[st
                 errors.add(InvalidParams, f"{prefix}.reason", "archive requires a reason")
                 continue
             block = live[filename]
-            if block.meta_created > now - timedelta(days=min_age):
-                errors.add(Conflict, f"{prefix}.filename", f"{filename} is younger than {min_age} days (created {B.iso(block.meta_created)}); it cannot be archived yet")
+            if block.created_at > now - timedelta(days=min_age):
+                errors.add(Conflict, f"{prefix}.filename", f"{filename} is younger than {min_age} days (first written {B.iso(block.created_at)}); it cannot be archived yet")
                 continue
             if filename in archived:
                 errors.add(Conflict, f"{prefix}.filename", f"an archived block named {filename} already exists; consolidate instead")
@@ -485,7 +485,7 @@ def _apply(*, profile: Profile, actor: str, tool: str, plan: _Plan, live: dict[s
     if plan.action in ("create", "update"):
         meta = plan.meta or {}
         if plan.action == "create":
-            block = SceneBlock(profile=profile, filename=plan.filename, meta_created=meta["created"])
+            block = SceneBlock(profile=profile, filename=plan.filename, meta_created=meta["created"], created_at=now)
             before = None
         else:
             block = live[plan.filename]
@@ -526,6 +526,7 @@ def _apply(*, profile: Profile, actor: str, tool: str, plan: _Plan, live: dict[s
             target = live[plan.filename]
         else:
             target = SceneBlock(profile=profile, filename=plan.filename)
+        target.created_at = min(live[s].created_at for s in plan.sources)
         target.meta_created = created
         target.content = plan.content
         target.summary, target.heat, target.meta_updated, target.written_at = meta["summary"], meta["heat"], meta["updated"], now
@@ -587,7 +588,8 @@ the host computes no coldness score.
 
 Hard rules the host enforces:
 - at most one archive per l2_commit batch, and a written reason is required;
-- a block younger than {min_age} days (by meta.created) cannot be archived;
+- a block younger than {min_age} days (since it was first written here; a consolidated block
+  is as old as its oldest source) cannot be archived;
 - a block cannot be archived while an archived block of the same filename exists
   (consolidate it, or restore and consolidate the old one);
 - restore is refused while a live block of the same filename exists, and counts against
@@ -628,7 +630,7 @@ def scene_archive_guide(*, profile: Profile, filename: str | None = None) -> dic
             "updated": B.iso(block.meta_updated),
         })
     result: dict[str, Any] = {
-        "rules": ARCHIVE_RULES.format(min_age=min_age, max_scenes=maximum),
+        "rules": ARCHIVE_RULES.replace("{min_age}", str(min_age)).replace("{max_scenes}", str(maximum)),
         "blocks": facts,
         "liveCount": sum(1 for b in blocks if not b.archived),
         "maxScenes": maximum,
@@ -648,8 +650,8 @@ def scene_archive_guide(*, profile: Profile, filename: str | None = None) -> dic
             raise NotFound(f"no scene block {filename}", details={"filename": filename})
         if live_block is None:
             result.update(archivable=False, why=f"{filename} is already archived (restore brings it back)")
-        elif live_block.meta_created > now - timedelta(days=min_age):
-            age = (now - live_block.meta_created).days
+        elif live_block.created_at > now - timedelta(days=min_age):
+            age = (now - live_block.created_at).days
             result.update(archivable=False, why=f"{filename} is {age} days old; blocks younger than {min_age} days cannot be archived")
         elif archived_block is not None:
             result.update(archivable=False, why=f"an archived block named {filename} already exists; consolidate instead")

@@ -46,7 +46,7 @@ def create(filename: str, content: str = "Body text of a scene block.", **kw) ->
 
 def make_old(profile, filename: str, days: int = 30) -> None:
     SceneBlock.objects.filter(profile=profile, filename=filename, removed=False).update(
-        meta_created=timezone.now() - timedelta(days=days)
+        created_at=timezone.now() - timedelta(days=days)
     )
 
 

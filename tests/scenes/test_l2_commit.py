@@ -278,7 +278,7 @@ def test_archive_moves_a_block_out_of_the_cap_and_restore_brings_it_back(worker_
 
 def test_archive_is_refused_for_young_blocks(worker_api, alice):
     ok(worker_api, [create("a.md")])
-    SceneBlock.objects.filter(profile=alice, filename="a.md").update(meta_created=timezone.now() - timedelta(days=6))
+    SceneBlock.objects.filter(profile=alice, filename="a.md").update(created_at=timezone.now() - timedelta(days=6))
     before = state(alice)
     status, body = commit(worker_api, [{"action": "archive", "filename": "a.md", "reason": "cold"}])
     assert status == 409 and "7 days" in body["error"]["message"]
