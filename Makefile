@@ -17,7 +17,7 @@ setup: $(BIN)/activate
 	$(BIN)/python manage.py createprofile demo --if-missing
 
 run: setup
-	$(BIN)/python manage.py runserver 127.0.0.1:8000
+	$(BIN)/python manage.py serve 127.0.0.1:8000
 
 # The whole suite on SQLite, then again on PostgreSQL when one answers on 127.0.0.1:5432
 # (CI requires it: with CI=true an unreachable PostgreSQL fails the run).

@@ -166,7 +166,12 @@ CELERY_TASK_ROUTES = {"apps.pipeline.tasks.drain_index_outbox": {"queue": "embed
 CELERY_BROKER_CONNECTION_TIMEOUT = env_int("CELERY_BROKER_CONNECTION_TIMEOUT", 3, minimum=1)
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_TASK_PUBLISH_RETRY_POLICY = {"max_retries": 1, "interval_start": 0, "interval_step": 0.5, "interval_max": 0.5}
-CELERY_BROKER_TRANSPORT_OPTIONS = {"socket_connect_timeout": 3, "socket_timeout": 5, "visibility_timeout": 3600}
+# The SQLAlchemy transport hands its options to create_engine: Redis-only keys stay off it.
+CELERY_BROKER_TRANSPORT_OPTIONS = (
+    {"socket_connect_timeout": 3, "socket_timeout": 5, "visibility_timeout": 3600}
+    if CELERY_BROKER_URL.startswith(("redis://", "rediss://"))
+    else {}
+)
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 CELERY_BEAT_SCHEDULE_FILENAME = str(DATA_DIR / "celerybeat-schedule")
 CELERY_BEAT_SCHEDULE = {

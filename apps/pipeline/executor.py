@@ -102,8 +102,21 @@ def choose_transport() -> str:
 def executor_for(profile: Profile, *, actor: str, transport: str | None = None) -> ToolExecutor:
     transport = transport or choose_transport()
     if transport == "http":
+        if os.environ.get("MEMORYWEB_PROCESS_ROLE") == "cli" and not _service_reachable():
+            # No web process holds embedded Qdrant: a shell run may open it itself.
+            return InProcessExecutor(profile, actor=actor)
         return HttpExecutor(profile, actor=actor)
     return InProcessExecutor(profile, actor=actor)
+
+
+def _service_reachable() -> bool:
+    import httpx
+
+    try:
+        httpx.get(f"{settings.SERVICE_URL.rstrip('/')}/api/v1/health", timeout=3)
+    except httpx.HTTPError:
+        return False
+    return True
 
 
 # --------------------------------------------------------------------------- worker tokens
