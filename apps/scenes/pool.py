@@ -4,7 +4,7 @@ Writers call these inside `profile_write_lock(profile)`; ids are allocated there
 commits never hand out the same `sc0001`-style id.
 
 Name matching (reuse by name or alias) compares a key: NFKC (which also folds the
-full-width separator `｜` into `|`), casefold, whitespace collapsed and trimmed.
+full-width separator `｜` into `|`), casefold, whitespace collapsed and trimmed, no space around the separator.
 """
 
 from __future__ import annotations
@@ -24,12 +24,14 @@ from apps.scenes.models import RESERVED_SCENES, SceneEntry
 
 _SCENE_ID = re.compile(r"^sc(\d+)$")
 _WS = re.compile(r"\s+")
+_SEPARATOR = re.compile(r"\s*\|\s*")
 _DATE_IN_NAME = re.compile(r"\d{4}[-/.年]\d{1,2}(?:[-/.月]\d{1,2})?")
 MAX_NAME_CHARS = 200
 
 
 def scene_name_key(name: str) -> str:
-    return _WS.sub(" ", unicodedata.normalize("NFKC", name or "").casefold()).strip()
+    key = _WS.sub(" ", unicodedata.normalize("NFKC", name or "").casefold()).strip()
+    return _SEPARATOR.sub("|", key)
 
 
 def scene_resolve(*, profile: Profile, scene_id: str) -> SceneEntry | None:
