@@ -23,7 +23,7 @@ from apps.skills import storage
 from apps.skills.frontmatter import parse_front_matter, read_summary
 from apps.skills.models import SkillPin
 from apps.skills.storage import SKILL_FILE, SkillLocation, Undo
-from apps.tools.errors import Conflict, InvalidParams, NotFound
+from apps.tools.errors import Conflict, InvalidParams, NotFound, Unavailable
 
 TOOL = "skill_manage"
 
@@ -100,9 +100,15 @@ def _apply_change(
             )
             if apply is not None:
                 undo = apply()
-    except BaseException:
+    except BaseException as exc:
         if undo is not None:
             undo()
+        if isinstance(exc, OSError):
+            # Disk full, permissions, a vanished folder: the call failed cleanly, say why.
+            raise Unavailable(
+                f"the skill files could not be written ({exc.strerror or exc}); nothing was changed",
+                details={"name": name, "action": action},
+            ) from exc
         raise
 
 
