@@ -77,6 +77,8 @@ def _check_str(errors: _Errors, where: str, value: Any, *, required: bool, nulla
         errors.add(where, f"must be a string{' or null' if nullable else ''}, got {type(value).__name__}")
     elif nonempty and not value.strip():
         errors.add(where, "must not be empty")
+    elif limit is not None and "\x00" in value:
+        errors.add(where, "must not contain NUL characters")
     elif limit is not None and len(value) > limit:
         errors.add(where, f"is longer than {limit} characters")
 

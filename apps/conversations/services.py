@@ -100,6 +100,8 @@ def _index_entry(profile: Profile, shard: str, offset: int, length: int, line: i
         ref = message_ref(row, line=line)
     except ValueError:
         return None
+    if "\x00" in ref or "\x00" in session_key:
+        return None  # PostgreSQL text cannot hold NUL; such a row stays readable, just not indexed
     timestamp = row.get("timestamp")
     role = row.get("role")
     return L0Message(
@@ -160,11 +162,17 @@ def _index_catch_up(profile: Profile, shard_path: Path) -> None:
 
 def l0_reindex(*, profile: Profile) -> int:
     """Bring the index up to date with every shard of the profile (after an import or a
-    shard dropped into the folder). Returns the number of indexed rows afterwards."""
+    shard dropped into the folder). Cheap when nothing changed: one query and a stat per
+    shard. Returns the number of shards that needed indexing."""
+    states = dict(L0ShardState.objects.filter(profile=profile).values_list("shard", "indexed_bytes"))
+    caught_up = 0
     for path in sorted(l0_dir(profile).glob("*.jsonl")):
-        if path.is_file() and SHARD_NAME_RE.match(path.name):
+        if not (path.is_file() and SHARD_NAME_RE.match(path.name)):
+            continue
+        if path.stat().st_size > states.get(path.name, 0):
             _index_catch_up(profile, path)
-    return L0Message.objects.filter(profile=profile).count()
+            caught_up += 1
+    return caught_up
 
 
 # ---------------------------------------------------------------- append
@@ -266,7 +274,9 @@ def l0_lookup_messages(
 
 
 def l0_session_rows(*, profile: Profile, session_key: str) -> list[dict[str, Any]]:
-    """Every indexed row of one session in shard/line order, content included."""
+    """Every row of one session in shard/line order, content included (shards written
+    directly into the folder are indexed first)."""
+    l0_reindex(profile=profile)
     qs = L0Message.objects.filter(profile=profile, session_hash=_sha1(session_key)).order_by("shard", "offset")
     return [_full_row(e, r) for e, r in _materialise(profile, qs) if e.session_key == session_key]
 

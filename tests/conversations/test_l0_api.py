@@ -112,3 +112,8 @@ def test_append_needs_a_token_and_goes_to_the_callers_profile(make_api, client, 
 def test_appended_rows_are_indexed_for_lookup(agent_api, alice):
     post_rows(agent_api, [row(1, content="see /repo/a.py")])
     assert services.l0_lookup_messages(profile=alice, refs=["m1"])["m1"][0]["content"] == "see /repo/a.py"
+
+
+def test_nul_characters_in_keys_are_refused(agent_api, alice):
+    status, body = agent_api.post("/api/v1/l0/messages", [{"role": "user", "content": "x\x00ok", "sessionKey": "a\x00b"}])
+    assert status == 400 and [d["field"] for d in body["error"]["details"]] == ["messages.0.sessionKey"]

@@ -163,3 +163,57 @@ def test_cursor_parse_normalises_v2_and_legacy():
 def test_cursor_parse_rejects_bad_cursors_with_a_precise_message(raw, fragment):
     with pytest.raises(ValueError, match=fragment):
         services.l0_cursor_parse(raw)
+
+
+def test_append_does_not_recount_a_shard_whose_size_matches_the_sidecar(alice, monkeypatch):
+    services.l0_append(profile=alice, rows=[row(1), row(2)])
+    counted = []
+    real = shards._count_newlines
+    monkeypatch.setattr(shards, "_count_newlines", lambda fd, a, b: counted.append((a, b)) or real(fd, a, b))
+    assert services.l0_append(profile=alice, rows=[row(3)])[0]["sourceLine"] == 3
+    assert counted == []
+
+
+def test_append_counts_only_the_bytes_an_agent_added(alice, write_shard, monkeypatch):
+    first = services.l0_append(profile=alice, rows=[row(1), row(2)])
+    size_before = (services.l0_dir(alice) / first[0]["shard"]).stat().st_size
+    write_shard(alice, first[0]["shard"], [row(3)])
+    counted = []
+    real = shards._count_newlines
+    monkeypatch.setattr(shards, "_count_newlines", lambda fd, a, b: counted.append((a, b)) or real(fd, a, b))
+    assert services.l0_append(profile=alice, rows=[row(4)])[0]["sourceLine"] == 4
+    assert counted and counted[0][0] == size_before
+
+
+def test_session_rows_include_shards_dropped_into_the_folder(alice, write_shard):
+    write_shard(alice, "2026-01-02.jsonl", [row(1, session="k"), row(2, session="other")])
+    assert [r["id"] for r in services.l0_session_rows(profile=alice, session_key="k")] == ["m1"]
+
+
+def test_reindex_only_touches_shards_that_grew(alice, write_shard):
+    write_shard(alice, "2026-01-02.jsonl", [row(1)])
+    write_shard(alice, "2026-01-03.jsonl", [row(2)])
+    assert services.l0_reindex(profile=alice) == 2
+    assert services.l0_reindex(profile=alice) == 0
+    write_shard(alice, "2026-01-03.jsonl", [row(3)])
+    assert services.l0_reindex(profile=alice) == 1
+    assert set(services.l0_lookup_messages(profile=alice, refs=["m1", "m2", "m3"])) == {"m1", "m2", "m3"}
+
+
+def test_lookup_skips_entries_whose_shard_was_rewritten(alice):
+    out = services.l0_append(profile=alice, rows=[row(1), row(2)])
+    path = services.l0_dir(alice) / out[0]["shard"]
+    path.write_bytes(b"")
+    assert services.l0_lookup_messages(profile=alice, refs=["m1"]) == {}
+
+
+def test_backward_reader_yields_complete_lines_newest_first(tmp_path):
+    path = tmp_path / "x.jsonl"
+    lines = [json.dumps({"i": i, "pad": "y" * (i * 1013 % 5000)}) for i in range(300)]
+    path.write_text("\n".join(lines) + "\n")
+    end = path.stat().st_size
+    got = [item.row["i"] for item in shards.iter_backward(path, end, 10**9)]
+    assert got == list(range(299, -1, -1))
+    offsets = [item.offset for item in shards.iter_forward(path, 0)]
+    assert [item.row["i"] for item in shards.iter_backward(path, offsets[120], 10**9)] == list(range(119, -1, -1))
+    assert len(list(shards.iter_backward(path, end, 70_000))) < 300
