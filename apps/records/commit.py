@@ -24,8 +24,8 @@ from apps.accounts.models import ROLE_RANK, ROLE_WORKER, Profile
 from apps.accounts.services import audit_record
 from apps.records.memory_rules import rules_consume_once, rules_loaded
 from apps.records.models import CHAT_TYPES, CODE_TYPES, SCOPES, TASK_STATES, L1Record
-from apps.records.normalize import content_key
-from apps.records.project import evidence_problem, known_project_add, project_candidate
+from apps.records.normalize import content_key, normalize_path, path_key
+from apps.records.project import evidence_problem, known_project_add, known_projects, project_candidate
 from apps.records.schemas import CommitRecordIn
 from apps.records.writes import (
     epoch_ms_to_iso,
@@ -275,9 +275,7 @@ def _attribute_project(
                 warn(f"project evidence rejected, stored as unknown: {problem}")
                 scope, project = "unknown", ""
             else:
-                from apps.records.normalize import normalize_path
-
-                project = normalize_path(project) or project
+                project = _project_spelling(profile, project, evidence)
                 meta["projectEvidence"] = evidence
                 meta["projectSource"] = "l0-evidence"
                 confirmed = project
@@ -296,6 +294,20 @@ def _attribute_project(
     meta["scope"] = scope
     meta["project"] = project
     return meta, confirmed
+
+
+def _project_spelling(profile: Profile, project: str, evidence: list[dict[str, str]]) -> str:
+    """The verified root as a known project spells it, else as the L0 evidence spells it
+    (drive paths compare case-insensitively, so `c:/dev/b` may be `C:/dev/B` in L0)."""
+    root = normalize_path(project) or project
+    for known in known_projects(profile):
+        if path_key(known) == path_key(root):
+            return known
+    for item in evidence:
+        path = normalize_path(item["path"]) or ""
+        if path_key(path[: len(root)]) == path_key(root):
+            return path[: len(root)]
+    return root
 
 
 def _session_candidates(profile: Profile, items: list[_Item]) -> dict[str, dict[str, Any]]:
