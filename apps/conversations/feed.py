@@ -21,7 +21,14 @@ from typing import Any
 from apps.accounts.models import Profile
 from apps.accounts.paths import profile_subdir
 from apps.conversations import shards
-from apps.conversations.services import DATE_SHARD_RE, _state_dir, now_iso, parse_iso, resolve_shards, today_shard_name
+from apps.conversations.services import (
+    DATE_SHARD_RE,
+    _state_dir,
+    now_iso,
+    parse_iso,
+    resolve_shards,
+    today_shard_name,
+)
 
 FEED_AREA = "skill-feed"
 FEED_BATCH = 50
@@ -61,7 +68,7 @@ def skill_feed_cursor_parse(raw: str | dict[str, Any] | None) -> dict[str, Any]:
         else:
             value = {"recordedAt": text}
     if not isinstance(value, dict):
-        raise ValueError("cursor must be an ISO 8601 string or {recordedAt, seen}")
+        raise ValueError("cursor must be an ISO 8601 string or {recordedAt, seen}")  # noqa: TRY004 (callers catch ValueError: one error type for any bad cursor)
     if not value:
         return {}
     unknown = set(value) - {"recordedAt", "seen"}

@@ -308,7 +308,7 @@ def l0_cursor_parse(raw: str | dict[str, Any] | None) -> dict[str, Any]:
     if value is None:
         return {}
     if not isinstance(value, dict):
-        raise ValueError(f"cursor must be a JSON object, got {type(value).__name__}")
+        raise ValueError(f"cursor must be a JSON object, got {type(value).__name__}")  # noqa: TRY004 (callers catch ValueError: one error type for any bad cursor)
     if not value:
         return {}
     keys = set(value)
@@ -331,12 +331,12 @@ def l0_cursor_parse(raw: str | dict[str, Any] | None) -> dict[str, Any]:
     if files is None:
         raise ValueError("cursor.files is required (an object of shard name to byte offset)")
     if not isinstance(files, dict):
-        raise ValueError("cursor.files must be an object of shard name to byte offset")
+        raise ValueError("cursor.files must be an object of shard name to byte offset")  # noqa: TRY004 (callers catch ValueError: one error type for any bad cursor)
     out: dict[str, int] = {}
     for name, offset in files.items():
         _check_shard_name(name, "cursor.files")
         if not isinstance(offset, int) or isinstance(offset, bool):
-            raise ValueError(f"cursor.files[{name!r}]: offset must be an integer, got {offset!r}")
+            raise ValueError(f"cursor.files[{name!r}]: offset must be an integer, got {offset!r}")  # noqa: TRY004 (callers catch ValueError: one error type for any bad cursor)
         if offset < 0:
             raise ValueError(f"cursor.files[{name!r}]: offset must not be negative, got {offset}")
         out[name] = offset

@@ -218,7 +218,7 @@ def test_unknown_or_non_shard_files_are_not_found(worker_api, alice, write_shard
     (services.l0_dir(alice) / "notes.txt").write_text("x\n")
     (services.l0_dir(alice) / "sub").mkdir()
     for name in ("2026-02-01.jsonl", "notes.txt", "sub", f"{SHARD},2026-02-01.jsonl"):
-        status, body = worker_api.call("read_l0_increment", l0Files=name, cursor="")
+        status, _ = worker_api.call("read_l0_increment", l0Files=name, cursor="")
         assert status == 404, name
 
 
@@ -246,7 +246,7 @@ def test_bad_parameters_are_invalid_params_naming_the_field_and_change_nothing(w
 
 def test_agent_role_may_not_read_l0(agent_api, alice, write_shard):
     write_shard(alice, SHARD, [stamped(1)])
-    status, body = agent_api.call("read_l0_increment", l0Files=SHARD, cursor="")
+    status, _ = agent_api.call("read_l0_increment", l0Files=SHARD, cursor="")
     assert status == 403
 
 

@@ -146,7 +146,7 @@ def test_feed_paths_outside_the_feed_folder_are_refused(worker_api, alice, bob, 
 def test_feed_symlink_to_another_profile_is_forbidden(worker_api, alice, bob, write_shard):
     target = write_shard(bob, FEED, [event(1, at=at(1))], area="skill-feed")
     os.symlink(target, profile_subdir(alice, "skill-feed") / FEED)
-    status, body = worker_api.call("read_skill_feed_increment", feedFiles=FEED)
+    status, _ = worker_api.call("read_skill_feed_increment", feedFiles=FEED)
     assert status == 403
 
 
