@@ -51,3 +51,18 @@ class RecallHit(models.Model):
 
     class Meta:
         indexes = [models.Index(fields=["profile", "record_id", "created_at"])]
+
+
+class RecallBudget(models.Model):
+    """Recall calls used in one session turn (SPEC §3.14: at most `recall.callsPerTurn`).
+
+    Kept in the database so every web process counts against the same budget."""
+
+    profile = models.ForeignKey(Profile, on_delete=models.CASCADE, related_name="+")
+    session_key = models.CharField(max_length=300)
+    turn = models.CharField(max_length=300)
+    calls = models.IntegerField(default=0)
+    updated_at = models.DateTimeField(auto_now=True, db_index=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["profile", "session_key", "turn"], name="uniq_recall_budget_turn")]

@@ -1,0 +1,455 @@
+"""Retrieval services: hybrid recall (SPEC §3.14, §4), embed_and_search (§3.16) and the
+per-turn injection block (§3.19).
+
+Recall = dense (e5 `query:` embedding, cosine) and sparse (BM25, IDF from the index)
+candidates, `3 × topK` from each side, fused by reciprocal rank (k = 60), then bounded
+boosts for effective hits and priority. Every candidate is re-checked against the
+database (live, scope, filters) so an index that lags behind a commit never returns a
+tombstoned record. When the index or the model is unavailable, recall answers from a
+database keyword search and says `degraded: true`.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import time
+from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.db.models import Q
+
+from apps.accounts.config import profile_setting
+from apps.accounts.models import Profile
+from apps.hitstats import services as hitstats
+from apps.records.models import ALL_TYPES, L1Record
+from apps.search import embedding, index, sparse
+from apps.tools.errors import InvalidParams, RateLimited, invalid_field
+
+logger = logging.getLogger(__name__)
+
+RRF_K = 60
+HIT_BOOST_MAX = 0.15  # at most +15 % for often-useful records
+HIT_BOOST_SCALE = 0.05  # × ln(1 + effective_hits)
+PRIORITY_BOOST_MAX = 0.10  # ±10 % around priority 50
+TASK_TAGS = {"open": "[待办]", "done": "[已完成]", "dropped": "[已废弃]"}
+DEGRADED_SCAN_LIMIT = 2000
+
+_pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="recall")
+
+
+# ------------------------------------------------------------------ helpers
+def _check_query(value: Any, field_name: str) -> str:
+    if not isinstance(value, str):
+        raise invalid_field(field_name, "must be a string")
+    if not value.strip():
+        raise invalid_field(field_name, "must not be empty or whitespace only")
+    return value
+
+
+def _check_top_k(top_k: int, maximum: int, field_name: str = "topK") -> int:
+    if not 1 <= top_k <= maximum:
+        raise invalid_field(field_name, f"must be between 1 and {maximum}, got {top_k}")
+    return top_k
+
+
+def _check_types(types: list[str] | None) -> list[str] | None:
+    if types is None:
+        return None
+    bad = [t for t in types if t not in ALL_TYPES]
+    if bad:
+        raise InvalidParams(
+            f"types: unknown type(s) {', '.join(map(repr, bad))}; known: {', '.join(ALL_TYPES)}",
+            details=[{"field": f"types.{types.index(t)}", "message": f"unknown type {t!r}"} for t in bad],
+        )
+    if not types:
+        raise invalid_field("types", "must not be an empty list (omit it to search every type)")
+    return list(dict.fromkeys(types))
+
+
+def caller_project(*, profile: Profile, session_key: str, cwd: str) -> str:
+    """The caller's project: the session's `l1_project_get` candidate when its flag is
+    set, else the known project containing the cwd, else none."""
+    try:
+        from apps.records.normalize import normalize_path
+        from apps.records.project import known_project_root, session_project
+    except ImportError:  # pragma: no cover - the records app always ships these
+        return ""
+    if session_key:
+        try:
+            candidate = session_project(profile=profile, session_key=session_key)
+        except Exception:  # a broken L0 shard must not break recall
+            logger.warning("session project lookup failed for %s", session_key, exc_info=True)
+            candidate = {}
+        if candidate.get("flag") and candidate.get("project"):
+            return candidate["project"]
+    if cwd:
+        normalized = normalize_path(cwd)
+        root = known_project_root(profile, normalized) if normalized else None
+        if root:
+            return root
+    return ""
+
+
+def _hide_closed(profile: Profile, include_closed: bool | None) -> bool:
+    if include_closed is None:
+        return bool(profile_setting(profile, "recall.hideClosedTasks"))
+    return not include_closed
+
+
+@dataclass
+class Filters:
+    types: list[str] | None = None
+    scene_id: str | None = None
+    project_key: str = ""
+    hide_closed: bool = False
+    scope_filter: bool = True
+
+    def qdrant(self):
+        return index.build_filter(types=self.types, scene_id=self.scene_id, project=self.project_key,
+                                  hide_closed=self.hide_closed, scope_filter=self.scope_filter)
+
+    def accepts(self, row: L1Record) -> bool:
+        """The database check of every candidate (the index may lag behind a commit)."""
+        if row.deleted:
+            return False
+        if self.types and row.type not in self.types:
+            return False
+        if self.scene_id and not (row.scene_id and row.scene and row.scene.scene_id == self.scene_id):
+            return False
+        if self.hide_closed and row.type == "work_task" and (row.task_state or "open") in ("done", "dropped"):
+            return False
+        if self.scope_filter:
+            scope = (row.metadata or {}).get("scope") or "unknown"
+            if scope == "self":
+                return bool(self.project_key) and index.project_key((row.metadata or {}).get("project", "")) == self.project_key
+            return scope in ("global", "unknown")
+        return True
+
+    def db_q(self) -> Q:
+        q = Q(deleted=False)
+        if self.types:
+            q &= Q(type__in=self.types)
+        if self.scene_id:
+            q &= Q(scene__scene_id=self.scene_id)
+        if self.hide_closed:
+            q &= ~Q(type="work_task", task_state__in=["done", "dropped"])
+        return q
+
+
+@dataclass
+class Ranked:
+    record_id: str
+    dense_rank: int | None = None
+    sparse_rank: int | None = None
+    fused: float = 0.0
+    boosts: dict[str, float] = field(default_factory=dict)
+    score: float = 0.0
+
+
+def _fuse(dense: list[index.Candidate], sparse_: list[index.Candidate]) -> list[Ranked]:
+    ranked: dict[str, Ranked] = {}
+    for rank, cand in enumerate(dense, start=1):
+        item = ranked.setdefault(cand.record_id, Ranked(cand.record_id))
+        item.dense_rank = rank
+        item.fused += 1.0 / (RRF_K + rank)
+    for rank, cand in enumerate(sparse_, start=1):
+        item = ranked.setdefault(cand.record_id, Ranked(cand.record_id))
+        item.sparse_rank = rank
+        item.fused += 1.0 / (RRF_K + rank)
+    return sorted(ranked.values(), key=lambda r: -r.fused)
+
+
+def index_ready(profile: Profile) -> bool:
+    """Whether the index can answer for this profile (main thread: touches the database).
+    False when there is nothing to search; raises IndexUnavailable when records exist
+    but the profile has no collection."""
+    if index.current_collection(profile) is None:
+        if L1Record.objects.filter(profile=profile, deleted=False).exists():
+            raise index.IndexUnavailable(f"profile {profile.slug} has records but no index; run `manage.py reindex`")
+        return False
+    return True
+
+
+def index_candidates(profile: Profile, query: str, *, limit: int, filters: Filters) -> list[Ranked]:
+    """Hybrid candidates from the index (no database access: may run in a worker thread).
+    Raises IndexUnavailable / EmbeddingUnavailable."""
+    qvec = embedding.embed_one(query, kind=embedding.QUERY)
+    qfilter = filters.qdrant()
+    dense = index.search_dense(profile, qvec, limit=limit, query_filter=qfilter)
+    sparse_ = index.search_sparse(profile, query, limit=limit, query_filter=qfilter)
+    return _fuse(dense, sparse_)
+
+
+def _apply_boosts(profile: Profile, ranked: list[Ranked], rows: dict[str, L1Record]) -> None:
+    stats = hitstats.hits_for(profile=profile, record_ids=[r.record_id for r in ranked])
+    for item in ranked:
+        row = rows[item.record_id]
+        eff = stats[item.record_id].effective_hits if item.record_id in stats else 0
+        hit_boost = min(HIT_BOOST_MAX, HIT_BOOST_SCALE * math.log1p(eff)) if eff > 0 else 0.0
+        priority = 100 if row.priority < 0 else row.priority  # -1: a strict global rule
+        prio_boost = max(-PRIORITY_BOOST_MAX, min(PRIORITY_BOOST_MAX, PRIORITY_BOOST_MAX * (priority - 50) / 50))
+        item.boosts = {"effectiveHits": round(hit_boost, 6), "priority": round(prio_boost, 6)}
+        item.score = item.fused * (1.0 + hit_boost + prio_boost)
+
+
+def keyword_candidates(profile: Profile, query: str, *, limit: int, filters: Filters) -> list[Ranked]:
+    """Degraded mode: database keyword search (tokens of the bilingual tokenizer)."""
+    terms = list(dict.fromkeys(t for t in sparse.tokenize(query) if len(t) > 1 or not t.isascii()))[:12]
+    if not terms:
+        terms = [query.strip().lower()]
+    match = Q()
+    for term in terms:
+        match |= Q(content__icontains=term)
+    rows = (
+        L1Record.objects.filter(profile=profile).filter(filters.db_q()).filter(match)
+        .select_related("scene").order_by("-created_at")[:DEGRADED_SCAN_LIMIT]
+    )
+    scored = []
+    for row in rows:
+        if not filters.accepts(row):
+            continue
+        text = row.content.lower()
+        matched = sum(1 for term in terms if term in text)
+        if matched:
+            scored.append((matched / len(terms), row.priority, row.record_id))
+    scored.sort(key=lambda s: (-s[0], -s[1]))
+    return [Ranked(record_id=rid, fused=score, score=score) for score, _, rid in scored[:limit]]
+
+
+def _content_cut(content: str, limit: int) -> tuple[str, bool]:
+    if len(content) <= limit:
+        return content, False
+    return content[: max(0, limit - 1)] + "…", True
+
+
+def _record_out(row: L1Record, score: float, max_chars: int) -> dict[str, Any]:
+    content, cut = _content_cut(row.content, max_chars)
+    out: dict[str, Any] = {
+        "recordId": row.record_id,
+        "score": round(score, 6),
+        "content": content,
+        "type": row.type,
+        "priority": row.priority,
+        "scene_name": row.scene_name,
+        "createdAt": row.created_at.isoformat().replace("+00:00", "Z") if row.created_at else None,
+    }
+    if cut:
+        out["contentTruncated"] = True
+    if row.type == "work_task":
+        state = row.task_state or "open"
+        out["taskState"] = state
+        out["tag"] = TASK_TAGS[state]
+    return out
+
+
+def _try_drain(profile: Profile) -> None:
+    """Bring the index up to date before searching when commits are still pending."""
+    from apps.search.models import IndexOp
+
+    if IndexOp.objects.filter(profile=profile, attempts__lt=3).exists():
+        index.drain_outbox(profile.pk)
+
+
+@dataclass
+class RecallOutcome:
+    rows: list[tuple[L1Record, Ranked]]
+    degraded: bool
+    reason: str = ""
+
+
+def _finish(profile: Profile, ranked: list[Ranked], *, top_k: int, filters: Filters, degraded: bool) -> list[tuple[L1Record, Ranked]]:
+    ids = [r.record_id for r in ranked]
+    rows = {r.record_id: r for r in L1Record.objects.filter(profile=profile, record_id__in=ids).select_related("scene")}
+    kept = [r for r in ranked if r.record_id in rows and filters.accepts(rows[r.record_id])]
+    if not degraded:
+        _apply_boosts(profile, kept, rows)
+    kept.sort(key=lambda r: -r.score)
+    return [(rows[r.record_id], r) for r in kept[:top_k]]
+
+
+def recall_search(profile: Profile, query: str, *, top_k: int, filters: Filters, timeout: float | None = None) -> RecallOutcome:
+    """Hybrid search with the database check; falls back to keyword search.
+    With `timeout` (seconds) the index part runs in a worker thread; raises
+    FutureTimeout when it does not answer in time."""
+    limit = 3 * top_k
+    try:
+        _try_drain(profile)
+        if not index_ready(profile):
+            ranked = []
+        elif timeout is None:
+            ranked = index_candidates(profile, query, limit=limit, filters=filters)
+        else:
+            future = _pool.submit(index_candidates, profile, query, limit=limit, filters=filters)
+            ranked = future.result(timeout=timeout)
+        return RecallOutcome(_finish(profile, ranked, top_k=top_k, filters=filters, degraded=False), degraded=False)
+    except (index.IndexUnavailable, embedding.EmbeddingUnavailable) as exc:
+        logger.warning("recall degraded for profile %s: %s", profile.slug, exc)
+        ranked = keyword_candidates(profile, query, limit=limit, filters=filters)
+        return RecallOutcome(_finish(profile, ranked, top_k=top_k, filters=filters, degraded=True), degraded=True, reason=str(exc))
+
+
+# --------------------------------------------------------------- the tools
+def recall_records(
+    *, profile: Profile, query: str, top_k: int = 5, types: list[str] | None = None, scene_id: str | None = None,
+    include_closed_tasks: bool | None = None, trace: bool = False, session_key: str = "", turn: str = "", cwd: str = "",
+) -> dict[str, Any]:
+    """SPEC §3.14 `recall_l1_records`."""
+    _check_query(query, "query")
+    _check_top_k(top_k, int(profile_setting(profile, "recall.maxTopK")))
+    types = _check_types(types)
+    if scene_id is not None and not scene_id.strip():
+        raise invalid_field("sceneId", "must not be empty")
+    limit = int(profile_setting(profile, "recall.callsPerTurn"))
+    try:
+        hitstats.recall_budget_take(profile=profile, session_key=session_key, turn=turn, limit=limit)
+    except hitstats.BudgetExceeded:
+        raise RateLimited(
+            f"recall_l1_records may be called at most {limit} times per turn; this turn ({turn!r}) used them all. "
+            "Answer from the context you have.",
+            details={"limit": limit, "sessionKey": session_key, "turn": turn},
+        ) from None
+    filters = Filters(
+        types=types, scene_id=scene_id, project_key=index.project_key(caller_project(profile=profile, session_key=session_key, cwd=cwd)),
+        hide_closed=_hide_closed(profile, include_closed_tasks),
+    )
+    outcome = recall_search(profile, query, top_k=top_k, filters=filters)
+    max_chars = int(profile_setting(profile, "recall.maxCharsPerMemory"))
+    records = [_record_out(row, r.score, max_chars) for row, r in outcome.rows]
+    hitstats.hits_record(
+        profile=profile, query=query, results=[(row.record_id, r.score) for row, r in outcome.rows],
+        session_key=session_key, turn=turn, source="recall_l1_records", degraded=outcome.degraded,
+    )
+    result: dict[str, Any] = {"records": records}
+    if trace:
+        result["trace"] = [
+            {"recordId": r.record_id, "denseRank": r.dense_rank, "sparseRank": r.sparse_rank,
+             "fused": round(r.fused, 6), "boosts": r.boosts}
+            for _, r in outcome.rows
+        ]
+    if outcome.degraded:
+        result["degraded"] = True
+    return result
+
+
+def embed_and_search(*, profile: Profile, queries: list[str] | None, query_text: str | None, top_k: int = 5) -> dict[str, Any]:
+    """SPEC §3.16: cosine search of live records for each query (dedup candidates)."""
+    if queries is not None and query_text is not None:
+        raise InvalidParams("pass either queries or queryText, not both",
+                            details=[{"field": "queries", "message": "conflicts with queryText"}])
+    if queries is None and query_text is None:
+        raise InvalidParams("one of queries or queryText is required",
+                            details=[{"field": "queries", "message": "required (or queryText)"}])
+    max_queries = int(profile_setting(profile, "embedAndSearch.maxQueries"))
+    if query_text is not None:
+        texts = [_check_query(query_text, "queryText")]
+    else:
+        assert queries is not None
+        if not queries:
+            raise invalid_field("queries", "must hold at least one query")
+        if len(queries) > max_queries:
+            raise invalid_field("queries", f"at most {max_queries} queries per call, got {len(queries)}; split them into chunks")
+        texts = [_check_query(q, f"queries.{i}") for i, q in enumerate(queries)]
+    _check_top_k(top_k, int(profile_setting(profile, "recall.maxTopK")))
+    preview = int(profile_setting(profile, "embedAndSearch.previewChars"))
+
+    results: list[dict[str, Any]] = [{"index": i, "queryText": t, "queryVector": None, "candidates": []} for i, t in enumerate(texts)]
+    try:
+        vectors = embedding.embed(texts, kind=embedding.PASSAGE)
+    except embedding.EmbeddingUnavailable as exc:
+        for item in results:
+            item["fallback"] = True
+            item["error"] = str(exc)
+        return {"results": results}
+    for item, vec in zip(results, vectors):
+        item["queryVector"] = [round(float(x), 7) for x in vec]
+    try:
+        _try_drain(profile)
+        has_index = index.current_collection(profile) is not None
+        if not has_index and L1Record.objects.filter(profile=profile, deleted=False).exists():
+            raise index.IndexUnavailable("the profile has records but no index")
+    except index.IndexUnavailable as exc:
+        for item in results:
+            item["fallback"] = True
+            item["error"] = str(exc)
+        return {"results": results}
+    for item, vec in zip(results, vectors):
+        try:
+            found = index.search_dense(profile, vec, limit=top_k * 2, query_filter=None) if has_index else []
+        except index.IndexUnavailable as exc:
+            item["fallback"] = True
+            item["error"] = str(exc)
+            continue
+        rows = {r.record_id: r for r in L1Record.objects.filter(
+            profile=profile, record_id__in=[c.record_id for c in found], deleted=False)}
+        cands = []
+        for cand in found:
+            row = rows.get(cand.record_id)
+            if row is None:
+                continue  # tombstoned or gone: never a candidate
+            content, cut = _content_cut(row.content, preview)
+            cands.append({"record_id": row.record_id, "content": content, "contentTruncated": cut, "type": row.type,
+                          "priority": row.priority, "score": round(cand.score, 6)})
+            if len(cands) >= top_k:
+                break
+        item["candidates"] = cands
+    return {"results": results}
+
+
+def recall_context(*, profile: Profile, query: str, session_key: str, cwd: str) -> dict[str, Any]:
+    """SPEC §3.19: the live USER.md, then the top `recall.autoInjectTopK` records as
+    `- [type|scene] content` lines, within `recall.timeoutMs`."""
+    started = time.monotonic()
+    timeout = int(profile_setting(profile, "recall.timeoutMs")) / 1000.0
+    persona = _persona_text(profile)
+    lines: list[str] = []
+    injected: list[tuple[str, float]] = []
+    degraded = False
+    if isinstance(query, str) and query.strip():
+        top_k = int(profile_setting(profile, "recall.autoInjectTopK"))
+        filters = Filters(
+            project_key=index.project_key(caller_project(profile=profile, session_key=session_key, cwd=cwd)),
+            hide_closed=_hide_closed(profile, None),
+        )
+        remaining = timeout - (time.monotonic() - started)
+        try:
+            if remaining <= 0:
+                raise FutureTimeout()
+            outcome = recall_search(profile, query, top_k=top_k, filters=filters, timeout=remaining)
+        except FutureTimeout:
+            return {"block": "", "timedOut": True}
+        if time.monotonic() - started > timeout:
+            return {"block": "", "timedOut": True}
+        degraded = outcome.degraded
+        max_chars = int(profile_setting(profile, "recall.maxCharsPerMemory"))
+        for row, ranked in outcome.rows:
+            content, _ = _content_cut(row.content.replace("\n", " "), max_chars)
+            tag = f"{TASK_TAGS[row.task_state or 'open']} " if row.type == "work_task" else ""
+            lines.append(f"- [{row.type}|{row.scene_name or '-'}] {tag}{content}")
+            injected.append((row.record_id, ranked.score))
+    parts = []
+    if persona.strip():
+        parts.append(persona.strip())
+    if lines:
+        parts.append("\n".join(lines))
+    if injected:
+        hitstats.hits_record(profile=profile, query=query, results=injected, session_key=session_key,
+                             source="recall_context", degraded=degraded)
+    result: dict[str, Any] = {"block": "\n\n".join(parts), "timedOut": False, "recordIds": [rid for rid, _ in injected]}
+    if degraded:
+        result["degraded"] = True
+    return result
+
+
+def _persona_text(profile: Profile) -> str:
+    try:
+        from apps.persona.services import persona_live_text
+    except ImportError:
+        return ""
+    try:
+        return persona_live_text(profile=profile) or ""
+    except Exception:  # the injection block must answer even if the persona store is broken
+        logger.warning("persona text unavailable for %s", profile.slug, exc_info=True)
+        return ""

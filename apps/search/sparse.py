@@ -1,0 +1,113 @@
+"""BM25 sparse vectors over a bilingual tokenizer.
+
+Chinese runs are segmented with jieba (search mode, so `数据库连接池` also yields `数据库`,
+`连接`, `连接池`); Latin words are lower-cased and stemmed with the Snowball English
+stemmer; numbers and identifiers are kept; stop words and punctuation are dropped.
+A token maps to a sparse index by a 32-bit murmur hash.
+
+Document values are BM25 term-frequency saturations (k1, b, a fixed average length that
+suits short memory records); query values are 1 per distinct token. The index applies
+IDF (Qdrant `Modifier.IDF`), so the product is BM25.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections import Counter
+from dataclasses import dataclass
+
+import mmh3
+
+K1 = 1.2
+B = 0.75
+AVG_LEN = 24.0  # tokens in a typical memory record
+
+_CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002ffff]")
+_WORD = re.compile(r"[0-9a-z][0-9a-z_\-.]*[0-9a-z]|[0-9a-z]", re.IGNORECASE)
+
+EN_STOP = frozenset(  # noqa: SIM905
+    """a an and are as at be been but by can could did do does for from had has have he her his how i if in into is it
+    its me my no not of on or our she so than that the their them then there these they this to was we were what when
+    where which who why will with would you your""".split()
+)
+ZH_STOP = frozenset("的 了 是 在 和 与 及 或 也 都 就 而 被 把 让 给 对 从 向 这 那 个 之 于 以 为 吗 呢 吧 啊 么 着 过 等".split())
+
+_init_lock = threading.Lock()
+_ready = False
+_stemmer = None
+
+
+def _setup():
+    global _ready, _stemmer
+    if _ready:
+        return
+    with _init_lock:
+        if _ready:
+            return
+        import jieba
+        from py_rust_stemmers import SnowballStemmer
+
+        jieba.setLogLevel(60)
+        jieba.initialize()
+        _stemmer = SnowballStemmer("english")
+        _ready = True
+
+
+def tokenize(text: str) -> list[str]:
+    """Index tokens of `text` (order kept, duplicates kept)."""
+    _setup()
+    import jieba
+
+    tokens: list[str] = []
+    for piece in jieba.cut_for_search(text or ""):
+        piece = piece.strip()
+        if not piece:
+            continue
+        if _CJK.search(piece):
+            # jieba keeps a CJK word whole; a mixed piece is rare (e.g. "A股"), keep it too.
+            if piece not in ZH_STOP:
+                tokens.append(piece.lower())
+            continue
+        for word in _WORD.findall(piece):
+            lowered = word.lower()
+            if lowered in EN_STOP:
+                continue
+            tokens.append(lowered if any(ch.isdigit() for ch in lowered) else _stemmer.stem_word(lowered))
+    return tokens
+
+
+def token_index(token: str) -> int:
+    return mmh3.hash(token, signed=False)
+
+
+@dataclass
+class SparseVec:
+    indices: list[int]
+    values: list[float]
+
+    @property
+    def empty(self) -> bool:
+        return not self.indices
+
+
+def _merge(weights: dict[int, float]) -> SparseVec:
+    items = sorted(weights.items())
+    return SparseVec([i for i, _ in items], [v for _, v in items])
+
+
+def document_vector(text: str) -> SparseVec:
+    tokens = tokenize(text)
+    if not tokens:
+        return SparseVec([], [])
+    length = len(tokens)
+    weights: dict[int, float] = {}
+    for token, tf in Counter(tokens).items():
+        value = tf * (K1 + 1) / (tf + K1 * (1 - B + B * length / AVG_LEN))
+        idx = token_index(token)
+        weights[idx] = weights.get(idx, 0.0) + value  # hash collisions add up
+    return _merge(weights)
+
+
+def query_vector(text: str) -> SparseVec:
+    return _merge({token_index(t): 1.0 for t in set(tokenize(text))})

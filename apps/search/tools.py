@@ -1,0 +1,66 @@
+"""Retrieval tools (SPEC §3.14, §3.16): thin shells over `apps.search.services`."""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from apps.search import embedding, index, services
+from apps.tools.registry import ToolContext, ToolParams, register_health_check, tool
+
+
+class RecallParams(ToolParams):
+    query: str = Field(description="What to look for, in any language (Chinese and English both work).")
+    topK: int = Field(5, description="How many records to return, 1..recall.maxTopK (20).")
+    types: list[str] | None = Field(None, description="Only these record types (e.g. ['work_task']).")
+    sceneId: str | None = Field(None, description="Only records of this scene-pool id (sc0001…).")
+    includeClosedTasks: bool | None = Field(
+        None, description="Include done/dropped tasks (tagged [已完成]/[已废弃]); default: not recall.hideClosedTasks."
+    )
+    trace: bool = Field(False, description="Also return per-record dense/sparse ranks, fused score and boosts.")
+
+
+@tool(
+    "recall_l1_records",
+    params=RecallParams,
+    min_role="agent",
+    description=(
+        "Search your L1 memories (facts, methods, tasks, artifacts, persona traits, episodes, instructions) by "
+        "meaning and by exact words (hybrid dense + BM25, fused by reciprocal rank). Use when no recall block is "
+        "present this turn or it does not cover what you need, or the user refers to earlier sessions. At most 3 "
+        "calls per turn; if 3 attempts find nothing relevant, the memory is not stored. Returns {records: "
+        "[{recordId, score, content, type, priority, scene_name, createdAt, taskState?, tag?}], trace?, degraded?}; "
+        "open tasks carry tag [待办], closed ones [已完成]/[已废弃] — record finished tasks with l1_task_state."
+    ),
+)
+def recall_l1_records(ctx: ToolContext, params: RecallParams) -> dict:
+    return services.recall_records(
+        profile=ctx.profile, query=params.query, top_k=params.topK, types=params.types, scene_id=params.sceneId,
+        include_closed_tasks=params.includeClosedTasks, trace=params.trace, session_key=ctx.session_key,
+        turn=ctx.turn, cwd=ctx.cwd,
+    )
+
+
+class EmbedAndSearchParams(ToolParams):
+    queries: list[str] | None = Field(None, description="Up to 50 query texts (split larger batches into chunks).")
+    queryText: str | None = Field(None, description="One query text (instead of queries).")
+    topK: int = Field(5, description="Candidates per query, 1..20.")
+
+
+@tool(
+    "embed_and_search",
+    params=EmbedAndSearchParams,
+    min_role="worker",
+    description=(
+        "Embed query texts and cosine-search the live L1 records (dedup candidates for the extractor). Returns "
+        "{results: [{index, queryText, queryVector, candidates: [{record_id, content (≤200 chars), "
+        "contentTruncated, type, priority, score}], fallback?}]}. Copy queryVector into l1_commit's `embedding` "
+        "only when the final content equals queryText exactly. A query with fallback:true could not be served: "
+        "use the text fallback for it."
+    ),
+)
+def embed_and_search(ctx: ToolContext, params: EmbedAndSearchParams) -> dict:
+    return services.embed_and_search(profile=ctx.profile, queries=params.queries, query_text=params.queryText, top_k=params.topK)
+
+
+register_health_check("index", index.health)
+register_health_check("embedding_model", embedding.health)
