@@ -336,6 +336,10 @@ def _insert_after_predecessor(proposal: PersonaProposal, live: list[str], text: 
         if entry.get("origin") in result:
             anchor = entry["origin"]
     index = result.index(anchor) + 1 if anchor is not None else 0
+    # Live entries the proposal deletes stood between the anchor and the addition.
+    claimed = {e.get("origin") for e in proposal.entries}
+    while index < len(result) and result[index] not in claimed:
+        index += 1
     result.insert(index, text)
     return result
 
