@@ -413,6 +413,44 @@ def persona_reject_change(*, profile: Profile, actor: str, change_id: str) -> di
     return {"success": True, "change": change, "proposal": [e["text"] for e in entries]}
 
 
+_KIND_ALIASES = {"add": "add", "added": "add", "update": "update", "updated": "update", "delete": "delete", "deleted": "delete"}
+
+
+def persona_merge_entry(
+    *, profile: Profile, actor: str, decision: str, kind: str, index: int | None = None, text: str = ""
+) -> dict[str, Any]:
+    """One review decision on one proposal entry, addressed the way the review page shows it:
+    an added/updated entry by its 0-based index in `USER-temp.md`, a deleted entry by its text.
+    `decision`: accept, reject, or edit (accept with `text` as the entry)."""
+    if decision not in ("accept", "reject", "edit"):
+        raise _invalid("decision", "must be accept, reject or edit")
+    change_kind = _KIND_ALIASES.get(kind)
+    if change_kind is None:
+        raise _invalid("kind", "must be added, updated or deleted")
+    proposal = PersonaProposal.objects.filter(profile=profile).first()
+    if change_kind == "delete":
+        wanted_before, wanted_after = (text or "").strip(), None
+    else:
+        entries = proposal.entries if proposal else []
+        if index is None or not 0 <= index < len(entries):
+            raise NotFound(f"no entry {index} in USER-temp.md", details={"index": index})
+        wanted_before, wanted_after = entries[index].get("origin"), entries[index]["text"]
+    pending = persona_changes(profile=profile)["changes"]
+    match = next((c for c in pending if c["kind"] == change_kind and c["after"] == wanted_after
+                  and (change_kind == "add" or c["before"] == wanted_before)), None)
+    if match is None:
+        raise NotFound("that change is no longer pending in USER-temp.md; reload the review", details={"kind": kind, "index": index})
+    if decision == "reject":
+        return persona_reject_change(profile=profile, actor=actor, change_id=match["id"])
+    edited = text if decision == "edit" else None
+    return persona_merge_change(profile=profile, actor=actor, change_id=match["id"], text=edited)
+
+
+def persona_restore(*, profile: Profile, actor: str, number: int) -> dict[str, Any]:
+    """Alias of `persona_restore_version` (the dashboard's name)."""
+    return persona_restore_version(profile=profile, actor=actor, number=number)
+
+
 def persona_versions(*, profile: Profile) -> list[dict[str, Any]]:
     """Every `USER.md` version, newest first (the first is live)."""
     from apps.scenes.blocks import iso

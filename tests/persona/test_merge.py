@@ -152,3 +152,22 @@ def test_files_mirror_the_database(alice, settings, django_capture_on_commit_cal
     with django_capture_on_commit_callbacks(execute=True):
         persona_merge_all(profile=alice, actor="u")
     assert (root / "USER.md").read_text(encoding="utf-8") == "Prefers concise answers\n§\nUses Neovim\n"
+
+
+def test_review_page_addressing_accepts_rejects_and_edits(alice):
+    from apps.persona.models import PersonaProposal
+    from apps.persona.services import persona_merge_entry
+
+    propose(alice)
+    texts = [e["text"] for e in PersonaProposal.objects.get(profile=alice).entries]
+    persona_merge_entry(profile=alice, actor="u", decision="edit", kind="added", index=texts.index("Uses Neovim"), text="Uses Neovim daily")
+    persona_merge_entry(profile=alice, actor="u", decision="reject", kind="deleted", text="Lives in Berlin")
+    persona_merge_entry(profile=alice, actor="u", decision="accept", kind="updated", index=texts.index("Works in Go and Rust"))
+    assert persona_live_entries(profile=alice) == ["Prefers concise answers", "Works in Go and Rust", "Lives in Berlin", "Uses Neovim daily"]
+    assert persona_changes(profile=alice)["changes"] == []
+    before = state(alice)
+    with pytest.raises(NotFound):
+        persona_merge_entry(profile=alice, actor="u", decision="accept", kind="added", index=0)
+    with pytest.raises(InvalidParams):
+        persona_merge_entry(profile=alice, actor="u", decision="maybe", kind="added", index=0)
+    assert state(alice) == before
