@@ -33,11 +33,6 @@ def write_shard():
     return write
 
 
-@pytest.fixture(autouse=True)
-def _api_routes(settings):
-    settings.ROOT_URLCONF = "tests.conversations.urls"
-
-
 def post_rows(api, rows, **kwargs):
     status, body = api.post("/api/v1/l0/messages", {"messages": rows}, **kwargs)
     assert status == 200, (status, body)
