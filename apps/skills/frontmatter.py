@@ -117,7 +117,7 @@ def parse_front_matter(content: str, *, expected_name: str, field_name: str = "c
     yaml_text, body = split_front_matter(content, field_name=field_name)
     prefix = f"{field_name}.front_matter"
     try:
-        data = yaml.load(yaml_text, Loader=_UniqueKeyLoader)  # noqa: S506 (a SafeLoader subclass)
+        data = yaml.load(yaml_text, Loader=_UniqueKeyLoader)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 2}" if mark is not None else ""

@@ -10,6 +10,7 @@ Errors are the tool errors of `apps.tools.errors` (the dashboard shows their mes
 from __future__ import annotations
 
 import hashlib
+import shutil
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -23,7 +24,7 @@ from apps.skills import storage
 from apps.skills.frontmatter import parse_front_matter, read_summary
 from apps.skills.models import SkillPin
 from apps.skills.storage import SKILL_FILE, SkillLocation, Undo
-from apps.tools.errors import Conflict, InvalidParams, NotFound, Unavailable
+from apps.tools.errors import Conflict, Forbidden, InvalidParams, NotFound, Unavailable
 
 TOOL = "skill_manage"
 
@@ -323,7 +324,7 @@ def skill_delete(*, profile: Profile, actor: str, name: str, tool: str = TOOL) -
                 "files": storage.support_files(location.path),
             },
             after={"trash": trash},
-            apply=lambda: storage.op_move_to_trash(location.path, destination, prune_stop=storage.skills_root(profile)),
+            apply=lambda: storage.op_move(location.path, destination, prune_stop=storage.skills_root(profile)),
         )
     return _result("delete", location, trash=trash)
 
@@ -386,7 +387,7 @@ def skill_remove_file(*, profile: Profile, actor: str, name: str, file_path: str
         _apply_change(
             profile=profile, actor=actor, tool=tool, action="remove_file", name=name,
             before={"file": target, **_file_info(path.read_bytes())}, after={"trash": trash},
-            apply=lambda: storage.op_move_to_trash(path, destination, prune_stop=location.path),
+            apply=lambda: storage.op_move(path, destination, prune_stop=location.path),
         )
     return _result("remove_file", location, file_path=target, trash=trash)
 
@@ -418,3 +419,114 @@ def skill_pin(*, profile: Profile, actor: str, name: str, tool: str = TOOL) -> d
 
 def skill_unpin(*, profile: Profile, actor: str, name: str, tool: str = TOOL) -> dict[str, Any]:
     return _set_pin(profile=profile, actor=actor, name=name, pinned=False, tool=tool)
+
+
+# --- the trash (dashboard) ------------------------------------------------------------
+
+def skill_trash_list(*, profile: Profile) -> dict[str, Any]:
+    """What deletes, removals and overwrites kept, newest first.
+
+    `{entries: [{id, at, action, name, category, files}], returned}`; `files` are paths
+    inside the skill folder (a deleted skill lists SKILL.md and its support files).
+    """
+    root = storage.trash_root(profile)
+    entries = []
+    if root.is_dir() and not root.is_symlink():
+        for folder in root.iterdir():
+            entry = storage.parse_trash_entry(folder)
+            if entry is not None:
+                entries.append(entry)
+    entries.sort(key=lambda e: (e.at, e.id), reverse=True)
+    items = [
+        {
+            "id": e.id,
+            "at": e.at.isoformat().replace("+00:00", "Z"),
+            "action": e.action,
+            "name": e.name,
+            "category": e.category,
+            "files": storage.files_under(e.path),
+        }
+        for e in entries
+    ]
+    return {"entries": items, "returned": len(items)}
+
+
+def _require_trash_entry(profile: Profile, entry_id: str) -> storage.TrashEntry:
+    if not isinstance(entry_id, str) or entry_id == "":
+        raise _bad("entry", "is required")
+    if "/" in entry_id or "\\" in entry_id or entry_id in (".", ".."):
+        raise Forbidden(f"entry: {entry_id!r} is a path; give the id of a trash entry", details=[{"field": "entry", "message": "is a path"}])
+    if not storage.TRASH_ENTRY_RE.match(entry_id):
+        raise _bad("entry", f"{entry_id!r} is not a skill trash entry id")
+    entry = storage.parse_trash_entry(storage.trash_root(profile) / entry_id)
+    if entry is None:
+        raise NotFound(f"no skill trash entry {entry_id!r}", details={"entry": entry_id})
+    return entry
+
+
+def skill_restore(*, profile: Profile, actor: str, entry: str, tool: str = "dashboard") -> dict[str, Any]:
+    """Bring back what a trash entry kept: a deleted skill, or a removed/overwritten file.
+
+    A deleted skill comes back under its category and name (conflict if the name is taken
+    meanwhile). A file goes back into the existing skill; the version it replaces is kept
+    in a new trash entry, so a restore loses nothing either.
+    """
+    with storage.skills_lock(profile):
+        found = _require_trash_entry(profile, entry)
+        if found.action == "delete":
+            return _restore_skill(profile=profile, actor=actor, entry=found, tool=tool)
+        return _restore_file(profile=profile, actor=actor, entry=found, tool=tool)
+
+
+def _restore_skill(*, profile: Profile, actor: str, entry: storage.TrashEntry, tool: str) -> dict[str, Any]:
+    name, category = entry.name, entry.category
+    if storage.find_in_root(storage.bundled_root(), name, bundled=True) is not None:
+        raise Conflict(f"{name!r} is now the name of a bundled skill; it cannot be restored", details={"name": name})
+    existing = storage.find_in_root(storage.skills_root(profile), name, bundled=False)
+    target = storage.skills_root(profile) / category / name
+    if existing is not None or target.exists() or target.is_symlink():
+        raise Conflict(
+            f"a skill named {name!r} exists again; delete or rename it before restoring",
+            details={"name": name, "category": existing.category if existing else category},
+        )
+    if not (entry.path / SKILL_FILE).is_file():
+        raise Conflict(f"trash entry {entry.id!r} holds no SKILL.md", details={"entry": entry.id})
+    location = SkillLocation(name, category, target, False)
+    _apply_change(
+        profile=profile, actor=actor, tool=tool, action="restore", name=name,
+        before={"trash": storage.relative_to_profile(profile, storage.trash_root(profile) / entry.id)},
+        after={"category": category, "files": storage.files_under(entry.path)},
+        db=lambda: SkillPin.objects.filter(profile=profile, name=name).delete(),
+        apply=lambda: storage.op_move(entry.path, target, prune_stop=storage.trash_root(profile)),
+    )
+    return _result("restore", location, entry=entry.id)
+
+
+def _restore_file(*, profile: Profile, actor: str, entry: storage.TrashEntry, tool: str) -> dict[str, Any]:
+    location = storage.require_writable(profile, entry.name)
+    files = storage.files_under(entry.path)
+    if len(files) != 1:
+        raise Conflict(f"trash entry {entry.id!r} should hold one file, found {len(files)}", details={"entry": entry.id, "files": files})
+    parts = storage.check_support_path(files[0])
+    target = storage.resolve_inside(location.path, parts)
+    if target.exists() and not target.is_file():
+        raise Conflict(f"{files[0]!r} is a folder in skill {entry.name!r} now", details={"file_path": files[0]})
+    source = entry.path / Path(*parts)
+    data = source.read_bytes()
+    existed = target.is_file()
+    old = target.read_bytes() if existed else b""
+    _check_totals(location, replaced_bytes=len(old), new_bytes=len(data), new_file=not existed)
+    trash_copy = None
+    after: dict[str, Any] = {"file": files[0], **_file_info(data)}
+    if existed:
+        keep = storage.new_trash_entry(profile, "overwrite", entry.name)
+        trash_copy = keep / location.category / entry.name / Path(*parts)
+        after["previousKeptIn"] = storage.relative_to_profile(profile, keep)
+    _apply_change(
+        profile=profile, actor=actor, tool=tool, action="restore", name=entry.name,
+        before={"trash": storage.relative_to_profile(profile, storage.trash_root(profile) / entry.id)}, after=after,
+        apply=lambda: storage.op_write(target, data, stop=location.path, trash_copy=trash_copy),
+    )
+    # The entry's file is now live again; the redundant copy goes (a failure here loses nothing).
+    shutil.rmtree(storage.trash_root(profile) / entry.id, ignore_errors=True)
+    return _result("restore", location, entry=entry.id, file_path=files[0])

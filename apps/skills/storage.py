@@ -35,7 +35,13 @@ from apps.accounts.locks import ProfileLocked
 from apps.accounts.models import Profile
 from apps.accounts.paths import PathOutsideProfile, confine, profile_dir
 from apps.skills.frontmatter import NAME_PATTERN, NAME_RE
-from apps.tools.errors import Conflict, Forbidden, InvalidParams, NotFound, PayloadTooLarge
+from apps.tools.errors import (
+    Conflict,
+    Forbidden,
+    InvalidParams,
+    NotFound,
+    PayloadTooLarge,
+)
 
 SKILL_FILE = "SKILL.md"
 SUPPORT_DIRS = ("references", "templates", "scripts", "assets")
@@ -356,9 +362,49 @@ def atomic_write(path: Path, data: bytes) -> None:
         raise
 
 
+TRASH_ACTIONS = ("delete", "overwrite", "remove_file")
+TRASH_ENTRY_RE = re.compile(r"(\d{8}T\d{12}Z)-(" + "|".join(TRASH_ACTIONS) + r")-(" + NAME_PATTERN + r")-([0-9a-f]{4})\Z")
+
+
 def new_trash_entry(profile: Profile, action: str, name: str) -> Path:
+    """A fresh trash folder; its name says when, why and which skill (see TRASH_ENTRY_RE)."""
+    assert action in TRASH_ACTIONS
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
     return trash_root(profile) / f"{stamp}-{action}-{name}-{secrets.token_hex(2)}"
+
+
+@dataclass(frozen=True)
+class TrashEntry:
+    id: str
+    at: datetime
+    action: str
+    name: str
+    category: str
+    path: Path  # <trash>/<id>/<category>/<name>
+
+
+def parse_trash_entry(folder: Path) -> TrashEntry | None:
+    match = TRASH_ENTRY_RE.match(folder.name)
+    if match is None or folder.is_symlink() or not folder.is_dir():
+        return None
+    stamp, action, name, _ = match.groups()
+    categories = [c for c in _plain_dirs(folder) if (c / name).is_dir() and not (c / name).is_symlink()]
+    if len(categories) != 1:
+        return None
+    at = datetime.strptime(stamp, "%Y%m%dT%H%M%S%fZ").replace(tzinfo=UTC)
+    return TrashEntry(folder.name, at, action, name, categories[0].name, categories[0] / name)
+
+
+def files_under(folder: Path) -> list[str]:
+    """Regular files below `folder` as sorted posix paths; links are skipped."""
+    found = []
+    for dirpath, dirnames, filenames in os.walk(folder):
+        dirnames[:] = sorted(d for d in dirnames if not os.path.islink(os.path.join(dirpath, d)))
+        for filename in sorted(filenames):
+            full = Path(dirpath) / filename
+            if not full.is_symlink() and full.is_file():
+                found.append(full.relative_to(folder).as_posix())
+    return found
 
 
 def op_write(path: Path, data: bytes, *, stop: Path, trash_copy: Path | None) -> Undo:
@@ -393,8 +439,8 @@ def op_write(path: Path, data: bytes, *, stop: Path, trash_copy: Path | None) ->
     return undo
 
 
-def op_move_to_trash(source: Path, destination: Path, *, prune_stop: Path) -> Undo:
-    """Move a file or a folder into the trash; prune folders left empty up to `prune_stop`."""
+def op_move(source: Path, destination: Path, *, prune_stop: Path) -> Undo:
+    """Move a file or a folder (into or out of the trash); prune folders left empty up to `prune_stop`."""
     trash_created = _make_dirs(destination.parent, destination.parents[len(destination.parents) - 1])
     try:
         os.rename(source, destination)
