@@ -11,8 +11,7 @@ from dataclasses import dataclass
 
 from django.http import Http404, HttpRequest
 
-from apps.accounts.models import ROLE_ADMIN, ROLE_AGENT, Profile, ProfileAccess
-from apps.tools.registry import ToolContext
+from apps.accounts.models import Profile, ProfileAccess
 
 
 @dataclass(frozen=True)
@@ -50,13 +49,3 @@ def _get_profile_for_user(request: HttpRequest, slug: str) -> ProfileView:
 
 def actor_for(request: HttpRequest) -> str:
     return f"user:{request.user.get_username()}"
-
-
-def tool_context_for(request: HttpRequest, pv: ProfileView) -> ToolContext:
-    """A person acts with the agent role, or admin when granted admin on the profile."""
-    return ToolContext(
-        profile=pv.profile,
-        role=ROLE_ADMIN if pv.is_admin else ROLE_AGENT,
-        actor=actor_for(request),
-        session_key="dashboard",
-    )

@@ -1,8 +1,8 @@
-"""The dashboard's changes, each one call of the owning app's tool or service.
+"""The dashboard's changes, each one call of the owning app's service.
 
-A person acts with the agent role (admin when granted admin on the profile), so the
-guards are exactly those an agent meets through the API; the tool layer and services
-write the audit events. Nothing here writes a model."""
+The services apply the same guards as the tools (a person is an admin only when granted
+admin on the profile, which is what `force` needs) and write the audit events and
+history. Nothing here writes a model; refusals come back as {code, message, details}."""
 
 from __future__ import annotations
 
@@ -13,10 +13,12 @@ from django.http import HttpRequest
 
 from apps.accounts.config import profile_setting
 from apps.accounts.models import Profile
-from apps.dashboard.access import ProfileView, tool_context_for
+from apps.accounts.locks import ProfileLocked
+from apps.dashboard.access import ProfileView, actor_for
 from apps.dashboard.views.common import refusal_from
+from apps.records import services as record_services
 from apps.records.models import L1Record
-from apps.tools.dispatch import call_tool
+from apps.scenes import services as scene_services
 from apps.tools.errors import ToolError
 
 
@@ -30,62 +32,64 @@ class Outcome:
     redirect_record_id: str | None = None
 
 
-def run_tool(request: HttpRequest, pv: ProfileView, name: str, payload: dict[str, Any]) -> tuple[Any, dict[str, Any] | None]:
-    try:
-        return call_tool(name, payload, tool_context_for(request, pv)), None
-    except ToolError as exc:
-        return None, refusal_from(exc)
-
-
 def fix_min_evidence(profile: Profile) -> int:
     return int(profile_setting(profile, "l1.fixMinEvidenceChars"))
 
 
+def _service_call(func: Any, **kwargs: Any) -> tuple[Any, dict[str, Any] | None]:
+    try:
+        return func(**kwargs), None
+    except (ToolError, ProfileLocked) as exc:  # guard refusals, shown to the person as they are
+        return None, refusal_from(exc)
+
+
 def fix_record(request: HttpRequest, pv: ProfileView, record: L1Record, form: Any) -> Outcome:
     action = form.get("action", "rewrite")
-    payload: dict[str, Any] = {"recordId": record.record_id, "action": action, "evidence": form.get("evidence", "")}
+    kwargs: dict[str, Any] = {
+        "profile": pv.profile, "record_id": record.record_id, "action": action, "evidence": form.get("evidence", ""),
+        "actor": actor_for(request), "reason": form.get("reason", "").strip() or None,
+        "force": form.get("force") == "on", "is_admin": pv.is_admin, "tool": "dashboard",
+    }
     if action == "rewrite":
-        payload["newContent"] = form.get("newContent", "")
-    if form.get("reason"):
-        payload["reason"] = form["reason"]
-    if form.get("priority", "").strip():
-        try:
-            payload["priority"] = int(form["priority"])
-        except ValueError:
-            return Outcome(ok=False, refusal={"code": "invalid_params", "message": "priority must be a whole number", "details": None})
-    if form.get("force") == "on":
-        if not pv.is_admin:
-            return Outcome(ok=False, refusal={"code": "forbidden", "message": "only an admin of this profile may force a fix", "details": None})
-        payload["force"] = True
-    result, refusal = run_tool(request, pv, "l1_fix", payload)
+        kwargs["new_content"] = form.get("newContent", "")
+        if form.get("priority", "").strip():
+            try:
+                kwargs["priority"] = int(form["priority"])
+            except ValueError:
+                return Outcome(ok=False, refusal={"code": "invalid_params", "message": "priority: must be a whole number", "details": None})
+    result, refusal = _service_call(record_services.record_fix, **kwargs)
     if refusal:
         return Outcome(ok=False, refusal=refusal)
     if action == "rewrite":
-        return Outcome(ok=True, message=f"Rewrote {record.record_id} as {result.get('newRecordId')}.", result=result, redirect_record_id=result.get("newRecordId"))
+        return Outcome(ok=True, message=f"Rewrote {record.record_id} as {result.get('newRecordId')}.", result=result,
+                       redirect_record_id=result.get("newRecordId"))
     return Outcome(ok=True, message=f"Tombstoned {record.record_id}.", result=result)
 
 
 def set_task_state(request: HttpRequest, pv: ProfileView, ids: list[str], state: str, reason: str) -> Outcome:
-    payload: dict[str, Any] = {"ids": ids, "state": state}
-    if reason:
-        payload["reason"] = reason
-    result, refusal = run_tool(request, pv, "l1_task_state", payload)
+    result, refusal = _service_call(
+        record_services.record_set_task_state, profile=pv.profile, ids=ids, state=state, actor=actor_for(request),
+        reason=reason.strip() or None, tool="dashboard",
+    )
     if refusal:
         return Outcome(ok=False, refusal=refusal)
-    details = [f"{f.get('id')}: {f.get('reason')}" for f in result.get("failed", [])]
-    message = f"Task state {state}: {len(result.get('applied', []))} applied, {len(result.get('unchanged', []))} unchanged, {len(details)} failed."
-    return Outcome(ok=not details or bool(result.get("applied") or result.get("unchanged")), message=message, result=result, details=details,
-                   refusal={"code": "conflict", "message": message, "details": details} if details and not (result.get("applied") or result.get("unchanged")) else {})
+    applied, unchanged, failed = result["applied"], result["unchanged"], result["failed"]
+    details = [f"{f['id']}: {f['reason']}" for f in failed]
+    message = f"Task state {state}: {len(applied)} applied, {len(unchanged)} unchanged, {len(failed)} failed."
+    if failed and not (applied or unchanged):
+        return Outcome(ok=False, refusal={"code": "conflict", "message": message, "details": details}, result=result)
+    return Outcome(ok=True, message=message, result=result, details=details)
 
 
 def bulk_tombstone(request: HttpRequest, pv: ProfileView, ids: list[str], evidence: str, reason: str) -> Outcome:
-    """Tombstone each selected record through `l1_fix` (same evidence and guards as one)."""
+    """Tombstone each selected record with the fix service (same evidence and guards as one
+    record); one refusal does not stop the others, and each is reported."""
     done, details = [], []
     for record_id in ids:
-        payload: dict[str, Any] = {"recordId": record_id, "action": "tombstone", "evidence": evidence}
-        if reason:
-            payload["reason"] = reason
-        result, refusal = run_tool(request, pv, "l1_fix", payload)
+        _, refusal = _service_call(
+            record_services.record_fix, profile=pv.profile, record_id=record_id, action="tombstone", evidence=evidence,
+            actor=actor_for(request), reason=reason.strip() or None, is_admin=pv.is_admin, tool="dashboard",
+        )
         if refusal:
             details.append(f"{record_id}: {refusal['code']} — {refusal['message']}")
         else:
@@ -98,23 +102,16 @@ def bulk_tombstone(request: HttpRequest, pv: ProfileView, ids: list[str], eviden
 
 def restore_version(request: HttpRequest, pv: ProfileView, record: L1Record, form: Any) -> Outcome:
     try:
-        from apps.records import services as record_services
-    except ImportError:
-        record_services = None
-    restore = getattr(record_services, "record_restore_version", None)
-    if restore is None:
-        return Outcome(ok=False, refusal={"code": "unavailable", "message": "restoring a version is not available in this build", "details": None})
-    try:
         change_id = int(form.get("change", ""))
     except ValueError:
         return Outcome(ok=False, refusal={"code": "invalid_params", "message": "change: pick a version to restore", "details": None})
-    try:
-        result = restore(profile=pv.profile, record_id=record.record_id, change_id=change_id, actor=tool_context_for(request, pv).actor,
-                         evidence=form.get("evidence", ""))
-    except Exception as exc:  # the service's guard errors are shown as refusals
-        return Outcome(ok=False, refusal=refusal_from(exc))
-    new_id = (result or {}).get("recordId") if isinstance(result, dict) else None
-    return Outcome(ok=True, message=f"Restored {record.record_id} to the chosen version.", result=result, redirect_record_id=new_id)
+    result, refusal = _service_call(
+        record_services.record_restore_version, profile=pv.profile, record_id=record.record_id, change_id=change_id,
+        actor=actor_for(request), tool="dashboard",
+    )
+    if refusal:
+        return Outcome(ok=False, refusal=refusal)
+    return Outcome(ok=True, message=f"Restored {record.record_id} to the state of change #{change_id}.", result=result)
 
 
 def cited_messages(profile: Profile, refs: list[str]) -> list[dict[str, Any]]:
@@ -153,40 +150,20 @@ def semantic_search(request: HttpRequest, pv: ProfileView, filters: Any) -> dict
 # ---------------------------------------------------------------- scenes
 
 
-def _scene_services():
-    try:
-        from apps.scenes import services
-    except ImportError:
-        return None
-    return services
-
-
-def scenes_changeable() -> bool:
-    services = _scene_services()
-    return bool(services and hasattr(services, "scene_block_archive") and hasattr(services, "scene_block_restore"))
-
-
 def scene_archive(request: HttpRequest, pv: ProfileView, block: Any, reason: str) -> Outcome:
-    services = _scene_services()
-    if not scenes_changeable():
-        return Outcome(ok=False, refusal={"code": "unavailable", "message": "archiving is not available in this build", "details": None})
     if not reason.strip():
         return Outcome(ok=False, refusal={"code": "invalid_params", "message": "reason: say why the block is archived", "details": None})
-    try:
-        services.scene_block_archive(profile=pv.profile, filename=block.filename, reason=reason.strip(), actor=tool_context_for(request, pv).actor)
-    except Exception as exc:  # guards (cap, age, name conflict) come back as refusals
-        return Outcome(ok=False, refusal=refusal_from(exc))
+    _, refusal = _service_call(scene_services.scene_block_archive, profile=pv.profile, actor=actor_for(request),
+                               filename=block.filename, reason=reason.strip())
+    if refusal:
+        return Outcome(ok=False, refusal=refusal)
     return Outcome(ok=True, message=f"Archived {block.filename}.")
 
 
 def scene_restore(request: HttpRequest, pv: ProfileView, block: Any) -> Outcome:
-    services = _scene_services()
-    if not scenes_changeable():
-        return Outcome(ok=False, refusal={"code": "unavailable", "message": "restoring is not available in this build", "details": None})
-    try:
-        services.scene_block_restore(profile=pv.profile, filename=block.filename, actor=tool_context_for(request, pv).actor)
-    except Exception as exc:
-        return Outcome(ok=False, refusal=refusal_from(exc))
+    _, refusal = _service_call(scene_services.scene_block_restore, profile=pv.profile, actor=actor_for(request), filename=block.filename)
+    if refusal:
+        return Outcome(ok=False, refusal=refusal)
     return Outcome(ok=True, message=f"Restored {block.filename}.")
 
 
@@ -213,7 +190,7 @@ def _persona_call(request: HttpRequest, pv: ProfileView, name: str, **kwargs: An
     if func is None:
         return None, {"code": "unavailable", "message": "merging the persona is not available in this build", "details": None}
     try:
-        return func(profile=pv.profile, actor=tool_context_for(request, pv).actor, **kwargs), None
+        return func(profile=pv.profile, actor=actor_for(request), **kwargs), None
     except Exception as exc:  # guards (budget, stale proposal) come back as refusals
         return None, refusal_from(exc)
 

@@ -19,6 +19,12 @@ from apps.records.models import L1Change, L1Record
 _seq = itertools.count(1)
 
 
+@pytest.fixture(autouse=True)
+def _fast_passwords(settings):
+    # PBKDF2's deliberate slowness buys nothing in tests of views.
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
 @pytest.fixture
 def person(db):
     def make(username: str, *, superuser: bool = False):
@@ -74,5 +80,24 @@ def make_record(db):
         L1Record.objects.filter(pk=record.pk).update(last_change=change.pk)
         record.refresh_from_db()
         return record
+
+    return make
+
+
+@pytest.fixture
+def make_block(db):
+    """A scene block written through the scene service (as the L2 job would)."""
+    from apps.scenes.services import scene_commit
+
+    def make(profile, filename: str = "项目｜构建.md", content: str = "# Build\n\nUses `make test`.", *, members=None, days_old: int = 30):
+        created = (timezone.now() - timedelta(days=days_old)).isoformat()
+        write = {"action": "create", "filename": filename, "content": content,
+                 "meta": {"created": created, "updated": created, "summary": "how the build works", "heat": 3}}
+        if members is not None:
+            write["members"] = members
+        scene_commit(profile=profile, actor="test", scene_writes=[write], cursor=None)
+        from apps.scenes.models import SceneBlock
+
+        return SceneBlock.objects.get(profile=profile, filename=filename, removed=False, archived=False)
 
     return make

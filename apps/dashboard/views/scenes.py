@@ -31,7 +31,6 @@ def scene_list(request: HttpRequest, slug: str) -> HttpResponse:
         "counts": counts,
         "level": charts.cap_level(counts["live"], counts["cap"]),
         "pool": selectors.scene_pool(pv.profile),
-        "can_change": actions.scenes_changeable(),
     }
     return page(request, pv, "scenes", "dashboard/scenes/list.html", context)
 
@@ -46,7 +45,6 @@ def scene_detail(request: HttpRequest, slug: str, block_id: int) -> HttpResponse
         "backups": selectors.block_backups(block),
         "counts": counts,
         "level": charts.cap_level(counts["live"], counts["cap"]),
-        "can_change": actions.scenes_changeable(),
     }
     return page(request, pv, "scenes", "dashboard/scenes/detail.html", context)
 
