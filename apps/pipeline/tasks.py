@@ -46,11 +46,6 @@ def drain_index_outbox() -> dict:
     """
     if not settings.QDRANT_URL:
         return {"skipped": "embedded Qdrant belongs to the web process"}
-    try:
-        from apps.search import index  # type: ignore[attr-defined]
-    except ImportError:
-        return {"skipped": "no index module"}
-    drain = getattr(index, "drain_outbox", None)
-    if drain is None:
-        return {"skipped": "the index module has no drain_outbox"}
-    return {"drained": drain()}
+    from apps.search.outbox import drain_outbox
+
+    return {"drained": drain_outbox()}

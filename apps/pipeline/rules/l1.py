@@ -58,6 +58,7 @@ class Planned:
     task_state: str | None = None
     scene: dict[str, str] | None = None
     metadata: dict[str, Any] | None = None
+    project_hint: str = ""  # the session's project when the server will fill it (scene label only)
 
 
 def message_ref(message: dict) -> str:
@@ -192,6 +193,7 @@ def _scope(ctx, item: Planned, mode: str, projects: dict[str, dict]) -> dict[str
         return {"scope": "global", "project": ""}
     session = _session_project(ctx, session_key, projects)
     if session.get("flag"):
+        item.project_hint = str(session.get("project") or "")
         return {"scope": "self"}  # the server fills the session's project
     return {"scope": "unknown", "project": ""}
 
@@ -299,7 +301,7 @@ def scene_label(item: Planned, mode: str) -> str:
     if mode == "chat":
         owner = "用户" if zh else "user"
     else:
-        project = (item.metadata or {}).get("project") or ""
+        project = (item.metadata or {}).get("project") or item.project_hint
         owner = os.path.basename(project.replace("\\", "/").rstrip("/")) if project else ("通用" if zh else "general")
     return f"{owner}｜{topic}"
 

@@ -13,6 +13,7 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
@@ -35,6 +36,9 @@ class Command(BaseCommand):
         if not port.isdigit():
             raise CommandError(f"addrport must look like 127.0.0.1:8000, got {addrport!r}")
         python = sys.executable
+        # The console script, so the process is recognisably a Celery worker (argv[0]).
+        celery_script = Path(python).with_name("celery")
+        celery = [str(celery_script)] if celery_script.exists() else [python, "-m", "celery"]
         manage = str(settings.BASE_DIR / "manage.py")
         env = os.environ.copy()
         # Workers reach the tool API of this web server unless told otherwise.
@@ -42,13 +46,13 @@ class Command(BaseCommand):
         children = {"web": ([python, manage, "runserver", "--noreload", addrport], "web")}
         if not options["no_worker"]:
             children["worker"] = (
-                [python, "-m", "celery", "-A", "memoryweb", "worker", "-Q", "quick,embed", "-c", str(options["concurrency"]),
+                [*celery, "-A", "memoryweb", "worker", "-Q", "quick,embed", "-c", str(options["concurrency"]),
                  "-n", "memoryweb@%h", "--loglevel", "INFO"],
                 "worker",
             )
         if not options["no_beat"]:
             children["beat"] = (
-                [python, "-m", "celery", "-A", "memoryweb", "beat", "--loglevel", "INFO", "-s", settings.CELERY_BEAT_SCHEDULE_FILENAME],
+                [*celery, "-A", "memoryweb", "beat", "--loglevel", "INFO", "-s", settings.CELERY_BEAT_SCHEDULE_FILENAME],
                 "beat",
             )
         self.stdout.write(f"broker: {_redact(settings.CELERY_BROKER_URL)}; web: http://{addrport}/")
