@@ -124,7 +124,7 @@ def skill_feed_read_increment(
     seen_at_boundary = cursor.get("seen", 0) if cursor else 0
 
     messages: list[dict[str, Any]] = []
-    background: deque[dict[str, Any]] = deque(maxlen=max(background_size, 0) or None)
+    background: deque[dict[str, Any]] = deque(maxlen=max(background_size, 1))
     skipped = 0
     truncated = False
     equal_seen = 0  # rows stamped exactly at the boundary met so far
