@@ -476,3 +476,73 @@ def health() -> dict[str, Any]:
         return {"ok": False, "error": str(exc), "location": describe_location(), "pendingOps": pending}
     return {"ok": True, "mode": "server" if settings.QDRANT_URL else "embedded", "collections": collections,
             "pendingOps": pending, "failingOps": failing}
+
+
+# -------------------------------------------------------------------- reindex
+def reindex_profile(profile: Profile, *, progress=None, batch: int = 128) -> dict[str, Any]:
+    """Rebuild the profile's index into a new collection, then switch the alias over.
+
+    Recall keeps using the old collection until the switch (no empty window). Records
+    changed while the build ran are caught up before and after the switch, so nothing
+    committed meanwhile is lost; the old collection is dropped last."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+    from qdrant_client import models as qm
+
+    from apps.records.models import L1Record
+
+    client = get_client()
+    alias = alias_name(profile)
+    old = _aliases(client).get(alias)
+    new = _new_collection_name(profile)
+    _create_collection(client, new, embedding.dimension())
+    started = timezone.now() - timedelta(seconds=2)
+    live = L1Record.objects.filter(profile=profile, deleted=False).select_related("scene").order_by("pk")
+    done = 0
+    try:
+        chunk: list = []
+        for record in live.iterator(chunk_size=batch):
+            chunk.append(record)
+            if len(chunk) >= batch:
+                upsert_records(profile, chunk, collection=new)
+                done += len(chunk)
+                if progress:
+                    progress(len(chunk))
+                chunk = []
+        if chunk:
+            upsert_records(profile, chunk, collection=new)
+            done += len(chunk)
+            if progress:
+                progress(len(chunk))
+        second = timezone.now() - timedelta(seconds=2)
+        caught = _catch_up(profile, new, since=started)
+        ops: list[Any] = []
+        if old is not None:
+            ops.append(qm.DeleteAliasOperation(delete_alias=qm.DeleteAlias(alias_name=alias)))
+        ops.append(qm.CreateAliasOperation(create_alias=qm.CreateAlias(collection_name=new, alias_name=alias)))
+        _call(client.update_collection_aliases, change_aliases_operations=ops)
+    except BaseException:
+        try:
+            _call(client.delete_collection, new)
+        except IndexUnavailable:
+            logger.warning("could not drop the unfinished collection %s", new)
+        raise
+    caught += _catch_up(profile, new, since=second)
+    if old is not None:
+        try:
+            _call(client.delete_collection, old)
+        except IndexUnavailable:
+            logger.warning("could not drop the replaced collection %s", old)
+    return {"profile": profile.slug, "collection": new, "replaced": old, "records": done, "caughtUp": caught}
+
+
+def _catch_up(profile: Profile, collection: str, *, since) -> int:
+    from apps.records.models import L1Record
+
+    changed = list(L1Record.objects.filter(profile=profile, updated_at__gte=since).select_related("scene"))
+    gone = [r.record_id for r in changed if r.deleted]
+    live = [r for r in changed if not r.deleted]
+    delete_points(profile, gone, collection=collection)
+    upsert_records(profile, live, collection=collection)
+    return len(changed)
