@@ -7,11 +7,6 @@ import pytest
 from tests.skills.helpers import skill_md
 
 
-@pytest.fixture(autouse=True)
-def _api_routes_only(settings):
-    settings.ROOT_URLCONF = "tests.skills.api_urls"
-
-
 @pytest.fixture
 def create_skill():
     def create(api, name: str = "deploy", category: str = "devops", content: str | None = None):
