@@ -217,3 +217,43 @@ def test_backward_reader_yields_complete_lines_newest_first(tmp_path):
     offsets = [item.offset for item in shards.iter_forward(path, 0)]
     assert [item.row["i"] for item in shards.iter_backward(path, offsets[120], 10**9)] == list(range(119, -1, -1))
     assert len(list(shards.iter_backward(path, end, 70_000))) < 300
+
+
+def _l0_append_worker(profile_id: int, worker: int, batches: int) -> None:
+    from django.db import connections
+
+    from apps.accounts.models import Profile
+
+    connections.close_all()  # never share the parent's connection across fork
+    try:
+        profile = Profile.objects.get(pk=profile_id)
+        for b in range(batches):
+            services.l0_append(profile=profile, rows=[row(i, id=f"w{worker}-b{b}-{i}") for i in range(5)])
+    except BaseException:
+        os._exit(1)
+    os._exit(0)
+
+
+@pytest.mark.integration
+@pytest.mark.django_db(transaction=True)
+def test_concurrent_l0_append_processes_keep_lines_and_index_consistent(make_profile):
+    from django.db import connection
+
+    if connection.vendor != "postgresql":
+        pytest.skip("child processes need a database they can connect to (PostgreSQL)")
+    profile = make_profile("carol")
+    connection.close()
+    ctx = multiprocessing.get_context("fork")
+    procs = [ctx.Process(target=_l0_append_worker, args=(profile.pk, w, 150)) for w in range(2)]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(120)
+        assert p.exitcode == 0
+    path = services.l0_dir(profile) / services.today_shard_name()
+    stored = [json.loads(x) for x in path.read_bytes().split(b"\n")[:-1]]
+    assert len(stored) == 2 * 150 * 5
+    assert [r["sourceLine"] for r in stored] == list(range(1, len(stored) + 1))
+    assert L0Message.objects.filter(profile=profile).count() == len(stored)
+    found = services.l0_lookup_messages(profile=profile, refs=["w0-b149-4", "w1-b0-0"])
+    assert {k: len(v) for k, v in found.items()} == {"w0-b149-4": 1, "w1-b0-0": 1}
