@@ -16,7 +16,7 @@ import logging
 import os
 import socket
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -239,7 +239,7 @@ def l0_backlog(*, profile: Profile, cursor: dict[str, Any], limit: int) -> Backl
         found = _count_eligible(shard, offset, limit - count, legacy)
         if found:
             count += found
-            mtime = datetime.fromtimestamp(shard.stat().st_mtime, tz=timezone.utc)
+            mtime = datetime.fromtimestamp(shard.stat().st_mtime, tz=UTC)
             newest = mtime if newest is None or mtime > newest else newest
         if count >= limit:
             break
