@@ -32,6 +32,7 @@ profile_patterns = [
     path("jobs/<int:run_id>/", jobs.job_detail, name="job"),
     path("jobs/<int:run_id>/progress/", jobs.job_progress, name="job_progress"),
     path("skills/", skills.skill_list, name="skills"),
+    path("skill-trash/restore/", skills.skill_trash_restore, name="skill_trash_restore"),
     path("skills/<str:name>/", skills.skill_detail, name="skill"),
     path("skills/<str:name>/pin/", skills.skill_pin, name="skill_pin"),
     path("admin/", admin.admin_page, name="admin"),

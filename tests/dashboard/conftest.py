@@ -98,6 +98,10 @@ def make_block(db):
         scene_commit(profile=profile, actor="test", scene_writes=[write], cursor=None)
         from apps.scenes.models import SceneBlock
 
-        return SceneBlock.objects.get(profile=profile, filename=filename, removed=False, archived=False)
+        block = SceneBlock.objects.get(profile=profile, filename=filename, removed=False, archived=False)
+        # The archive age guard counts from the block's first write here: age it as a test fixture.
+        SceneBlock.objects.filter(pk=block.pk).update(created_at=timezone.now() - timedelta(days=days_old))
+        block.refresh_from_db()
+        return block
 
     return make

@@ -37,7 +37,9 @@ def skill_list(request: HttpRequest, slug: str) -> HttpResponse:
     groups: dict[str, list] = {}
     for item in listing["skills"]:
         groups.setdefault(item["category"], []).append(item)
-    context = {"groups": sorted(groups.items()), "categories": listing["categories"], "category": category, "returned": listing["returned"]}
+    trash = skill_services.skill_trash_list(profile=pv.profile)["entries"]
+    context = {"groups": sorted(groups.items()), "categories": listing["categories"], "category": category,
+               "returned": listing["returned"], "trash": trash[:50], "trash_total": len(trash)}
     return page(request, pv, "skills", "dashboard/skills/list.html", context)
 
 
@@ -73,3 +75,17 @@ def skill_pin(request: HttpRequest, slug: str, name: str) -> HttpResponse:
     else:
         messages.success(request, f"{'Pinned' if pin else 'Unpinned'} {name}.")
     return redirect("dashboard:skill", slug=pv.slug, name=name)
+
+
+@login_required
+@require_POST
+def skill_trash_restore(request: HttpRequest, slug: str) -> HttpResponse:
+    pv = _get_profile_for_user(request, slug)
+    entry = request.POST.get("entry", "")
+    try:
+        result = skill_services.skill_restore(profile=pv.profile, actor=actor_for(request), entry=entry, tool="dashboard")
+    except ToolError as exc:
+        flash_refusal(request, refusal_from(exc))
+        return redirect("dashboard:skills", slug=pv.slug)
+    messages.success(request, f"Restored {result['name']} from the trash.")
+    return redirect("dashboard:skill", slug=pv.slug, name=result["name"])
