@@ -13,7 +13,7 @@ from typing import Any
 
 import yaml
 
-from apps.tools.errors import InvalidParams
+from apps.tools.errors import InvalidParams, invalid_field
 
 NAME_PATTERN = r"[a-z0-9][a-z0-9-]{0,63}"
 NAME_RE = re.compile(NAME_PATTERN + r"\Z")
@@ -65,50 +65,47 @@ def _construct_unique_mapping(loader: _UniqueKeyLoader, node: yaml.MappingNode, 
 _UniqueKeyLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_unique_mapping)
 
 
-def _bad(field_name: str, message: str) -> InvalidParams:
-    return InvalidParams(f"{field_name}: {message}", details=[{"field": field_name, "message": message}])
-
 
 def split_front_matter(content: str, *, field_name: str = "content") -> tuple[str, str]:
     """Return (yaml text, body). The first line must be `---`; the block ends at the next `---` line."""
     lines = content.splitlines(keepends=True)
     if not lines or lines[0].rstrip("\r\n") != "---":
-        raise _bad(field_name, "SKILL.md must start with a '---' line opening the YAML front matter")
+        raise invalid_field(field_name, "SKILL.md must start with a '---' line opening the YAML front matter")
     for index in range(1, len(lines)):
         if lines[index].rstrip("\r\n") == "---":
             return "".join(lines[1:index]), "".join(lines[index + 1 :])
-    raise _bad(field_name, "the YAML front matter is not closed by a '---' line")
+    raise invalid_field(field_name, "the YAML front matter is not closed by a '---' line")
 
 
 def _check_name_value(value: Any, field_name: str) -> str:
     if not isinstance(value, str):
-        raise _bad(field_name, f"must be a string, got {type(value).__name__}")
+        raise invalid_field(field_name, f"must be a string, got {type(value).__name__}")
     if not NAME_RE.match(value):
-        raise _bad(field_name, f"{value!r} must match {NAME_PATTERN} (lowercase letters, digits and '-', at most 64 chars)")
+        raise invalid_field(field_name, f"{value!r} must match {NAME_PATTERN} (lowercase letters, digits and '-', at most 64 chars)")
     return value
 
 
 def _check_string_list(value: Any, field_name: str, *, max_items: int, item_check) -> list[str]:
     if not isinstance(value, list):
-        raise _bad(field_name, f"must be a list of strings, got {type(value).__name__}")
+        raise invalid_field(field_name, f"must be a list of strings, got {type(value).__name__}")
     if len(value) > max_items:
-        raise _bad(field_name, f"has {len(value)} items; at most {max_items} allowed")
+        raise invalid_field(field_name, f"has {len(value)} items; at most {max_items} allowed")
     items: list[str] = []
     for index, item in enumerate(value):
         checked = item_check(item, f"{field_name}.{index}")
         if checked in items:
-            raise _bad(f"{field_name}.{index}", f"{checked!r} is listed twice")
+            raise invalid_field(f"{field_name}.{index}", f"{checked!r} is listed twice")
         items.append(checked)
     return items
 
 
 def _check_tag(value: Any, field_name: str) -> str:
     if not isinstance(value, str):
-        raise _bad(field_name, f"must be a string, got {type(value).__name__}")
+        raise invalid_field(field_name, f"must be a string, got {type(value).__name__}")
     if not value.strip():
-        raise _bad(field_name, "must not be empty")
+        raise invalid_field(field_name, "must not be empty")
     if len(value) > TAG_MAX_CHARS or "\n" in value:
-        raise _bad(field_name, f"must be one line of at most {TAG_MAX_CHARS} characters")
+        raise invalid_field(field_name, f"must be one line of at most {TAG_MAX_CHARS} characters")
     return value
 
 
@@ -122,36 +119,36 @@ def parse_front_matter(content: str, *, expected_name: str, field_name: str = "c
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 2}" if mark is not None else ""
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise _bad(prefix, f"is not valid YAML{where}: {problem}") from None
+        raise invalid_field(prefix, f"is not valid YAML{where}: {problem}") from None
     if data is None:
         data = {}
     if not isinstance(data, dict):
-        raise _bad(prefix, f"must be a YAML mapping of keys to values, got {type(data).__name__}")
+        raise invalid_field(prefix, f"must be a YAML mapping of keys to values, got {type(data).__name__}")
     unknown = [str(key) for key in data if key not in ALLOWED_KEYS]
     if unknown:
-        raise _bad(
+        raise invalid_field(
             f"{prefix}.{unknown[0]}",
             f"unknown key(s) {', '.join(repr(k) for k in unknown)}; allowed keys are {', '.join(ALLOWED_KEYS)}",
         )
     for key in REQUIRED_KEYS:
         if key not in data or data[key] is None:
-            raise _bad(f"{prefix}.{key}", "is required")
+            raise invalid_field(f"{prefix}.{key}", "is required")
     name = _check_name_value(data["name"], f"{prefix}.name")
     if name != expected_name:
-        raise _bad(f"{prefix}.name", f"{name!r} must equal the skill's folder name {expected_name!r}")
+        raise invalid_field(f"{prefix}.name", f"{name!r} must equal the skill's folder name {expected_name!r}")
     description = data["description"]
     if not isinstance(description, str):
-        raise _bad(f"{prefix}.description", f"must be a string, got {type(description).__name__}")
+        raise invalid_field(f"{prefix}.description", f"must be a string, got {type(description).__name__}")
     if not description.strip():
-        raise _bad(f"{prefix}.description", "must not be empty")
+        raise invalid_field(f"{prefix}.description", "must not be empty")
     if len(description) > DESCRIPTION_MAX_CHARS:
-        raise _bad(f"{prefix}.description", f"is {len(description)} characters; at most {DESCRIPTION_MAX_CHARS} allowed")
+        raise invalid_field(f"{prefix}.description", f"is {len(description)} characters; at most {DESCRIPTION_MAX_CHARS} allowed")
     version = data.get("version")
     if version is not None:
         if isinstance(version, bool) or not isinstance(version, (str, int, float)):
-            raise _bad(f"{prefix}.version", f"must be a string or a number, got {type(version).__name__}")
+            raise invalid_field(f"{prefix}.version", f"must be a string or a number, got {type(version).__name__}")
         if isinstance(version, str) and (not version.strip() or len(version) > VERSION_MAX_CHARS or "\n" in version):
-            raise _bad(f"{prefix}.version", f"must be one non-empty line of at most {VERSION_MAX_CHARS} characters")
+            raise invalid_field(f"{prefix}.version", f"must be one non-empty line of at most {VERSION_MAX_CHARS} characters")
     tags = data.get("tags")
     tags = [] if tags is None else _check_string_list(tags, f"{prefix}.tags", max_items=TAGS_MAX, item_check=_check_tag)
     related = data.get("related_skills")
@@ -161,7 +158,7 @@ def parse_front_matter(content: str, *, expected_name: str, field_name: str = "c
         else _check_string_list(related, f"{prefix}.related_skills", max_items=RELATED_MAX, item_check=_check_name_value)
     )
     if not body.strip():
-        raise _bad(field_name, "the skill has no body after the front matter (write the instructions there)")
+        raise invalid_field(field_name, "the skill has no body after the front matter (write the instructions there)")
     return FrontMatter(
         name=name, description=description, version=version, tags=tags, related_skills=related, body=body
     )

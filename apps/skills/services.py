@@ -24,24 +24,28 @@ from apps.skills import storage
 from apps.skills.frontmatter import parse_front_matter, read_summary
 from apps.skills.models import SkillPin
 from apps.skills.storage import SKILL_FILE, SkillLocation, Undo
-from apps.tools.errors import Conflict, Forbidden, InvalidParams, NotFound, Unavailable
+from apps.tools.errors import (
+    Conflict,
+    Forbidden,
+    InvalidParams,
+    NotFound,
+    Unavailable,
+    invalid_field,
+)
 
 TOOL = "skill_manage"
 
 
 # --- helpers -----------------------------------------------------------------------
 
-def _bad(field_name: str, message: str) -> InvalidParams:
-    return InvalidParams(f"{field_name}: {message}", details=[{"field": field_name, "message": message}])
-
 
 def _encode(text: str, field_name: str) -> bytes:
     if "\x00" in text:
-        raise _bad(field_name, "contains a NUL character; skill files are text")
+        raise invalid_field(field_name, "contains a NUL character; skill files are text")
     try:
         data = text.encode("utf-8")
     except UnicodeEncodeError:
-        raise _bad(field_name, "is not valid Unicode text (lone surrogate)") from None
+        raise invalid_field(field_name, "is not valid Unicode text (lone surrogate)") from None
     storage.check_file_size(data, field_name)
     return data
 
@@ -266,9 +270,9 @@ def skill_patch(
     """Replace the one occurrence of `old_string` in SKILL.md (or in support file `file_path`)."""
     storage.check_name(name)
     if old_string == "":
-        raise _bad("old_string", "must not be empty")
+        raise invalid_field("old_string", "must not be empty")
     if old_string == new_string:
-        raise _bad("new_string", "equals old_string; the patch would change nothing")
+        raise invalid_field("new_string", "equals old_string; the patch would change nothing")
     parts = storage.check_support_path(file_path) if file_path is not None else None
     with storage.skills_lock(profile):
         location = storage.require_writable(profile, name)
@@ -375,7 +379,7 @@ def skill_remove_file(*, profile: Profile, actor: str, name: str, file_path: str
         path = storage.resolve_inside(location.path, parts)
         target = "/".join(parts)
         if path.is_dir():
-            raise _bad("file_path", f"{target!r} is a folder; remove its files one by one")
+            raise invalid_field("file_path", f"{target!r} is a folder; remove its files one by one")
         if not path.is_file():
             raise NotFound(
                 f"skill {name!r} has no file {target!r}",
@@ -453,11 +457,11 @@ def skill_trash_list(*, profile: Profile) -> dict[str, Any]:
 
 def _require_trash_entry(profile: Profile, entry_id: str) -> storage.TrashEntry:
     if not isinstance(entry_id, str) or entry_id == "":
-        raise _bad("entry", "is required")
+        raise invalid_field("entry", "is required")
     if "/" in entry_id or "\\" in entry_id or entry_id in (".", ".."):
         raise Forbidden(f"entry: {entry_id!r} is a path; give the id of a trash entry", details=[{"field": "entry", "message": "is a path"}])
     if not storage.TRASH_ENTRY_RE.match(entry_id):
-        raise _bad("entry", f"{entry_id!r} is not a skill trash entry id")
+        raise invalid_field("entry", f"{entry_id!r} is not a skill trash entry id")
     entry = storage.parse_trash_entry(storage.trash_root(profile) / entry_id)
     if entry is None:
         raise NotFound(f"no skill trash entry {entry_id!r}", details={"entry": entry_id})

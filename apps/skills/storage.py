@@ -38,9 +38,9 @@ from apps.skills.frontmatter import NAME_PATTERN, NAME_RE
 from apps.tools.errors import (
     Conflict,
     Forbidden,
-    InvalidParams,
     NotFound,
     PayloadTooLarge,
+    invalid_field,
 )
 
 SKILL_FILE = "SKILL.md"
@@ -79,9 +79,6 @@ def relative_to_profile(profile: Profile, path: Path) -> str:
 
 # --- names and paths ------------------------------------------------------------
 
-def _bad(field_name: str, message: str) -> InvalidParams:
-    return InvalidParams(f"{field_name}: {message}", details=[{"field": field_name, "message": message}])
-
 
 def _looks_like_path(value: str) -> bool:
     return "/" in value or "\\" in value or value in (".", "..") or value.startswith("~") or bool(re.match(r"[A-Za-z]:", value))
@@ -90,9 +87,9 @@ def _looks_like_path(value: str) -> bool:
 def check_name(value: str, field_name: str = "name") -> str:
     """A skill or category name: a single folder name, never a path."""
     if not isinstance(value, str) or value == "":
-        raise _bad(field_name, "is required")
+        raise invalid_field(field_name, "is required")
     if "\x00" in value:
-        raise _bad(field_name, "contains a NUL character")
+        raise invalid_field(field_name, "contains a NUL character")
     if _looks_like_path(value):
         raise Forbidden(
             f"{field_name}: {value!r} is a path; a skill {field_name} is a single folder name resolved inside "
@@ -100,7 +97,7 @@ def check_name(value: str, field_name: str = "name") -> str:
             details=[{"field": field_name, "message": "is a path"}],
         )
     if not NAME_RE.match(value):
-        raise _bad(field_name, f"{value!r} must match {NAME_PATTERN} (lowercase letters, digits and '-', at most 64 chars)")
+        raise invalid_field(field_name, f"{value!r} must match {NAME_PATTERN} (lowercase letters, digits and '-', at most 64 chars)")
     return value
 
 
@@ -111,9 +108,9 @@ def check_support_path(value: str, field_name: str = "file_path", *, allow_skill
     file under references/, templates/, scripts/ or assets/ is invalid_params.
     """
     if not isinstance(value, str) or value == "":
-        raise _bad(field_name, "is required")
+        raise invalid_field(field_name, "is required")
     if "\x00" in value:
-        raise _bad(field_name, "contains a NUL character")
+        raise invalid_field(field_name, "contains a NUL character")
     if value.startswith(("/", "\\", "~")) or re.match(r"[A-Za-z]:", value):
         raise Forbidden(
             f"{field_name}: {value!r} is absolute; give a path relative to the skill folder",
@@ -125,26 +122,26 @@ def check_support_path(value: str, field_name: str = "file_path", *, allow_skill
             details=[{"field": field_name, "message": "path escapes the skill folder"}],
         )
     if "\\" in value:
-        raise _bad(field_name, "use '/' as the path separator")
+        raise invalid_field(field_name, "use '/' as the path separator")
     if allow_skill_file and value == SKILL_FILE:
         return (SKILL_FILE,)
     parts = tuple(value.split("/"))
     for part in parts:
         if part in ("", "."):
-            raise _bad(field_name, f"{value!r} has an empty or '.' segment")
+            raise invalid_field(field_name, f"{value!r} has an empty or '.' segment")
         if part.startswith("."):
-            raise _bad(field_name, f"{value!r}: hidden files and folders ('{part}') are not allowed")
+            raise invalid_field(field_name, f"{value!r}: hidden files and folders ('{part}') are not allowed")
         if len(part) > MAX_SEGMENT_CHARS:
-            raise _bad(field_name, f"segment {part[:20]!r}… is longer than {MAX_SEGMENT_CHARS} characters")
+            raise invalid_field(field_name, f"segment {part[:20]!r}… is longer than {MAX_SEGMENT_CHARS} characters")
         if not _SEGMENT_RE.match(part) or part != part.strip():
-            raise _bad(field_name, f"segment {part!r} has characters other than letters, digits, space and _ . + @ , = -")
+            raise invalid_field(field_name, f"segment {part!r} has characters other than letters, digits, space and _ . + @ , = -")
     if parts[0] not in SUPPORT_DIRS:
         where = "SKILL.md is changed with edit or patch; " if value == SKILL_FILE else ""
-        raise _bad(field_name, f"{where}{value!r} must be inside one of {', '.join(d + '/' for d in SUPPORT_DIRS)}")
+        raise invalid_field(field_name, f"{where}{value!r} must be inside one of {', '.join(d + '/' for d in SUPPORT_DIRS)}")
     if len(parts) < 2:
-        raise _bad(field_name, f"{value!r} names a support folder, not a file")
+        raise invalid_field(field_name, f"{value!r} names a support folder, not a file")
     if len(parts) > MAX_PATH_DEPTH:
-        raise _bad(field_name, f"{value!r} is nested deeper than {MAX_PATH_DEPTH} levels")
+        raise invalid_field(field_name, f"{value!r} is nested deeper than {MAX_PATH_DEPTH} levels")
     return parts
 
 
