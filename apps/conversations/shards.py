@@ -131,56 +131,61 @@ def parse_line(raw: bytes) -> dict[str, Any] | None:
 
 def iter_forward(path: Path, start: int) -> Iterator[Line]:
     """Complete lines from byte `start`, in order; a final line without newline is never
-    yielded. Reads in chunks, so stopping early costs only what was read."""
+    yielded. Reads in chunks, so stopping early costs only what was read; a long line is
+    assembled from its pieces once (no quadratic re-copying)."""
     with open(path, "rb") as fh:
         fh.seek(start)
-        pos = start
-        buf = b""
+        line_start = start
+        pieces: list[bytes] = []
         while True:
             chunk = fh.read(CHUNK)
             if not chunk:
                 return
-            buf += chunk
             cut = 0
             while True:
-                nl = buf.find(b"\n", cut)
+                nl = chunk.find(b"\n", cut)
                 if nl < 0:
                     break
-                raw = buf[cut:nl]
-                yield Line(offset=pos, end=pos + len(raw) + 1, raw=raw, row=parse_line(raw))
-                pos += len(raw) + 1
+                raw = b"".join([*pieces, chunk[cut:nl]]) if pieces else chunk[cut:nl]
+                pieces = []
+                yield Line(offset=line_start, end=line_start + len(raw) + 1, raw=raw, row=parse_line(raw))
+                line_start += len(raw) + 1
                 cut = nl + 1
-            buf = buf[cut:]
+            if cut < len(chunk):
+                pieces.append(chunk[cut:])
 
 
 def iter_backward(path: Path, end: int, max_bytes: int) -> Iterator[Line]:
-    """Complete lines ending at or before byte `end` (which must be a line start or the
-    end of a complete line), newest first, reading at most about `max_bytes`."""
+    """Complete lines ending at or before byte `end` (a line start: 0 or just after a
+    newline), newest first, reading at most about `max_bytes`."""
+    if end <= 0:
+        return
     with open(path, "rb") as fh:
-        pos = end  # bytes before pos are not yet consumed
-        tail = b""  # bytes from pos to the end of the oldest line not yet yielded
+        line_end = end - 1  # the newline ending the line being assembled
+        pos = line_end  # bytes [pos, line_end) are held in `pieces` (newest piece first)
+        pieces: list[bytes] = []
         read = 0
         while pos > 0 and read <= max_bytes:
             size = min(CHUNK, pos)
-            fh.seek(pos - size)
+            pos -= size
+            fh.seek(pos)
             chunk = fh.read(size)
             read += size
-            pos -= size
-            buf = chunk + tail
-            # buf spans [pos, line_end); its last byte is the newline of the newest line.
-            search_end = len(buf) - 1
+            idx = len(chunk)
             while True:
-                nl = buf.rfind(b"\n", 0, search_end)
+                nl = chunk.rfind(b"\n", 0, idx)
                 if nl < 0:
                     break
-                raw = buf[nl + 1 : search_end]
-                start = pos + nl + 1
-                yield Line(offset=start, end=start + len(raw) + 1, raw=raw, row=parse_line(raw))
-                search_end = nl
-            tail = buf[: search_end + 1]
-        if pos == 0 and tail:
-            raw = tail[:-1]
-            yield Line(offset=0, end=len(tail), raw=raw, row=parse_line(raw))
+                raw = b"".join([chunk[nl + 1 : idx], *reversed(pieces)]) if pieces else chunk[nl + 1 : idx]
+                pieces = []
+                yield Line(offset=pos + nl + 1, end=line_end + 1, raw=raw, row=parse_line(raw))
+                line_end = pos + nl
+                idx = nl
+            if idx > 0:
+                pieces.append(chunk[:idx])
+        if pos == 0:
+            raw = b"".join(reversed(pieces))
+            yield Line(offset=0, end=line_end + 1, raw=raw, row=parse_line(raw))
 
 
 def read_line_at(path: Path, offset: int, length: int) -> dict[str, Any] | None:

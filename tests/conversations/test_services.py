@@ -257,3 +257,27 @@ def test_concurrent_l0_append_processes_keep_lines_and_index_consistent(make_pro
     assert L0Message.objects.filter(profile=profile).count() == len(stored)
     found = services.l0_lookup_messages(profile=profile, refs=["w0-b149-4", "w1-b0-0"])
     assert {k: len(v) for k, v in found.items()} == {"w0-b149-4": 1, "w1-b0-0": 1}
+
+
+def test_readers_agree_on_lines_longer_than_a_chunk_and_empty_lines(tmp_path):
+    import random
+
+    rng = random.Random(7)
+    path = tmp_path / "x.jsonl"
+    lines = []
+    for i in range(120):
+        kind = rng.random()
+        if kind < 0.1:
+            lines.append("")
+        elif kind < 0.2:
+            lines.append(json.dumps({"i": i, "big": "z" * rng.randint(shards.CHUNK, 3 * shards.CHUNK)}))
+        else:
+            lines.append(json.dumps({"i": i, "pad": "p" * rng.randint(0, 900)}))
+    path.write_text("\n".join(lines) + "\n" + '{"partial": ')
+    forward = list(shards.iter_forward(path, 0))
+    assert [item.raw.decode() for item in forward] == lines
+    assert forward[-1].end == len(path.read_bytes()) - len('{"partial": ')
+    for k in (0, 1, 17, 60, 119, 120):
+        end = forward[k].offset if k < len(forward) else forward[-1].end
+        back = list(shards.iter_backward(path, end, 10**9))
+        assert [(b.offset, b.end, b.raw) for b in back] == [(f.offset, f.end, f.raw) for f in reversed(forward[:k])]
