@@ -112,7 +112,8 @@ def test_read_scene_blocks_needs_at_least_one_name(agent_api):
     assert agent_api.call("read_scene_blocks", filenames=[])[0] == 400
 
 
-def test_mirror_files_follow_commits(worker_api, alice, settings, django_capture_on_commit_callbacks):
+def test_mirror_files_follow_commits(worker_api, alice, settings, django_capture_on_commit_callbacks, monkeypatch):
+    monkeypatch.setattr("apps.pipeline.triggers.l2_committed", lambda **kw: None)
     rec = write_record(alice)
     root = settings.DATA_DIR / "profiles" / "alice" / "l2"
     with django_capture_on_commit_callbacks(execute=True):
