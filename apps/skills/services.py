@@ -54,7 +54,9 @@ def _decode(data: bytes, what: str) -> str:
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError:
-        raise InvalidParams(f"{what} is not UTF-8 text and cannot be shown", details={"file": what}) from None
+        raise InvalidParams(
+            f"{what} is not UTF-8 text and cannot be shown", details=[{"field": "file", "message": "not UTF-8 text"}]
+        ) from None
 
 
 def _file_info(data: bytes) -> dict[str, Any]:

@@ -190,3 +190,18 @@ def test_nul_characters_are_refused(agent_api):
         400, "invalid_params",
     )
     assert error["details"][0]["field"] == "content"
+
+
+def test_in_process_dispatch_refuses_a_ten_megabyte_file_too(alice, create_skill, agent_api):
+    from apps.tools.dispatch import call_tool
+    from apps.tools.errors import PayloadTooLarge
+    from apps.tools.registry import ToolContext
+
+    create_skill(agent_api)
+    before = snapshot(alice)
+    ctx = ToolContext(profile=alice, role="worker", actor="job:skill_review")
+    payload = {"action": "write_file", "name": "deploy", "file_path": "assets/big.txt", "file_content": "x" * (10 * 1024 * 1024)}
+    with pytest.raises(PayloadTooLarge) as caught:
+        call_tool("skill_manage", payload, ctx)
+    assert caught.value.details["bytes"] == 10 * 1024 * 1024
+    assert snapshot(alice) == before
