@@ -23,7 +23,6 @@ K1 = 1.2
 B = 0.75
 AVG_LEN = 24.0  # tokens in a typical memory record
 
-_CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002ffff]")
 _WORD = re.compile(r"[0-9a-z][0-9a-z_\-.]*[0-9a-z]|[0-9a-z]", re.IGNORECASE)
 
 EN_STOP = frozenset(  # noqa: SIM905
@@ -54,27 +53,43 @@ def _setup():
         _ready = True
 
 
+_CJK_RUN = re.compile(r"([\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002ffff]+)")
+_PART_SPLIT = re.compile(r"[-_/]+")
+
+
 def tokenize(text: str) -> list[str]:
-    """Index tokens of `text` (order kept, duplicates kept)."""
+    """Index tokens of `text` (order kept, duplicates kept).
+
+    Chinese runs go through jieba; everything else through a word pattern that keeps
+    identifiers (`QX-5521`, `max_pool`, `1.29`) whole and also emits their parts."""
     _setup()
     import jieba
 
     tokens: list[str] = []
-    for piece in jieba.cut_for_search(text or ""):
-        piece = piece.strip()
-        if not piece:
+    for i, run in enumerate(_CJK_RUN.split(text or "")):
+        if not run:
             continue
-        if _CJK.search(piece):
-            # jieba keeps a CJK word whole; a mixed piece is rare (e.g. "A股"), keep it too.
-            if piece not in ZH_STOP:
-                tokens.append(piece.lower())
+        if i % 2 == 1:  # a CJK run
+            for piece in jieba.cut_for_search(run):
+                piece = piece.strip()
+                if piece and piece not in ZH_STOP:
+                    tokens.append(piece)
             continue
-        for word in _WORD.findall(piece):
+        for word in _WORD.findall(run):
             lowered = word.lower()
             if lowered in EN_STOP:
                 continue
-            tokens.append(lowered if any(ch.isdigit() for ch in lowered) else _stemmer.stem_word(lowered))
+            tokens.append(_norm_word(lowered))
+            parts = [p for p in _PART_SPLIT.split(lowered) if p]
+            if len(parts) > 1:
+                tokens.extend(_norm_word(p) for p in parts if p not in EN_STOP)
     return tokens
+
+
+def _norm_word(word: str) -> str:
+    if any(ch.isdigit() for ch in word) or not word.isalpha():
+        return word
+    return _stemmer.stem_word(word)
 
 
 def token_index(token: str) -> int:
