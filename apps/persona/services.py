@@ -386,7 +386,7 @@ def persona_merge_change(*, profile: Profile, actor: str, change_id: str, text: 
 def persona_reject_change(*, profile: Profile, actor: str, change_id: str) -> dict[str, Any]:
     """Drop one change from the proposal; `USER.md` is untouched."""
     with profile_write_lock(profile):
-        proposal, live, number = _current(profile)
+        proposal, _live, _number = _current(profile)
         change = _find_change(proposal, change_id)
         entries = proposal.entries
         if change["kind"] == "add":

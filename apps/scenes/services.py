@@ -22,7 +22,12 @@ from apps.hitstats.models import RecallHit
 from apps.pipeline import triggers
 from apps.records.models import L1Change, L1Record
 from apps.scenes import blocks as B
-from apps.scenes.models import SceneBlock, SceneBlockBackup, SceneBlockMember, SceneCommit
+from apps.scenes.models import (
+    SceneBlock,
+    SceneBlockBackup,
+    SceneBlockMember,
+    SceneCommit,
+)
 from apps.tools.errors import Conflict, Forbidden, InvalidParams, NotFound, ToolError
 
 CURSOR_KIND = "l2"

@@ -20,8 +20,8 @@ def write_record(profile, *, record_id: str | None = None, content: str = "a fac
     record_id = record_id or f"l1_{1732870000000 + next(_seq)}_ab{next(_seq) % 100:02d}"
     record, _ = L1Record.objects.update_or_create(
         profile=profile, record_id=record_id,
-        defaults=dict(content=content, type="work_fact", priority=60, created_at=now, updated_at=now,
-                      content_key=f"{record_id}-{content}"[:64], deleted=deleted),
+        defaults={"content": content, "type": "work_fact", "priority": 60, "created_at": now, "updated_at": now,
+                  "content_key": f"{record_id}-{content}"[:64], "deleted": deleted},
     )
     change = L1Change.objects.create(profile=profile, record=record, action=action, actor="test", state=record.as_dict())
     record.last_change = change.pk

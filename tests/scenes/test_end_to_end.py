@@ -8,7 +8,13 @@ from django.utils import timezone
 
 from apps.accounts.models import AuditEvent
 from apps.conversations.cursors import cursor_get
-from apps.persona.services import persona_changes, persona_live_text, persona_merge_all, persona_restore_version, persona_versions
+from apps.persona.services import (
+    persona_changes,
+    persona_live_text,
+    persona_merge_all,
+    persona_restore_version,
+    persona_versions,
+)
 from apps.scenes.models import SceneBlock, SceneBlockBackup
 
 from .conftest import meta, state
@@ -77,7 +83,7 @@ def test_l1_to_l2_to_l3_end_to_end(agent_api, worker_api, alice, settings):
     assert cursor_get(profile=alice, kind="l2") == {"lastRecordId": int(increment["nextCursor"])}
 
     # Archive s2 once it is old enough, then fill the cap again and restore through a delete.
-    status, young = worker_api.call("l2_commit", cursor=increment["nextCursor"], sceneWrites=[{"action": "archive", "filename": "s2.md", "reason": "release tooling frozen"}])
+    status, _ = worker_api.call("l2_commit", cursor=increment["nextCursor"], sceneWrites=[{"action": "archive", "filename": "s2.md", "reason": "release tooling frozen"}])
     assert status == 409
     SceneBlock.objects.filter(profile=alice, filename="s2.md").update(created_at=timezone.now() - timedelta(days=30))
     guide = worker_api.ok("l2_archive_guide", filename="s2.md")

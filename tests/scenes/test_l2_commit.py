@@ -152,7 +152,7 @@ def test_delete_is_soft_and_frees_the_name(worker_api, alice):
     ok(worker_api, [{"action": "delete", "filename": "a.md", "reason": "obsolete"}])
     assert live_names(alice) == []
     gone = SceneBlock.objects.get(profile=alice, filename="a.md")
-    assert gone.removed and gone.content == "gone soon (%s)" % rec.record_id
+    assert gone.removed and gone.content == f"gone soon ({rec.record_id})"
     assert gone.backups.first().members == [rec.record_id]
     ok(worker_api, [create("a.md", "again")])
     assert live_names(alice) == ["a.md"]
@@ -300,7 +300,7 @@ def test_archive_is_refused_when_an_archived_block_has_the_name(worker_api, alic
 
 def test_restore_of_unknown_block_is_not_found(worker_api):
     status, body = commit(worker_api, [{"action": "restore", "filename": "none.md"}])
-    assert status == 404
+    assert status == 404 and body["error"]["code"] == "not_found"
 
 
 def test_update_of_an_archived_block_says_restore_first(worker_api, alice):
