@@ -9,6 +9,7 @@ are refused rather than silently overwritten.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from django.db import transaction
@@ -91,61 +92,63 @@ def _check_common(errors: _Errors, where: str, raw: dict[str, Any]) -> None:
     _check_str(errors, f"{where}.sessionKey", raw.get("sessionKey"), required=True, nullable=False, nonempty=True)
 
 
-def validate_l0_rows(body: Any) -> list[dict[str, Any]]:
-    """Validate a `POST /l0/messages` body; returns rows normalised to the SPEC §1.1 fields
-    (`id`, `timestamp`, `sessionId` default to null, `cwd` to "")."""
-    rows = _rows_from_body(body, "messages")
+def _validate_rows(body: Any, key: str, check_row: Callable[[_Errors, str, dict[str, Any]], dict[str, Any]]) -> list[dict[str, Any]]:
+    """Check every row (collecting every error) before returning any: all or nothing."""
+    rows = _rows_from_body(body, key)
     errors = _Errors()
     out: list[dict[str, Any]] = []
     for index, raw in enumerate(rows):
-        where = f"messages.{index}"
+        where = f"{key}.{index}"
         if not isinstance(raw, dict):
             errors.add(where, "must be an object")
             continue
         _check_common(errors, where, raw)
-        _check_str(errors, f"{where}.role", raw.get("role"), required=True, nullable=False, nonempty=True, limit=64)
-        _check_str(errors, f"{where}.id", raw.get("id"), required=False, nullable=True, nonempty=True)
-        _check_str(errors, f"{where}.sessionId", raw.get("sessionId"), required=False, nullable=True)
-        _check_str(errors, f"{where}.cwd", raw.get("cwd"), required=False, nullable=False, limit=4096)
-        timestamp = raw.get("timestamp")
-        if timestamp is not None and not (_is_int(timestamp) and 0 <= timestamp < 2**53):
-            errors.add(f"{where}.timestamp", "must be an integer (epoch milliseconds, 0 ≤ t < 2^53) or null")
-        row = {
-            "id": raw.get("id"),
-            "role": raw.get("role"),
-            "content": raw.get("content"),
-            "timestamp": timestamp,
-            "sessionKey": raw.get("sessionKey"),
-            "sessionId": raw.get("sessionId"),
-            "cwd": raw.get("cwd") if raw.get("cwd") is not None else "",
-        }
-        row.update({k: v for k, v in raw.items() if k not in row})
-        out.append(row)
+        out.append(check_row(errors, where, raw))
     errors.raise_if_any()
     return out
+
+
+def _check_l0_row(errors: _Errors, where: str, raw: dict[str, Any]) -> dict[str, Any]:
+    _check_str(errors, f"{where}.role", raw.get("role"), required=True, nullable=False, nonempty=True, limit=64)
+    _check_str(errors, f"{where}.id", raw.get("id"), required=False, nullable=True, nonempty=True)
+    _check_str(errors, f"{where}.sessionId", raw.get("sessionId"), required=False, nullable=True)
+    _check_str(errors, f"{where}.cwd", raw.get("cwd"), required=False, nullable=False, limit=4096)
+    timestamp = raw.get("timestamp")
+    if timestamp is not None and not (_is_int(timestamp) and 0 <= timestamp < 2**53):
+        errors.add(f"{where}.timestamp", "must be an integer (epoch milliseconds, 0 ≤ t < 2^53) or null")
+    row = {
+        "id": raw.get("id"),
+        "role": raw.get("role"),
+        "content": raw.get("content"),
+        "timestamp": timestamp,
+        "sessionKey": raw.get("sessionKey"),
+        "sessionId": raw.get("sessionId"),
+        "cwd": raw.get("cwd") if raw.get("cwd") is not None else "",
+    }
+    row.update({k: v for k, v in raw.items() if k not in row})
+    return row
+
+
+def _check_feed_row(errors: _Errors, where: str, raw: dict[str, Any]) -> dict[str, Any]:
+    role = raw.get("role")
+    if role not in FEED_ROLES:
+        errors.add(f"{where}.role", f"must be one of {', '.join(FEED_ROLES)}, got {role!r}")
+    _check_str(errors, f"{where}.tool_name", raw.get("tool_name"), required=False, nullable=True)
+    _check_str(errors, f"{where}.tool_call_id", raw.get("tool_call_id"), required=False, nullable=True)
+    if raw.get("is_error") is not None and not isinstance(raw.get("is_error"), bool):
+        errors.add(f"{where}.is_error", "must be a boolean or null")
+    return dict(raw)
+
+
+def validate_l0_rows(body: Any) -> list[dict[str, Any]]:
+    """Validate a `POST /l0/messages` body; returns rows normalised to the SPEC §1.1 fields
+    (`id`, `timestamp`, `sessionId` default to null, `cwd` to "")."""
+    return _validate_rows(body, "messages", _check_l0_row)
 
 
 def validate_feed_rows(body: Any) -> list[dict[str, Any]]:
     """Validate a `POST /skill-feed/events` body (SPEC §1.8 rows)."""
-    rows = _rows_from_body(body, "events")
-    errors = _Errors()
-    out: list[dict[str, Any]] = []
-    for index, raw in enumerate(rows):
-        where = f"events.{index}"
-        if not isinstance(raw, dict):
-            errors.add(where, "must be an object")
-            continue
-        _check_common(errors, where, raw)
-        role = raw.get("role")
-        if role not in FEED_ROLES:
-            errors.add(f"{where}.role", f"must be one of {', '.join(FEED_ROLES)}, got {role!r}")
-        _check_str(errors, f"{where}.tool_name", raw.get("tool_name"), required=False, nullable=True)
-        _check_str(errors, f"{where}.tool_call_id", raw.get("tool_call_id"), required=False, nullable=True)
-        if raw.get("is_error") is not None and not isinstance(raw.get("is_error"), bool):
-            errors.add(f"{where}.is_error", "must be a boolean or null")
-        out.append(dict(raw))
-    errors.raise_if_any()
-    return out
+    return _validate_rows(body, "events", _check_feed_row)
 
 
 def l0_ingest(*, profile: Profile, actor: str, body: Any) -> dict[str, Any]:
