@@ -19,7 +19,13 @@ from typing import Any
 from django.conf import settings
 
 from apps.pipeline.models import KIND_L1, KIND_L2, KIND_L3, KIND_SKILL
-from apps.pipeline.readtool import PROMPTS_DIR, READ_TOOL_DEFINITION, cursor_path, read_path, records_dir
+from apps.pipeline.readtool import (
+    PROMPTS_DIR,
+    READ_TOOL_DEFINITION,
+    cursor_path,
+    read_path,
+    records_dir,
+)
 from apps.tools.errors import ToolError
 from apps.tools.registry import get_tool
 

@@ -13,8 +13,7 @@ from __future__ import annotations
 
 import json
 import re
-from datetime import datetime, time, timedelta
-from datetime import timezone as dt_timezone
+from datetime import UTC, datetime, time, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -116,7 +115,7 @@ def list_record_shards(profile: Profile) -> list[str]:
 
     days = (
         L1Record.objects.filter(profile=profile)
-        .annotate(day=TruncDate("created_at", tzinfo=dt_timezone.utc))
+        .annotate(day=TruncDate("created_at", tzinfo=UTC))
         .values_list("day", flat=True)
         .distinct()
     )
@@ -130,7 +129,7 @@ def render_record_shard(profile: Profile, name: str) -> list[str] | None:
     if not match:
         return None
     day = datetime.strptime(match.group(1), "%Y-%m-%d").date()
-    start = datetime.combine(day, time.min, tzinfo=dt_timezone.utc)
+    start = datetime.combine(day, time.min, tzinfo=UTC)
     rows = L1Record.objects.filter(profile=profile, created_at__gte=start, created_at__lt=start + timedelta(days=1)).select_related("scene").order_by("created_at", "id")
     lines = [json.dumps(r.as_dict(), ensure_ascii=False) for r in rows]
     return lines or None

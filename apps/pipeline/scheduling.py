@@ -349,7 +349,7 @@ def enqueue(run: JobRun) -> bool:
     now = timezone.now()
     try:
         result = tasks.run_job.apply_async(args=[run.pk], soft_time_limit=timeout + 30, time_limit=timeout + 60)
-    except Exception as exc:  # kombu raises many types for a broker that is down
+    except Exception as exc:  # noqa: BLE001 — kombu raises many types for a broker that is down
         logger.warning("could not enqueue %s run %s (%s); the sweep re-sends it", run.kind, run.pk, exc)
         JobRun.objects.filter(pk=run.pk).update(
             enqueue_attempts=run.enqueue_attempts + 1, enqueued_at=now, enqueue_error=f"{type(exc).__name__}: {exc}"[:2000]
@@ -369,7 +369,7 @@ def _schedule_recheck(profile: Profile, kind: str, when: datetime, now: datetime
         return  # the sweep covers long waits
     try:
         tasks.check_trigger.apply_async(args=[profile.pk, kind], countdown=delay)
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001
         logger.info("could not schedule a re-check of %s for %s (%s); the sweep covers it", kind, profile.slug, exc)
 
 

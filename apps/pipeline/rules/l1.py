@@ -25,13 +25,15 @@ from apps.pipeline.rules.text import (
     path_within,
     quality_gate,
     sentences,
+    tokens,
 )
 from apps.tools.errors import NotFound, ToolError
 
 # Dedup thresholds: the dense score must be high AND the wording must overlap, so a
 # model whose scores run high for unrelated text cannot merge unrelated memories.
-SKIP_SCORE, SKIP_LEXICAL = 0.95, 0.75
+SKIP_SCORE, SKIP_LEXICAL = 0.93, 0.8
 UPDATE_SCORE, UPDATE_LEXICAL = 0.85, 0.4
+CLOSE_LEXICAL = 0.2  # "finished X" shares fewer words with "need to do X"
 SCENE_VOTE_SCORE = 0.85
 BATCH_TIME_RESERVE = 20.0  # seconds a batch needs; no new batch starts with less left
 EMBED_CHUNK = 50
@@ -58,6 +60,7 @@ class Planned:
     task_state: str | None = None
     scene: dict[str, str] | None = None
     metadata: dict[str, Any] | None = None
+    content_override: str | None = None  # an update that keeps the old wording (a task closed)
     project_hint: str = ""  # the session's project when the server will fill it (scene label only)
 
 
@@ -238,31 +241,41 @@ def _dedup(ctx, planned: list[Planned]) -> None:
 
 def _decide(item: Planned, candidates: list[dict], full: dict[str, Any], claimed: set[str]) -> None:
     cand = item.candidate
+    closing = item.task_state in ("done", "dropped")
     for c in sorted(candidates, key=lambda c: c.get("score") or 0, reverse=True):
         record = full.get(str(c.get("record_id")))
-        if record is None or record.deleted:
-            continue  # not found or tombstoned: never a dedup target
+        if record is None or record.deleted or record.record_id in claimed:
+            continue  # not found, tombstoned or already replaced in this batch: never a target
         score = float(c.get("score") or 0)
         lexical = lexical_similarity(cand.content, record.content)
-        same_text = normalize(cand.content) == normalize(record.content)
-        if same_text or (score >= SKIP_SCORE and lexical >= SKIP_LEXICAL):
-            if item.task_state and record.type == "work_task" and (record.task_state or "open") != item.task_state:
-                pass  # same task, new state: an update, below
-            else:
-                item.action = "skip"
+        if closing and record.type == "work_task" and (record.task_state or "open") == "open":
+            # "I finished X" closes the open task X: same task, new state.
+            if score >= UPDATE_SCORE and lexical >= CLOSE_LEXICAL:
+                _replace(item, record, claimed, content=record.content)
                 return
-        if score >= UPDATE_SCORE and lexical >= UPDATE_LEXICAL and record.type == cand.type and record.record_id not in claimed:
-            item.action = "update"
-            item.replaces = [record.record_id]
-            claimed.add(record.record_id)
-            old_state = record.task_state or "open"
-            if record.type == "work_task" and item.task_state is None and old_state != "open":
-                item.task_state = old_state  # a closed task stays closed across an update
-            for stamp in record.timestamps or []:
-                if stamp not in item.timestamps:
-                    item.timestamps.append(stamp)
+            continue
+        adds_nothing = normalize(cand.content) == normalize(record.content) or tokens(cand.content) <= tokens(record.content)
+        if adds_nothing and (score >= SKIP_SCORE or lexical >= SKIP_LEXICAL):
+            item.action = "skip"
+            return
+        if score >= UPDATE_SCORE and lexical >= UPDATE_LEXICAL and record.type == cand.type:
+            _replace(item, record, claimed)
             return
     item.action = "store"
+
+
+def _replace(item: Planned, record, claimed: set[str], *, content: str | None = None) -> None:
+    item.action = "update"
+    item.replaces = [record.record_id]
+    claimed.add(record.record_id)
+    if content is not None:
+        item.content_override = content
+    old_state = record.task_state or "open"
+    if record.type == "work_task" and item.task_state is None and old_state != "open":
+        item.task_state = old_state  # a closed task stays closed across an update
+    for stamp in record.timestamps or []:
+        if stamp not in item.timestamps:
+            item.timestamps.append(stamp)
 
 
 def _full_records(profile, ids: set[str]) -> dict[str, Any]:
@@ -338,7 +351,7 @@ def _records_for_commit(planned: list[Planned], mode: str) -> list[dict[str, Any
         cand = item.candidate
         msg = cand.message
         record: dict[str, Any] = {
-            "content": cand.content,
+            "content": item.content_override or cand.content,
             "type": cand.type,
             "priority": cand.priority,
             "source_message_ids": list(item.source_ids),

@@ -57,7 +57,7 @@ def is_chinese(text: str) -> bool:
     return len(CJK_RE.findall(text)) / letters >= 0.3
 
 
-_SPLIT_RE = re.compile(r"(?<=[。！？；!?;])\s*|\n+|(?<=[a-z0-9)\]\"'])\.\s+(?=[A-Z\u4e00-\u9fff\"'(])")
+_SPLIT_RE = re.compile(r"(?<=[。！？；!?;])\s*|\n+|(?<=[a-z0-9)\]\"']\.)\s+(?=[A-Z\u4e00-\u9fff\"'(])")
 
 
 def sentences(content: str) -> list[str]:
