@@ -740,3 +740,36 @@ def scene_block_history(*, profile: Profile, filename: str) -> list[dict[str, An
     rows = SceneBlockBackup.objects.filter(block__profile=profile, block__filename=filename).order_by("-id")
     return [{"id": r.pk, "action": r.action, "at": B.iso(r.created_at), "meta": r.meta, "members": r.members, "content": r.content} for r in rows]
 
+
+
+def scene_block_import(*, profile: Profile, actor: str, filename: str, text: str, archived: bool = False) -> dict[str, Any]:
+    """Load one block file of the §7 layout (META header + body) as a live or archived
+    block, replacing a block of that name in the same state (its previous body is backed
+    up). Members are taken as written; the import order of L1 and L2 does not matter."""
+    problem = B.filename_problem(filename)
+    if problem:
+        raise _invalid("filename", problem)
+    meta, members, body = B.parse_file(text)
+    now = timezone.now()
+    created = B.parse_iso(meta.get("created")) or now
+    updated = B.parse_iso(meta.get("updated")) or created
+    with profile_write_lock(profile):
+        block = SceneBlock.objects.filter(profile=profile, filename=filename, removed=False, archived=archived).first()
+        before = None
+        if block is not None:
+            before = _snapshot(block)
+            _backup(block, "import")
+        else:
+            block = SceneBlock(profile=profile, filename=filename, archived=archived, created_at=min(created, now))
+            if archived:
+                block.archived_at = now
+        block.content = body
+        block.summary = str(meta.get("summary", ""))[:1000]
+        block.heat = max(int(meta.get("heat") or 0), 0)
+        block.meta_created, block.meta_updated, block.written_at = created, updated, now
+        block.save()
+        _set_members(block, list(dict.fromkeys(members)))
+        audit_record(profile=profile, actor=actor, tool="import", action="import", target_type="scene_block", target_id=filename,
+                     before=before, after=_snapshot(block), note={"archived": archived})
+        transaction.on_commit(lambda: _mirror(profile))
+    return {"success": True, "filename": filename, "archived": archived, "members": len(set(members))}
