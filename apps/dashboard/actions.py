@@ -16,6 +16,7 @@ from apps.accounts.models import Profile
 from apps.accounts.locks import ProfileLocked
 from apps.dashboard.access import ProfileView, actor_for
 from apps.dashboard.views.common import refusal_from
+from apps.persona import services as persona_services
 from apps.records import services as record_services
 from apps.records.models import L1Record
 from apps.scenes import services as scene_services
@@ -132,19 +133,32 @@ def cited_messages(profile: Profile, refs: list[str]) -> list[dict[str, Any]]:
     return out
 
 
-def semantic_search(request: HttpRequest, pv: ProfileView, filters: Any) -> dict[str, Any]:
+def semantic_search(request: HttpRequest, pv: ProfileView, filters: Any, *, top_k: int = 20) -> dict[str, Any]:
+    """The hybrid recall (dense + sparse, RRF, boosts) with its trace, for a person: every
+    project's records are eligible (no caller project), and nothing counts as a hit."""
+    from apps.search import services as search_services
+
+    search_filters = search_services.Filters(
+        types=[filters.type] if filters.type else None,
+        scene_id=filters.scene or None,
+        scope_filter=False,
+        hide_closed=False,
+    )
     try:
-        from apps.search import services as search_services
-    except ImportError:
-        search_services = None
-    search = getattr(search_services, "search_records_for_dashboard", None)
-    if search is None:
-        return {"semantic": {"available": False, "message": "semantic search is not available in this build"}}
-    try:
-        result = search(profile=pv.profile, query=filters.q, top_k=20)
-    except Exception as exc:
-        return {"semantic": {"available": False, "message": refusal_from(exc)["message"]}}
-    return {"semantic": {"available": True, **result}}
+        outcome = search_services.recall_search(pv.profile, filters.q, top_k=top_k, filters=search_filters)
+    except Exception as exc:  # the page still renders and says why search failed
+        return {"semantic": {"available": False, "message": f"semantic search failed: {exc}"}}
+    records, trace = [], []
+    for row, ranked in outcome.rows:
+        item = {"recordId": row.record_id, "score": ranked.score, "content": row.content, "type": row.type,
+                "priority": row.priority, "scene_name": row.scene_name}
+        if row.type == "work_task":
+            item["tag"] = row.task_state or "open"
+        records.append(item)
+        trace.append({"recordId": row.record_id, "denseRank": ranked.dense_rank, "sparseRank": ranked.sparse_rank,
+                      "fused": ranked.fused, "boosts": ranked.boosts})
+    return {"semantic": {"available": True, "records": records, "trace": trace, "degraded": outcome.degraded,
+                         "reason": outcome.reason}}
 
 
 # ---------------------------------------------------------------- scenes
@@ -170,33 +184,12 @@ def scene_restore(request: HttpRequest, pv: ProfileView, block: Any) -> Outcome:
 # ---------------------------------------------------------------- persona
 
 
-def _persona_services():
-    from apps.persona import services
-
-    return services
-
-
-_PERSONA_FUNCS = ("persona_merge_all", "persona_merge_entry", "persona_restore")
-
-
-def persona_mergeable() -> bool:
-    services = _persona_services()
-    return all(hasattr(services, name) for name in _PERSONA_FUNCS)
-
-
-def _persona_call(request: HttpRequest, pv: ProfileView, name: str, **kwargs: Any) -> tuple[Any, dict[str, Any] | None]:
-    services = _persona_services()
-    func = getattr(services, name, None)
-    if func is None:
-        return None, {"code": "unavailable", "message": "merging the persona is not available in this build", "details": None}
-    try:
-        return func(profile=pv.profile, actor=actor_for(request), **kwargs), None
-    except Exception as exc:  # guards (budget, stale proposal) come back as refusals
-        return None, refusal_from(exc)
+def _persona_call(request: HttpRequest, pv: ProfileView, func: Any, **kwargs: Any) -> tuple[Any, dict[str, Any] | None]:
+    return _service_call(func, profile=pv.profile, actor=actor_for(request), **kwargs)
 
 
 def persona_merge_all(request: HttpRequest, pv: ProfileView) -> Outcome:
-    result, refusal = _persona_call(request, pv, "persona_merge_all")
+    result, refusal = _persona_call(request, pv, persona_services.persona_merge_all)
     if refusal:
         return Outcome(ok=False, refusal=refusal)
     return Outcome(ok=True, message="Merged the whole proposal into USER.md.", result=result)
@@ -209,7 +202,7 @@ def persona_entry(request: HttpRequest, pv: ProfileView, form: Any) -> Outcome:
     raw_index = form.get("index", "")
     index = int(raw_index) if raw_index.lstrip("-").isdigit() else None
     kwargs: dict[str, Any] = {"decision": decision, "index": index, "kind": form.get("kind", ""), "text": form.get("text", "")}
-    result, refusal = _persona_call(request, pv, "persona_merge_entry", **kwargs)
+    result, refusal = _persona_call(request, pv, persona_services.persona_merge_entry, **kwargs)
     if refusal:
         return Outcome(ok=False, refusal=refusal)
     verb = {"accept": "Accepted", "reject": "Rejected", "edit": "Edited and accepted"}[decision]
@@ -219,7 +212,7 @@ def persona_entry(request: HttpRequest, pv: ProfileView, form: Any) -> Outcome:
 def persona_restore(request: HttpRequest, pv: ProfileView, raw_version: str) -> Outcome:
     if not str(raw_version).isdigit():
         return Outcome(ok=False, refusal={"code": "invalid_params", "message": "version: pick a version to restore", "details": None})
-    result, refusal = _persona_call(request, pv, "persona_restore", number=int(raw_version))
+    result, refusal = _persona_call(request, pv, persona_services.persona_restore, number=int(raw_version))
     if refusal:
         return Outcome(ok=False, refusal=refusal)
     return Outcome(ok=True, message=f"Restored USER.md to version {raw_version}.", result=result)

@@ -465,7 +465,7 @@ def persona_diff(profile: Profile) -> dict[str, Any]:
         rows.append({"index": index, "kind": kind, "text": text, "origin": origin,
                      "diff": word_diff(origin, text) if kind == "updated" else None})
     base = list(proposal.base) if proposal else []
-    deleted = [t for t in (base or live) if t not in claimed] if proposal and proposed_entries else []
+    deleted = [t for t in base if t not in claimed]
     for text in deleted:
         rows.append({"index": None, "kind": "deleted", "text": text, "origin": text, "diff": None})
     limit = int(profile_setting(profile, "l3.charLimit"))
@@ -477,7 +477,7 @@ def persona_diff(profile: Profile) -> dict[str, Any]:
         "rows": rows,
         "changes": sum(1 for r in rows if r["kind"] != "unchanged"),
         "live_chars": document.chars(live),
-        "merged_chars": document.chars(proposed_texts) if proposal and proposed_entries else document.chars(live),
+        "merged_chars": document.chars(proposed_texts) if proposal else document.chars(live),
         "limit": limit,
         "stale": bool(proposal and live_version and proposal.base_version not in (None, live_version.number)),
     }

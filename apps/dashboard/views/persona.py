@@ -17,8 +17,7 @@ from apps.dashboard.views.common import flash_refusal, page
 
 
 def _context(pv: ProfileView, **extra) -> dict:
-    return {"diff": selectors.persona_diff(pv.profile), "versions": selectors.persona_versions(pv.profile),
-            "can_merge": actions.persona_mergeable(), **extra}
+    return {"diff": selectors.persona_diff(pv.profile), "versions": selectors.persona_versions(pv.profile), **extra}
 
 
 @login_required
