@@ -447,9 +447,6 @@ class _ShardScan:
             self._before = _lines_before(self.profile, self.name, self.path, self.start)
         return self._before + rel
 
-    def lines_at_pos(self) -> int | None:
-        return None if self._before is None else self._before + self.rel
-
 
 def _index_scanned(profile: Profile, scans: list[_ShardScan]) -> None:
     with transaction.atomic():

@@ -229,7 +229,7 @@ def _l0_append_worker(profile_id: int, worker: int, batches: int) -> None:
         profile = Profile.objects.get(pk=profile_id)
         for b in range(batches):
             services.l0_append(profile=profile, rows=[row(i, id=f"w{worker}-b{b}-{i}") for i in range(5)])
-    except BaseException:
+    except BaseException:  # noqa: BLE001 (a forked child must report any failure through its exit code)
         os._exit(1)
     os._exit(0)
 
