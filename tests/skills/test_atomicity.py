@@ -158,3 +158,17 @@ def test_skill_locks_of_different_profiles_are_independent(alice, bob):
         with storage.skills_lock(bob):
             pass
         assert time.monotonic() - started < 0.5
+
+
+def test_atomic_write_failure_keeps_the_old_file_and_leaves_no_temp(tmp_path, monkeypatch):
+    target = tmp_path / "SKILL.md"
+    target.write_bytes(b"old")
+
+    def failing_replace(src, dst):
+        raise OSError(5, "I/O error")
+
+    monkeypatch.setattr(storage.os, "replace", failing_replace)
+    with pytest.raises(OSError):
+        storage.atomic_write(target, b"new")
+    assert target.read_bytes() == b"old"
+    assert [p.name for p in tmp_path.iterdir()] == ["SKILL.md"]

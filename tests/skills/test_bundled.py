@@ -138,3 +138,10 @@ def test_a_profile_skill_that_predates_a_bundled_one_shadows_it(agent_api, creat
     assert [(s["bundled"], s.get("shadowed", False)) for s in listed] == [(False, False), (True, True)]
     agent_api.ok("skill_manage", action="delete", name="house-rules")
     assert agent_api.ok("skill_view", name="house-rules")["bundled"] is True
+
+
+def test_bundled_files_are_confined_like_profile_files(agent_api):
+    for path in ("../../../../memoryweb/settings.py", "/etc/passwd", "../recall-memories/SKILL.md"):
+        assert_error(agent_api.call("skill_view", name="record-memories", file=path), 403, "forbidden")
+    assert_error(agent_api.call("skill_view", name="record-memories", file="references/.hidden"), 400, "invalid_params")
+    assert_error(agent_api.call("skill_view", name="record-memories", file="references/none.md"), 404, "not_found")
