@@ -84,7 +84,9 @@ def get_client():
             )
         try:
             if settings.QDRANT_URL:
-                client = QdrantClient(url=settings.QDRANT_URL, api_key=settings.QDRANT_API_KEY or None, timeout=10)
+                client = QdrantClient(
+                    url=settings.QDRANT_URL, api_key=settings.QDRANT_API_KEY or None, timeout=10, check_compatibility=False
+                )
             else:
                 client = QdrantClient(path=str(settings.QDRANT_PATH))
         except RuntimeError as exc:

@@ -1,0 +1,113 @@
+"""Hit statistics (SPEC §1.6, §3.15): invalid hits, effective hits, hit-stats.json."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from apps.accounts.models import AuditEvent
+from apps.hitstats import services
+from apps.hitstats.models import RecallBudget, RecordHits
+
+
+@pytest.fixture
+def recalled(alice):
+    services.hits_record(profile=alice, query="q", results=[("l1_a", 0.5), ("l1_b", 0.4)], session_key="s", turn="t")
+    services.hits_record(profile=alice, query="q2", results=[("l1_a", 0.3)])
+    return alice
+
+
+def _stats(profile, rid):
+    return RecordHits.objects.get(profile=profile, record_id=rid)
+
+
+def test_hits_record_counts_each_returned_record(recalled):
+    assert _stats(recalled, "l1_a").hits == 2
+    assert _stats(recalled, "l1_b").hits == 1
+    assert _stats(recalled, "l1_a").last_hit_at is not None
+
+
+def test_clear_invalid_increments_invalid_hits_of_recalled_ids_only(recalled, agent_api):
+    body = agent_api.ok("clear_invalid_l1_records", recordIds=["l1_a", "l1_never"])
+    assert body == {"updated": ["l1_a"], "skipped": ["l1_never"]}
+    row = _stats(recalled, "l1_a")
+    assert (row.hits, row.invalid_hits, row.effective_hits) == (2, 1, 1)
+    assert not RecordHits.objects.filter(record_id="l1_never").exists()
+
+
+def test_clear_invalid_is_audited(recalled, agent_api):
+    agent_api.ok("clear_invalid_l1_records", recordIds=["l1_b"])
+    event = AuditEvent.objects.get(profile=recalled, tool="clear_invalid_l1_records")
+    assert event.target_id == "l1_b"
+    assert event.before["invalid_hits"] == 0 and event.after["invalid_hits"] == 1
+    assert event.after["effective_hits"] == 0
+
+
+def test_clear_invalid_counts_a_repeated_id_once_per_call(recalled, agent_api):
+    agent_api.ok("clear_invalid_l1_records", recordIds=["l1_a", "l1_a"])
+    assert _stats(recalled, "l1_a").invalid_hits == 1
+
+
+def test_clear_invalid_never_deletes_anything(recalled, agent_api):
+    for _ in range(3):
+        agent_api.ok("clear_invalid_l1_records", recordIds=["l1_b"])
+    row = _stats(recalled, "l1_b")
+    assert (row.hits, row.invalid_hits, row.effective_hits) == (1, 3, -2)
+
+
+def test_clear_invalid_stays_within_the_profile(recalled, bob, make_api):
+    body = make_api(bob, "agent").ok("clear_invalid_l1_records", recordIds=["l1_a"])
+    assert body == {"updated": [], "skipped": ["l1_a"]}
+    assert _stats(recalled, "l1_a").invalid_hits == 0
+
+
+@pytest.mark.parametrize(
+    ("params", "field"),
+    [({"recordIds": []}, "recordIds"), ({"recordIds": [" "]}, "recordIds.0"), ({}, "recordIds"),
+     ({"recordIds": "l1_a"}, "recordIds"), ({"recordIds": ["x"] * 201}, "recordIds")],
+)
+def test_clear_invalid_bad_input_changes_nothing(recalled, agent_api, params, field):
+    before = list(RecordHits.objects.values_list("record_id", "hits", "invalid_hits"))
+    status, body = agent_api.call("clear_invalid_l1_records", **params)
+    assert status == 400 and body["error"]["code"] == "invalid_params"
+    assert body["error"]["details"][0]["field"] == field
+    assert list(RecordHits.objects.values_list("record_id", "hits", "invalid_hits")) == before
+
+
+def test_hit_stats_json_is_rewritten_after_each_change(alice, agent_api, django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks(execute=True):
+        services.hits_record(profile=alice, query="q", results=[("l1_a", 0.5)])
+    path = services.hit_stats_path(alice)
+    data = json.loads(path.read_text())
+    assert path.parts[-3:] == ("alice", "l1", "hit-stats.json")
+    assert data["records"]["l1_a"]["hits"] == 1 and data["records"]["l1_a"]["effective_hits"] == 1
+    with django_capture_on_commit_callbacks(execute=True):
+        agent_api.ok("clear_invalid_l1_records", recordIds=["l1_a"])
+    data = json.loads(path.read_text())
+    assert data["records"]["l1_a"] == {
+        "hits": 1, "invalid_hits": 1, "effective_hits": 0, "lastHitAt": data["records"]["l1_a"]["lastHitAt"],
+    }
+    assert data["profile"] == "alice" and data["version"] == 1
+
+
+def test_a_recall_with_no_results_does_not_rewrite_the_file(alice, django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks(execute=True) as callbacks:
+        services.hits_record(profile=alice, query="q", results=[])
+    assert callbacks == []
+    assert not services.hit_stats_path(alice).exists()
+
+
+def test_recall_budget_counts_per_session_turn(alice):
+    for expected in (1, 2, 3):
+        assert services.recall_budget_take(profile=alice, session_key="s", turn="t", limit=3) == expected
+    with pytest.raises(services.BudgetExceeded):
+        services.recall_budget_take(profile=alice, session_key="s", turn="t", limit=3)
+    assert RecallBudget.objects.get(profile=alice, session_key="s", turn="t").calls == 3
+    assert services.recall_budget_take(profile=alice, session_key="s", turn="t2", limit=3) == 1
+
+
+def test_recall_budget_without_a_turn_id_is_not_counted(alice):
+    for _ in range(5):
+        assert services.recall_budget_take(profile=alice, session_key="s", turn="", limit=3) == 0
+    assert RecallBudget.objects.count() == 0
