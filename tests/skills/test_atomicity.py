@@ -161,7 +161,9 @@ def test_skill_locks_of_different_profiles_are_independent(alice, bob):
 
 
 def test_atomic_write_failure_keeps_the_old_file_and_leaves_no_temp(tmp_path, monkeypatch):
-    target = tmp_path / "SKILL.md"
+    folder = tmp_path / "skill"
+    folder.mkdir()
+    target = folder / "SKILL.md"
     target.write_bytes(b"old")
 
     def failing_replace(src, dst):
@@ -171,4 +173,4 @@ def test_atomic_write_failure_keeps_the_old_file_and_leaves_no_temp(tmp_path, mo
     with pytest.raises(OSError):
         storage.atomic_write(target, b"new")
     assert target.read_bytes() == b"old"
-    assert [p.name for p in tmp_path.iterdir()] == ["SKILL.md"]
+    assert [p.name for p in folder.iterdir()] == ["SKILL.md"]
