@@ -364,7 +364,7 @@ def _count(ctx, state: _State, name: str, args: dict[str, Any], result: Any) -> 
         ctx.add("messagesRead", len(result.get("messages") or []))
     elif name == "l1_commit":
         state.committed = True
-        ctx.add("recordsStored", len(result.get("stored") or []))
+        ctx.add("recordsStored", sum(1 for s in result.get("stored") or [] if s))
         ctx.add("tombstoned", len(result.get("tombstoned") or []))
         ctx.add("valueCheckDropped", len((result.get("valueCheck") or {}).get("dropped") or []))
         ctx.add("recordsUpdated", sum(1 for r in args.get("records") or [] if isinstance(r, dict) and r.get("replaces")))

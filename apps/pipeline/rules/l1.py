@@ -376,7 +376,7 @@ def _count_commit(ctx, planned: list[Planned], result: dict) -> None:
     ctx.add("recordsStored", sum(1 for p in planned if p.action == "store"))
     ctx.add("recordsUpdated", sum(1 for p in planned if p.action == "update"))
     ctx.add("recordsSkipped", sum(1 for p in planned if p.action == "skip"))
-    ctx.add("recordsCommitted", len(result.get("stored") or []))
+    ctx.add("recordsCommitted", sum(1 for s in result.get("stored") or [] if s))
     ctx.add("tombstoned", len(result.get("tombstoned") or []))
     dropped = (result.get("valueCheck") or {}).get("dropped") or []
     ctx.add("valueCheckDropped", len(dropped))
