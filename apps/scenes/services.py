@@ -68,6 +68,25 @@ def parse_l2_cursor(value: Any, *, field_name: str = "cursor") -> int:
     return raw
 
 
+def resolve_l2_cursor(*, profile: Profile, value: Any, field_name: str = "cursor") -> int:
+    """`parse_l2_cursor`, also accepting the id of an L1 record of the profile (the seed calls
+    the cursor "lastRecordId"): it stands for that record's newest change."""
+    raw = value.get("lastRecordId") if isinstance(value, dict) else value
+    if isinstance(raw, str) and raw.strip().startswith("{"):
+        try:
+            decoded = json.loads(raw)
+        except json.JSONDecodeError:
+            decoded = None
+        if isinstance(decoded, dict):
+            raw = decoded.get("lastRecordId")
+    if isinstance(raw, str) and raw.strip().startswith("l1_"):
+        newest = L1Change.objects.filter(profile=profile, record__record_id=raw.strip()).aggregate(m=Max("id"))["m"]
+        if newest is None:
+            raise _invalid(field_name, f"{raw.strip()} is not a record of this profile")
+        return newest
+    return parse_l2_cursor(value, field_name=field_name)
+
+
 def _stored_l2_cursor(profile: Profile) -> int:
     value = cursor_get(profile=profile, kind=CURSOR_KIND).get("lastRecordId", 0)
     try:
@@ -99,7 +118,11 @@ def l1_increment_read(*, profile: Profile, cursor: Any = None, max_records: int 
             confine(profile_dir(profile), l1_dir)
         except PathOutsideProfile as exc:
             raise Forbidden(f"l1Dir: {exc}", details=[{"field": "l1Dir", "message": str(exc)}]) from None
-    after = _stored_l2_cursor(profile) if cursor is None or (isinstance(cursor, str) and not cursor.strip()) else parse_l2_cursor(cursor)
+    after = (
+        _stored_l2_cursor(profile)
+        if cursor is None or (isinstance(cursor, str) and not cursor.strip())
+        else resolve_l2_cursor(profile=profile, value=cursor)
+    )
     newest = (
         L1Change.objects.filter(profile=profile, id__gt=after)
         .values("record")
@@ -237,7 +260,7 @@ def scene_commit(
     tool: str = "l2_commit",
 ) -> dict[str, Any]:
     """Apply a batch of scene writes and advance the L2 cursor, all or nothing (§3.9)."""
-    new_cursor = parse_l2_cursor(cursor) if cursor is not None else None
+    new_cursor = resolve_l2_cursor(profile=profile, value=cursor) if cursor is not None else None
     if persona_reason and len(persona_reason) > 2000:
         raise _invalid("personaReason", "must be at most 2000 characters")
     with profile_write_lock(profile):
@@ -247,7 +270,7 @@ def scene_commit(
         archived = {b.filename: b for b in SceneBlock.objects.filter(profile=profile, removed=False, archived=True)}
         plans, errors = _plan_batch(profile=profile, writes=scene_writes, live=live, archived=archived, now=now)
         before_cursor = _stored_l2_cursor(profile)
-        if new_cursor is not None:
+        if new_cursor is not None and new_cursor != before_cursor:
             newest = _newest_change_id(profile)
             if new_cursor > newest:
                 errors.add(InvalidParams, "cursor", f"change id {new_cursor} is beyond the newest change of this profile ({newest})")

@@ -364,3 +364,15 @@ def test_blocks_of_bob_are_invisible_to_alice(make_api, alice, bob, worker_api):
     assert block(alice, "a.md").content == "alice's" and block(bob, "a.md").content == "bob's"
     status, _ = commit(worker_api, [{"action": "delete", "filename": "b.md"}])
     assert status == 404
+
+
+def test_cursor_may_name_the_last_record_and_the_stored_cursor_is_always_accepted(worker_api, alice):
+    rec = write_record(alice)
+    ok(worker_api, [], cursor=rec.record_id)
+    assert cursor_get(profile=alice, kind="l2") == {"lastRecordId": rec.last_change}
+    # An imported cursor beyond this profile's changes must not wedge the organizer.
+    from apps.conversations.cursors import cursor_set
+
+    cursor_set(profile=alice, kind="l2", value={"lastRecordId": rec.last_change + 500})
+    stored = worker_api.ok("read_l1_increment")["nextCursor"]
+    assert ok(worker_api, [create("a.md")], cursor=stored)["liveCount"] == 1

@@ -84,3 +84,13 @@ def test_l1_dir_must_lie_inside_the_profile(worker_api, settings):
     assert status == 403 and body["error"]["code"] == "forbidden"
     status, _ = worker_api.call("read_l1_increment", l1Dir="../bob/l1")
     assert status == 403
+
+
+def test_cursor_may_be_the_id_of_the_last_record_read(worker_api, alice, bob):
+    first = write_record(alice, content="first fact")
+    second = write_record(alice, content="second fact")
+    body = worker_api.ok("read_l1_increment", cursor=first.record_id)
+    assert [r["id"] for r in body["records"]] == [second.record_id]
+    theirs = write_record(bob, content="bob's fact")
+    status, body = worker_api.call("read_l1_increment", cursor=theirs.record_id)
+    assert status == 400 and theirs.record_id in body["error"]["message"]
