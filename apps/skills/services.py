@@ -10,6 +10,7 @@ Errors are the tool errors of `apps.tools.errors` (the dashboard shows their mes
 from __future__ import annotations
 
 import hashlib
+import logging
 import shutil
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -34,6 +35,7 @@ from apps.tools.errors import (
 )
 
 TOOL = "skill_manage"
+logger = logging.getLogger(__name__)
 
 
 # --- helpers -----------------------------------------------------------------------
@@ -109,7 +111,10 @@ def _apply_change(
                 undo = apply()
     except BaseException as exc:
         if undo is not None:
-            undo()
+            try:
+                undo()
+            except Exception:  # keep the original failure; the log says what is left on disk
+                logger.exception("undo of skill %s %r in profile %s failed", action, name, profile.slug)
         if isinstance(exc, OSError):
             # Disk full, permissions, a vanished folder: the call failed cleanly, say why.
             raise Unavailable(
