@@ -16,7 +16,7 @@ from pathlib import Path
 from apps.accounts.models import Profile
 from apps.accounts.paths import confine, profile_subdir
 from apps.conversations.cursors import cursor_get
-from apps.scenes.blocks import iso, render_file
+from apps.scenes.blocks import render_file
 from apps.scenes.models import SceneBlock
 
 logger = logging.getLogger(__name__)
@@ -31,8 +31,7 @@ def _write_if_changed(path: Path, text: str) -> None:
 
 
 def block_file_text(block: SceneBlock) -> str:
-    meta = {"created": iso(block.meta_created), "updated": iso(block.meta_updated), "summary": block.summary, "heat": block.heat}
-    return render_file(meta=meta, members=block.members, content=block.content)
+    return render_file(meta=block.meta_dict(), members=block.members, content=block.content)
 
 
 def scene_mirror_sync(*, profile: Profile) -> None:

@@ -96,6 +96,10 @@ class SceneBlock(models.Model):
     def members(self) -> list[str]:
         return sorted(self.member_rows.values_list("record_id", flat=True))
 
+    def meta_dict(self) -> dict[str, Any]:
+        """The block's meta in the tool form (SPEC §1.4), times in UTC with `Z`."""
+        return {"created": _iso(self.meta_created), "updated": _iso(self.meta_updated), "summary": self.summary, "heat": self.heat}
+
 
 class SceneBlockMember(models.Model):
     """Membership of an L1 record (by record id) in a scene block."""
@@ -139,3 +143,7 @@ class SceneCommit(models.Model):
 
     class Meta:
         ordering = ["-id"]
+
+
+def _iso(value) -> str | None:
+    return value.isoformat().replace("+00:00", "Z") if value is not None else None

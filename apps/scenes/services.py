@@ -239,7 +239,7 @@ def _check_filename(name: Any, field_name: str, errors: _Errors, profile: Profil
 def _snapshot(block: SceneBlock, members: list[str] | None = None) -> dict[str, Any]:
     return {
         "filename": block.filename,
-        "meta": {"created": B.iso(block.meta_created), "updated": B.iso(block.meta_updated), "summary": block.summary, "heat": block.heat},
+        "meta": block.meta_dict(),
         "content": block.content,
         "members": members if members is not None else block.members,
         "archived": block.archived,
@@ -724,7 +724,7 @@ def scene_blocks_read(*, profile: Profile, filenames: list[str]) -> dict[str, An
         entry: dict[str, Any] = {
             "filename": block.filename,
             "ok": True,
-            "meta": {"created": B.iso(block.meta_created), "updated": B.iso(block.meta_updated), "summary": block.summary, "heat": block.heat},
+            "meta": block.meta_dict(),
             "members": block.members,
         }
         if block.archived:
