@@ -398,7 +398,7 @@ def records_commit(
         all_old_ids = set(tombstone_ids) | {old for it in kept_new for old in it.replaces}
         existing = {
             r.record_id: r
-            for r in L1Record.objects.select_for_update().filter(profile=profile, record_id__in=all_old_ids | {it.record_id for it in kept_new if it.record_id})
+            for r in L1Record.objects.select_for_update(of=("self",)).filter(profile=profile, record_id__in=all_old_ids | {it.record_id for it in kept_new if it.record_id})
             .select_related("scene")
         }
         for item in items:

@@ -41,7 +41,7 @@ MAX_TASK_IDS = 200
 
 
 def _live_record(profile: Profile, record_id: str) -> L1Record:
-    record = L1Record.objects.select_for_update().select_related("scene").filter(profile=profile, record_id=record_id).first()
+    record = L1Record.objects.select_for_update(of=("self",)).select_related("scene").filter(profile=profile, record_id=record_id).first()
     if record is None:
         raise NotFound(f"no record {record_id!r} in this profile", details={"recordId": record_id})
     if record.deleted:
@@ -183,7 +183,7 @@ def record_set_task_state(
         now = timezone.now()
         records = {
             r.record_id: r
-            for r in L1Record.objects.select_for_update().select_related("scene").filter(profile=profile, record_id__in=set(ids))
+            for r in L1Record.objects.select_for_update(of=("self",)).select_related("scene").filter(profile=profile, record_id__in=set(ids))
         }
         for record_id in dict.fromkeys(ids):
             record = records.get(record_id)
@@ -220,7 +220,7 @@ def record_restore_version(*, profile: Profile, record_id: str, change_id: int, 
     from apps.search.outbox import enqueue_index_op
 
     with profile_write_lock(profile):
-        record = L1Record.objects.select_for_update().select_related("scene").filter(profile=profile, record_id=record_id).first()
+        record = L1Record.objects.select_for_update(of=("self",)).select_related("scene").filter(profile=profile, record_id=record_id).first()
         if record is None:
             raise NotFound(f"no record {record_id!r} in this profile")
         change = L1Change.objects.filter(profile=profile, record=record, pk=change_id).first()
