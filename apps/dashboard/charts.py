@@ -15,6 +15,8 @@ class Bar:
     label: str
     value: int
     show_label: bool
+    label_x: float
+    anchor: str
 
 
 @dataclass(frozen=True)
@@ -33,7 +35,7 @@ def daily_series(counts: dict[date, int], *, days: int, today: date) -> list[tup
     return [(start + timedelta(days=i), counts.get(start + timedelta(days=i), 0)) for i in range(days)]
 
 
-def bar_chart(series: list[tuple[date, int]], *, width: int = 720, height: int = 160) -> BarChart:
+def bar_chart(series: list[tuple[date, int]], *, width: int = 1100, height: int = 150) -> BarChart:
     pad_bottom, pad_top = 18.0, 14.0
     plot_h = height - pad_bottom - pad_top
     n = max(len(series), 1)
@@ -52,6 +54,8 @@ def bar_chart(series: list[tuple[date, int]], *, width: int = 720, height: int =
                 label=day.strftime("%m-%d"),
                 value=value,
                 show_label=(i % label_every == 0) or i == n - 1,
+                label_x=0.0 if i == 0 else (round(i * slot + slot / 2, 2) if i < n - 1 else float(width)),
+                anchor="middle" if 0 < i < n - 1 else ("start" if i == 0 else "end"),
             )
         )
     return BarChart(bars=bars, width=width, height=height, max_value=peak, total=sum(v for _, v in series), baseline=pad_top + plot_h)

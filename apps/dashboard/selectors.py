@@ -83,6 +83,10 @@ def pending_index_ops(profile: Profile) -> int:
 
 # ---------------------------------------------------------------- records list
 
+SORT_LABELS = {
+    "-created": "newest first", "created": "oldest first", "-updated": "recently changed",
+    "updated": "least recently changed", "-priority": "highest priority", "priority": "lowest priority",
+}
 SORTS = {
     "-created": ("-created_at", "-id"),
     "created": ("created_at", "id"),

@@ -5,18 +5,12 @@ charlie: may open nothing; root: a superuser."""
 
 from __future__ import annotations
 
-import itertools
-from datetime import timedelta
-
 import pytest
 from django.contrib.auth import get_user_model
 from django.test import Client
-from django.utils import timezone
 
 from apps.accounts.models import ProfileAccess
-from apps.records.models import L1Change, L1Record
-
-_seq = itertools.count(1)
+from tests.dashboard import factories
 
 
 @pytest.fixture(autouse=True)
@@ -59,49 +53,9 @@ def login(people):
 
 @pytest.fixture
 def make_record(db):
-    """A stored L1 record with its first history entry (test data, not a dashboard write)."""
-
-    def make(profile, content: str = "The build uses make test for every change", **fields) -> L1Record:
-        n = next(_seq)
-        now = fields.pop("created_at", None) or timezone.now() - timedelta(minutes=n)
-        record = L1Record.objects.create(
-            profile=profile,
-            record_id=fields.pop("record_id", f"l1_{1700000000000 + n}_t{n:03d}"[:40]),
-            content=content,
-            type=fields.pop("type", "work_fact"),
-            priority=fields.pop("priority", 60),
-            metadata=fields.pop("metadata", {"scope": "global", "project": ""}),
-            created_at=now,
-            updated_at=now,
-            content_key=f"k{n}",
-            **fields,
-        )
-        change = L1Change.objects.create(profile=profile, record=record, action="store", actor="test", state=record.as_dict())
-        L1Record.objects.filter(pk=record.pk).update(last_change=change.pk)
-        record.refresh_from_db()
-        return record
-
-    return make
+    return factories.make_record
 
 
 @pytest.fixture
 def make_block(db):
-    """A scene block written through the scene service (as the L2 job would)."""
-    from apps.scenes.services import scene_commit
-
-    def make(profile, filename: str = "项目｜构建.md", content: str = "# Build\n\nUses `make test`.", *, members=None, days_old: int = 30):
-        created = (timezone.now() - timedelta(days=days_old)).isoformat()
-        write = {"action": "create", "filename": filename, "content": content,
-                 "meta": {"created": created, "updated": created, "summary": "how the build works", "heat": 3}}
-        if members is not None:
-            write["members"] = members
-        scene_commit(profile=profile, actor="test", scene_writes=[write], cursor=None)
-        from apps.scenes.models import SceneBlock
-
-        block = SceneBlock.objects.get(profile=profile, filename=filename, removed=False, archived=False)
-        # The archive age guard counts from the block's first write here: age it as a test fixture.
-        SceneBlock.objects.filter(pk=block.pk).update(created_at=timezone.now() - timedelta(days=days_old))
-        block.refresh_from_db()
-        return block
-
-    return make
+    return factories.make_block

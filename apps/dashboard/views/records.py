@@ -61,7 +61,7 @@ def record_list(request: HttpRequest, slug: str) -> HttpResponse:
         scopes=SCOPES,
         task_states=TASK_STATES,
         statuses=selectors.STATUSES,
-        sorts=list(selectors.SORTS),
+        sorts=list(selectors.SORT_LABELS.items()),
         scene_choices=selectors.scene_choices(profile),
         project_choices=selectors.project_choices(profile),
         page_sizes=PAGE_SIZES,
