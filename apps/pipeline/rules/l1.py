@@ -60,6 +60,7 @@ class Planned:
     task_state: str | None = None
     scene: dict[str, str] | None = None
     metadata: dict[str, Any] | None = None
+    vector: list[float] | None = None  # queryVector of this exact content, reused by l1_commit
     content_override: str | None = None  # an update that keeps the old wording (a task closed)
     project_hint: str = ""  # the session's project when the server will fill it (scene label only)
 
@@ -223,6 +224,8 @@ def _dedup(ctx, planned: list[Planned]) -> None:
             idx = entry.get("index")
             if isinstance(idx, int) and 0 <= idx < len(chunk) and entry.get("queryText") == queries[idx] and not entry.get("fallback"):
                 got[start + idx] = list(entry.get("candidates") or [])
+                if isinstance(entry.get("queryVector"), list):
+                    chunk[idx].vector = entry["queryVector"]
         for idx in range(start, start + len(chunk)):
             if idx in got:
                 results[idx] = got[idx]
@@ -296,9 +299,13 @@ def _text_fallback(profile, queries: list[str]) -> list[list[dict]]:
         .order_by("-updated_at")
         .values_list("record_id", "content")[:2000]
     )
+    row_tokens = [(rid, content, tokens(content)) for rid, content in rows]
     out = []
     for query in queries:
-        scored = sorted(((lexical_similarity(query, content), rid, content) for rid, content in rows), reverse=True)[:5]
+        q = tokens(query)
+        scored = sorted(
+            ((len(q & t) / len(q | t) if q and t else 0.0, rid, content) for rid, content, t in row_tokens), reverse=True
+        )[:5]
         # A lexical score stands in for the dense one: identical wording scores 1.0.
         out.append([{"record_id": rid, "content": content, "score": score} for score, rid, content in scored if score > 0])
     return out
@@ -364,6 +371,8 @@ def _records_for_commit(planned: list[Planned], mode: str) -> list[dict[str, Any
         }
         if cand.type == "work_task" and item.task_state:
             record["taskState"] = item.task_state
+        if item.vector and not item.content_override:
+            record["embedding"] = item.vector  # the server reuses it only for identical content
         if item.action == "update" and item.replaces:
             for old in item.replaces:
                 records.append({"id": old, "deleted": True})
