@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+from datetime import timedelta
 from typing import Any
 
 from django.db import transaction
@@ -229,6 +230,18 @@ def persona_cursor_commit(*, profile: Profile, actor: str, cursor: str) -> dict[
     if parsed is None:
         raise _invalid("cursor", "must be the ISO 8601 `updated` time of the newest scene block processed")
     value = iso(parsed)
+    # The cursor selects the blocks the next run reads (meta.updated after it): one past
+    # every block would make the next runs skip blocks written with an earlier `updated`.
+    from django.db.models import Max
+
+    from apps.scenes.models import SceneBlock
+
+    newest_block = SceneBlock.objects.filter(profile=profile).aggregate(m=Max("meta_updated"))["m"]
+    if newest_block is not None and parsed > newest_block:
+        raise _invalid("cursor", f"no scene block was updated at {value} or later (newest: {iso(newest_block)}); "
+                                 "pass the newest meta.updated among the blocks processed")
+    if newest_block is None and parsed > timezone.now() + timedelta(minutes=5):
+        raise _invalid("cursor", "lies in the future")
     with profile_write_lock(profile):
         previous = cursor_get(profile=profile, kind=CURSOR_KIND)
         previous_time = parse_iso(previous.get("updated"))

@@ -204,6 +204,9 @@ def _check_meta(meta: Any, prefix: str, errors: _Errors) -> dict[str, Any] | Non
             errors.add(InvalidParams, f"{prefix}.{key}", "must be an ISO 8601 date-time")
             ok = False
         out[key] = parsed
+    if ok and out["updated"] < out["created"]:
+        errors.add(InvalidParams, f"{prefix}.updated", "is before meta.created")
+        ok = False
     summary = meta.get("summary")
     if not isinstance(summary, str):
         errors.add(InvalidParams, f"{prefix}.summary", "must be a string")

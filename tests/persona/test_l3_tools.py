@@ -161,3 +161,21 @@ def test_user_md_endpoint_is_empty_without_a_persona_and_listed_in_openapi(agent
     assert response.status_code == 200 and response.content == b""
     doc = client.get("/api/v1/openapi.json").json()
     assert "get" in doc["paths"]["/api/v1/persona/USER.md"]
+
+
+def test_l3_commit_cursor_may_not_pass_the_newest_scene_block(worker_api, alice):
+    from datetime import UTC, datetime
+
+    from apps.scenes.models import SceneBlock
+
+    SceneBlock.objects.create(profile=alice, filename="a.md", content="x", meta_created=datetime(2026, 1, 1, tzinfo=UTC),
+                              meta_updated=datetime(2026, 2, 1, tzinfo=UTC))
+    before = state(alice)
+    status, body = worker_api.call("l3_commit", cursor="2026-02-01T00:00:01Z")
+    assert status == 400 and "2026-02-01T00:00:00Z" in body["error"]["message"]
+    assert state(alice) == before
+    assert worker_api.ok("l3_commit", cursor="2026-02-01T00:00:00Z")["cursor"] == {"updated": "2026-02-01T00:00:00Z"}
+
+
+def test_l3_commit_without_blocks_refuses_a_future_cursor(worker_api, alice):
+    assert worker_api.call("l3_commit", cursor="2999-01-01T00:00:00Z")[0] == 400

@@ -142,7 +142,7 @@ def test_update_keeps_backups_and_prunes_beyond_the_configured_count(worker_api,
 
 def test_update_keeps_the_original_created(worker_api, alice):
     ok(worker_api, [create("a.md", meta=meta(created="2025-05-05T00:00:00Z"))])
-    ok(worker_api, [{"action": "update", "filename": "a.md", "meta": meta(created="2026-09-09T00:00:00Z"), "content": "x"}])
+    ok(worker_api, [{"action": "update", "filename": "a.md", "meta": meta(created="2026-09-09T00:00:00Z", updated="2026-09-10T00:00:00Z"), "content": "x"}])
     assert block(alice, "a.md").meta_created.year == 2025
 
 
@@ -376,3 +376,10 @@ def test_cursor_may_name_the_last_record_and_the_stored_cursor_is_always_accepte
     cursor_set(profile=alice, kind="l2", value={"lastRecordId": rec.last_change + 500})
     stored = worker_api.ok("read_l1_increment")["nextCursor"]
     assert ok(worker_api, [create("a.md")], cursor=stored)["liveCount"] == 1
+
+
+def test_meta_updated_before_created_is_invalid(worker_api, alice):
+    before = state(alice)
+    status, body = commit(worker_api, [create("a.md", meta=meta(created="2026-02-01T00:00:00Z", updated="2026-01-01T00:00:00Z"))])
+    assert status == 400 and "sceneWrites.0.meta.updated" in body["error"]["message"]
+    assert state(alice) == before
