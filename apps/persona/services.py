@@ -10,20 +10,26 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
+import os
 from datetime import timedelta
 from typing import Any
 
 from django.db import transaction
+from django.db.models import Max
 from django.utils import timezone
 
 from apps.accounts.config import profile_setting
 from apps.accounts.locks import profile_write_lock
 from apps.accounts.models import Profile
+from apps.accounts.paths import profile_dir, profile_subdir
 from apps.accounts.services import audit_record
 from apps.conversations.cursors import cursor_get, cursor_set
 from apps.persona import document
 from apps.persona.models import PersonaProposal, PersonaVersion
+from apps.scenes.blocks import iso, parse_iso
+from apps.scenes.models import SceneBlock
 from apps.tools.errors import Conflict, InvalidParams, NotFound
 
 logger = logging.getLogger(__name__)
@@ -224,23 +230,21 @@ def persona_cursor_get(*, profile: Profile) -> dict[str, Any]:
 
 def persona_cursor_commit(*, profile: Profile, actor: str, cursor: str) -> dict[str, Any]:
     """`l3_commit`: advance the L3 cursor and close the run. Never writes `USER.md`."""
-    from apps.scenes.blocks import iso, parse_iso
-
     parsed = parse_iso(cursor)
     if parsed is None:
         raise _invalid("cursor", "must be the ISO 8601 `updated` time of the newest scene block processed")
     value = iso(parsed)
     # The cursor selects the blocks the next run reads (meta.updated after it): one past
     # every block would make the next runs skip blocks written with an earlier `updated`.
-    from django.db.models import Max
-
-    from apps.scenes.models import SceneBlock
-
+    # A cursor that does not move forward is checked only for going backwards, below.
+    stored = parse_iso(cursor_get(profile=profile, kind=CURSOR_KIND).get("updated"))
     newest_block = SceneBlock.objects.filter(profile=profile).aggregate(m=Max("meta_updated"))["m"]
-    if newest_block is not None and parsed > newest_block:
+    if stored is not None and parsed <= stored:
+        pass
+    elif newest_block is not None and parsed > newest_block:
         raise _invalid("cursor", f"no scene block was updated at {value} or later (newest: {iso(newest_block)}); "
                                  "pass the newest meta.updated among the blocks processed")
-    if newest_block is None and parsed > timezone.now() + timedelta(minutes=5):
+    elif newest_block is None and parsed > timezone.now() + timedelta(minutes=5):
         raise _invalid("cursor", "lies in the future")
     with profile_write_lock(profile):
         previous = cursor_get(profile=profile, kind=CURSOR_KIND)
@@ -466,8 +470,6 @@ def persona_restore(*, profile: Profile, actor: str, number: int) -> dict[str, A
 
 def persona_versions(*, profile: Profile) -> list[dict[str, Any]]:
     """Every `USER.md` version, newest first (the first is live)."""
-    from apps.scenes.blocks import iso
-
     return [
         {"number": v.number, "action": v.action, "actor": v.actor, "at": iso(v.created_at), "entries": list(v.entries),
          "chars": document.chars(list(v.entries)), "note": v.note}
@@ -526,11 +528,6 @@ def _mirror_on_commit(profile: Profile) -> None:
 
 def persona_mirror_sync(*, profile: Profile) -> None:
     """Write `USER.md`, `USER-temp.md` and `l3/cursor.json` under the profile folder."""
-    import json
-    import os
-
-    from apps.accounts.paths import profile_dir, profile_subdir
-
     try:
         root = profile_dir(profile)
         root.mkdir(parents=True, exist_ok=True)

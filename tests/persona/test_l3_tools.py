@@ -179,3 +179,16 @@ def test_l3_commit_cursor_may_not_pass_the_newest_scene_block(worker_api, alice)
 
 def test_l3_commit_without_blocks_refuses_a_future_cursor(worker_api, alice):
     assert worker_api.call("l3_commit", cursor="2999-01-01T00:00:00Z")[0] == 400
+
+
+def test_the_stored_l3_cursor_is_accepted_again_even_past_every_block(worker_api, alice):
+    from apps.conversations.cursors import cursor_set
+
+    cursor_set(profile=alice, kind="l3", value={"updated": "2026-05-01T00:00:00Z"})
+    from datetime import UTC, datetime
+
+    from apps.scenes.models import SceneBlock
+
+    SceneBlock.objects.create(profile=alice, filename="a.md", content="x", meta_created=datetime(2026, 1, 1, tzinfo=UTC),
+                              meta_updated=datetime(2026, 2, 1, tzinfo=UTC))
+    assert worker_api.ok("l3_commit", cursor="2026-05-01T00:00:00Z")["cursor"] == {"updated": "2026-05-01T00:00:00Z"}
