@@ -25,6 +25,7 @@ from django.db import transaction
 
 from apps.accounts.models import Profile
 from apps.search import embedding, sparse
+from apps.search.mirror import FilterSpec, Mirror
 
 logger = logging.getLogger(__name__)
 
@@ -115,6 +116,42 @@ def close_clients() -> None:
 
 
 _local_lock = threading.RLock()
+# Embedded mode only: collection name -> in-memory search mirror (see mirror.py).
+_mirrors: dict[str, Mirror] = {}
+
+
+def _embedded() -> bool:
+    return not settings.QDRANT_URL
+
+
+def _mirror(name: str) -> Mirror | None:
+    """The loaded mirror of `name`, loading it from the store on first use (embedded
+    mode; None with a server)."""
+    if not _embedded():
+        return None
+    with _local_lock:
+        mirror = _mirrors.get(name)
+        if mirror is not None:
+            return mirror
+        client = get_client()
+        mirror = Mirror(dim=_collection_dim(client, name))
+        offset = None
+        while True:
+            points, offset = _call(client.scroll, collection_name=name, limit=2048, offset=offset,
+                                   with_payload=True, with_vectors=True)
+            for p in points:
+                vec = p.vector or {}
+                sp = vec.get(SPARSE)
+                mirror.upsert(p.payload["record_id"], vec[DENSE], list(sp.indices) if sp else [],
+                              list(sp.values) if sp else [], p.payload)
+            if offset is None:
+                break
+        _mirrors[name] = mirror
+        return mirror
+
+
+def _loaded_mirror(name: str) -> Mirror | None:
+    return _mirrors.get(name) if _embedded() else None
 
 
 def _call(fn, *args, **kwargs):
@@ -258,17 +295,31 @@ def upsert_records(profile: Profile, records: list, *, vectors: dict[str, Any] |
         for record, vec in zip(todo, embedded):
             vectors[record.record_id] = vec
     points = [_point(r, vectors[r.record_id]) for r in records]
-    _call(client.upsert, collection_name=name, points=points, wait=True)
+    with _local_lock if _embedded() else _nolock():
+        _call(client.upsert, collection_name=name, points=points, wait=True)
+        mirror = _loaded_mirror(name)
+        if mirror is not None:
+            for point in points:
+                sp = point.vector.get(SPARSE)
+                mirror.upsert(point.payload["record_id"], point.vector[DENSE], list(sp.indices) if sp else [],
+                              list(sp.values) if sp else [], point.payload)
 
 
 def delete_points(profile: Profile, record_ids: Iterable[str], *, collection: str | None = None) -> None:
     from qdrant_client import models as qm
 
+    record_ids = list(record_ids)
     ids = [point_id(r) for r in record_ids]
     if not ids:
         return
+    record_ids = list(record_ids)
     name = collection or ensure_collection(profile)
-    _call(get_client().delete, collection_name=name, points_selector=qm.PointIdsList(points=ids), wait=True)
+    with _local_lock if _embedded() else _nolock():
+        _call(get_client().delete, collection_name=name, points_selector=qm.PointIdsList(points=ids), wait=True)
+        mirror = _loaded_mirror(name)
+        if mirror is not None:
+            for rid in record_ids:
+                mirror.delete(rid)
 
 
 def update_payloads(profile: Profile, records: list) -> None:
@@ -279,8 +330,12 @@ def update_payloads(profile: Profile, records: list) -> None:
     missing = [r for r in records if point_id(r.record_id) not in present]
     for record in records:
         if point_id(record.record_id) in present:
-            _call(client.set_payload, collection_name=name, payload=record_payload(record),
-                  points=[point_id(record.record_id)], wait=True)
+            payload = record_payload(record)
+            with _local_lock if _embedded() else _nolock():
+                _call(client.set_payload, collection_name=name, payload=payload, points=[point_id(record.record_id)], wait=True)
+                mirror = _loaded_mirror(name)
+                if mirror is not None:
+                    mirror.set_payload(record.record_id, payload)
     if missing:
         upsert_records(profile, missing, collection=name)
 
@@ -299,24 +354,26 @@ class Candidate:
     score: float
 
 
-def build_filter(*, types: list[str] | None = None, scene_id: str | None = None, project: str | None = None,
-                 hide_closed: bool = False, scope_filter: bool = True):
+def build_filter(spec: FilterSpec | None):
+    """The Qdrant filter of a FilterSpec (server mode)."""
     from qdrant_client import models as qm
 
+    if spec is None:
+        return None
     must: list[Any] = []
     must_not: list[Any] = []
-    if types:
-        must.append(qm.FieldCondition(key="type", match=qm.MatchAny(any=list(types))))
-    if scene_id:
-        must.append(qm.FieldCondition(key="scene_id", match=qm.MatchValue(value=scene_id)))
-    if hide_closed:
+    if spec.types:
+        must.append(qm.FieldCondition(key="type", match=qm.MatchAny(any=list(spec.types))))
+    if spec.scene_id:
+        must.append(qm.FieldCondition(key="scene_id", match=qm.MatchValue(value=spec.scene_id)))
+    if spec.hide_closed:
         must_not.append(qm.FieldCondition(key="task_state", match=qm.MatchAny(any=["done", "dropped"])))
-    if scope_filter:
+    if spec.scope_filter:
         should: list[Any] = [qm.FieldCondition(key="scope", match=qm.MatchAny(any=["global", "unknown"]))]
-        if project:
+        if spec.project:
             should.append(qm.Filter(must=[
                 qm.FieldCondition(key="scope", match=qm.MatchValue(value="self")),
-                qm.FieldCondition(key="project", match=qm.MatchValue(value=project)),
+                qm.FieldCondition(key="project", match=qm.MatchValue(value=spec.project)),
             ]))
         must.append(qm.Filter(should=should))
     if not must and not must_not:
@@ -324,26 +381,42 @@ def build_filter(*, types: list[str] | None = None, scene_id: str | None = None,
     return qm.Filter(must=must or None, must_not=must_not or None)
 
 
-def search_dense(profile: Profile, vector, *, limit: int, query_filter=None) -> list[Candidate]:
+def search_dense(profile: Profile, vector, *, limit: int, spec: FilterSpec | None = None) -> list[Candidate]:
     name = current_collection(profile)
     if name is None:
         return []
+    mirror = _mirror(name)
+    if mirror is not None:
+        with _local_lock:
+            return [Candidate(rid, score) for rid, score in mirror.search_dense(vector, limit, spec)]
     res = _call(get_client().query_points, collection_name=name, query=[float(x) for x in vector], using=DENSE,
-                limit=limit, query_filter=query_filter, with_payload=["record_id"])
+                limit=limit, query_filter=build_filter(spec), with_payload=["record_id"])
     return [Candidate(p.payload["record_id"], float(p.score)) for p in res.points]
 
 
-def search_sparse(profile: Profile, text: str, *, limit: int, query_filter=None) -> list[Candidate]:
+def search_sparse(profile: Profile, text: str, *, limit: int, spec: FilterSpec | None = None) -> list[Candidate]:
     from qdrant_client import models as qm
 
     name = current_collection(profile)
     sp = sparse.query_vector(text)
     if name is None or sp.empty:
         return []
+    mirror = _mirror(name)
+    if mirror is not None:
+        with _local_lock:
+            return [Candidate(rid, score) for rid, score in mirror.search_sparse(sp.indices, sp.values, limit, spec)]
     res = _call(get_client().query_points, collection_name=name,
                 query=qm.SparseVector(indices=sp.indices, values=sp.values), using=SPARSE, limit=limit,
-                query_filter=query_filter, with_payload=["record_id"])
+                query_filter=build_filter(spec), with_payload=["record_id"])
     return [Candidate(p.payload["record_id"], float(p.score)) for p in res.points]
+
+
+class _nolock:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
 
 
 # --------------------------------------------------------------------- outbox
@@ -527,6 +600,7 @@ def reindex_profile(profile: Profile, *, progress=None, batch: int = 128) -> dic
     except BaseException:
         try:
             _call(client.delete_collection, new)
+            _mirrors.pop(new, None)
         except IndexUnavailable:
             logger.warning("could not drop the unfinished collection %s", new)
         raise
@@ -534,6 +608,7 @@ def reindex_profile(profile: Profile, *, progress=None, batch: int = 128) -> dic
     if old is not None:
         try:
             _call(client.delete_collection, old)
+            _mirrors.pop(old, None)
         except IndexUnavailable:
             logger.warning("could not drop the replaced collection %s", old)
     return {"profile": profile.slug, "collection": new, "replaced": old, "records": done, "caughtUp": caught}

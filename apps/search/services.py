@@ -26,6 +26,7 @@ from apps.accounts.models import Profile
 from apps.hitstats import services as hitstats
 from apps.records.models import ALL_TYPES, L1Record
 from apps.search import embedding, index, sparse
+from apps.search.mirror import FilterSpec
 from apps.tools.errors import InvalidParams, RateLimited, invalid_field
 
 logger = logging.getLogger(__name__)
@@ -107,9 +108,9 @@ class Filters:
     hide_closed: bool = False
     scope_filter: bool = True
 
-    def qdrant(self):
-        return index.build_filter(types=self.types, scene_id=self.scene_id, project=self.project_key,
-                                  hide_closed=self.hide_closed, scope_filter=self.scope_filter)
+    def spec(self) -> FilterSpec:
+        return FilterSpec(types=self.types, scene_id=self.scene_id, project=self.project_key,
+                          hide_closed=self.hide_closed, scope_filter=self.scope_filter)
 
     def accepts(self, row: L1Record) -> bool:
         """The database check of every candidate (the index may lag behind a commit)."""
@@ -177,9 +178,9 @@ def index_candidates(profile: Profile, query: str, *, limit: int, filters: Filte
     """Hybrid candidates from the index (no database access: may run in a worker thread).
     Raises IndexUnavailable / EmbeddingUnavailable."""
     qvec = embedding.embed_one(query, kind=embedding.QUERY)
-    qfilter = filters.qdrant()
-    dense = index.search_dense(profile, qvec, limit=limit, query_filter=qfilter)
-    sparse_ = index.search_sparse(profile, query, limit=limit, query_filter=qfilter)
+    spec = filters.spec()
+    dense = index.search_dense(profile, qvec, limit=limit, spec=spec)
+    sparse_ = index.search_sparse(profile, query, limit=limit, spec=spec)
     return _fuse(dense, sparse_)
 
 
@@ -377,7 +378,7 @@ def embed_and_search(*, profile: Profile, queries: list[str] | None, query_text:
         return {"results": results}
     for item, vec in zip(results, vectors):
         try:
-            found = index.search_dense(profile, vec, limit=top_k * 2, query_filter=None) if has_index else []
+            found = index.search_dense(profile, vec, limit=top_k * 2) if has_index else []
         except index.IndexUnavailable as exc:
             item["fallback"] = True
             item["error"] = str(exc)
