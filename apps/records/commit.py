@@ -25,7 +25,12 @@ from apps.accounts.services import audit_record
 from apps.records.memory_rules import rules_consume_once, rules_loaded
 from apps.records.models import CHAT_TYPES, CODE_TYPES, SCOPES, TASK_STATES, L1Record
 from apps.records.normalize import content_key, normalize_path, path_key
-from apps.records.project import evidence_problem, known_project_add, known_projects, project_candidate
+from apps.records.project import (
+    evidence_problem,
+    known_project_add,
+    known_projects,
+    project_candidate,
+)
 from apps.records.schemas import CommitRecordIn
 from apps.records.writes import (
     epoch_ms_to_iso,

@@ -10,7 +10,11 @@ from django.utils import timezone
 from apps.hitstats.models import RecordHits
 from apps.records.models import L1Change
 from apps.records.selectors import record_history, record_lineage
-from apps.records.services import record_fix, record_restore_version, record_set_task_state
+from apps.records.services import (
+    record_fix,
+    record_restore_version,
+    record_set_task_state,
+)
 from apps.scenes.models import SceneBlock, SceneBlockMember
 from apps.search.models import IndexOp
 from apps.tools.errors import Conflict, NotFound
@@ -134,8 +138,8 @@ def test_fix_parameter_errors_change_nothing(agent_api, alice, stored, params, f
 
 def test_rewrite_into_a_live_duplicate_is_a_conflict(agent_api, alice, stored):
     rid, other = stored("deploys go through the staging host"), stored("rollbacks use the previous image tag")
-    fail(agent_api, "l1_fix", 409, "conflict", recordId=rid, action="rewrite", newContent="Rollbacks use the previous image tag.", evidence=EVIDENCE)
-    assert not record(alice, rid).deleted
+    error = fail(agent_api, "l1_fix", 409, "conflict", recordId=rid, action="rewrite", newContent="Rollbacks use the previous image tag.", evidence=EVIDENCE)
+    assert not record(alice, rid).deleted and error["details"]["duplicateOf"] == other
 
 
 def test_dashboard_service_uses_the_same_guards(alice, stored):

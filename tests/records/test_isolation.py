@@ -46,7 +46,7 @@ def test_bob_cannot_use_alices_scenes_or_see_them(setup, alice, bob):
 
 
 def test_cursors_and_provenance_are_per_profile(setup, alice, bob, l0):
-    alice_w, bob_w, _, _ = setup
+    _, bob_w, _, _ = setup
     from apps.conversations.cursors import cursor_get
 
     assert cursor_get(profile=alice, kind="l1") == {"version": 2, "files": {"2026-11-29.jsonl": 100}}
