@@ -65,13 +65,18 @@ RETYPE = {
 }
 # Keys of `metadata` the server owns.
 SERVER_METADATA = ("projectSource", "sceneFallback")
+# Prompt-injection attempts: addressed at the assistant's instructions, not at tools
+# ("eslint should ignore all rules for generated files" is a memory, not an attack).
 _INJECTION = [
     re.compile(p, re.IGNORECASE)
     for p in (
-        r"\b(ignore|disregard|forget|override)\b.{0,20}\b(all|any|previous|prior|above|earlier|your)\b.{0,20}\b(instructions?|prompts?|rules|directions)\b",
+        r"\b(ignore|disregard|forget|override)\s+(all\s+|any\s+)?(of\s+)?(the\s+|your\s+)?(previous|prior|above|earlier|preceding|former)\s+(instructions?|prompts?|rules|directions|messages)",
+        r"\b(ignore|disregard|forget)\s+(all\s+|any\s+)?(of\s+)?your\s+(instructions?|rules|guidelines|programming|system\s*prompt)",
+        r"\b(ignore|disregard)\s+all\s+instructions",
         r"\b(reveal|print|output|show|repeat|leak|dump)\b.{0,20}\b(your|the)\b.{0,10}\bsystem\s*prompt",
         r"\byou\s+are\s+now\b.{0,30}\b(dan|jailbroken|developer mode|unrestricted|no (rules|restrictions))",
-        r"(忽略|无视|忘记|忘掉)(掉)?(之前|以上|上面|前面|先前|所有|全部|一切)?的?(所有|全部)?(指令|指示|规则|提示|设定|约束)",
+        r"(忽略|无视|忘记|忘掉)(掉)?(之前|以上|上面|前面|先前)的?(所有|全部)?(指令|指示|规则|提示|设定|约束)",
+        r"(忽略|无视|忘记|忘掉)(掉)?(你的)?(所有|全部|一切)的?(指令|指示|系统提示)",
         r"(输出|打印|显示|告诉我|泄露|重复)(一下)?你?的?(系统提示|系统指令|system\s*prompt)",
         r"你现在(是|扮演|变成)(一个)?(没有|不受)(任何)?(限制|约束)",
     )

@@ -131,3 +131,16 @@ def test_subagent_commit_reports_rules_loaded_without_warning(make_api, alice, l
     l0(alice, msg(1, "a message for the subagent commit"))
     body = api.ok("l1_commit", records=[{"content": "subagent fact from the message", "type": "work_fact", "source_message_ids": ["m1"]}], cursor=CURSOR)
     assert body["rulesLoaded"] is False and body["warnings"] == []
+
+
+def test_l1_tools_are_in_the_catalog_with_their_roles(agent_api):
+    status, catalog = agent_api.get("/api/v1/tools")
+    assert status == 200
+    tools = {t["name"]: t for t in catalog}
+    assert tools["l1_commit"]["roles"] == ["agent", "worker", "admin"]
+    assert tools["l1_project_get"]["roles"] == ["worker", "admin"]
+    for name in ("load_memory_rules", "list_l1_scenes", "l1_fix", "l1_task_state"):
+        assert "agent" in tools[name]["roles"]
+    assert "records" in tools["l1_commit"]["parameters"]["properties"]
+    status, doc = agent_api.get("/api/v1/openapi.json")
+    assert status == 200 and "/api/v1/tools/l1_commit" in doc["paths"]
