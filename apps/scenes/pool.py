@@ -152,3 +152,41 @@ def scene_list(*, profile: Profile, limit: int, project: str = "") -> list[Scene
 
     entries.sort(key=lambda e: (not same_project(e), -recency(e), e.scene_id))
     return entries[:limit]
+
+
+def scene_merge(*, profile: Profile, source_id: str, target_id: str, actor: str, tool: str = "dashboard") -> SceneEntry:
+    """Merge scene `source_id` into `target_id` (SPEC §1.3): the source answers to the
+    survivor's id from now on, its name and aliases become aliases of the survivor, and its
+    use count is added. Records keep their row (their history is not rewritten); readers
+    resolve the scene through `scene_resolve`. Takes the profile write lock."""
+    from apps.accounts.locks import profile_write_lock
+    from apps.tools.errors import Conflict, NotFound
+
+    with profile_write_lock(profile):
+        source = SceneEntry.objects.select_for_update().filter(profile=profile, scene_id=source_id).first()
+        target = scene_resolve(profile=profile, scene_id=target_id)
+        if source is None or target is None or not SceneEntry.objects.filter(profile=profile, scene_id=target_id).exists():
+            raise NotFound(f"no scene {source_id if source is None else target_id!r} in this profile")
+        if source.reserved or target.reserved:
+            raise Conflict("reserved scenes (unclassified, main-agent-live) cannot be merged")
+        if source.merged_into_id is not None:
+            raise Conflict(f"scene {source_id!r} is already merged into {source.merged_into.scene_id!r}")
+        if source.pk == target.pk:
+            raise Conflict("a scene cannot be merged into itself")
+        before = {"source": source.as_dict(), "target": target.as_dict()}
+        aliases = list(target.aliases or [])
+        for name in [source.name, *(source.aliases or [])]:
+            if scene_name_key(name) != scene_name_key(target.name) and all(scene_name_key(a) != scene_name_key(name) for a in aliases):
+                aliases.append(name)
+        target.aliases = aliases
+        target.use_count += source.use_count
+        if source.last_used_at and (target.last_used_at is None or source.last_used_at > target.last_used_at):
+            target.last_used_at = source.last_used_at
+        target.save(update_fields=["aliases", "use_count", "last_used_at"])
+        source.merged_into = target
+        source.save(update_fields=["merged_into"])
+        audit_record(
+            profile=profile, actor=actor, tool=tool, action="scene_merge", target_type="scene", target_id=source.scene_id,
+            before=before, after={"source": source.as_dict(), "target": target.as_dict()},
+        )
+    return target

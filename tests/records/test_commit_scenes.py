@@ -127,3 +127,35 @@ def test_list_scenes_puts_the_sessions_project_first(agent_api, alice, l0):
 def test_list_scenes_limit_is_bounded(agent_api):
     fail(agent_api, "list_l1_scenes", 400, "invalid_params", limit=0)
     fail(agent_api, "list_l1_scenes", 400, "invalid_params", limit=201)
+
+
+def test_merge_makes_the_old_id_and_name_answer_with_the_survivor(worker_api, alice, rows):
+    from apps.scenes.pool import scene_merge
+
+    body = worker_api.ok("l1_commit", records=[
+        rec("builds use pnpm workspaces", **new_scene("memoryweb｜构建")),
+        rec("builds are reproducible now", **new_scene("memoryweb｜build")),
+    ], cursor=CURSOR)
+    survivor = scene_merge(profile=alice, source_id="sc0002", target_id="sc0001", actor="user:ann")
+    assert survivor.aliases == ["memoryweb｜build"] and survivor.use_count == 2
+    later = worker_api.ok("l1_commit", records=[
+        rec("builds cache node modules", scene_id="sc0002"),
+        rec("builds run on two cores", **new_scene("memoryweb｜build")),
+    ], cursor=CURSOR)
+    assert {record(alice, rid).scene.scene_id for rid in later["stored"]} == {"sc0001"}
+    assert record(alice, body["stored"][1]).scene.scene_id == "sc0002"  # history is not rewritten
+    assert [s["id"] for s in worker_api.ok("list_l1_scenes")["scenes"]] == ["sc0001"]
+    assert alice.audit_events.filter(action="scene_merge", target_id="sc0002").exists()
+
+
+def test_merge_refuses_reserved_self_and_repeated_merges(worker_api, alice, rows):
+    from apps.scenes.pool import scene_merge
+    from apps.tools.errors import Conflict, NotFound
+
+    worker_api.ok("l1_commit", records=[rec("an unclassified record here"), rec("builds use pnpm workspaces", **new_scene("a｜b")), rec("releases are tagged", **new_scene("a｜c"))], cursor=CURSOR)
+    for source, target, error in [("unclassified", "sc0001", Conflict), ("sc0001", "sc0001", Conflict), ("sc0009", "sc0001", NotFound), ("sc0001", "sc0009", NotFound)]:
+        with pytest.raises(error):
+            scene_merge(profile=alice, source_id=source, target_id=target, actor="user:ann")
+    scene_merge(profile=alice, source_id="sc0002", target_id="sc0001", actor="user:ann")
+    with pytest.raises(Conflict):
+        scene_merge(profile=alice, source_id="sc0002", target_id="sc0001", actor="user:ann")
