@@ -164,3 +164,27 @@ def evidence_problem(
         if not path_within(path, root):
             return f"projectEvidence[{n}].path {raw_path!r} is not inside the candidate project {root}"
     return None
+
+
+def known_projects_set(*, profile: Profile, roots: list[str], actor: str, tool: str = "dashboard") -> list[str]:
+    """Replace the profile's known projects (the dashboard's editor). Every root must be an
+    absolute path; they are stored normalised, de-duplicated, in the given order."""
+    from apps.accounts.locks import profile_write_lock
+    from apps.tools.errors import invalid_field
+
+    cleaned: list[str] = []
+    for n, raw in enumerate(roots):
+        normalized = normalize_path(raw)
+        if not normalized:
+            raise invalid_field(f"roots.{n}", f"{raw!r} is not an absolute path")
+        if all(path_key(normalized) != path_key(p) for p in cleaned):
+            cleaned.append(normalized)
+    with profile_write_lock(profile):
+        before = Profile.objects.filter(pk=profile.pk).values_list("known_projects", flat=True).first() or []
+        Profile.objects.filter(pk=profile.pk).update(known_projects=cleaned)
+        profile.known_projects = cleaned
+        audit_record(
+            profile=profile, actor=actor, tool=tool, action="known_projects_set", target_type="profile",
+            target_id=profile.slug, before={"known_projects": list(before)}, after={"known_projects": cleaned},
+        )
+    return cleaned

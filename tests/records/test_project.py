@@ -175,3 +175,17 @@ def test_drive_paths_compare_case_insensitively_posix_paths_do_not():
 def test_extract_paths_skips_urls_and_commands():
     text = "see https://example.com/a/b, run /help, edit 在/home/u/p/a.py里 and (C:\\dev\\x\\y.ts)."
     assert extract_paths(text) == ["/home/u/p/a.py", "C:/dev/x/y.ts"]
+
+
+def test_known_projects_editor_normalises_and_rejects_relative_paths(alice):
+    from apps.records.project import known_projects_set
+    from apps.tools.errors import InvalidParams
+
+    assert known_projects_set(profile=alice, roots=[r"c:\dev\B", "/c/dev/b", "/srv/app/"], actor="user:ann") == ["C:/dev/B", "/srv/app"]
+    alice.refresh_from_db()
+    assert alice.known_projects == ["C:/dev/B", "/srv/app"]
+    with pytest.raises(InvalidParams):
+        known_projects_set(profile=alice, roots=["relative/x"], actor="user:ann")
+    alice.refresh_from_db()
+    assert alice.known_projects == ["C:/dev/B", "/srv/app"]
+    assert alice.audit_events.filter(action="known_projects_set").count() == 1
