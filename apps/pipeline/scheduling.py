@@ -57,6 +57,8 @@ JOB_TIMEOUT_SECONDS = {KIND_L1: 180, KIND_L2: 300, KIND_L3: 180, KIND_SKILL: 180
 RESEND_AFTER_SECONDS = 60
 # A running run with no heartbeat for its timeout plus this grace lost its worker.
 HEARTBEAT_GRACE_SECONDS = 90
+FAILURE_BACKOFF_BASE = 60
+FAILURE_BACKOFF_MAX = 3600
 
 
 @dataclass(frozen=True)
@@ -309,12 +311,36 @@ def consider(*, profile: Profile, kind: str, now: datetime | None = None) -> Job
     """Start a run of `kind` if its trigger holds and none is active; else maybe re-check later."""
     if JobRun.objects.filter(profile=profile, kind=kind, status__in=ACTIVE_STATUSES).exists():
         return None
+    now = now or timezone.now()
+    retry_at = failure_backoff_until(profile=profile, kind=kind)
+    if retry_at is not None and now < retry_at:
+        _schedule_recheck(profile, kind, retry_at, now)
+        return None
     decision = evaluate(profile=profile, kind=kind, now=now)
     if decision.due:
         return request_run(profile=profile, kind=kind, reason=decision.reason)
     if decision.recheck_at is not None:
         _schedule_recheck(profile, kind, decision.recheck_at, now or timezone.now())
     return None
+
+
+def failure_backoff_until(*, profile: Profile, kind: str) -> datetime | None:
+    """After consecutive failed runs, automatic retries wait 60 s, 120 s, … up to an hour,
+    so a job that cannot succeed (a model endpoint that is down) does not spin.
+    Manual triggers are not held back."""
+    recent = list(
+        JobRun.objects.filter(profile=profile, kind=kind, status__in=(STATUS_SUCCEEDED, STATUS_FAILED))
+        .order_by("-id")
+        .values_list("status", "finished_at")[:8]
+    )
+    failures = 0
+    for status, _ in recent:
+        if status != STATUS_FAILED:
+            break
+        failures += 1
+    if not failures or recent[0][1] is None:
+        return None
+    return recent[0][1] + timedelta(seconds=min(FAILURE_BACKOFF_MAX, FAILURE_BACKOFF_BASE * 2 ** (failures - 1)))
 
 
 def request_run(

@@ -309,3 +309,20 @@ def test_sweep_starts_due_jobs_of_every_profile(alice, bob, l0, sent, django_cap
     started = {(s["profile"], s["kind"]) for s in report["started"]}
     assert started == {("alice", KIND_L1), ("bob", KIND_L1)}
     assert len(sent.run_ids) == 2
+
+
+def test_failed_runs_back_off_automatic_retries_but_not_manual_ones(alice, l0, sent):
+    l0(alice, [msg("m1", "We decided to use Redis.")])
+    now = timezone.now()
+    finished_run(alice, KIND_L1, status=STATUS_FAILED, started=now)
+    JobRun.objects.filter(kind=KIND_L1).update(finished_at=now)
+    assert scheduling.consider(profile=alice, kind=KIND_L1, now=now + timedelta(seconds=30)) is None
+    assert sent.rechecks.calls  # re-checked when the backoff ends
+    finished_run(alice, KIND_L1, status=STATUS_FAILED, started=now)
+    JobRun.objects.filter(kind=KIND_L1).update(finished_at=now)
+    assert scheduling.consider(profile=alice, kind=KIND_L1, now=now + timedelta(seconds=90)) is None  # 120 s after 2 failures
+    run = scheduling.consider(profile=alice, kind=KIND_L1, now=now + timedelta(seconds=121))
+    assert run is not None
+    run.delete()
+    manual = scheduling.request_run(profile=alice, kind=KIND_L1, reason="manual", requested_by="cli")
+    assert manual is not None
