@@ -49,14 +49,24 @@ def record_counts(profile: Profile) -> dict[str, Any]:
 
 
 def records_per_day(profile: Profile, *, days: int = 30) -> dict[date, int]:
-    since = timezone.now() - timedelta(days=days)
-    rows = (
-        L1Record.objects.filter(profile=profile, created_at__gte=since)
-        .annotate(day=TruncDate("created_at"))
-        .values("day")
-        .annotate(n=Count("id"))
-        .order_by()
-    )
+    """Records created per UTC day over the last `days` days (one grouped query)."""
+    return _per_day(L1Record.objects.filter(profile=profile), days=days)
+
+
+def _per_day(qs: QuerySet, *, days: int) -> dict[date, int]:
+    from django.db import connection
+    from django.db.models import CharField
+    from django.db.models.functions import Cast, Substr
+
+    today = timezone.now().astimezone(dt_timezone.utc).date()
+    since = datetime.combine(today - timedelta(days=days - 1), time.min, tzinfo=dt_timezone.utc)
+    qs = qs.filter(created_at__gte=since)
+    if connection.vendor == "sqlite":
+        # SQLite stores UTC datetimes as ISO text: the day is its first 10 characters,
+        # far cheaper than the per-row date cast TruncDate needs there.
+        rows = qs.annotate(day=Substr(Cast("created_at", CharField()), 1, 10)).values("day").annotate(n=Count("id")).order_by()
+        return {date.fromisoformat(row["day"]): row["n"] for row in rows}
+    rows = qs.annotate(day=TruncDate("created_at", tzinfo=dt_timezone.utc)).values("day").annotate(n=Count("id")).order_by()
     return {row["day"]: row["n"] for row in rows}
 
 
@@ -70,7 +80,7 @@ def scene_counts(profile: Profile) -> dict[str, Any]:
 
 def open_tasks(profile: Profile, *, limit: int = 8) -> tuple[int, list[L1Record]]:
     qs = L1Record.objects.filter(profile=profile, deleted=False, type="work_task").filter(Q(task_state__isnull=True) | Q(task_state="open"))
-    return qs.count(), list(qs.order_by("-priority", "-created_at")[:limit])
+    return qs.count(), list(qs.order_by("-created_at", "-id")[:limit])
 
 
 def cursors(profile: Profile) -> list[Cursor]:
@@ -154,6 +164,9 @@ def _parse_date(raw: str, name: str, errors: list[str]) -> date | None:
         return None
 
 
+LIST_FIELDS = ("id", "record_id", "content", "type", "priority", "scene_name", "metadata", "created_at", "version", "deleted", "task_state")
+
+
 def filter_records(profile: Profile, f: RecordFilters) -> QuerySet[L1Record]:
     qs = L1Record.objects.filter(profile=profile)
     if f.status == "live":
@@ -167,7 +180,9 @@ def filter_records(profile: Profile, f: RecordFilters) -> QuerySet[L1Record]:
     if f.project:
         qs = qs.filter(metadata__project=f.project)
     if f.scene:
-        qs = qs.filter(Q(scene__scene_id=f.scene) | Q(scene_name=f.scene))
+        # By the pool entry's key (the FK index); a name that is no pool id matches scene_name.
+        entry = SceneEntry.objects.filter(profile=profile, scene_id=f.scene).values_list("pk", flat=True).first()
+        qs = qs.filter(scene_id=entry) if entry is not None else qs.filter(scene_name=f.scene)
     if f.task_state:
         qs = qs.filter(type="work_task")
         qs = qs.filter(Q(task_state="open") | Q(task_state__isnull=True) | Q(task_state="")) if f.task_state == "open" else qs.filter(task_state=f.task_state)
@@ -260,11 +275,20 @@ def line_diff(old: str, new: str) -> list[tuple[str, str]]:
     return out
 
 
-def related_records(record: L1Record) -> dict[str, list[L1Record]]:
-    replaced = list(L1Record.objects.filter(profile_id=record.profile_id, replaced_by=record.record_id).only("record_id", "content", "version", "deleted"))
+def related_records(record: L1Record, history: list[HistoryStep]) -> dict[str, list[L1Record]]:
+    """The records this one replaced (named in its history notes: `replaces` of a commit,
+    `rewrittenFrom` of a fix) and the record that replaced it."""
+    replaced_ids: list[str] = []
+    for step in history:
+        note = step.change.note if isinstance(step.change.note, dict) else {}
+        replaced_ids += [i for i in note.get("replaces") or [] if isinstance(i, str)]
+        if isinstance(note.get("rewrittenFrom"), str):
+            replaced_ids.append(note["rewrittenFrom"])
+    fields = ("record_id", "content", "version", "deleted")
+    replaced = list(L1Record.objects.filter(profile_id=record.profile_id, record_id__in=set(replaced_ids)).only(*fields))
     successor = None
     if record.replaced_by:
-        successor = L1Record.objects.filter(profile_id=record.profile_id, record_id=record.replaced_by).only("record_id", "content", "version", "deleted").first()
+        successor = L1Record.objects.filter(profile_id=record.profile_id, record_id=record.replaced_by).only(*fields).first()
     return {"replaced": replaced, "successor": [successor] if successor else []}
 
 
@@ -424,14 +448,22 @@ def least_effective(profile: Profile, *, limit: int = 15) -> list[dict[str, Any]
 def recalls_per_day(profile: Profile, *, days: int = 30) -> dict[date, int]:
     from apps.hitstats.models import RecallEvent
 
-    since = timezone.now() - timedelta(days=days)
-    rows = RecallEvent.objects.filter(profile=profile, created_at__gte=since).annotate(day=TruncDate("created_at")).values("day").annotate(n=Count("id")).order_by()
-    return {row["day"]: row["n"] for row in rows}
+    return _per_day(RecallEvent.objects.filter(profile=profile), days=days)
 
 
 def never_recalled(profile: Profile) -> QuerySet[L1Record]:
+    from django.db.models import Exists, OuterRef
+
+    # A correlated probe of the (profile, record_id) unique index: the page stops early.
+    recalled = RecordHits.objects.filter(profile=profile, record_id=OuterRef("record_id"), hits__gt=0)
+    return L1Record.objects.filter(profile=profile, deleted=False).filter(~Exists(recalled)).order_by("created_at", "id")
+
+
+def never_recalled_count(profile: Profile) -> int:
+    """The size of `never_recalled`: NOT IN over the recalled ids is one pass over the live
+    records (a correlated probe per row is slower for a count, faster for one page)."""
     recalled = RecordHits.objects.filter(profile=profile, hits__gt=0).values("record_id")
-    return L1Record.objects.filter(profile=profile, deleted=False).exclude(record_id__in=recalled).order_by("created_at", "id")
+    return L1Record.objects.filter(profile=profile, deleted=False).exclude(record_id__in=recalled).count()
 
 
 def recent_recalls(profile: Profile, *, limit: int = 20) -> list[Any]:

@@ -86,3 +86,13 @@ def percent(part: float | int | None, whole: float | int | None) -> int:
 def urlparams(**params: Any) -> str:
     clean = {k: v for k, v in params.items() if v not in (None, "")}
     return "?" + urlencode(clean) if clean else ""
+
+
+@register.filter
+def utc_minute(value: Any) -> str:
+    """A timestamp as 'YYYY-MM-DD HH:MM' UTC (the dashboard's time zone), cheaply."""
+    if not value:
+        return ""
+    from datetime import timezone as dt_timezone
+
+    return value.astimezone(dt_timezone.utc).strftime("%Y-%m-%d %H:%M")

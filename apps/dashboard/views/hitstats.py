@@ -15,7 +15,9 @@ def hitstats_page(request: HttpRequest, slug: str) -> HttpResponse:
     pv = _get_profile_for_user(request, slug)
     profile = pv.profile
     series = charts.daily_series(selectors.recalls_per_day(profile, days=30), days=30, today=timezone.now().date())
-    never = Paginator(selectors.never_recalled(profile), 25).get_page(request.GET.get("page"))
+    never_paginator = Paginator(selectors.never_recalled(profile), 25)
+    never_paginator.count = selectors.never_recalled_count(profile)  # same set, counted cheaply
+    never = never_paginator.get_page(request.GET.get("page"))
     context = {
         "totals": selectors.hit_totals(profile),
         "most": selectors.most_effective(profile),

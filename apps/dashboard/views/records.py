@@ -49,12 +49,13 @@ def record_list(request: HttpRequest, slug: str) -> HttpResponse:
             page_obj = paginator.page(1)
         except EmptyPage:
             page_obj = paginator.page(paginator.num_pages)
-        rows = list(page_obj.object_list.select_related("scene"))
+        rows = list(page_obj.object_list.only(*selectors.LIST_FIELDS))
         context.update(
             page_obj=page_obj,
             rows=rows,
             hits=selectors.hits_for(profile, [r.record_id for r in rows]),
             page_range=page_obj.paginator.get_elided_page_range(page_obj.number, on_each_side=2, on_ends=1),
+            record_base=reverse("dashboard:records", args=[pv.slug]),
         )
     context.update(
         types=selectors.types_for_mode(profile),
@@ -86,11 +87,11 @@ def record_detail(request: HttpRequest, slug: str, record_id: str) -> HttpRespon
 def _record_context(pv: ProfileView, record: L1Record, **extra: Any) -> dict[str, Any]:
     profile = pv.profile
     hits = selectors.hits_for(profile, [record.record_id]).get(record.record_id)
+    history = selectors.record_history(record)
     return {
         "record": record,
-        "data": record.as_dict(),
-        "history": selectors.record_history(record),
-        "related": selectors.related_records(record),
+        "history": history,
+        "related": selectors.related_records(record, history),
         "hits": hits,
         "recalls": selectors.record_recalls(profile, record.record_id),
         "blocks": selectors.record_blocks(profile, record.record_id),
