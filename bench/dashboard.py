@@ -28,19 +28,18 @@ if "MEMORYWEB_DATA_DIR" not in os.environ:
     os.environ["MEMORYWEB_DATA_DIR"] = tempfile.mkdtemp(prefix="memoryweb-bench-")
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memoryweb.settings")
 
-import django  # noqa: E402
+import django
 
 django.setup()
 
-from django.contrib.auth import get_user_model  # noqa: E402
-from django.core.management import call_command  # noqa: E402
-from django.db import connection, transaction  # noqa: E402
-from django.test import Client  # noqa: E402
-from django.test.utils import setup_test_environment  # noqa: E402
-from django.utils import timezone  # noqa: E402
+from django.contrib.auth import get_user_model
+from django.core.management import call_command
+from django.db import connection, transaction
+from django.test import Client
+from django.test.utils import setup_test_environment
+from django.utils import timezone
 
-WORDS_EN = ("deploy build test port service docker compose release migration django index query cache "
-            "python schema token profile scene record memory recall job worker queue server config").split()
+WORDS_EN = ["deploy", "build", "test", "port", "service", "docker", "compose", "release", "migration", "django", "index", "query", "cache", "python", "schema", "token", "profile", "scene", "record", "memory", "recall", "job", "worker", "queue", "server", "config"]
 WORDS_ZH = ["部署", "构建", "测试", "端口", "服务", "发布", "迁移", "索引", "查询", "缓存", "用户", "偏好", "项目", "记忆", "任务"]
 TYPES = ("work_fact", "work_task", "work_method", "work_artifact")
 
@@ -145,7 +144,7 @@ def time_pages(user, ids: list[str], runs: int) -> list[tuple[str, float, float,
             assert response.status_code == 200
         timings.sort()
         p50 = statistics.median(timings)
-        p95 = timings[min(len(timings) - 1, int(round(0.95 * (len(timings) - 1))))]
+        p95 = timings[min(len(timings) - 1, round(0.95 * (len(timings) - 1)))]
         results.append((name, p50, p95, len(response.content)))
         print(f"{name:<42} p50 {p50:7.1f} ms   p95 {p95:7.1f} ms", flush=True)
     return results

@@ -12,8 +12,8 @@ from typing import Any
 from django.http import HttpRequest
 
 from apps.accounts.config import profile_setting
-from apps.accounts.models import Profile
 from apps.accounts.locks import ProfileLocked
+from apps.accounts.models import Profile
 from apps.dashboard.access import ProfileView, actor_for
 from apps.dashboard.views.common import refusal_from
 from apps.persona import services as persona_services
@@ -146,7 +146,7 @@ def semantic_search(request: HttpRequest, pv: ProfileView, filters: Any, *, top_
     )
     try:
         outcome = search_services.recall_search(pv.profile, filters.q, top_k=top_k, filters=search_filters)
-    except Exception as exc:  # the page still renders and says why search failed
+    except Exception as exc:  # noqa: BLE001 — the page still renders and says why search failed
         return {"semantic": {"available": False, "message": f"semantic search failed: {exc}"}}
     records, trace = [], []
     for row, ranked in outcome.rows:

@@ -6,8 +6,7 @@ from __future__ import annotations
 import difflib
 from collections import Counter
 from dataclasses import dataclass, field
-from datetime import date, datetime, time, timedelta
-from datetime import timezone as dt_timezone
+from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
 
 from django.db.models import Count, Q, QuerySet
@@ -18,7 +17,15 @@ from apps.accounts.config import profile_setting
 from apps.accounts.models import Profile
 from apps.conversations.models import Cursor
 from apps.hitstats.models import RecallHit, RecordHits
-from apps.records.models import ALL_TYPES, CHAT_TYPES, CODE_TYPES, SCOPES, TASK_STATES, L1Change, L1Record
+from apps.records.models import (
+    ALL_TYPES,
+    CHAT_TYPES,
+    CODE_TYPES,
+    SCOPES,
+    TASK_STATES,
+    L1Change,
+    L1Record,
+)
 from apps.scenes.models import SceneBlock, SceneBlockMember, SceneEntry
 from apps.search.models import IndexOp
 
@@ -58,15 +65,15 @@ def _per_day(qs: QuerySet, *, days: int) -> dict[date, int]:
     from django.db.models import CharField
     from django.db.models.functions import Cast, Substr
 
-    today = timezone.now().astimezone(dt_timezone.utc).date()
-    since = datetime.combine(today - timedelta(days=days - 1), time.min, tzinfo=dt_timezone.utc)
+    today = timezone.now().astimezone(UTC).date()
+    since = datetime.combine(today - timedelta(days=days - 1), time.min, tzinfo=UTC)
     qs = qs.filter(created_at__gte=since)
     if connection.vendor == "sqlite":
         # SQLite stores UTC datetimes as ISO text: the day is its first 10 characters,
         # far cheaper than the per-row date cast TruncDate needs there.
         rows = qs.annotate(day=Substr(Cast("created_at", CharField()), 1, 10)).values("day").annotate(n=Count("id")).order_by()
         return {date.fromisoformat(row["day"]): row["n"] for row in rows}
-    rows = qs.annotate(day=TruncDate("created_at", tzinfo=dt_timezone.utc)).values("day").annotate(n=Count("id")).order_by()
+    rows = qs.annotate(day=TruncDate("created_at", tzinfo=UTC)).values("day").annotate(n=Count("id")).order_by()
     return {row["day"]: row["n"] for row in rows}
 
 
@@ -187,9 +194,9 @@ def filter_records(profile: Profile, f: RecordFilters) -> QuerySet[L1Record]:
         qs = qs.filter(type="work_task")
         qs = qs.filter(Q(task_state="open") | Q(task_state__isnull=True) | Q(task_state="")) if f.task_state == "open" else qs.filter(task_state=f.task_state)
     if f.date_from:
-        qs = qs.filter(created_at__gte=datetime.combine(f.date_from, time.min, tzinfo=dt_timezone.utc))
+        qs = qs.filter(created_at__gte=datetime.combine(f.date_from, time.min, tzinfo=UTC))
     if f.date_to:
-        qs = qs.filter(created_at__lt=datetime.combine(f.date_to + timedelta(days=1), time.min, tzinfo=dt_timezone.utc))
+        qs = qs.filter(created_at__lt=datetime.combine(f.date_to + timedelta(days=1), time.min, tzinfo=UTC))
     if f.q:
         for word in f.q.split()[:8]:
             qs = qs.filter(Q(content__icontains=word) | Q(record_id=word))
@@ -344,12 +351,12 @@ def health_checks() -> dict[str, dict[str, Any]]:
         with connection.cursor() as cursor:
             cursor.execute("SELECT 1")
         checks["database"] = {"ok": True, "vendor": connection.vendor}
-    except Exception as exc:  # health must answer whatever is broken
+    except Exception as exc:  # noqa: BLE001 — health must answer whatever is broken
         checks["database"] = {"ok": False, "error": str(exc)}
     for name, func in registered().items():
         try:
             checks[name] = dict(func())
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 — one failing check must not hide the others
             checks[name] = {"ok": False, "error": str(exc)}
     return checks
 

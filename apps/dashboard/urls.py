@@ -3,7 +3,18 @@
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
-from apps.dashboard.views import admin, conversations, home, hitstats, jobs, overview, persona, records, scenes, skills
+from apps.dashboard.views import (
+    admin,
+    conversations,
+    hitstats,
+    home,
+    jobs,
+    overview,
+    persona,
+    records,
+    scenes,
+    skills,
+)
 
 app_name = "dashboard"
 

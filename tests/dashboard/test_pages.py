@@ -52,7 +52,7 @@ def test_health_partial(login, alice):
 def test_hitstats_ranks_and_ratios(login, alice, make_record):
     good = make_record(alice, "Useful record recalled often")
     bad = make_record(alice, "Noisy record judged useless")
-    never = make_record(alice, "Record that nobody recalled")
+    make_record(alice, "Record that nobody recalled")
     RecordHits.objects.create(profile=alice, record_id=good.record_id, hits=8, invalid_hits=0)
     RecordHits.objects.create(profile=alice, record_id=bad.record_id, hits=4, invalid_hits=4)
     RecallEvent.objects.create(profile=alice, query="how to deploy", results=[{"recordId": good.record_id, "score": 0.9}])
@@ -66,6 +66,15 @@ def test_hitstats_ranks_and_ratios(login, alice, make_record):
     never_part = body.split("Never recalled")[1]
     assert "Record that nobody recalled" in never_part and "(1 live records)" in never_part
     assert "how to deploy" in body
+
+
+def test_never_recalled_counts_only_live_records(login, alice, make_record):
+    recalled_then_removed = make_record(alice, "Recalled once, then tombstoned", deleted=True)
+    make_record(alice, "Live and never recalled")
+    RecordHits.objects.create(profile=alice, record_id=recalled_then_removed.record_id, hits=2)
+    RecordHits.objects.create(profile=alice, record_id="l1_gone_0000", hits=5)  # stats of an id with no record
+    body = login("alice").get("/p/alice/hits/").content.decode()
+    assert "(1 live records)" in body.split("Never recalled")[1]
 
 
 def test_conversations_list_and_detail(login, alice, make_record):

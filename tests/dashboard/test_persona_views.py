@@ -4,7 +4,12 @@ reject / edit single entries through the persona services, budget, history and r
 from __future__ import annotations
 
 from apps.accounts.models import AuditEvent
-from apps.persona.services import persona_edit, persona_import, persona_live_entries, persona_proposal_entries
+from apps.persona.services import (
+    persona_edit,
+    persona_import,
+    persona_live_entries,
+    persona_proposal_entries,
+)
 
 
 def _setup(profile):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from datetime import UTC
 from typing import Any
 from urllib.parse import urlencode
 
@@ -37,7 +38,7 @@ def render_markdown(text: str | None) -> str:
 
 @register.filter(name="markdown")
 def markdown_filter(text: str | None) -> str:
-    return mark_safe(render_markdown(text))  # noqa: S308 — sanitized by nh3 just above
+    return mark_safe(render_markdown(text))
 
 
 @register.simple_tag(takes_context=True)
@@ -76,7 +77,7 @@ def get_item(mapping: Any, key: Any) -> Any:
 
 
 @register.filter
-def percent(part: float | int | None, whole: float | int | None) -> int:
+def percent(part: float | None, whole: float | None) -> int:
     if not whole:
         return 0
     return max(0, min(100, round(100 * (part or 0) / whole)))
@@ -93,6 +94,5 @@ def utc_minute(value: Any) -> str:
     """A timestamp as 'YYYY-MM-DD HH:MM' UTC (the dashboard's time zone), cheaply."""
     if not value:
         return ""
-    from datetime import timezone as dt_timezone
 
-    return value.astimezone(dt_timezone.utc).strftime("%Y-%m-%d %H:%M")
+    return value.astimezone(UTC).strftime("%Y-%m-%d %H:%M")

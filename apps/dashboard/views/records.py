@@ -19,7 +19,7 @@ from django_htmx.http import HttpResponseClientRedirect
 from apps.dashboard import actions, selectors
 from apps.dashboard.access import ProfileView, _get_profile_for_user
 from apps.dashboard.views.common import flash_refusal, page
-from apps.records.models import L1Record, SCOPES, TASK_STATES
+from apps.records.models import SCOPES, TASK_STATES, L1Record
 
 PAGE_SIZES = (25, 50, 100, 200)
 
