@@ -12,7 +12,7 @@ $(BIN)/activate: requirements.txt
 	$(BIN)/pip install --quiet -r requirements.txt
 	touch $(BIN)/activate
 
-setup: $(BIN)/activate
+setup: $(BIN)/activate embeddings
 	$(BIN)/python manage.py migrate --noinput
 	$(BIN)/python manage.py createprofile demo --if-missing
 
