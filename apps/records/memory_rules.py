@@ -7,6 +7,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from apps.accounts.models import Profile
@@ -29,11 +30,18 @@ def rules_load(*, profile: Profile, session_key: str, mode: str = "once") -> dic
     contract stays loaded for the session, as `always` promised."""
     if mode not in RULE_MODES:
         raise ValueError(f"mode must be one of {RULE_MODES}")
-    existing = RulesLoad.objects.filter(profile=profile, session_key=session_key).first()
-    effective = "always" if (mode == "always" or (existing and existing.mode == "always")) else "once"
-    RulesLoad.objects.update_or_create(
-        profile=profile, session_key=session_key, defaults={"mode": effective, "loaded_at": timezone.now()}
-    )
+    for attempt in range(2):
+        existing = RulesLoad.objects.filter(profile=profile, session_key=session_key).first()
+        effective = "always" if (mode == "always" or (existing and existing.mode == "always")) else "once"
+        try:
+            with transaction.atomic():
+                RulesLoad.objects.update_or_create(
+                    profile=profile, session_key=session_key, defaults={"mode": effective, "loaded_at": timezone.now()}
+                )
+            break
+        except IntegrityError:
+            if attempt:  # a concurrent first load of the same session won twice: give up loudly
+                raise
     return {"rules": rules_text(profile.mode), "mode": effective, "expiresAfterCommit": effective == "once"}
 
 
