@@ -21,7 +21,7 @@ class ProfileLocked(Exception):
     pass
 
 
-_LOCK_ERRORS = ("database is locked", "lock timeout", "canceling statement due to lock timeout", "could not obtain lock")
+_LOCK_ERRORS = ("database is locked", "database table is locked", "lock timeout", "canceling statement due to lock timeout", "could not obtain lock")
 
 
 def _is_lock_error(exc: BaseException) -> bool:
@@ -33,6 +33,12 @@ def _is_lock_error(exc: BaseException) -> bool:
 def profile_write_lock(profile: Profile) -> Iterator[None]:
     """One atomic transaction holding the profile's write lock."""
     timeout = int(profile_setting(profile, "l1.writeLockTimeoutSeconds"))
+    if connection.vendor == "sqlite" and not connection.in_atomic_block:
+        # The write lock is taken at BEGIN IMMEDIATE; its wait is the busy timeout,
+        # so set this profile's value on the connection before the transaction opens.
+        connection.ensure_connection()
+        with connection.cursor() as cursor:
+            cursor.execute(f"PRAGMA busy_timeout = {timeout * 1000}")
     try:
         with transaction.atomic():
             if connection.vendor == "postgresql":

@@ -99,7 +99,8 @@ def test_a_held_write_lock_makes_task_state_answer_locked(backend):
     holder = backend.start("hold", "6")
     try:
         assert json.loads(holder.stdout.readline())["held"] is True
-        result = backend.run("task_state", task_id, SQLITE_TIMEOUT_SECONDS="1")
+        # The connection timeout stays at 10 s: the profile's own 1 s must win.
+        result = backend.run("task_state", task_id)
         assert result["error"] == "locked" and result["status"] == 423
         assert result["seconds"] < 5
     finally:
