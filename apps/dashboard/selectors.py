@@ -198,8 +198,13 @@ def filter_records(profile: Profile, f: RecordFilters) -> QuerySet[L1Record]:
     if f.date_to:
         qs = qs.filter(created_at__lt=datetime.combine(f.date_to + timedelta(days=1), time.min, tzinfo=UTC))
     if f.q:
-        for word in f.q.split()[:8]:
-            qs = qs.filter(Q(content__icontains=word) | Q(record_id=word))
+        words = f.q.split()[:8]
+        if len(words) == 1 and words[0].startswith("l1_"):
+            # A record id typed into the search box finds that record (or text naming it).
+            qs = qs.filter(Q(record_id=words[0]) | Q(content__icontains=words[0]))
+        else:
+            for word in words:
+                qs = qs.filter(content__icontains=word)
     return qs.order_by(*SORTS[f.sort])
 
 

@@ -149,6 +149,7 @@ def test_htmx_refusal_renders_in_place(login, alice, make_record):
     body = response.content.decode()
     assert response.status_code == 200 and "<html" not in body
     assert 'class="refusal"' in body and "invalid_params" in body
+    assert '<textarea name="evidence" rows="2" required>short</textarea>' in body  # what was typed survives
 
 
 def test_htmx_success_redirects_the_browser(login, alice, make_record):

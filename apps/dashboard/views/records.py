@@ -103,21 +103,21 @@ def _record_context(pv: ProfileView, record: L1Record, **extra: Any) -> dict[str
 
 
 def _after_action(request: HttpRequest, pv: ProfileView, record: L1Record, outcome: actions.Outcome) -> HttpResponse:
-    """A refusal is shown in place (htmx) or as a message; a success reloads the record's
-    page (a rewrite moves to the new record)."""
+    """A success reloads the record's page (a rewrite moves to the new record); a refusal
+    re-renders the page (or, for htmx, the action panel) with the refusal and with what
+    the person typed, so nothing has to be retyped."""
     target = reverse("dashboard:record", args=[pv.slug, outcome.redirect_record_id or record.record_id])
-    if getattr(request, "htmx", False):
-        if outcome.ok:
-            messages.success(request, outcome.message)
-            return HttpResponseClientRedirect(target)
-        fresh = selectors.record_for_profile(pv.profile, record.record_id) or record
-        return page(request, pv, "records", "dashboard/records/detail.html",
-                    _record_context(pv, fresh, refusal=outcome.refusal), partial="dashboard/records/_actions.html")
     if outcome.ok:
         messages.success(request, outcome.message)
-    else:
+        if getattr(request, "htmx", False):
+            return HttpResponseClientRedirect(target)
+        return redirect(target)
+    fresh = selectors.record_for_profile(pv.profile, record.record_id) or record
+    typed = {k: request.POST.get(k, "") for k in ("newContent", "evidence", "reason", "priority")}
+    if not getattr(request, "htmx", False):
         flash_refusal(request, outcome.refusal)
-    return redirect(target)
+    return page(request, pv, "records", "dashboard/records/detail.html",
+                _record_context(pv, fresh, refusal=outcome.refusal, typed=typed), partial="dashboard/records/_actions.html")
 
 
 @login_required
