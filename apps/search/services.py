@@ -277,7 +277,8 @@ def recall_search(profile: Profile, query: str, *, top_k: int, filters: Filters,
     FutureTimeout when it does not answer in time."""
     limit = 3 * top_k
     try:
-        _try_drain(profile)
+        if timeout is None:  # a bounded call must not spend its time embedding pending commits
+            _try_drain(profile)
         if not index_ready(profile):
             ranked = []
         elif timeout is None:
