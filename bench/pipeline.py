@@ -128,7 +128,10 @@ def bench_throughput(n: int) -> dict:
     runs = 0
     run_seconds = 0.0
     while sum(cursor_get(profile=profile, kind="l1").get("files", {}).values()) < total:
-        run = scheduling.request_run(profile=profile, kind="l1_extract", reason="bench", send=False)
+        # A successful run re-checks its trigger and may have queued the next run already.
+        run = scheduling.request_run(profile=profile, kind="l1_extract", reason="bench", send=False) or scheduling.active_run(
+            profile=profile, kind="l1_extract"
+        )
         done = jobs.execute_run(run_id=run.pk)
         runs += 1
         run_seconds += done.duration_seconds or 0
