@@ -67,6 +67,32 @@ def _embedded_forbidden() -> bool:
     return argv0 == "celery" or (len(sys.argv) > 1 and sys.argv[1] in ("worker", "beat") and "celery" in argv0)
 
 
+def _locked_message(path: str) -> str:
+    return (
+        f"the embedded index at {path} is held by another process (the running web server owns it). Go through "
+        "the server's API, stop the server first, or use a Qdrant server (QDRANT_URL) so every process can open "
+        "the index."
+    )
+
+
+def _probe_embedded_lock(path: str) -> None:
+    """Fail fast when another process holds the embedded index: qdrant-client reads every
+    stored point before it tries the lock, which costs seconds on a large index."""
+    import os
+
+    import portalocker
+
+    lock_path = os.path.join(path, ".lock")
+    if not os.path.exists(lock_path):
+        return
+    with open(lock_path, "r+") as handle:
+        try:
+            portalocker.lock(handle, portalocker.LockFlags.EXCLUSIVE | portalocker.LockFlags.NON_BLOCKING)
+        except portalocker.exceptions.LockException:
+            raise IndexLocked(_locked_message(path)) from None
+        portalocker.unlock(handle)
+
+
 def get_client():
     key = _client_key()
     client = _clients.get(key)
@@ -83,6 +109,8 @@ def get_client():
                 f"the embedded index at {settings.QDRANT_PATH} belongs to the web process; jobs reach it through "
                 "the tool API (or configure QDRANT_URL)"
             )
+        if not settings.QDRANT_URL:
+            _probe_embedded_lock(str(settings.QDRANT_PATH))
         try:
             if settings.QDRANT_URL:
                 client = QdrantClient(
@@ -92,11 +120,7 @@ def get_client():
                 client = QdrantClient(path=str(settings.QDRANT_PATH))
         except RuntimeError as exc:
             if "already accessed" in str(exc):
-                raise IndexLocked(
-                    f"the embedded index at {settings.QDRANT_PATH} is held by another process (the running web "
-                    "server owns it). Go through the server's API, stop the server first, or use a Qdrant server "
-                    "(QDRANT_URL) so every process can open the index."
-                ) from exc
+                raise IndexLocked(_locked_message(str(settings.QDRANT_PATH))) from exc
             raise IndexUnavailable(f"cannot open the index at {describe_location()}: {exc}") from exc
         except Exception as exc:
             raise IndexUnavailable(f"cannot open the index at {describe_location()}: {exc}") from exc
