@@ -148,3 +148,24 @@ def test_trigger_a_job_and_watch_it_finish(browser_page, live_server, staff, scr
     polls_at_end = len(progress_requests)
     page.wait_for_timeout(2500)
     assert len(progress_requests) == polls_at_end, "polling must stop once the run has finished"
+
+
+def test_admin_creates_a_token_shown_once(browser_page, live_server, staff, screenshot):
+    from apps.accounts.models import ApiToken
+    from apps.accounts.services import token_authenticate
+
+    page = browser_page
+    log_in(page, live_server, staff)
+    page.goto(f"{live_server.url}/p/demo/admin/")
+    page.select_option("select[name=role]", "worker")
+    page.fill("input[name=name]", "pipeline host")
+    page.click("button:has-text('Create token')")
+    plain = page.locator("#plain-token").inner_text().strip()
+    assert plain.startswith("mw_")
+    assert token_authenticate(plain=plain).pk == ApiToken.objects.get(profile=staff["profile"], name="pipeline host").pk
+    screenshot(page, "admin-token")
+    page.goto(f"{live_server.url}/p/demo/admin/")
+    assert plain not in page.content()
+    page.click("button:has-text('Revoke')")
+    page.wait_for_selector("text=Revoked token")
+    assert token_authenticate(plain=plain) is None
