@@ -52,6 +52,7 @@ profile_patterns = [
     path("admin/access/", admin.access_grant_view, name="access_grant"),
     path("admin/access/<int:access_id>/revoke/", admin.access_revoke_view, name="access_revoke"),
     path("admin/audit/", admin.audit_page, name="audit"),
+    path("admin/projects/", admin.known_projects_view, name="known_projects"),
 ]
 
 urlpatterns = [

@@ -101,3 +101,27 @@ def test_audit_log_shows_only_this_profile(login, alice, bob, make_record):
     task = make_record(alice, "A task of alice's profile", type="work_task")
     record_set_task_state(profile=alice, ids=[task.record_id], state="done", actor="x")
     assert "0 events" in login("bob").get("/p/bob/admin/audit/").content.decode()
+
+
+def test_known_projects_editor(login, bob):
+    client = login("bob")
+    client.post("/p/bob/admin/projects/", {"roots": "/srv/app\n\n/home/bob/work/x\n"})
+    bob.refresh_from_db()
+    assert bob.known_projects == ["/srv/app", "/home/bob/work/x"]
+    assert "/home/bob/work/x" in client.get("/p/bob/admin/").content.decode()
+    assert AuditEvent.objects.filter(profile=bob, action="known_projects_set", actor="user:bob").exists()
+
+
+def test_known_projects_editor_refuses_relative_paths_and_keeps_the_old_list(login, bob):
+    client = login("bob")
+    client.post("/p/bob/admin/projects/", {"roots": "/srv/app"})
+    body = client.post("/p/bob/admin/projects/", {"roots": "/srv/app\nrelative/path"}).content.decode()
+    assert "Refused (invalid_params)" in body and "relative/path" in body
+    bob.refresh_from_db()
+    assert bob.known_projects == ["/srv/app"]
+
+
+def test_known_projects_editor_is_admin_only(login, alice):
+    assert login("alice").post("/p/alice/admin/projects/", {"roots": "/srv/x"}).status_code == 404
+    alice.refresh_from_db()
+    assert alice.known_projects == []

@@ -11,10 +11,13 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.views.decorators.http import require_POST
 
+from apps.accounts.locks import ProfileLocked
 from apps.accounts.models import ROLES, ApiToken, AuditEvent, ProfileAccess
 from apps.dashboard import services
 from apps.dashboard.access import ProfileView, _get_profile_for_user, actor_for
-from apps.dashboard.views.common import page
+from apps.dashboard.views.common import flash_refusal, page, refusal_from
+from apps.records.project import known_projects_set
+from apps.tools.errors import ToolError
 
 
 def _get_admin_profile_for_user(request: HttpRequest, slug: str) -> ProfileView:
@@ -113,3 +116,20 @@ def audit_page(request: HttpRequest, slug: str) -> HttpResponse:
     page_obj = Paginator(events, 50).get_page(request.GET.get("page"))
     context = {"page_obj": page_obj, "filters": filters, "tools": tools, "actions": actions_}
     return page(request, pv, "admin", "dashboard/admin/audit.html", context, partial="dashboard/admin/_audit_rows.html")
+
+
+@login_required
+@require_POST
+def known_projects_view(request: HttpRequest, slug: str) -> HttpResponse:
+    """Replace the profile's known project roots (one absolute path per line)."""
+    pv = _get_admin_profile_for_user(request, slug)
+    roots = [line.strip() for line in request.POST.get("roots", "").splitlines() if line.strip()]
+    try:
+        saved = known_projects_set(profile=pv.profile, roots=roots, actor=actor_for(request), tool="dashboard")
+    except (ToolError, ProfileLocked) as exc:
+        refusal = refusal_from(exc)
+        flash_refusal(request, refusal)
+        response = page(request, pv, "admin", "dashboard/admin/page.html", _admin_context(pv, typed_roots=request.POST.get("roots", "")))
+        return response
+    messages.success(request, f"Saved {len(saved)} known project{'s' if len(saved) != 1 else ''}.")
+    return redirect("dashboard:admin", slug=pv.slug)
