@@ -25,7 +25,10 @@ def test_person_without_access_gets_404(login, suffix):
 
 @pytest.mark.parametrize("suffix", PROFILE_PAGES)
 def test_person_with_access_sees_every_page(login, suffix):
-    assert login("alice").get(f"/p/alice/{suffix}").status_code == 200
+    response = login("alice").get(f"/p/alice/{suffix}")
+    assert response.status_code == 200
+    title = response.content.decode().split("<title>")[1].split("</title>")[0]
+    assert "<" not in title and title.endswith("· memoryweb")
 
 
 def test_unknown_profile_and_foreign_profile_answer_alike(login):

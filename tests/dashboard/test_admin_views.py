@@ -125,3 +125,8 @@ def test_known_projects_editor_is_admin_only(login, alice):
     assert login("alice").post("/p/alice/admin/projects/", {"roots": "/srv/x"}).status_code == 404
     alice.refresh_from_db()
     assert alice.known_projects == []
+
+
+def test_admin_page_title_is_plain_text(login, bob):
+    body = login("bob").get("/p/bob/admin/").content.decode()
+    assert "<title>Admin · bob · memoryweb</title>" in body

@@ -18,6 +18,12 @@ def _setup(profile):
     persona_edit(profile=profile, actor="job", action="update", target="vim", content="Uses vim keybindings everywhere")
 
 
+def _index_of(client, kind: str) -> str:
+    """The proposal index the review page gives the first entry of this kind."""
+    body = client.get("/p/alice/persona/").content.decode()
+    return body.split(f'data-kind="{kind}"')[1].split('name="index" value="')[1].split('"')[0]
+
+
 def _kinds(body: str) -> list[str]:
     return [part.split('"')[0] for part in body.split('data-kind="')[1:]]
 
@@ -45,8 +51,7 @@ def test_accept_all_merges_and_records_a_version(login, alice):
 def test_accept_one_entry_leaves_the_other_pending(login, alice):
     _setup(alice)
     client = login("alice")
-    body = client.get("/p/alice/persona/").content.decode()
-    added_index = body.split('data-kind="added"')[1].split('name="index" value="')[1].split('"')[0]
+    added_index = _index_of(client, "added")
     client.post("/p/alice/persona/entry/", {"decision": "accept", "kind": "added", "index": added_index})
     live = persona_live_entries(profile=alice)
     assert "Works on memoryweb in Python" in live and "Uses vim keybindings" in live
@@ -56,8 +61,7 @@ def test_accept_one_entry_leaves_the_other_pending(login, alice):
 def test_reject_one_entry_drops_it_from_the_proposal(login, alice):
     _setup(alice)
     client = login("alice")
-    body = client.get("/p/alice/persona/").content.decode()
-    index = body.split('data-kind="updated"')[1].split('name="index" value="')[1].split('"')[0]
+    index = _index_of(client, "updated")
     client.post("/p/alice/persona/entry/", {"decision": "reject", "kind": "updated", "index": index})
     assert "Uses vim keybindings everywhere" not in persona_proposal_entries(profile=alice)
     assert persona_live_entries(profile=alice) == ["用户偏好中文回答", "Uses vim keybindings"]
@@ -66,8 +70,7 @@ def test_reject_one_entry_drops_it_from_the_proposal(login, alice):
 def test_edit_then_accept_and_htmx_partial_updates_budget(login, alice):
     _setup(alice)
     client = login("alice")
-    body = client.get("/p/alice/persona/").content.decode()
-    index = body.split('data-kind="added"')[1].split('name="index" value="')[1].split('"')[0]
+    index = _index_of(client, "added")
     response = client.post("/p/alice/persona/entry/", {"decision": "edit", "kind": "added", "index": index, "text": "Works on memoryweb (Django)"},
                            HTTP_HX_REQUEST="true")
     partial = response.content.decode()
@@ -82,8 +85,7 @@ def test_edit_then_accept_and_htmx_partial_updates_budget(login, alice):
 def test_invalid_edit_is_refused_in_place(login, alice):
     _setup(alice)
     client = login("alice")
-    body = client.get("/p/alice/persona/").content.decode()
-    index = body.split('data-kind="added"')[1].split('name="index" value="')[1].split('"')[0]
+    index = _index_of(client, "added")
     before = persona_live_entries(profile=alice)
     response = client.post("/p/alice/persona/entry/", {"decision": "edit", "kind": "added", "index": index, "text": "two § parts"}, HTTP_HX_REQUEST="true")
     assert 'class="refusal"' in response.content.decode()
