@@ -119,3 +119,13 @@ def test_person_without_access_cannot_merge(login, alice):
     before = persona_live_entries(profile=alice)
     assert login("charlie").post("/p/alice/persona/merge-all/").status_code == 404
     assert persona_live_entries(profile=alice) == before
+
+
+def test_persona_requests_show_the_organizers_reason(login, alice):
+    from apps.scenes.services import scene_commit
+
+    scene_commit(profile=alice, actor="job:l2", cursor=None, persona_signal=True, persona_reason="用户多次提到偏好简洁回答 <b>x</b>",
+                 scene_writes=[{"action": "create", "filename": "a.md", "content": "# A",
+                                "meta": {"created": "2026-11-01T00:00:00Z", "updated": "2026-11-01T00:00:00Z", "summary": "a", "heat": 1}}])
+    body = login("alice").get("/p/alice/persona/").content.decode()
+    assert "用户多次提到偏好简洁回答 &lt;b&gt;x&lt;/b&gt;" in body and "job:l2" in body

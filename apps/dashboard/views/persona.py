@@ -14,10 +14,17 @@ from django_htmx.http import HttpResponseClientRedirect
 from apps.dashboard import actions, selectors
 from apps.dashboard.access import ProfileView, _get_profile_for_user
 from apps.dashboard.views.common import flash_refusal, page
+from apps.scenes import services as scene_services
 
 
 def _context(pv: ProfileView, **extra) -> dict:
-    return {"diff": selectors.persona_diff(pv.profile), "versions": selectors.persona_versions(pv.profile), **extra}
+    return {
+        "diff": selectors.persona_diff(pv.profile),
+        "versions": selectors.persona_versions(pv.profile),
+        # Why the scene organizer asked for a persona run (l2_commit personaReason).
+        "requests": scene_services.scene_persona_requests(profile=pv.profile, limit=10),
+        **extra,
+    }
 
 
 @login_required
