@@ -123,3 +123,10 @@ def test_revoked_access_takes_effect_immediately(login, people, alice):
     assert client.get("/p/alice/").status_code == 200
     ProfileAccess.objects.filter(user=people["alice"], profile=alice).delete()
     assert client.get("/p/alice/").status_code == 404
+
+
+def test_switcher_keeps_the_section(login):
+    body = login("bob").get("/p/alice/records/").content.decode()
+    assert 'href="/p/bob/records/"' in body
+    body = login("bob").get("/p/bob/admin/").content.decode()
+    assert 'href="/p/alice/"' in body  # admin of bob is not admin of alice: the switcher goes to the overview

@@ -96,3 +96,15 @@ def utc_minute(value: Any) -> str:
         return ""
 
     return value.astimezone(UTC).strftime("%Y-%m-%d %H:%M")
+
+
+_SWITCHABLE = ("overview", "records", "conversations", "scenes", "persona", "hitstats", "jobs", "skills")
+
+
+@register.simple_tag
+def section_url(section: str | None, slug: str) -> str:
+    """The same section in another profile (the switcher keeps where you are)."""
+    from django.urls import reverse
+
+    name = section if section in _SWITCHABLE else "overview"
+    return reverse(f"dashboard:{name}", args=[slug])
