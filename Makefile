@@ -28,8 +28,7 @@ test: $(BIN)/activate
 # The offline embedding model, built once into var/models (the tests share this build).
 MODELS_DIR := $(CURDIR)/var/models
 embeddings: $(BIN)/activate
-	@test -f $(MODELS_DIR)/multilingual-e5-small-int8/manifest.json || \
-		MEMORYWEB_EMBED_MODEL_DIR=$(MODELS_DIR) $(BIN)/python manage.py embeddings build
+	@MEMORYWEB_EMBED_MODEL_DIR=$(MODELS_DIR) $(BIN)/python manage.py embeddings build
 
 test-sqlite: $(BIN)/activate embeddings
 	$(BIN)/pytest

