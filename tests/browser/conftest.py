@@ -1,7 +1,9 @@
 """Browser tests: Debian's Chromium driven by Playwright against a live server.
 
 Playwright's sync API runs an event loop in this thread, so Django's async-safety check
-would refuse ORM calls made by the test itself; the test thread is not serving requests."""
+would refuse ORM calls made by the test itself (the test thread serves no requests).
+DJANGO_ALLOW_ASYNC_UNSAFE is set only while the browser is open, so the rest of the suite
+keeps the check."""
 
 from __future__ import annotations
 
@@ -9,8 +11,6 @@ import os
 from pathlib import Path
 
 import pytest
-
-os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
 
 CHROMIUM = Path("/usr/bin/chromium")
 SCREENSHOTS = Path(__file__).resolve().parents[2] / "test-output" / "screenshots"
@@ -24,16 +24,24 @@ def pytest_collection_modifyitems(items):
             item.add_marker(pytest.mark.browser)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def chromium_browser():
     if not CHROMIUM.exists():
         pytest.skip("/usr/bin/chromium is not installed (apt-get install chromium fonts-wqy-microhei)")
     from playwright.sync_api import sync_playwright
 
-    with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=LAUNCH_ARGS)
-        yield browser
-        browser.close()
+    previous = os.environ.get("DJANGO_ALLOW_ASYNC_UNSAFE")
+    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
+    try:
+        with sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=LAUNCH_ARGS)
+            yield browser
+            browser.close()
+    finally:
+        if previous is None:
+            os.environ.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
+        else:
+            os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = previous
 
 
 @pytest.fixture
