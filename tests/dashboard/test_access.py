@@ -130,3 +130,10 @@ def test_switcher_keeps_the_section(login):
     assert 'href="/p/bob/records/"' in body
     body = login("bob").get("/p/bob/admin/").content.decode()
     assert 'href="/p/alice/"' in body  # admin of bob is not admin of alice: the switcher goes to the overview
+
+
+def test_404_page_uses_the_dashboard_layout(login):
+    response = login("charlie").get("/p/alice/records/")
+    assert response.status_code == 404
+    body = response.content.decode()
+    assert "There is nothing here, or you have no access to it." in body and "alice" not in body.split("<main")[1]
