@@ -261,6 +261,17 @@ def run_llm_job(ctx) -> None:
                     result = _execute(ctx, state, allowed, tc.function.name, tc.function.arguments, step, tc.id)
                     messages.append({"role": "tool", "tool_call_id": tc.id, "content": json.dumps(result, ensure_ascii=False)})
                 continue
+            commit = COMMIT_TOOLS[kind]
+            if content and commit and not state.committed:
+                # Text before the commit (e.g. the seed's intermediate JSON) is not the end.
+                ctx.add("textBeforeCommit")
+                messages.append({"role": "assistant", "content": content})
+                messages.append({"role": "user", "content": json.dumps({"error": {
+                    "code": "not_committed",
+                    "message": f"{commit} has not succeeded yet; this text is not the final reply. Continue the task, "
+                               f"call {commit}, then end with the one-line summary.",
+                }}, ensure_ascii=False)})
+                continue
             if content:
                 state.summary = content.splitlines()[-1].strip()
                 break

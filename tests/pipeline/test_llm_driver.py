@@ -93,6 +93,7 @@ def test_l1_llm_run_end_to_end(shop, make_api, l0, run_now, llm_on):
         lambda body: tool_calls(("read_l0_increment", {"l0Files": body["messages"][1]["content"].split("L0Files: ")[1].split("\n")[0], "cursor": ""})),
         lambda body: tool_calls(("l1_project_get", {"sessionKey": "s1"}),
                                 ("embed_and_search", {"queries": ["Production runs PostgreSQL 16.", "The payment client retries three times."], "topK": 5})),
+        text('[{"message_ids": ["m1", "m2", "m3"], "memories": ["Production runs PostgreSQL 16."]}]'),  # the seed's intermediate JSON
         commit,
         text("L1 done: 提取 3 条（store 1 / update 1 / merge 1 / skip 0），已提交本批分片游标"),
     ]
@@ -139,12 +140,13 @@ def test_l1_llm_run_end_to_end(shop, make_api, l0, run_now, llm_on):
     assert pay.scene_name == "shop｜支付"
     assert SceneEntry.objects.filter(profile=shop, name="shop｜支付").exists()
     # The cursor moved exactly to the increment's nextCursor.
-    inc_cursor = json.loads(fake.requests[4]["body"]["messages"][-1]["content"])
-    assert inc_cursor["success"] is True
-    assert cursor_get(profile=shop, kind="l1") == last_result_of(fake.requests[4]["body"], "read_l0_increment")["nextCursor"]
+    assert json.loads(fake.requests[4]["body"]["messages"][-1]["content"])["error"]["code"] == "not_committed"
+    commit_result = json.loads(fake.requests[5]["body"]["messages"][-1]["content"])
+    assert commit_result["success"] is True and commit_result["cursorCommitted"] is True
+    assert cursor_get(profile=shop, kind="l1") == last_result_of(fake.requests[5]["body"], "read_l0_increment")["nextCursor"]
     # The transcript: model turns with token usage, tool calls with timings.
     model_turns = [e for e in run.transcript if e["type"] == "model"]
-    assert len(model_turns) == 5 and all(e["usage"]["promptTokens"] > 100 for e in model_turns)
+    assert len(model_turns) == 6 and all(e["usage"]["promptTokens"] > 100 for e in model_turns)
     tool_entries = [e for e in run.transcript if e["type"] == "tool"]
     assert [e["name"] for e in tool_entries] == ["read", "read", "read", "read_l0_increment", "l1_project_get", "embed_and_search", "l1_commit"]
     assert all("durationMs" in e for e in tool_entries)
@@ -178,10 +180,15 @@ def test_malformed_unknown_empty_and_forbidden_calls_get_error_results(shop, l0,
     assert [e["code"] for e in errors_in(4)] == ["forbidden", "forbidden"]
     assert errors_in(5)[0]["code"] == "not_found"  # l2_commit is not an L1 tool
     assert errors_in(6)[0]["code"] == "invalid_params"
-    # Ending without a commit fails the run and changes nothing.
+    # Text before a commit is not the end: the model is told to go on; without a commit
+    # the run fails at the iteration bound and changes nothing.
+    told = fake.requests[7]["body"]["messages"][-1]
+    assert json.loads(told["content"])["error"]["code"] == "not_committed"
     assert run.status == STATUS_FAILED and "without a successful l1_commit" in run.error
+    assert len(fake.requests) == llm.MAX_ITERATIONS[KIND_L1]
     assert state(shop) == before
     assert run.counts["malformedToolCalls"] == 2 and run.counts["unknownToolCalls"] == 2 and run.counts["emptyReplies"] == 1
+    assert run.counts["textBeforeCommit"] >= 1
 
 
 @pytest.mark.parametrize("reply", [
