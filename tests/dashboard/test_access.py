@@ -137,3 +137,12 @@ def test_404_page_uses_the_dashboard_layout(login):
     assert response.status_code == 404
     body = response.content.decode()
     assert "There is nothing here, or you have no access to it." in body and "alice" not in body.split("<main")[1]
+
+
+def test_css_and_vendored_htmx_are_served_without_collectstatic():
+    client = Client()
+    for path in ("/static/dashboard/app.css", "/static/vendor/htmx.min.js"):
+        response = client.get(path)
+        assert response.status_code == 200, path
+        body = b"".join(response.streaming_content) if response.streaming else response.content
+        assert len(body) > 1000
