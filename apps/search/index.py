@@ -388,8 +388,8 @@ def build_filter(spec: FilterSpec | None):
     must_not: list[Any] = []
     if spec.types:
         must.append(qm.FieldCondition(key="type", match=qm.MatchAny(any=list(spec.types))))
-    if spec.scene_id:
-        must.append(qm.FieldCondition(key="scene_id", match=qm.MatchValue(value=spec.scene_id)))
+    if spec.scene_ids:
+        must.append(qm.FieldCondition(key="scene_id", match=qm.MatchAny(any=list(spec.scene_ids))))
     if spec.hide_closed:
         must_not.append(qm.FieldCondition(key="task_state", match=qm.MatchAny(any=["done", "dropped"])))
     if spec.scope_filter:

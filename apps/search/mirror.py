@@ -26,7 +26,7 @@ _CLOSED = ("done", "dropped")
 @dataclass
 class FilterSpec:
     types: list[str] | None = None
-    scene_id: str | None = None
+    scene_ids: list[str] | None = None
     project: str = ""
     hide_closed: bool = False
     scope_filter: bool = True
@@ -137,8 +137,9 @@ class Mirror:
         if spec.types:
             wanted = set(spec.types)
             m &= np.fromiter((t in wanted for t in self.type_), dtype=bool, count=n)
-        if spec.scene_id:
-            m &= np.fromiter((s == spec.scene_id for s in self.scene), dtype=bool, count=n)
+        if spec.scene_ids:
+            scenes = set(spec.scene_ids)
+            m &= np.fromiter((s in scenes for s in self.scene), dtype=bool, count=n)
         return m
 
     def search_dense(self, vector, limit: int, spec: FilterSpec | None) -> list[tuple[str, float]]:

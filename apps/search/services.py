@@ -27,7 +27,7 @@ from apps.hitstats import services as hitstats
 from apps.records.models import ALL_TYPES, L1Record
 from apps.search import embedding, index, sparse
 from apps.search.mirror import FilterSpec
-from apps.tools.errors import InvalidParams, RateLimited, invalid_field
+from apps.tools.errors import InvalidParams, NotFound, RateLimited, invalid_field
 
 logger = logging.getLogger(__name__)
 
@@ -94,6 +94,28 @@ def caller_project(*, profile: Profile, session_key: str, cwd: str) -> str:
     return ""
 
 
+def _scene_family(profile: Profile, scene_id: str) -> list[str]:
+    """The pool ids answering to `scene_id`: its survivor and every scene merged into it
+    (records keep the id they were committed with). Unknown ids are `not_found`."""
+    from apps.scenes.models import SceneEntry
+    from apps.scenes.pool import scene_resolve
+
+    survivor = scene_resolve(profile=profile, scene_id=scene_id)
+    if survivor is None:
+        raise NotFound(f"no scene {scene_id!r} in this profile", details={"sceneId": scene_id})
+    parent = dict(SceneEntry.objects.filter(profile=profile).values_list("pk", "merged_into_id"))
+    ids = dict(SceneEntry.objects.filter(profile=profile).values_list("pk", "scene_id"))
+
+    def root(pk: int) -> int:
+        seen: set[int] = set()
+        while parent.get(pk) and pk not in seen:
+            seen.add(pk)
+            pk = parent[pk]
+        return pk
+
+    return sorted(ids[pk] for pk in ids if root(pk) == survivor.pk)
+
+
 def _hide_closed(profile: Profile, include_closed: bool | None) -> bool:
     if include_closed is None:
         return bool(profile_setting(profile, "recall.hideClosedTasks"))
@@ -103,13 +125,13 @@ def _hide_closed(profile: Profile, include_closed: bool | None) -> bool:
 @dataclass
 class Filters:
     types: list[str] | None = None
-    scene_id: str | None = None
+    scene_ids: list[str] | None = None
     project_key: str = ""
     hide_closed: bool = False
     scope_filter: bool = True
 
     def spec(self) -> FilterSpec:
-        return FilterSpec(types=self.types, scene_id=self.scene_id, project=self.project_key,
+        return FilterSpec(types=self.types, scene_ids=self.scene_ids, project=self.project_key,
                           hide_closed=self.hide_closed, scope_filter=self.scope_filter)
 
     def accepts(self, row: L1Record) -> bool:
@@ -118,7 +140,7 @@ class Filters:
             return False
         if self.types and row.type not in self.types:
             return False
-        if self.scene_id and not (row.scene_id and row.scene and row.scene.scene_id == self.scene_id):
+        if self.scene_ids and not (row.scene_id and row.scene and row.scene.scene_id in self.scene_ids):
             return False
         if self.hide_closed and row.type == "work_task" and (row.task_state or "open") in ("done", "dropped"):
             return False
@@ -133,8 +155,8 @@ class Filters:
         q = Q(deleted=False)
         if self.types:
             q &= Q(type__in=self.types)
-        if self.scene_id:
-            q &= Q(scene__scene_id=self.scene_id)
+        if self.scene_ids:
+            q &= Q(scene__scene_id__in=self.scene_ids)
         if self.hide_closed:
             q &= ~Q(type="work_task", task_state__in=["done", "dropped"])
         return q
@@ -304,6 +326,7 @@ def recall_records(
     types = _check_types(types)
     if scene_id is not None and not scene_id.strip():
         raise invalid_field("sceneId", "must not be empty")
+    scene_ids = _scene_family(profile, scene_id) if scene_id is not None else None
     limit = int(profile_setting(profile, "recall.callsPerTurn"))
     try:
         hitstats.recall_budget_take(profile=profile, session_key=session_key, turn=turn, limit=limit)
@@ -314,7 +337,7 @@ def recall_records(
             details={"limit": limit, "sessionKey": session_key, "turn": turn},
         ) from None
     filters = Filters(
-        types=types, scene_id=scene_id, project_key=index.project_key(caller_project(profile=profile, session_key=session_key, cwd=cwd)),
+        types=types, scene_ids=scene_ids, project_key=index.project_key(caller_project(profile=profile, session_key=session_key, cwd=cwd)),
         hide_closed=_hide_closed(profile, include_closed_tasks),
     )
     outcome = recall_search(profile, query, top_k=top_k, filters=filters)

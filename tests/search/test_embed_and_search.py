@@ -115,3 +115,9 @@ def test_pending_commits_are_indexed_before_searching(alice, worker_api):
     assert cand[0]["record_id"] == rec.record_id
     drain_outbox()
     assert embedding.cached("kafka retention", kind=embedding.PASSAGE) is not None
+
+
+def test_candidates_never_come_from_another_profile(alice, bob, make_api):
+    write_record(bob, "Bob's deploy key lives in ~/.ssh/deploy_bob.")
+    body = make_api(alice, "worker").ok("embed_and_search", queryText="deploy key location")
+    assert body["results"][0]["candidates"] == []

@@ -35,7 +35,7 @@ def test_filters_types_scene_and_closed_tasks():
     m = _mirror()
     assert _ids(m.search_dense([1, 0, 0], 10, FilterSpec(types=["work_task"]))) == ["u"]
     assert _ids(m.search_dense([1, 0, 0], 10, FilterSpec(hide_closed=True))) == ["g"]
-    assert _ids(m.search_dense([1, 0, 0], 10, FilterSpec(project="/p/a", scene_id="sc1"))) == ["a"]
+    assert _ids(m.search_dense([1, 0, 0], 10, FilterSpec(project="/p/a", scene_ids=["sc1"]))) == ["a"]
 
 
 def test_sparse_search_uses_qdrant_idf():

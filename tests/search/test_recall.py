@@ -301,3 +301,21 @@ def test_bad_input_does_not_use_up_the_turn_budget(alice, agent_api, corpus):
     for _ in range(3):
         agent_api.call("recall_l1_records", query=" ", session="s", turn="t")
     _recall(agent_api, query="backup", session="s", turn="t")
+
+
+def test_scene_filter_includes_scenes_merged_into_it(alice, agent_api):
+    from apps.scenes.models import SceneEntry
+
+    survivor = SceneEntry.objects.create(profile=alice, scene_id="sc0001", name="memoryweb｜deploy")
+    merged = SceneEntry.objects.create(profile=alice, scene_id="sc0002", name="memoryweb｜release", merged_into=survivor)
+    a = write_record(alice, "Deploys run from the main branch only.", scene=survivor)
+    b = write_record(alice, "Releases are cut on Thursdays.", scene=merged)
+    write_record(alice, "Deploys and releases need a green CI run.")
+    for asked in ("sc0001", "sc0002"):
+        body = _recall(agent_api, query="deploys releases", sceneId=asked, session="s", turn=asked)
+        assert {r["recordId"] for r in body["records"]} == {a.record_id, b.record_id}
+
+
+def test_unknown_scene_is_not_found(alice, agent_api):
+    status, body = agent_api.call("recall_l1_records", query="x", sceneId="sc9999", session="s", turn="t")
+    assert status == 404 and body["error"]["code"] == "not_found"
