@@ -383,6 +383,14 @@ def l0_sessions(profile: Profile):
     )
 
 
+def l0_counts(profile: Profile) -> dict[str, int]:
+    from apps.conversations.models import L0Message, L0ShardState
+
+    agg = L0Message.objects.filter(profile=profile).aggregate(messages=Count("id"), sessions=Count("session_hash", distinct=True))
+    return {"messages": agg["messages"] or 0, "sessions": agg["sessions"] or 0,
+            "shards": L0ShardState.objects.filter(profile=profile).count()}
+
+
 def l0_shards(profile: Profile) -> list[dict[str, Any]]:
     from apps.conversations.models import L0ShardState
 

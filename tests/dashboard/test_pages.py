@@ -88,6 +88,8 @@ def test_conversations_list_and_detail(login, alice, make_record):
     client = login("alice")
     body = client.get("/p/alice/conversations/").content.decode()
     assert "2 conversations" in body and "s-1" in body and "s-2" in body
+    overview = client.get("/p/alice/").content.decode()
+    assert ">3</a> <span class=\"muted small\">messages" in overview and "2 sessions · 1 daily shard" in overview
     body = client.get("/p/alice/conversations/session/?session=s-1").content.decode()
     assert "请记住：部署用 make deploy" in body and "other session" not in body
     assert client.get("/p/alice/conversations/session/?session=nope").status_code == 404

@@ -18,6 +18,7 @@ def overview(request: HttpRequest, slug: str) -> HttpResponse:
     open_count, open_list = selectors.open_tasks(profile)
     context = {
         "counts": selectors.record_counts(profile),
+        "l0": selectors.l0_counts(profile),
         "scenes": scenes,
         "scene_level": charts.cap_level(scenes["live"], scenes["cap"]),
         "chart": charts.bar_chart(series),
