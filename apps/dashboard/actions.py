@@ -140,7 +140,7 @@ def semantic_search(request: HttpRequest, pv: ProfileView, filters: Any, *, top_
 
     search_filters = search_services.Filters(
         types=[filters.type] if filters.type else None,
-        scene_id=filters.scene or None,
+        scene_ids=[filters.scene] if filters.scene else None,
         scope_filter=False,
         hide_closed=False,
     )

@@ -55,3 +55,31 @@ def test_createuser_refuses_unknown_profile_short_password_and_duplicates(alice,
         call_command("createuser", "erin", "--profile", "alice")
     call_command("createuser", "erin", "--profile", "alice", "--if-exists-grant")
     assert ProfileAccess.objects.filter(user__username="erin", profile=alice, is_admin=False).exists()
+
+
+@pytest.fixture
+def private_index(settings, tmp_path):
+    from apps.search import index
+
+    settings.QDRANT_PATH = str(tmp_path / "qdrant")
+    settings.QDRANT_URL = ""
+    index.close_clients()
+    yield
+    index.close_clients()
+
+
+def test_semantic_search_uses_the_hybrid_index_and_shows_the_trace(login, alice, make_record, private_index):
+    from apps.search.outbox import drain_outbox, enqueue_index_op
+
+    target = make_record(alice, "部署服务时使用 docker compose 并在 staging 主机上验证")
+    other = make_record(alice, "The user likes green tea in the afternoon")
+    for record in (target, other):
+        enqueue_index_op(profile=alice, record_id=record.record_id, op="upsert")
+    drain_outbox(alice.pk)
+    body = login("alice").get("/p/alice/records/?mode=semantic&q=how+do+we+deploy+with+docker").content.decode()
+    results = body.split("Hybrid recall for")[1]
+    assert "degraded" not in results
+    assert results.index(target.record_id) < results.index(other.record_id)
+    trace = results.split("<h3>Trace</h3>")[1]
+    assert target.record_id in trace
+    assert not RecordHits.objects.filter(profile=alice).exists()
