@@ -18,12 +18,6 @@ LAUNCH_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-backgro
                "--disable-component-update", "--disable-sync", "--no-first-run"]
 
 
-def pytest_collection_modifyitems(items):
-    for item in items:
-        if "tests/browser/" in str(item.fspath).replace("\\", "/"):
-            item.add_marker(pytest.mark.browser)
-
-
 @pytest.fixture(scope="module")
 def chromium_browser():
     if not CHROMIUM.exists():

@@ -5,10 +5,14 @@ from __future__ import annotations
 
 import time
 
+import pytest
+
 from apps.conversations.services import l0_append
 from apps.records.models import L1Record
 from tests.browser.conftest import log_in
 from tests.dashboard import factories
+
+pytestmark = pytest.mark.browser
 
 EVIDENCE = "The user corrected this on 2026-11-20: the port is 8080."
 
