@@ -77,6 +77,7 @@ def test_edit_then_accept_and_htmx_partial_updates_budget(login, alice):
     assert "<html" not in partial and 'id="budget"' in partial
     live = persona_live_entries(profile=alice)
     assert "Works on memoryweb (Django)" in live
+    assert "v2" in partial.split("Merge history")[1]  # the history in the swapped region shows the new version
     from apps.persona import document
 
     assert f"live now {document.chars(live)}" in partial

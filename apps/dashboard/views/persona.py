@@ -9,7 +9,6 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.urls import reverse
 from django.views.decorators.http import require_POST
-from django_htmx.http import HttpResponseClientRedirect
 
 from apps.dashboard import actions, selectors
 from apps.dashboard.access import ProfileView, _get_profile_for_user
@@ -37,7 +36,6 @@ def _finish(request: HttpRequest, pv: ProfileView, outcome: actions.Outcome) -> 
     if getattr(request, "htmx", False):
         # The review region re-renders in place with the new budget; refusals show inline.
         if outcome.ok:
-            messages.success(request, outcome.message)
             return page(request, pv, "persona", "dashboard/persona/page.html", _context(pv, notice=outcome.message), partial="dashboard/persona/_review.html")
         return page(request, pv, "persona", "dashboard/persona/page.html", _context(pv, refusal=outcome.refusal), partial="dashboard/persona/_review.html")
     if outcome.ok:
@@ -65,8 +63,4 @@ def persona_entry(request: HttpRequest, slug: str) -> HttpResponse:
 @require_POST
 def persona_restore(request: HttpRequest, slug: str) -> HttpResponse:
     pv = _get_profile_for_user(request, slug)
-    outcome = actions.persona_restore(request, pv, request.POST.get("version", ""))
-    if getattr(request, "htmx", False) and outcome.ok:
-        messages.success(request, outcome.message)
-        return HttpResponseClientRedirect(reverse("dashboard:persona", args=[pv.slug]))
-    return _finish(request, pv, outcome)
+    return _finish(request, pv, actions.persona_restore(request, pv, request.POST.get("version", "")))
