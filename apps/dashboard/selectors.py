@@ -391,6 +391,37 @@ def l0_counts(profile: Profile) -> dict[str, int]:
             "shards": L0ShardState.objects.filter(profile=profile).count()}
 
 
+def l0_session_entries(profile: Profile, session_key: str) -> QuerySet:
+    """The session's rows in the L0 location index, in shard/line order (unread)."""
+    import hashlib
+
+    from apps.conversations.models import L0Message
+
+    session_hash = hashlib.sha1(session_key.encode("utf-8")).hexdigest()  # the index's documented key
+    return L0Message.objects.filter(profile=profile, session_hash=session_hash, session_key=session_key).order_by("shard", "offset")
+
+
+def l0_rows_for(profile: Profile, entries: list[Any]) -> list[dict[str, Any]]:
+    """Read just these rows from their shards (seek + one line each); a row whose shard
+    changed under the index is shown as unreadable rather than dropped."""
+    from apps.conversations import shards
+    from apps.conversations.services import l0_dir
+
+    base = l0_dir(profile)
+    rows = []
+    for entry in entries:
+        try:
+            row = shards.read_line_at(base / entry.shard, entry.offset, entry.length)
+        except OSError:
+            row = None
+        full = dict(row or {})
+        full.setdefault("role", entry.role)
+        full.setdefault("content", "")
+        full.update(sourceFile=entry.shard, sourceLine=entry.line, messageRef=entry.ref, unreadable=row is None)
+        rows.append(full)
+    return rows
+
+
 def l0_shards(profile: Profile) -> list[dict[str, Any]]:
     from apps.conversations.models import L0ShardState
 

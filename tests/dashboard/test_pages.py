@@ -146,3 +146,16 @@ def test_skill_trash_restore(login, alice):
 
 def test_unknown_skill_is_404(login, alice):
     assert login("alice").get("/p/alice/skills/nope/").status_code == 404
+
+
+def test_conversation_pages_read_only_their_rows(login, alice):
+    from apps.conversations.services import l0_append
+
+    l0_append(profile=alice, rows=[{"id": f"m{i}", "role": "user" if i % 2 else "assistant", "content": f"消息 number {i:03d}",
+                                     "timestamp": i, "sessionKey": "long", "cwd": "/"} for i in range(1, 231)])
+    client = login("alice")
+    first = client.get("/p/alice/conversations/session/?session=long").content.decode()
+    assert "消息 number 001" in first and "消息 number 100" in first and "消息 number 101" not in first
+    assert "230 rows" in first
+    last = client.get("/p/alice/conversations/session/?session=long&page=3").content.decode()
+    assert "消息 number 201" in last and "消息 number 230" in last and "消息 number 200" not in last

@@ -6,7 +6,6 @@ from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse
 
-from apps.conversations.services import l0_session_rows
 from apps.dashboard import selectors
 from apps.dashboard.access import _get_profile_for_user
 from apps.dashboard.views.common import page
@@ -27,11 +26,11 @@ def conversation_detail(request: HttpRequest, slug: str) -> HttpResponse:
     session_key = request.GET.get("session", "")
     if not session_key:
         raise Http404("no session given")
-    rows = l0_session_rows(profile=pv.profile, session_key=session_key)
-    if not rows:
+    paginator = Paginator(selectors.l0_session_entries(pv.profile, session_key), 100)
+    if paginator.count == 0:
         raise Http404("no such conversation")
-    paginator = Paginator(rows, 100)
     page_obj = paginator.get_page(request.GET.get("page"))
+    page_obj.object_list = selectors.l0_rows_for(pv.profile, list(page_obj.object_list))
     highlight = request.GET.get("ref", "")
     context = {"session_key": session_key, "page_obj": page_obj, "highlight": highlight}
     return page(request, pv, "conversations", "dashboard/conversations/detail.html", context)
