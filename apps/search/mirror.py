@@ -41,11 +41,15 @@ class Mirror:
     dense: np.ndarray | None = None
     scope: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int8))
     closed: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
-    type_: list[str] = field(default_factory=list)
-    project: list[str] = field(default_factory=list)
-    scene: list[str] = field(default_factory=list)
+    # filter columns as integer codes (code 0 = empty)
+    type_code: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int32))
+    project_code: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int32))
+    scene_code: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int32))
+    codes: dict[str, int] = field(default_factory=lambda: {"": 0})
     doc_sparse: list[dict[int, float]] = field(default_factory=list)
     postings: dict[int, dict[int, float]] = field(default_factory=dict)
+    # numpy copies of postings lists, rebuilt lazily after a change to that token
+    _arrays: dict[int, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.dense is None:
@@ -57,7 +61,8 @@ class Mirror:
         dense = np.zeros((cap, self.dim), dtype=np.float32)
         dense[: len(self.dense)] = self.dense
         self.dense = dense
-        for name, dtype in (("alive", bool), ("scope", np.int8), ("closed", bool)):
+        for name, dtype in (("alive", bool), ("scope", np.int8), ("closed", bool), ("type_code", np.int32),
+                            ("project_code", np.int32), ("scene_code", np.int32)):
             old = getattr(self, name)
             new = np.zeros(cap, dtype=dtype)
             new[: len(old)] = old
@@ -70,9 +75,6 @@ class Mirror:
             if row >= len(self.alive):
                 self._grow()
             self.ids.append(record_id)
-            self.type_.append("")
-            self.project.append("")
-            self.scene.append("")
             self.doc_sparse.append({})
             self.pos[record_id] = row
         else:
@@ -86,6 +88,7 @@ class Mirror:
         self.doc_sparse[row] = doc
         for idx, val in doc.items():
             self.postings.setdefault(idx, {})[row] = val
+            self._arrays.pop(idx, None)
 
     def set_payload(self, record_id: str, payload: dict[str, Any]) -> None:
         row = self.pos.get(record_id)
@@ -93,9 +96,18 @@ class Mirror:
             return
         self.scope[row] = _SCOPES.get(payload.get("scope") or "unknown", 1)
         self.closed[row] = (payload.get("task_state") or "") in _CLOSED
-        self.type_[row] = payload.get("type") or ""
-        self.project[row] = payload.get("project") or ""
-        self.scene[row] = payload.get("scene_id") or ""
+        self.type_code[row] = self._code(payload.get("type") or "")
+        self.project_code[row] = self._code(payload.get("project") or "")
+        self.scene_code[row] = self._code(payload.get("scene_id") or "")
+
+    def _code(self, value: str) -> int:
+        code = self.codes.get(value)
+        if code is None:
+            code = self.codes[value] = len(self.codes)
+        return code
+
+    def _codes_of(self, values: list[str]) -> np.ndarray:
+        return np.array([self.codes.get(v, -1) for v in values], dtype=np.int32)
 
     def delete(self, record_id: str) -> None:
         row = self.pos.get(record_id)
@@ -106,6 +118,7 @@ class Mirror:
 
     def _drop_postings(self, row: int) -> None:
         for idx in self.doc_sparse[row]:
+            self._arrays.pop(idx, None)
             plist = self.postings.get(idx)
             if plist is not None:
                 plist.pop(row, None)
@@ -129,17 +142,15 @@ class Mirror:
         if spec.scope_filter:
             scope = self.scope[:n]
             ok = scope != _SCOPES["self"]
-            if spec.project:
-                ok |= np.fromiter((p == spec.project for p in self.project), dtype=bool, count=n) & (scope == _SCOPES["self"])
+            if spec.project and spec.project in self.codes:
+                ok |= (self.project_code[:n] == self.codes[spec.project]) & (scope == _SCOPES["self"])
             m &= ok
         if spec.hide_closed:
             m &= ~self.closed[:n]
         if spec.types:
-            wanted = set(spec.types)
-            m &= np.fromiter((t in wanted for t in self.type_), dtype=bool, count=n)
+            m &= np.isin(self.type_code[:n], self._codes_of(spec.types))
         if spec.scene_ids:
-            scenes = set(spec.scene_ids)
-            m &= np.fromiter((s in scenes for s in self.scene), dtype=bool, count=n)
+            m &= np.isin(self.scene_code[:n], self._codes_of(spec.scene_ids))
         return m
 
     def search_dense(self, vector, limit: int, spec: FilterSpec | None) -> list[tuple[str, float]]:
@@ -159,24 +170,39 @@ class Mirror:
         n_live = self.live_count()
         if not n_live or not indices:
             return []
-        acc: dict[int, float] = {}
+        n = self.size
+        scores = np.zeros(n, dtype=np.float64)
+        touched = False
         for idx, qval in zip(indices, values):
+            arrays = self._postings_arrays(idx)
+            if arrays is None:
+                continue
+            rows, vals = arrays
+            df = len(rows)
+            idf = math.log((n_live - df + 0.5) / (df + 0.5) + 1.0)  # Qdrant's IDF modifier
+            scores += np.bincount(rows, weights=vals * (idf * qval), minlength=n)
+            touched = True
+        if not touched:
+            return []
+        m = self.mask(spec) & (scores > 0)
+        cand = np.flatnonzero(m)
+        if cand.size == 0:
+            return []
+        k = min(limit, cand.size)
+        top = cand[np.argpartition(-scores[cand], k - 1)[:k]] if k < cand.size else cand
+        order = top[np.argsort(-scores[top], kind="stable")]
+        return [(self.ids[int(i)], float(scores[i])) for i in order]
+
+    def _postings_arrays(self, idx: int) -> tuple[np.ndarray, np.ndarray] | None:
+        arrays = self._arrays.get(idx)
+        if arrays is None:
             plist = self.postings.get(idx)
             if not plist:
-                continue
-            df = len(plist)
-            idf = math.log((n_live - df + 0.5) / (df + 0.5) + 1.0)  # Qdrant's IDF modifier
-            weight = idf * qval
-            for row, val in plist.items():
-                acc[row] = acc.get(row, 0.0) + weight * val
-        if not acc:
-            return []
-        rows = np.fromiter(acc.keys(), dtype=np.int64, count=len(acc))
-        scores = np.fromiter(acc.values(), dtype=np.float64, count=len(acc))
-        keep = self.mask(spec)[rows]
-        rows, scores = rows[keep], scores[keep]
-        order = np.argsort(-scores, kind="stable")[:limit]
-        return [(self.ids[int(rows[i])], float(scores[i])) for i in order]
+                return None
+            arrays = (np.fromiter(plist.keys(), dtype=np.int64, count=len(plist)),
+                      np.fromiter(plist.values(), dtype=np.float64, count=len(plist)))
+            self._arrays[idx] = arrays
+        return arrays
 
     def _top(self, scores: np.ndarray, limit: int) -> list[tuple[str, float]]:
         finite = np.isfinite(scores)
