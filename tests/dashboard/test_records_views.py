@@ -102,6 +102,12 @@ def test_htmx_request_gets_only_the_results_partial(login, alice, make_record):
     assert 'id="bulk"' in body
 
 
+def test_history_restore_request_gets_the_whole_page(login, alice, make_record):
+    make_record(alice, "Back button check")
+    response = login("alice").get("/p/alice/records/?q=back", HTTP_HX_REQUEST="true", HTTP_HX_HISTORY_RESTORE_REQUEST="true")
+    assert "<html" in response.content.decode()
+
+
 def test_record_page_shows_content_history_hits_and_scenes(login, alice, make_record, make_block):
     record = make_record(alice, "The API answers on /api/v1")
     RecordHits.objects.create(profile=alice, record_id=record.record_id, hits=3, invalid_hits=1)

@@ -25,7 +25,9 @@ def page(
 ) -> HttpResponse:
     """Render the page, or only its swappable partial for an htmx request."""
     ctx = {"pv": pv, "section": section, **context}
-    if partial and getattr(request, "htmx", False) and not request.htmx.boosted:
+    htmx = getattr(request, "htmx", None)
+    # A history-restore request (back button after htmx's cache dropped the page) needs the whole page.
+    if partial and htmx and not htmx.boosted and not htmx.history_restore_request:
         return render(request, partial, ctx, status=status)
     ctx["my_profiles"] = profiles_for_user(request.user)
     return render(request, template, ctx, status=status)
