@@ -119,7 +119,7 @@ class FakeLLM:
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.server.server_address[1]}/v1"
 
-    def __enter__(self) -> FakeLLM:
+    def __enter__(self) -> FakeLLM:  # noqa: PYI034
         self.thread.start()
         return self
 

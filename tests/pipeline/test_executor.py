@@ -11,7 +11,12 @@ import pytest
 from apps.accounts.models import ApiToken
 from apps.accounts.services import token_revoke
 from apps.pipeline import executor
-from apps.pipeline.executor import HttpExecutor, InProcessExecutor, choose_transport, worker_token
+from apps.pipeline.executor import (
+    HttpExecutor,
+    InProcessExecutor,
+    choose_transport,
+    worker_token,
+)
 from apps.pipeline.models import KIND_L1, STATUS_SUCCEEDED
 from apps.pipeline.readtool import PROMPTS_DIR, cursor_path, read_path, records_dir
 from apps.records.models import L1Record
@@ -180,3 +185,30 @@ def test_runjob_refuses_a_second_active_run_and_unknown_profiles(alice, sent, mo
         call_command("runjob", KIND_L1, "alice")
     with pytest.raises(CommandError, match="no profile"):
         call_command("runjob", KIND_L1, "nobody")
+
+
+# --------------------------------------------------------------------------- health
+
+
+def test_health_reports_the_broker_and_the_job_queue(client, alice, settings, monkeypatch):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from apps.pipeline.models import JobRun
+
+    body = client.get("/api/v1/health").json()
+    assert body["checks"]["broker"]["ok"] is True
+    assert body["checks"]["jobs"] == {"queued": 0, "running": 0, "failedLastHour": 0, "oldestQueuedSeconds": 0.0, "ok": True}
+    run = JobRun.objects.create(profile=alice, kind=KIND_L1, driver="rules", trigger_reason="t")
+    JobRun.objects.filter(pk=run.pk).update(created_at=timezone.now() - timedelta(seconds=400))
+    jobs = client.get("/api/v1/health").json()["checks"]["jobs"]
+    assert jobs["ok"] is False and "worker" in jobs["error"] and jobs["queued"] == 1
+
+
+def test_health_reports_a_broker_that_is_down(client, db, monkeypatch):
+    from memoryweb.celery import app
+
+    monkeypatch.setattr(app.conf, "broker_url", "redis://127.0.0.1:9/0")
+    body = client.get("/api/v1/health").json()
+    assert body["checks"]["broker"]["ok"] is False and body["status"] == "degraded"

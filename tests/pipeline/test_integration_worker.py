@@ -62,7 +62,7 @@ class Stack:
 
     def manage(self, *args: str, timeout: float = 120) -> str:
         out = subprocess.run([sys.executable, str(ROOT / "manage.py"), *args], env=self.env, cwd=ROOT,
-                             capture_output=True, text=True, timeout=timeout)
+                             capture_output=True, text=True, timeout=timeout, check=False)
         assert out.returncode == 0, out.stderr[-3000:]
         return out.stdout
 
@@ -125,13 +125,13 @@ from apps.conversations.services import l0_append
 p = profile_create(slug="p")
 topics = ["billing", "search", "auth", "cache", "queue", "mailer", "export", "reports", "uploads", "webhooks"]
 rows = []
-for i in range(%d):
-    rows.append({"id": f"m{i}", "role": "user", "sessionKey": "s%%d" %% (i %% 7), "sessionId": None, "cwd": "/srv/app",
-                 "timestamp": 1764400000000 + i, "content": f"We decided that ticket {i} for the {topics[i %% 10]} module belongs to sprint {i // 10}."})
+for i in range(MESSAGES_N):
+    rows.append({"id": f"m{i}", "role": "user", "sessionKey": f"s{i % 7}", "sessionId": None, "cwd": "/srv/app",
+                 "timestamp": 1764400000000 + i, "content": f"We decided that ticket {i} for the {topics[i % 10]} module belongs to sprint {i // 10}."})
 for start in range(0, len(rows), 500):
     l0_append(profile=p, rows=rows[start:start + 500])
 print(json.dumps({"ok": True}))
-""" % MESSAGES
+""".replace("MESSAGES_N", str(MESSAGES))
 
 
 def _message_offsets(stack: Stack) -> dict:

@@ -11,12 +11,27 @@ import pytest
 
 from apps.conversations.cursors import cursor_get
 from apps.pipeline import llm, scheduling
-from apps.pipeline.models import KIND_L1, KIND_L2, KIND_L3, STATUS_FAILED, STATUS_SUCCEEDED, JobRun, JobSignal
+from apps.pipeline.models import (
+    KIND_L1,
+    KIND_L2,
+    KIND_L3,
+    STATUS_FAILED,
+    STATUS_SUCCEEDED,
+    JobRun,
+    JobSignal,
+)
 from apps.pipeline.readtool import PROMPTS_DIR, cursor_path
 from apps.records.models import L1Record
 from apps.scenes.models import SceneEntry
 from tests.pipeline.conftest import msg
-from tests.pipeline.fake_llm import FakeLLM, last_result_of, raw, sleep, text, tool_calls
+from tests.pipeline.fake_llm import (
+    FakeLLM,
+    last_result_of,
+    raw,
+    sleep,
+    text,
+    tool_calls,
+)
 
 PROJ = "/home/dev/shop"
 L1_TOOLS = {"read_l0_increment", "embed_and_search", "l1_project_get", "list_l1_scenes", "l1_commit", "read"}

@@ -10,7 +10,14 @@ import pytest
 
 from apps.accounts.paths import profile_subdir
 from apps.conversations.cursors import cursor_get
-from apps.pipeline.models import KIND_L1, KIND_L2, KIND_L3, KIND_SKILL, STATUS_FAILED, STATUS_SUCCEEDED
+from apps.pipeline.models import (
+    KIND_L1,
+    KIND_L2,
+    KIND_L3,
+    KIND_SKILL,
+    STATUS_FAILED,
+    STATUS_SUCCEEDED,
+)
 from apps.records.models import L1Record
 from tests.pipeline.conftest import msg
 

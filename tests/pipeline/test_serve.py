@@ -19,7 +19,7 @@ pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 
 def _children(pid: int) -> list[int]:
-    out = subprocess.run(["ps", "-o", "pid=", "--ppid", str(pid)], capture_output=True, text=True)
+    out = subprocess.run(["ps", "-o", "pid=", "--ppid", str(pid)], capture_output=True, text=True, check=False)
     return [int(x) for x in out.stdout.split()]
 
 
@@ -59,7 +59,7 @@ def _start(tmp_path: Path):
 
 
 def test_serve_starts_everything_without_redis_and_stops_on_sigterm(tmp_path):
-    proc, port, data = _start(tmp_path)
+    proc, _port, data = _start(tmp_path)
     children = _children(proc.pid)
     assert len(children) == 3
     assert "sqla+sqlite" in (tmp_path / "serve.log").read_text()
@@ -71,7 +71,7 @@ def test_serve_starts_everything_without_redis_and_stops_on_sigterm(tmp_path):
 
 
 def test_serve_exits_when_a_child_dies(tmp_path):
-    proc, port, data = _start(tmp_path)
+    proc, _port, _data = _start(tmp_path)
     children = _children(proc.pid)
     beat = next(c for c in children if "beat" in Path(f"/proc/{c}/cmdline").read_text().replace("\0", " "))
     os.kill(beat, signal.SIGKILL)
