@@ -125,3 +125,13 @@ def test_q4_blocks_dequantise_low_then_high_nibbles_minus_eight():
     out = dequant_blocks(block)
     assert out.shape == (32,)
     assert out[0] == 1.0 and out[16] == 0.5 and out[1] == -4.0
+
+
+def test_startup_check_warns_when_the_model_is_not_built(settings, tmp_path):
+    from apps.search.apps import embedding_model_check
+
+    assert embedding_model_check() == []
+    settings.EMBED_MODEL_DIR = tmp_path / "empty"
+    warnings = embedding_model_check()
+    assert [w.id for w in warnings] == ["memoryweb.W001"]
+    assert "embeddings build" in warnings[0].hint
