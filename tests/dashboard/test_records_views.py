@@ -100,6 +100,7 @@ def test_htmx_request_gets_only_the_results_partial(login, alice, make_record):
     body = response.content.decode()
     assert "<html" not in body and "Partial rendering check" in body
     assert 'id="bulk"' in body
+    assert "HX-Request" in response["Vary"]
 
 
 def test_history_restore_request_gets_the_whole_page(login, alice, make_record):

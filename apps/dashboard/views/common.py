@@ -7,6 +7,7 @@ from typing import Any
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
+from django.utils.cache import patch_vary_headers
 
 from apps.accounts.locks import ProfileLocked
 from apps.dashboard.access import ProfileView, profiles_for_user
@@ -28,9 +29,14 @@ def page(
     htmx = getattr(request, "htmx", None)
     # A history-restore request (back button after htmx's cache dropped the page) needs the whole page.
     if partial and htmx and not htmx.boosted and not htmx.history_restore_request:
-        return render(request, partial, ctx, status=status)
-    ctx["my_profiles"] = profiles_for_user(request.user)
-    return render(request, template, ctx, status=status)
+        response = render(request, partial, ctx, status=status)
+    else:
+        ctx["my_profiles"] = profiles_for_user(request.user)
+        response = render(request, template, ctx, status=status)
+    if partial:
+        # One URL, two bodies: caches must not hand the fragment to a full page load.
+        patch_vary_headers(response, ("HX-Request",))
+    return response
 
 
 def refusal_from(exc: Exception) -> dict[str, Any]:
