@@ -262,3 +262,28 @@ def test_skill_review_drafts_a_skill_from_a_repeated_successful_sequence(alice, 
     assert cursor_get(profile=alice, kind="skill_feed")["recordedAt"]
     again = run_now(alice, KIND_SKILL)
     assert again.status == STATUS_SUCCEEDED and again.counts.get("drafts") == 0
+
+
+def test_l1_dedup_keeps_different_statements_and_updates_a_changed_value(coder, l0, run_now):
+    l0(coder, [
+        msg("v1", "We decided to use PostgreSQL for the billing service."),
+        msg("v2", "The cache service listens on port 8000."),
+        msg("v3", "我们决定缓存服务使用Redis。"),
+    ])
+    run_now(coder, KIND_L1)
+    port = live(coder)["The cache service listens on port 8000."]
+    l0(coder, [
+        msg("v4", "We decided to use Redis for the search service."),
+        msg("v5", "The cache service listens on port 9000."),
+        msg("v6", "我们决定队列服务使用Kafka。"),
+    ])
+    run = run_now(coder, KIND_L1)
+    assert run.status == STATUS_SUCCEEDED, run.error
+    records = live(coder)
+    # Two changed terms: a different decision, both stay.
+    assert "We decided to use PostgreSQL for the billing service." in records
+    assert "We decided to use Redis for the search service." in records
+    assert "我们决定缓存服务使用Redis。" in records and "我们决定队列服务使用Kafka。" in records
+    # One changed value of the same statement: an update.
+    port.refresh_from_db()
+    assert port.deleted and L1Record.objects.get(profile=coder, record_id=port.replaced_by).content == "The cache service listens on port 9000."

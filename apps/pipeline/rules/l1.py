@@ -20,6 +20,7 @@ from django.utils import timezone
 from apps.pipeline.rules.extract import Candidate, extract_from_message
 from apps.pipeline.rules.text import (
     absolute_paths,
+    dropped_weight,
     lexical_similarity,
     normalize,
     path_within,
@@ -33,6 +34,7 @@ from apps.tools.errors import NotFound, ToolError
 # model whose scores run high for unrelated text cannot merge unrelated memories.
 SKIP_SCORE, SKIP_LEXICAL = 0.93, 0.8
 UPDATE_SCORE, UPDATE_LEXICAL = 0.85, 0.4
+UPDATE_MAX_DROPPED = 1.0  # at most one English word (or one Chinese word) of the old record may go
 CLOSE_LEXICAL = 0.2  # "finished X" shares fewer words with "need to do X"
 SCENE_VOTE_SCORE = 0.85
 BATCH_TIME_RESERVE = 20.0  # seconds a batch needs; no new batch starts with less left
@@ -261,7 +263,12 @@ def _decide(item: Planned, candidates: list[dict], full: dict[str, Any], claimed
         if adds_nothing and (score >= SKIP_SCORE or lexical >= SKIP_LEXICAL):
             item.action = "skip"
             return
-        if score >= UPDATE_SCORE and lexical >= UPDATE_LEXICAL and record.type == cand.type:
+        if (
+            score >= UPDATE_SCORE and lexical >= UPDATE_LEXICAL and record.type == cand.type
+            and dropped_weight(record.content, cand.content) <= UPDATE_MAX_DROPPED
+        ):
+            # A refinement or one changed value of the same statement; two changed terms
+            # ("PostgreSQL for billing" → "Redis for search") are a different statement.
             _replace(item, record, claimed)
             return
     item.action = "store"

@@ -88,6 +88,13 @@ def tokens(text: str) -> set[str]:
     return found
 
 
+def dropped_weight(old: str, new: str) -> float:
+    """How much of `old`'s wording `new` leaves out: an English word counts 1, a Chinese
+    character bigram 1/3 (one Chinese word touches about three bigrams)."""
+    gone = tokens(old) - tokens(new)
+    return sum(1 / 3 if is_cjk_char(t[0]) else 1 for t in gone)
+
+
 def lexical_similarity(a: str, b: str) -> float:
     ta, tb = tokens(a), tokens(b)
     if not ta or not tb:
