@@ -9,6 +9,7 @@ are refused rather than silently overwritten.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from typing import Any
 
@@ -16,7 +17,9 @@ from django.db import transaction
 
 from apps.accounts.models import Profile
 from apps.accounts.services import audit_record
-from apps.tools.errors import InvalidParams
+from apps.tools.errors import InvalidParams, Unavailable
+
+logger = logging.getLogger(__name__)
 
 MAX_ROWS_PER_CALL = 1000
 MAX_KEY_CHARS = 512  # id, sessionKey, sessionId, role, tool_name, tool_call_id
@@ -140,6 +143,39 @@ def _check_feed_row(errors: _Errors, where: str, raw: dict[str, Any]) -> dict[st
     return dict(raw)
 
 
+def _append_or_unavailable(append: Callable[[], list[dict[str, Any]]], what: str) -> list[dict[str, Any]]:
+    """Run the shard append; a failed write (disk full, permissions) leaves the shard as
+    it was (the appender takes a partial batch back out) and answers `unavailable`."""
+    try:
+        return append()
+    except OSError as exc:
+        logger.exception("writing the %s failed", what)
+        raise Unavailable(f"could not write the {what}: {exc.strerror or exc}; nothing was stored, retry later") from None
+
+
+def _bookkeep(*, audit: Callable[[], Any], trigger: Callable[[], Any]) -> list[dict[str, str]]:
+    """Audit the append and wake its job, after the shard write.
+
+    The shard write is the commit point: once it returned, the rows are stored. A database
+    failure after it must not turn into an error, or the caller retries and every row is
+    stored twice. So the audit event and the trigger are best effort: on failure the
+    answer is still a success, with a warning, and the failure is logged. (The L0 index,
+    the other database part, is caught up from the shard by `l0_reindex`.)
+    """
+    try:
+        with transaction.atomic():
+            audit()
+            transaction.on_commit(trigger)
+    except Exception:  # the rows are stored whatever failed here; see the docstring
+        logger.exception("append bookkeeping failed after the shard write")
+        try:
+            trigger()
+        except Exception:
+            logger.exception("append trigger failed")
+        return [{"code": "auditFailed", "message": "the rows are stored, but the audit event could not be written; do not resend them"}]
+    return []
+
+
 def validate_l0_rows(body: Any) -> list[dict[str, Any]]:
     """Validate a `POST /l0/messages` body; returns rows normalised to the SPEC §1.1 fields
     (`id`, `timestamp`, `sessionId` default to null, `cwd` to "")."""
@@ -160,17 +196,18 @@ def l0_ingest(*, profile: Profile, actor: str, body: Any) -> dict[str, Any]:
     rows = validate_l0_rows(body)
     if not rows:
         return {"appended": 0, "rows": []}
-    with transaction.atomic():
-        appended = l0_append(profile=profile, rows=rows)
-        eligible = sum(1 for r in rows if r["role"] in ELIGIBLE_ROLES)
-        audit_record(
+    appended = _append_or_unavailable(lambda: l0_append(profile=profile, rows=rows), "L0 shard")
+    eligible = sum(1 for r in rows if r["role"] in ELIGIBLE_ROLES)
+    profile_id = profile.pk
+    warnings = _bookkeep(
+        audit=lambda: audit_record(
             profile=profile, actor=actor, tool="l0/messages", action="append", target_type="l0_shard",
             target_id=appended[0]["shard"],
             after={"rows": len(appended), "eligible": eligible, "firstLine": appended[0]["sourceLine"], "lastLine": appended[-1]["sourceLine"]},
-        )
-        profile_id = profile.pk
-        transaction.on_commit(lambda: triggers.l0_appended(profile_id=profile_id, eligible=eligible))
-    return {"appended": len(appended), "rows": appended}
+        ),
+        trigger=lambda: triggers.l0_appended(profile_id=profile_id, eligible=eligible),
+    )
+    return {"appended": len(appended), "rows": appended, **({"warnings": warnings} if warnings else {})}
 
 
 def skill_feed_ingest(*, profile: Profile, actor: str, body: Any) -> dict[str, Any]:
@@ -181,13 +218,14 @@ def skill_feed_ingest(*, profile: Profile, actor: str, body: Any) -> dict[str, A
     rows = validate_feed_rows(body)
     if not rows:
         return {"appended": 0, "rows": []}
-    with transaction.atomic():
-        appended = skill_feed_append(profile=profile, rows=rows)
-        tool_calls = sum(1 for r in rows if r["role"] == "tool_call")
-        audit_record(
+    appended = _append_or_unavailable(lambda: skill_feed_append(profile=profile, rows=rows), "skill-feed shard")
+    tool_calls = sum(1 for r in rows if r["role"] == "tool_call")
+    profile_id = profile.pk
+    warnings = _bookkeep(
+        audit=lambda: audit_record(
             profile=profile, actor=actor, tool="skill-feed/events", action="append", target_type="skill_feed_shard",
             target_id=appended[0]["shard"], after={"rows": len(appended), "toolCalls": tool_calls},
-        )
-        profile_id = profile.pk
-        transaction.on_commit(lambda: triggers.skill_feed_appended(profile_id=profile_id, tool_calls=tool_calls))
-    return {"appended": len(appended), "rows": appended}
+        ),
+        trigger=lambda: triggers.skill_feed_appended(profile_id=profile_id, tool_calls=tool_calls),
+    )
+    return {"appended": len(appended), "rows": appended, **({"warnings": warnings} if warnings else {})}

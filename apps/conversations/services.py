@@ -9,18 +9,21 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import re
 from collections.abc import Iterable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from django.db import transaction
+from django.db import DatabaseError, transaction
 
 from apps.accounts.models import Profile
 from apps.accounts.paths import profile_subdir
 from apps.conversations import shards
 from apps.conversations.models import L0Message, L0ShardState
+
+logger = logging.getLogger(__name__)
 
 ELIGIBLE_ROLES = frozenset({"user", "assistant"})
 SHARD_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,250}\.jsonl$")
@@ -193,11 +196,17 @@ def l0_append(*, profile: Profile, rows: list[dict[str, Any]]) -> list[dict[str,
         return stored
 
     appended = shards.append_rows(path, _state_dir(profile, "l0"), rows, stamp)
-    # The file is the source of truth; the index follows (and a reader re-indexes rows it
-    # scans), so an index failure here never loses a row.
-    _index_save(_index_entry(profile, shard, a.offset, a.length, a.line, a.row) for a in appended)
+    # The file is the source of truth and the rows are stored now. The index is derived
+    # state: if writing it fails, the catch-up (`l0_reindex`, run by lookups and readers)
+    # indexes these rows later, so the failure must not reach the caller — an error here
+    # would make a logger retry and store every row twice.
     last = appended[-1]
-    _advance_state(profile, shard, appended[0].offset, last.offset + last.length, last.line)
+    try:
+        with transaction.atomic():
+            _index_save(_index_entry(profile, shard, a.offset, a.length, a.line, a.row) for a in appended)
+            _advance_state(profile, shard, appended[0].offset, last.offset + last.length, last.line)
+    except DatabaseError:
+        logger.warning("L0 index of %s/%s deferred to the catch-up", profile.slug, shard, exc_info=True)
     return [
         {
             "shard": shard,

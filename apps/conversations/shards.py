@@ -103,11 +103,23 @@ def append_rows(
             parts.append(data)
             offset += len(data)
         payload = b"".join(parts)
-        written = 0
-        while written < len(payload):
-            written += os.write(fd, payload[written:])
-        os.fsync(fd)
-        _write_state(state_file, size + len(payload), lines)
+        try:
+            written = 0
+            while written < len(payload):
+                written += os.write(fd, payload[written:])
+            os.fsync(fd)
+        except OSError:
+            # Disk full, quota, I/O error: take the partial batch back out (we hold the
+            # lock, so nobody appended after us) so a failed call leaves the shard as it was
+            # and the caller's retry stores each row once.
+            os.ftruncate(fd, size)
+            raise
+        try:
+            _write_state(state_file, size + len(payload), lines)
+        except OSError:
+            # The sidecar is only a cache of the line count: the rows are stored, and the
+            # next writer sees a size mismatch and recounts the new bytes.
+            pass
         return out
     finally:
         os.close(fd)  # closing releases the flock

@@ -117,3 +117,54 @@ def test_appended_rows_are_indexed_for_lookup(agent_api, alice):
 def test_nul_characters_in_keys_are_refused(agent_api, alice):
     status, body = agent_api.post("/api/v1/l0/messages", [{"role": "user", "content": "x\x00ok", "sessionKey": "a\x00b"}])
     assert status == 400 and [d["field"] for d in body["error"]["details"]] == ["messages.0.sessionKey"]
+
+
+def _fail(*args, **kwargs):
+    from django.db import OperationalError
+
+    raise OperationalError("database went away")
+
+
+def test_a_database_failure_after_the_shard_write_still_answers_success_so_nothing_is_resent(agent_api, alice, monkeypatch):
+    monkeypatch.setattr("apps.conversations.ingest.audit_record", _fail)
+    status, body = agent_api.post("/api/v1/l0/messages", {"messages": [row(1), row(2, id=None)]})
+    assert status == 200, body
+    assert body["appended"] == 2 and [r["messageRef"] for r in body["rows"]] == ["m1", "s1#2"]
+    assert [w["code"] for w in body["warnings"]] == ["auditFailed"]
+    assert len(shard_bytes(alice, services.today_shard_name()).splitlines()) == 2
+    # the index rows rolled back with the audit; the catch-up finds the rows anyway
+    assert services.l0_lookup_messages(profile=alice, refs=["m1", "s1#2"])["s1#2"][0]["content"] == "message 2"
+
+
+def test_an_index_failure_is_not_an_error_and_the_catch_up_indexes_the_rows(agent_api, alice, monkeypatch):
+    monkeypatch.setattr("apps.conversations.services._index_save", _fail)
+    body = post_rows(agent_api, [row(1)])
+    assert body["appended"] == 1 and "warnings" not in body
+    assert AuditEvent.objects.filter(profile=alice, tool="l0/messages").count() == 1
+    monkeypatch.undo()
+    post_rows(agent_api, [row(2)])  # later batches do not hide the gap in the indexed prefix
+    found = services.l0_lookup_messages(profile=alice, refs=["m1", "m2"])
+    assert found["m1"][0]["sourceLine"] == 1 and found["m2"][0]["sourceLine"] == 2
+
+
+def test_a_failed_shard_write_leaves_the_shard_as_it_was_and_answers_unavailable(agent_api, alice, monkeypatch):
+    import errno
+    import os
+
+    post_rows(agent_api, [row(1)])
+    before = shard_bytes(alice, services.today_shard_name())
+    audits = AuditEvent.objects.count()
+    real_write = os.write
+
+    def write_half_then_fail(fd, data):
+        real_write(fd, bytes(data[: len(data) // 2]))
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr("apps.conversations.shards.os.write", write_half_then_fail)
+    status, body = agent_api.post("/api/v1/l0/messages", {"messages": [row(2), row(3)]})
+    monkeypatch.undo()
+    assert status == 503 and body["error"]["code"] == "unavailable"
+    assert "No space left on device" in body["error"]["message"]
+    assert shard_bytes(alice, services.today_shard_name()) == before
+    assert AuditEvent.objects.count() == audits
+    assert post_rows(agent_api, [row(2)])["rows"][0]["sourceLine"] == 2

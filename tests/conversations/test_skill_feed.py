@@ -161,3 +161,15 @@ def test_agent_role_may_not_read_the_feed(agent_api, alice, write_shard):
     write_shard(alice, FEED, [event(1, at=at(1))], area="skill-feed")
     status, _ = agent_api.call("read_skill_feed_increment", feedFiles=FEED)
     assert status == 403
+
+
+def test_a_database_failure_after_the_feed_write_still_answers_success(agent_api, alice, monkeypatch):
+    from django.db import OperationalError
+
+    def fail(**kwargs):
+        raise OperationalError("database went away")
+
+    monkeypatch.setattr("apps.conversations.ingest.audit_record", fail)
+    status, body = agent_api.post("/api/v1/skill-feed/events", [event(1), event(2)])
+    assert status == 200 and body["appended"] == 2 and body["warnings"][0]["code"] == "auditFailed"
+    assert len(shard_bytes(alice, services.today_shard_name(), "skill-feed").splitlines()) == 2
