@@ -11,7 +11,7 @@ from apps.tools.registry import ToolContext, ToolParams, tool
 
 
 class ReadL1IncrementParams(ToolParams):
-    cursor: str | int | None = Field(
+    cursor: str | int | dict[str, Any] | None = Field(
         None, description="L2 cursor (lastRecordId: a change id, or its JSON object); default the stored L2 cursor"
     )
     maxRecords: int = Field(50, ge=1, le=services.MAX_INCREMENT)
@@ -55,7 +55,9 @@ class SceneWrite(BaseModel):
 
 class L2CommitParams(ToolParams):
     sceneWrites: list[SceneWrite] = Field(max_length=100)
-    cursor: str | int = Field(description="the nextCursor of read_l1_increment (lastRecordId)")
+    cursor: str | int | dict[str, Any] = Field(
+        description="the nextCursor of read_l1_increment (lastRecordId: a change id, or {\"lastRecordId\": n})"
+    )
     personaSignal: bool = False
     personaReason: str | None = Field(None, max_length=2000)
 

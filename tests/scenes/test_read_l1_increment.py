@@ -1,4 +1,4 @@
-from apps.conversations.cursors import cursor_set
+from apps.conversations.cursors import cursor_get, cursor_set
 
 from .conftest import write_record
 
@@ -94,3 +94,15 @@ def test_cursor_may_be_the_id_of_the_last_record_read(worker_api, alice, bob):
     theirs = write_record(bob, content="bob's fact")
     status, body = worker_api.call("read_l1_increment", cursor=theirs.record_id)
     assert status == 400 and theirs.record_id in body["error"]["message"]
+
+
+def test_cursor_object_form_is_accepted_over_http_by_read_and_commit(worker_api, alice):
+    first = write_record(alice)
+    write_record(alice)
+    body = worker_api.ok("read_l1_increment", cursor={"lastRecordId": first.last_change})
+    assert body["returned"] == 1 and body["totalNew"] == 1
+    done = worker_api.ok("l2_commit", sceneWrites=[], cursor={"lastRecordId": int(body["nextCursor"])})
+    assert done["success"] is True
+    assert cursor_get(profile=alice, kind="l2") == {"lastRecordId": int(body["nextCursor"])}
+    status, err = worker_api.call("read_l1_increment", cursor={"lastRecordId": 1, "extra": 2})
+    assert status == 400 and "lastRecordId" in err["error"]["message"]
