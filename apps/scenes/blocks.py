@@ -41,6 +41,16 @@ def filename_problem(name: str) -> str | None:
     return None
 
 
+def text_problem(value: str) -> str | None:
+    """Why `value` cannot be stored as text (a NUL character or a lone surrogate: PostgreSQL
+    refuses the first, UTF-8 files the second), or None."""
+    if "\x00" in value:
+        return "must not contain NUL (\\u0000) characters"
+    if any("\ud800" <= ch <= "\udfff" for ch in value):
+        return "must not contain lone UTF-16 surrogates (not valid Unicode text)"
+    return None
+
+
 def looks_like_path(name: str) -> bool:
     return isinstance(name, str) and ("/" in name or "\\" in name or ".." in name)
 

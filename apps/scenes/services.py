@@ -80,6 +80,8 @@ def resolve_l2_cursor(*, profile: Profile, value: Any, field_name: str = "cursor
         if isinstance(decoded, dict):
             raw = decoded.get("lastRecordId")
     if isinstance(raw, str) and raw.strip().startswith("l1_"):
+        if B.text_problem(raw):
+            raise _invalid(field_name, f"{raw.strip()!r} is not a record of this profile")
         newest = L1Change.objects.filter(profile=profile, record__record_id=raw.strip()).aggregate(m=Max("id"))["m"]
         if newest is None:
             raise _invalid(field_name, f"{raw.strip()} is not a record of this profile")
@@ -217,6 +219,9 @@ def _check_meta(meta: Any, prefix: str, errors: _Errors) -> dict[str, Any] | Non
     elif len(summary) > 1000:
         errors.add(InvalidParams, f"{prefix}.summary", "must be at most 1000 characters")
         ok = False
+    elif B.text_problem(summary):
+        errors.add(InvalidParams, f"{prefix}.summary", B.text_problem(summary) or "")
+        ok = False
     out["summary"] = summary
     heat = meta.get("heat")
     if isinstance(heat, bool) or not isinstance(heat, int) or heat < 0:
@@ -266,6 +271,8 @@ def scene_commit(
     new_cursor = resolve_l2_cursor(profile=profile, value=cursor) if cursor is not None else None
     if persona_reason and len(persona_reason) > 2000:
         raise _invalid("personaReason", "must be at most 2000 characters")
+    if persona_reason and B.text_problem(persona_reason):
+        raise _invalid("personaReason", B.text_problem(persona_reason) or "")
     with profile_write_lock(profile):
         now = timezone.now()
         maximum = int(profile_setting(profile, "l2.maxScenes"))
@@ -354,6 +361,12 @@ def _plan_batch(*, profile: Profile, writes: list[dict[str, Any]], live: dict[st
             continue
         sources = w.get("sources")
         plan = _Plan(index=i, action=action, filename=filename, reason=(w.get("reason") or "").strip())
+        bad_text = [(key, B.text_problem(w[key])) for key in ("reason", "content") if isinstance(w.get(key), str)]
+        bad_text = [(key, problem) for key, problem in bad_text if problem]
+        if bad_text:
+            for key, problem in bad_text:
+                errors.add(InvalidParams, f"{prefix}.{key}", problem)
+            continue
         if action in ("merge", "consolidate"):
             if not isinstance(sources, list) or len(sources) < 2:
                 errors.add(InvalidParams, f"{prefix}.sources", f"{action} needs at least 2 source blocks")
@@ -448,7 +461,7 @@ def _plan_members(*, profile: Profile, plan: _Plan, raw_members: Any, live: dict
     refs = B.referenced_ids(plan.content)
     explicit: list[str] | None = None
     if raw_members is not None:
-        if not isinstance(raw_members, list) or not all(isinstance(m, str) and m.strip() for m in raw_members):
+        if not isinstance(raw_members, list) or not all(isinstance(m, str) and m.strip() and not B.text_problem(m) for m in raw_members):
             errors.add(InvalidParams, f"{prefix}.members", "must be a list of L1 record ids")
             return False
         explicit = list(dict.fromkeys(m.strip() for m in raw_members))
@@ -710,7 +723,8 @@ def scene_blocks_read(*, profile: Profile, filenames: list[str]) -> dict[str, An
             name = resolved.name
         names.append(name)
     found = {}
-    for block in SceneBlock.objects.filter(profile=profile, removed=False, filename__in=[n for n in names if isinstance(n, str)]).prefetch_related("member_rows"):
+    valid = [n for n in names if not B.filename_problem(n)]
+    for block in SceneBlock.objects.filter(profile=profile, removed=False, filename__in=valid).prefetch_related("member_rows"):
         # A live block wins over an archived block of the same name.
         if block.filename not in found or found[block.filename].archived:
             found[block.filename] = block
@@ -775,6 +789,8 @@ def scene_block_import(*, profile: Profile, actor: str, filename: str, text: str
     problem = B.filename_problem(filename)
     if problem:
         raise _invalid("filename", problem)
+    if B.text_problem(text):
+        raise _invalid("text", B.text_problem(text) or "")
     meta, members, body = B.parse_file(text)
     now = timezone.now()
     created = B.parse_iso(meta.get("created")) or now

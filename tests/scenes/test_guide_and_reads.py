@@ -127,3 +127,10 @@ def test_mirror_files_follow_commits(worker_api, alice, settings, django_capture
         ok(worker_api, [{"action": "archive", "filename": "a.md", "reason": "done"}, {"action": "delete", "filename": "b.md"}], cursor=rec.last_change)
     assert sorted(p.name for p in (root / "scenes").iterdir()) == []
     assert (root / "archive" / "a.md").exists()
+
+
+def test_read_scene_blocks_answers_a_name_with_nul_per_block(agent_api, worker_api):
+    ok(worker_api, [create("a.md", "alpha")])
+    body = agent_api.ok("read_scene_blocks", filenames=["a\x00.md", "a.md"])
+    assert body["blocks"][0]["ok"] is False and "letters" in body["blocks"][0]["error"]
+    assert body["blocks"][1]["content"] == "alpha" and body["returned"] == 1

@@ -383,3 +383,33 @@ def test_meta_updated_before_created_is_invalid(worker_api, alice):
     status, body = commit(worker_api, [create("a.md", meta=meta(created="2026-02-01T00:00:00Z", updated="2026-01-01T00:00:00Z"))])
     assert status == 400 and "sceneWrites.0.meta.updated" in body["error"]["message"]
     assert state(alice) == before
+
+
+@pytest.mark.parametrize("field,bad", [
+    ("content", "a body\x00with NUL"),
+    ("content", "a body with a lone surrogate \ud800"),
+    ("summary", "summary\x00"),
+    ("reason", "why\x00"),
+    ("members", "l1_\x00"),
+])
+def test_text_that_cannot_be_stored_is_invalid_and_changes_nothing(worker_api, alice, field, bad):
+    ok(worker_api, [create("a.md")])
+    before = state(alice)
+    write = {"action": "update", "filename": "a.md", "meta": meta(), "content": "fine"}
+    if field == "summary":
+        write["meta"] = meta(summary=bad)
+    elif field == "members":
+        write["members"] = [bad]
+    else:
+        write[field] = bad
+    status, body = commit(worker_api, [write])
+    assert status == 400 and body["error"]["code"] == "invalid_params"
+    assert body["error"]["details"][0]["field"].startswith(f"sceneWrites.0.{'meta.' if field == 'summary' else ''}{field}")
+    assert state(alice) == before
+
+
+def test_persona_reason_with_nul_is_invalid(worker_api, alice):
+    before = state(alice)
+    status, body = commit(worker_api, [create("a.md")], personaSignal=True, personaReason="because\x00")
+    assert status == 400 and body["error"]["details"][0]["field"] == "personaReason"
+    assert state(alice) == before
