@@ -5,6 +5,9 @@ from __future__ import annotations
 
 SEPARATOR = "§"
 FORBIDDEN_FRAGMENTS = ("§", "<!--", "-->")
+# Every character str.splitlines() breaks at: an entry holding one would read as
+# several lines to any other reader of USER.md.
+LINE_BREAKS = frozenset("\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029")
 
 
 def render(entries: list[str]) -> str:
@@ -55,8 +58,12 @@ def entry_problem(text: str) -> str | None:
     """Why `text` cannot be an entry, or None when it can."""
     if not isinstance(text, str) or not text.strip():
         return "an entry must be non-empty text"
-    if "\n" in text or "\r" in text:
-        return "an entry must be a single line (no newline)"
+    if any(ch in LINE_BREAKS for ch in text):
+        return "an entry must be a single line (no newline or other line break such as U+2028, U+0085, \\v, \\f)"
+    if "\x00" in text:
+        return "an entry must not contain NUL (\\u0000) characters"
+    if any("\ud800" <= ch <= "\udfff" for ch in text):
+        return "an entry must not contain lone UTF-16 surrogates (not valid Unicode text)"
     for fragment in FORBIDDEN_FRAGMENTS:
         if fragment in text:
             if fragment == SEPARATOR:

@@ -46,7 +46,11 @@ def test_target_matching_nothing_conflicts_with_all_entries_as_candidates(worker
     assert state(alice) == before
 
 
-@pytest.mark.parametrize("content", ["two\nlines", "has § inside", "hidden <!-- note -->", "closing --> only", "   ", ""])
+@pytest.mark.parametrize("content", [
+    "two\nlines", "carriage\rreturn", "line\u2028separator", "next\x85line", "vertical\vtab", "form\ffeed",
+    "nul\x00inside", "lone \ud800 surrogate",
+    "has § inside", "hidden <!-- note -->", "closing --> only", "   ", "",
+])
 def test_bad_content_is_refused(worker_api, alice, content):
     set_live(alice, ["Works in Go"])
     before = state(alice)
