@@ -151,6 +151,12 @@ def _resolve_target(texts: list[str], target: Any) -> int:
     matches = [i for i, text in enumerate(texts) if fragment in text]
     if len(matches) == 1:
         return matches[0]
+    # An entry's whole text names it, even when it is also part of a longer entry
+    # ("likes tea" / "likes tea and coffee"); otherwise such an entry could never be
+    # targeted. Entries are unique, so a whole-text match is a single entry.
+    whole = [i for i in matches if texts[i] == fragment]
+    if len(whole) == 1:
+        return whole[0]
     if not matches:
         raise Conflict(
             f"target {fragment!r} matches no entry of USER-temp.md; pick a fragment of one of the candidates",

@@ -196,3 +196,16 @@ def test_the_stored_l3_cursor_is_accepted_again_even_past_every_block(worker_api
     SceneBlock.objects.create(profile=alice, filename="a.md", content="x", meta_created=datetime(2026, 1, 1, tzinfo=UTC),
                               meta_updated=datetime(2026, 2, 1, tzinfo=UTC))
     assert worker_api.ok("l3_commit", cursor="2026-05-01T00:00:00Z")["cursor"] == {"updated": "2026-05-01T00:00:00Z"}
+
+
+def test_an_entry_contained_in_a_longer_one_is_targeted_by_its_whole_text(worker_api, alice):
+    set_live(alice, ["Likes tea", "Likes tea and coffee"])
+    before = state(alice)
+    status, body = edit(worker_api, action="delete", target="Likes te")
+    assert status == 409 and body["error"]["details"]["matches"] == 2
+    assert state(alice) == before
+    body = worker_api.ok("l3_edit", action="update", target="Likes tea", content="Likes green tea")
+    assert body["position"] == 1
+    assert persona_proposal_entries(profile=alice) == ["Likes green tea", "Likes tea and coffee"]
+    worker_api.ok("l3_edit", action="delete", target="Likes tea and coffee")
+    assert persona_proposal_entries(profile=alice) == ["Likes green tea"]
