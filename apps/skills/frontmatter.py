@@ -24,6 +24,7 @@ TAGS_MAX = 32
 RELATED_MAX = 32
 ALLOWED_KEYS = ("name", "description", "version", "tags", "related_skills")
 REQUIRED_KEYS = ("name", "description")
+_LINE_BREAKS = frozenset("\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029")
 
 
 @dataclass(frozen=True)
@@ -99,12 +100,17 @@ def _check_string_list(value: Any, field_name: str, *, max_items: int, item_chec
     return items
 
 
+def _breaks_line(value: str) -> bool:
+    """True when `value` holds any line break str.splitlines() knows (\\n, \\r, U+2028, U+0085...)."""
+    return any(ch in _LINE_BREAKS for ch in value)
+
+
 def _check_tag(value: Any, field_name: str) -> str:
     if not isinstance(value, str):
         raise invalid_field(field_name, f"must be a string, got {type(value).__name__}")
     if not value.strip():
         raise invalid_field(field_name, "must not be empty")
-    if len(value) > TAG_MAX_CHARS or "\n" in value:
+    if len(value) > TAG_MAX_CHARS or _breaks_line(value):
         raise invalid_field(field_name, f"must be one line of at most {TAG_MAX_CHARS} characters")
     return value
 
@@ -147,7 +153,7 @@ def parse_front_matter(content: str, *, expected_name: str, field_name: str = "c
     if version is not None:
         if isinstance(version, bool) or not isinstance(version, (str, int, float)):
             raise invalid_field(f"{prefix}.version", f"must be a string or a number, got {type(version).__name__}")
-        if isinstance(version, str) and (not version.strip() or len(version) > VERSION_MAX_CHARS or "\n" in version):
+        if isinstance(version, str) and (not version.strip() or len(version) > VERSION_MAX_CHARS or _breaks_line(version)):
             raise invalid_field(f"{prefix}.version", f"must be one non-empty line of at most {VERSION_MAX_CHARS} characters")
     tags = data.get("tags")
     tags = [] if tags is None else _check_string_list(tags, f"{prefix}.tags", max_items=TAGS_MAX, item_check=_check_tag)

@@ -36,6 +36,8 @@ def _create(api, content, name="deploy"):
         ("---\nname: deploy\ndescription: x\ntags: [ok, 3]\n---\n" + BODY, "content.front_matter.tags.1", "must be a string"),
         ("---\nname: deploy\ndescription: x\ntags: [a, a]\n---\n" + BODY, "content.front_matter.tags.1", "listed twice"),
         ("---\nname: deploy\ndescription: x\ntags: ['']\n---\n" + BODY, "content.front_matter.tags.0", "must not be empty"),
+        ("---\nname: deploy\ndescription: x\ntags: [ok, \"two\\u2028lines\"]\n---\n" + BODY, "content.front_matter.tags.1", "one line"),
+        ("---\nname: deploy\ndescription: x\nversion: \"1.0\\x85beta\"\n---\n" + BODY, "content.front_matter.version", "one non-empty line"),
         ("---\nname: deploy\ndescription: x\nrelated_skills: [Bad_Name]\n---\n" + BODY, "content.front_matter.related_skills.0", "must match"),
         ("---\nname: deploy\ndescription: x\nrelated_skills: other\n---\n" + BODY, "content.front_matter.related_skills", "must be a list"),
         ("---\nname: deploy\nname: deploy\ndescription: x\n---\n" + BODY, "content.front_matter", "duplicate key"),
