@@ -713,30 +713,36 @@ def scene_blocks_read(*, profile: Profile, filenames: list[str]) -> dict[str, An
     call_max = int(profile_setting(profile, "l2.callMaxChars"))
     l2_dir = profile_dir(profile) / "l2"
     names: list[str] = []
+    from_archive: list[bool] = []
     for i, raw in enumerate(filenames):
         name = raw
+        archive_path = False
         if isinstance(raw, str) and B.looks_like_path(raw):
             try:
                 resolved = confine(l2_dir, raw)
             except PathOutsideProfile:
                 raise Forbidden(f"filenames.{i}: {raw!r} resolves outside the profile's scene blocks", details=[{"field": f"filenames.{i}", "message": "outside the profile"}]) from None
             name = resolved.name
+            archive_path = resolved.parent == (l2_dir / "archive").resolve()
         names.append(name)
-    found = {}
+        from_archive.append(archive_path)
+    live_found: dict[str, SceneBlock] = {}
+    archived_found: dict[str, SceneBlock] = {}
     valid = [n for n in names if not B.filename_problem(n)]
     for block in SceneBlock.objects.filter(profile=profile, removed=False, filename__in=valid).prefetch_related("member_rows"):
-        # A live block wins over an archived block of the same name.
-        if block.filename not in found or found[block.filename].archived:
-            found[block.filename] = block
+        (archived_found if block.archived else live_found)[block.filename] = block
     out = []
     total = 0
     counts = {"returned": 0, "omitted": 0, "truncated": 0}
     budget_spent = False
-    for raw, name in zip(filenames, names):
-        block = found.get(name)
+    for raw, name, archive_path in zip(filenames, names, from_archive):
+        # A bare name reads the live block when there is one; a path into l2/archive/
+        # reads the archived block of that name.
+        block = archived_found.get(name) if archive_path else (live_found.get(name) or archived_found.get(name))
         if block is None:
             problem = B.filename_problem(name)
-            out.append({"filename": raw, "ok": False, "error": problem or f"no scene block {name}"})
+            missing = f"no archived scene block {name}" if archive_path else f"no scene block {name}"
+            out.append({"filename": raw, "ok": False, "error": problem or missing})
             continue
         entry: dict[str, Any] = {
             "filename": block.filename,

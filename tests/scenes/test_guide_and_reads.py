@@ -134,3 +134,16 @@ def test_read_scene_blocks_answers_a_name_with_nul_per_block(agent_api, worker_a
     body = agent_api.ok("read_scene_blocks", filenames=["a\x00.md", "a.md"])
     assert body["blocks"][0]["ok"] is False and "letters" in body["blocks"][0]["error"]
     assert body["blocks"][1]["content"] == "alpha" and body["returned"] == 1
+
+
+def test_a_path_into_the_archive_folder_reads_the_archived_block_of_that_name(agent_api, worker_api, alice):
+    ok(worker_api, [create("dup.md", "old archived story")])
+    make_old(alice, "dup.md")
+    ok(worker_api, [{"action": "archive", "filename": "dup.md", "reason": "finished"}])
+    ok(worker_api, [create("dup.md", "new live story"), create("only-live.md", "x")])
+    body = agent_api.ok("read_scene_blocks", filenames=["dup.md", "archive/dup.md", "scenes/dup.md", "archive/only-live.md"])
+    got = [(b["ok"], b.get("content"), b.get("archived", False)) for b in body["blocks"]]
+    assert got[0] == (True, "new live story", False)
+    assert got[1] == (True, "old archived story", True)
+    assert got[2] == (True, "new live story", False)
+    assert got[3][0] is False and "archived" in body["blocks"][3]["error"]
