@@ -287,3 +287,21 @@ def test_l1_dedup_keeps_different_statements_and_updates_a_changed_value(coder, 
     # One changed value of the same statement: an update.
     port.refresh_from_db()
     assert port.deleted and L1Record.objects.get(profile=coder, record_id=port.replaced_by).content == "The cache service listens on port 9000."
+
+
+def test_l1_chinese_code_conversation(coder, l0, run_now):
+    l0(coder, [
+        msg("z1", "以后提交信息只写原因，不要写过程。", cwd=PROJ),
+        msg("z2", f"我们需要给 {PROJ}/src/payments/client.py 补上重试逻辑。", cwd=PROJ),
+        msg("z3", "好的，我来看看。", role="assistant", cwd=PROJ),
+        msg("z4", "我们决定缓存改用Redis。", cwd=PROJ),
+    ])
+    run = run_now(coder, KIND_L1)
+    assert run.status == STATUS_SUCCEEDED, run.error
+    records = live(coder)
+    rule = records["以后提交信息只写原因，不要写过程。"]
+    assert rule.type == "work_method" and rule.metadata["scope"] == "global" and rule.scene_name == "通用｜工作约定"
+    task = next(r for r in records.values() if r.source_message_ids == ["z2"])
+    assert task.type == "work_task" and task.metadata["projectSource"] == "l0-evidence" and task.scene_name == "shop｜待办"
+    assert records["我们决定缓存改用Redis。"].type == "work_fact"
+    assert not any(r.source_message_ids == ["z3"] for r in records.values())

@@ -51,6 +51,9 @@ def quality_gate(content: object) -> str | None:
 
 
 def is_chinese(text: str) -> bool:
+    """Chinese is the dominant language; paths and inline code do not count as English."""
+    text = INLINE_CODE_RE.sub(" ", text)
+    text = REL_FILE_RE.sub(" ", ABS_PATH_RE.sub(" ", text))
     letters = sum(1 for ch in text if ch.isalpha())
     if not letters:
         return False
