@@ -25,7 +25,12 @@ def broker_health() -> dict[str, Any]:
 
 def jobs_health() -> dict[str, Any]:
     """Queued runs nobody starts mean no worker consumes the queue."""
-    from apps.pipeline.models import STATUS_FAILED, STATUS_QUEUED, STATUS_RUNNING, JobRun
+    from apps.pipeline.models import (
+        STATUS_FAILED,
+        STATUS_QUEUED,
+        STATUS_RUNNING,
+        JobRun,
+    )
 
     now = timezone.now()
     oldest = JobRun.objects.filter(status=STATUS_QUEUED).order_by("created_at").values_list("created_at", flat=True).first()
