@@ -209,3 +209,19 @@ def test_an_entry_contained_in_a_longer_one_is_targeted_by_its_whole_text(worker
     assert persona_proposal_entries(profile=alice) == ["Likes green tea", "Likes tea and coffee"]
     worker_api.ok("l3_edit", action="delete", target="Likes tea and coffee")
     assert persona_proposal_entries(profile=alice) == ["Likes green tea"]
+
+
+def test_budget_exactly_at_the_limit_passes_and_one_more_character_is_refused(worker_api, alice):
+    alice.settings = {"l3.charLimit": 30}
+    alice.save()
+    set_live(alice, ["a" * 10])  # 11 on disk
+    # 11 + 3 ("\n§\n" before the new entry) + 16 = 30: exactly the limit
+    assert worker_api.ok("l3_edit", action="add", content="b" * 16)["usage"] == {"chars": 30, "limit": 30}
+    before = state(alice)
+    status, body = edit(worker_api, action="update", target="bbb", content="b" * 17)
+    assert status == 409 and body["error"]["details"] == {"chars": 31, "limit": 30, "action": "update"}
+    assert state(alice) == before
+    status, body = edit(worker_api, action="add", content="c")
+    assert status == 409 and body["error"]["details"]["chars"] == 34
+    assert state(alice) == before
+    assert worker_api.ok("l3_edit", action="update", target="bbb", content="c" * 16)["usage"]["chars"] == 30
