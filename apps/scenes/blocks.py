@@ -125,18 +125,20 @@ def render_file(*, meta: dict[str, Any], members: list[str], content: str) -> st
     return "\n".join(lines) + "\n" + body
 
 
-def parse_file(text: str) -> tuple[dict[str, Any], list[str], str]:
-    """Read a block file back: (meta, members, body). A file without META is all body."""
+def parse_file(text: str) -> tuple[dict[str, Any], list[str] | None, str]:
+    """Read a block file back: (meta, members, body). A file without META is all body.
+    `members` is None when the file has no `members:` line (a TencentDB-Agent-Memory
+    block), so the caller can tell "no members" from "not recorded"."""
     stripped = text.lstrip("\ufeff")
     if not stripped.startswith(META_START):
-        return {}, [], text
+        return {}, None, text
     end = stripped.find(META_END)
     if end == -1:
-        return {}, [], text
+        return {}, None, text
     header = stripped[len(META_START):end]
     body = stripped[end + len(META_END):].lstrip("\n")
     meta: dict[str, Any] = {}
-    members: list[str] = []
+    members: list[str] | None = None
     for line in header.splitlines():
         key, sep, value = line.partition(":")
         if not sep:

@@ -791,13 +791,18 @@ def scene_block_history(*, profile: Profile, filename: str) -> list[dict[str, An
 def scene_block_import(*, profile: Profile, actor: str, filename: str, text: str, archived: bool = False) -> dict[str, Any]:
     """Load one block file of the §7 layout (META header + body) as a live or archived
     block, replacing a block of that name in the same state (its previous body is backed
-    up). Members are taken as written; the import order of L1 and L2 does not matter."""
+    up). Members are taken as written (from the body's `(l1_…)` references when the file
+    has no members line); the import order of L1 and L2 does not matter."""
     problem = B.filename_problem(filename)
     if problem:
         raise _invalid("filename", problem)
     if B.text_problem(text):
         raise _invalid("text", B.text_problem(text) or "")
     meta, members, body = B.parse_file(text)
+    if members is None:
+        # A file without a members line (TencentDB-Agent-Memory form): the members are the
+        # L1 ids the body cites as (memory ID) references, as l2_commit would default them.
+        members = B.referenced_ids(body)
     now = timezone.now()
     created = B.parse_iso(meta.get("created")) or now
     updated = B.parse_iso(meta.get("updated")) or created

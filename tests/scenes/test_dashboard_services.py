@@ -55,3 +55,17 @@ def test_import_reads_the_meta_form_and_round_trips(alice, bob):
     assert not SceneBlock.objects.filter(profile=bob).exists()
     with pytest.raises(InvalidParams):
         scene_block_import(profile=alice, actor="import", filename="../x.md", text="x")
+
+
+def test_import_of_a_block_without_members_line_takes_the_cited_ids(alice):
+    text = (
+        "-----META-START-----\ncreated: 2025-01-01T00:00:00Z\nupdated: 2025-02-01T00:00:00Z\n"
+        "summary: from another tool\nheat: 1\n-----META-END-----\n- uses Go (l1_1700000000000_aa11)\n"
+        "- tests first（l1_1700000000001_bb22，l1_1700000000002_cc33）\n"
+    )
+    scene_block_import(profile=alice, actor="import", filename="tdb.md", text=text)
+    block = SceneBlock.objects.get(profile=alice, filename="tdb.md")
+    assert block.members == ["l1_1700000000000_aa11", "l1_1700000000001_bb22", "l1_1700000000002_cc33"]
+    empty = text.replace("heat: 1\n", "heat: 1\nmembers: \n")
+    scene_block_import(profile=alice, actor="import", filename="tdb.md", text=empty)
+    assert SceneBlock.objects.get(profile=alice, filename="tdb.md", archived=False).members == []
