@@ -116,3 +116,33 @@ def extract_paths(text: str | None) -> list[str]:
                 found.append((match.start(), normalized))
     found.sort()
     return [path for _, path in found]
+
+
+def nul_fields(value: object, where: str) -> list[str]:
+    """Dotted paths of the strings in `value` (recursively; object keys too) that hold a NUL
+    character: PostgreSQL text and jsonb cannot store one, so such input is refused up
+    front, naming the field, on every database alike."""
+    found: list[str] = []
+    if isinstance(value, str):
+        if "\x00" in value:
+            found.append(where)
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            if isinstance(key, str) and "\x00" in key:
+                found.append(where)
+            else:
+                found.extend(nul_fields(item, f"{where}.{key}"))
+    elif isinstance(value, (list, tuple)):
+        for index, item in enumerate(value):
+            found.extend(nul_fields(item, f"{where}.{index}"))
+    return found
+
+
+def refuse_nul(fields: dict[str, object]) -> None:
+    """Raise invalid_params listing every field of `fields` ({name: value}) holding NUL."""
+    from apps.tools.errors import InvalidParams
+
+    bad = [path for name, value in fields.items() for path in nul_fields(value, name)]
+    if bad:
+        details = [{"field": path, "message": "must not contain NUL characters"} for path in bad]
+        raise InvalidParams("; ".join(f"{d['field']}: {d['message']}" for d in details[:5]), details=details)

@@ -18,7 +18,7 @@ from apps.hitstats.models import RecordHits
 from apps.records.commit import content_problem, records_commit
 from apps.records.memory_rules import rules_load
 from apps.records.models import L1Change, L1Record
-from apps.records.normalize import content_key, normalize_path
+from apps.records.normalize import content_key, normalize_path, refuse_nul
 from apps.records.project import known_project_root, session_project
 from apps.records.writes import iso_ms, new_record_id, record_save_change, record_state
 from apps.scenes.models import SceneBlockMember
@@ -78,6 +78,7 @@ def record_fix(
     (unless an admin forces)."""
     if action not in FIX_ACTIONS:
         raise invalid_field("action", "must be 'rewrite' or 'tombstone'")
+    refuse_nul({"recordId": record_id, "newContent": new_content, "evidence": evidence, "reason": reason})
     if force and not is_admin:
         raise Forbidden("force is only for an admin (the dashboard's force action)")
     if action == "rewrite":
@@ -168,6 +169,7 @@ def record_set_task_state(
     """SPEC §3.6: in place, idempotent, per-id failures reported while the others apply."""
     if state not in ("open", "done", "dropped"):
         raise invalid_field("state", "must be open, done or dropped")
+    refuse_nul({"ids": list(ids), "reason": reason})
     if not ids:
         raise invalid_field("ids", "at least one record id")
     if len(ids) > MAX_TASK_IDS:
