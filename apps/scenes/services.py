@@ -350,6 +350,7 @@ def _plan_batch(*, profile: Profile, writes: list[dict[str, Any]], live: dict[st
     if len(archives) > 1:
         errors.add(InvalidParams, f"sceneWrites.{archives[1]}.action", f"at most one archive per batch (writes {', '.join(map(str, archives))} archive)")
     min_age = int(profile_setting(profile, "l2.archiveMinAgeDays"))
+    block_max = int(profile_setting(profile, "l2.blockMaxChars"))
     for i, w in enumerate(writes):
         prefix = f"sceneWrites.{i}"
         action = w.get("action")
@@ -438,6 +439,12 @@ def _plan_batch(*, profile: Profile, writes: list[dict[str, Any]], live: dict[st
                 continue
             plan.meta = meta
             plan.content = B.strip_meta(content)
+            if len(plan.content) > block_max:
+                plan.warnings.append(
+                    f"{filename}: the body has {len(plan.content)} characters; read_scene_blocks returns only the first "
+                    f"{block_max}, so a later update written from that read would drop the rest. Split the block or "
+                    "compress it below the limit."
+                )
             if not _plan_members(profile=profile, plan=plan, raw_members=w.get("members"), live=live, errors=errors, prefix=prefix):
                 continue
             if action == "consolidate":

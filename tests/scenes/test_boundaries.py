@@ -133,3 +133,13 @@ def test_mirror_writes_cjk_filenames_with_the_meta_header(worker_api, alice, set
         ok(worker_api, [create(name, "## 决定\n- 使用 PostgreSQL")])
     text = (settings.DATA_DIR / "profiles" / "alice" / "l2" / "scenes" / name).read_text(encoding="utf-8")
     assert text.startswith("-----META-START-----\n") and "-----META-END-----\n## 决定\n- 使用 PostgreSQL\n" in text
+
+
+def test_a_body_over_the_read_limit_is_stored_whole_with_a_warning(worker_api, alice):
+    alice.settings = {"l2.blockMaxChars": 100}
+    alice.save()
+    fits = ok(worker_api, [create("fits.md", "f" * 100)])
+    assert "warnings" not in fits
+    body = ok(worker_api, [create("big.md", "b" * 101)])
+    assert any("big.md" in w and "101" in w and "100" in w for w in body["warnings"])
+    assert len(SceneBlock.objects.get(profile=alice, filename="big.md").content) == 101
