@@ -35,6 +35,7 @@ MAX_INCREMENT = 200
 ACTIONS = ("create", "update", "delete", "merge", "consolidate", "archive", "restore")
 BODY_ACTIONS = ("create", "update", "merge", "consolidate")
 CONSOLIDATE_MIN_SHARE = 0.5
+HEAT_MAX = 2**31 - 1  # the largest value the heat column holds on every database
 
 
 # ---------------------------------------------------------------------------- cursor
@@ -224,8 +225,8 @@ def _check_meta(meta: Any, prefix: str, errors: _Errors) -> dict[str, Any] | Non
         ok = False
     out["summary"] = summary
     heat = meta.get("heat")
-    if isinstance(heat, bool) or not isinstance(heat, int) or heat < 0:
-        errors.add(InvalidParams, f"{prefix}.heat", "must be a non-negative integer")
+    if isinstance(heat, bool) or not isinstance(heat, int) or not 0 <= heat <= HEAT_MAX:
+        errors.add(InvalidParams, f"{prefix}.heat", f"must be an integer from 0 to {HEAT_MAX}")
         ok = False
     out["heat"] = heat
     return out if ok else None
@@ -825,7 +826,7 @@ def scene_block_import(*, profile: Profile, actor: str, filename: str, text: str
                 block.archived_at = now
         block.content = body
         block.summary = str(meta.get("summary", ""))[:1000]
-        block.heat = max(int(meta.get("heat") or 0), 0)
+        block.heat = min(max(int(meta.get("heat") or 0), 0), HEAT_MAX)
         block.meta_created, block.meta_updated, block.written_at = created, updated, now
         block.save()
         _set_members(block, list(dict.fromkeys(members)))

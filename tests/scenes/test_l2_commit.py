@@ -413,3 +413,11 @@ def test_persona_reason_with_nul_is_invalid(worker_api, alice):
     status, body = commit(worker_api, [create("a.md")], personaSignal=True, personaReason="because\x00")
     assert status == 400 and body["error"]["details"][0]["field"] == "personaReason"
     assert state(alice) == before
+
+
+def test_heat_beyond_the_stored_range_is_invalid_and_changes_nothing(worker_api, alice):
+    before = state(alice)
+    status, body = commit(worker_api, [create("a.md", meta=meta(heat=2**31))])
+    assert status == 400 and body["error"]["details"][0]["field"] == "sceneWrites.0.meta.heat"
+    assert state(alice) == before
+    assert ok(worker_api, [create("a.md", meta=meta(heat=2**31 - 1))])["applied"] == [{"action": "create", "filename": "a.md"}]
