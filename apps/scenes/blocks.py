@@ -100,7 +100,10 @@ def parse_iso(value: Any) -> datetime | None:
         return None
     if parsed.tzinfo is None:
         parsed = parsed.replace(tzinfo=UTC)
-    return parsed.astimezone(UTC)
+    try:
+        return parsed.astimezone(UTC)
+    except OverflowError:  # e.g. 0001-01-01T00:00+14:00 has no UTC time in range
+        return None
 
 
 def iso(value: datetime | None) -> str | None:

@@ -225,3 +225,10 @@ def test_budget_exactly_at_the_limit_passes_and_one_more_character_is_refused(wo
     assert status == 409 and body["error"]["details"]["chars"] == 34
     assert state(alice) == before
     assert worker_api.ok("l3_edit", action="update", target="bbb", content="c" * 16)["usage"]["chars"] == 30
+
+
+def test_l3_commit_cursor_without_a_utc_equivalent_is_invalid(worker_api, alice):
+    before = state(alice)
+    status, body = worker_api.call("l3_commit", cursor="0001-01-01T00:00:00+14:00")
+    assert status == 400 and body["error"]["details"][0]["field"] == "cursor"
+    assert state(alice) == before

@@ -421,3 +421,11 @@ def test_heat_beyond_the_stored_range_is_invalid_and_changes_nothing(worker_api,
     assert status == 400 and body["error"]["details"][0]["field"] == "sceneWrites.0.meta.heat"
     assert state(alice) == before
     assert ok(worker_api, [create("a.md", meta=meta(heat=2**31 - 1))])["applied"] == [{"action": "create", "filename": "a.md"}]
+
+
+@pytest.mark.parametrize("when", ["0001-01-01T00:00:00+14:00", "9999-12-31T23:59:59-14:00"])
+def test_meta_time_without_a_utc_equivalent_is_invalid(worker_api, alice, when):
+    before = state(alice)
+    status, body = commit(worker_api, [create("a.md", meta=meta(created=when, updated="2026-01-02T00:00:00Z"))])
+    assert status == 400 and body["error"]["details"][0]["field"] == "sceneWrites.0.meta.created"
+    assert state(alice) == before
