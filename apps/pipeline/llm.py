@@ -77,10 +77,14 @@ def task_message(ctx) -> str:
 
 def _task_l1(ctx) -> str:
     from apps.accounts.paths import profile_subdir
+    from apps.conversations.cursors import cursor_get
+    from apps.pipeline.rules.l1 import list_shards
 
     profile = ctx.profile
     l0_dir = profile_subdir(profile, "l0", create=False)
-    shards = sorted(str(p) for p in l0_dir.glob("*.jsonl")) if l0_dir.is_dir() else []
+    # Shards with unread rows only (all of them when none has: the model then finds nothing).
+    names = list_shards(profile, cursor_get(profile=profile, kind="l1")) or list_shards(profile)
+    shards = [str(l0_dir / name) for name in names]
     pool_lines = []
     try:
         pool = ctx.tool("list_l1_scenes", {"limit": 50}).get("scenes") or []

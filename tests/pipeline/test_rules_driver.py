@@ -305,3 +305,20 @@ def test_l1_chinese_code_conversation(coder, l0, run_now):
     assert task.type == "work_task" and task.metadata["projectSource"] == "l0-evidence" and task.scene_name == "shop｜待办"
     assert records["我们决定缓存改用Redis。"].type == "work_fact"
     assert not any(r.source_message_ids == ["z3"] for r in records.values())
+
+
+def test_l1_reads_only_shards_with_unread_rows_and_keeps_finished_offsets(coder, run_now):
+    from apps.conversations.services import l0_append
+
+    l0_dir = profile_subdir(coder, "l0")
+    # An older day's shard, fully consumed before today's rows arrive.
+    old = l0_dir / "2026-01-01.jsonl"
+    old.write_text(json.dumps({**msg("o1", "We decided to keep the monorepo."), "sourceLine": 1}) + "\n")
+    first = run_now(coder, KIND_L1)
+    assert first.status == STATUS_SUCCEEDED, first.error
+    l0_append(profile=coder, rows=[msg("n1", "Never commit secrets to the repository.")])
+    second = run_now(coder, KIND_L1)
+    assert second.status == STATUS_SUCCEEDED and second.counts["messagesRead"] == 1
+    cursor = cursor_get(profile=coder, kind="l1")["files"]
+    assert cursor["2026-01-01.jsonl"] == old.stat().st_size  # the finished shard's offset is kept
+    assert L1Record.objects.filter(profile=coder, source_message_ids=["o1"]).count() == 1

@@ -86,13 +86,28 @@ def iso_from_ms(value: Any) -> str | None:
         return None
 
 
-def list_shards(profile) -> list[str]:
+def list_shards(profile, cursor: dict | None = None) -> list[str]:
+    """Shards with bytes beyond the cursor (all shards for an empty or legacy cursor).
+
+    Fully consumed shards are left out of l0Files; their offsets stay in the cursor,
+    because read_l0_increment carries every offset of the cursor it was given."""
     from apps.accounts.paths import profile_subdir
 
     l0_dir = profile_subdir(profile, "l0", create=False)
     if not l0_dir.is_dir():
         return []
-    return sorted(p.name for p in l0_dir.glob("*.jsonl"))
+    offsets = (cursor or {}).get("files")
+    shards = sorted(l0_dir.glob("*.jsonl"))
+    if not isinstance(offsets, dict):
+        return [p.name for p in shards]
+    pending = []
+    for path in shards:
+        try:
+            if path.stat().st_size > int(offsets.get(path.name, 0)):
+                pending.append(path.name)
+        except (OSError, TypeError, ValueError):
+            pending.append(path.name)
+    return pending
 
 
 def run(ctx) -> None:
@@ -100,11 +115,11 @@ def run(ctx) -> None:
 
     profile = ctx.profile
     mode = profile.mode
-    shards = list_shards(profile)
-    if not shards:
-        ctx.counts["note"] = "no L0 shards"
-        return
     cursor_value = cursor_get(profile=profile, kind="l1")
+    shards = list_shards(profile, cursor_value)
+    if not shards:
+        ctx.counts["note"] = "no L0 rows beyond the cursor"
+        return
     cursor = json.dumps(cursor_value) if cursor_value else ""
     projects: dict[str, dict] = {}
     batch = 0
