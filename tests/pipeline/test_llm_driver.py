@@ -301,3 +301,39 @@ def test_l3_llm_run_edits_the_proposal_and_commits_the_cursor(make_profile, run_
     assert task.startswith("L3 persona task\n") and "CharLimit: 1375" in task and "用户-饮食.md" in task
     assert [e["text"] for e in PersonaProposal.objects.get(profile=chat).entries] == ["用户不吃辣。"]
     assert cursor_get(profile=chat, kind="l3") == {"updated": stamp}
+
+
+def test_skill_review_llm_run_creates_a_skill_and_stores_the_feed_cursor(alice, run_now, llm_on):
+    from apps.conversations.feed import skill_feed_append
+    from apps.skills import services as skills
+
+    skill_feed_append(profile=alice, rows=[
+        {"role": "user", "content": "Rotate the staging TLS certificate", "sessionKey": "f1"},
+        {"role": "tool_call", "content": "{}", "tool_name": "shell", "tool_call_id": "t1", "sessionKey": "f1"},
+        {"role": "tool_result", "content": "ok", "tool_call_id": "t1", "sessionKey": "f1"},
+    ])
+    content = (
+        "---\nname: rotate-tls-cert\ndescription: Rotate a staging TLS certificate with certbot and reload nginx.\n---\n"
+        "# Rotate TLS\n\n## When to Use\nA certificate expires soon.\n\n## Steps\n1. `certbot renew`\n2. `nginx -s reload`\n"
+    )
+
+    def feed_files(body):
+        return body["messages"][1]["content"].split("FeedFiles: ")[1].split("\n")[0]
+
+    script = [
+        lambda body: tool_calls(("read_skill_feed_increment", {"feedFiles": feed_files(body), "cursor": ""})),
+        tool_calls(("skill_view", {"name": "rotate-tls-cert"})),
+        tool_calls(("skill_manage", {"action": "create", "name": "rotate-tls-cert", "category": "ops", "content": content})),
+        text("Skill review done: 新建 1 / 修补 0 / 跳过 0 (rotate-tls-cert)"),
+    ]
+    with FakeLLM(script) as fake:
+        llm_on(fake)
+        run = run_now(alice, "skill_review")
+    assert run.status == STATUS_SUCCEEDED, run.error
+    body = fake.requests[0]["body"]
+    assert {t["function"]["name"] for t in body["tools"]} == {"read_skill_feed_increment", "skill_view", "skill_manage", "read"}
+    assert body["messages"][1]["content"].startswith("Skill review task\nFeedFiles: /")
+    assert json.loads(fake.requests[2]["body"]["messages"][-1]["content"])["error"]["code"] == "not_found"
+    assert skills.skill_list(profile=alice, category="ops")["skills"][0]["name"] == "rotate-tls-cert"
+    assert run.counts["skillsChanged"] == 1 and run.counts["feedRowsRead"] == 3
+    assert cursor_get(profile=alice, kind="skill_feed")["recordedAt"]
