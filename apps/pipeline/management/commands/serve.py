@@ -57,18 +57,21 @@ class Command(BaseCommand):
             )
         self.stdout.write(f"broker: {_redact(settings.CELERY_BROKER_URL)}; web: http://{addrport}/")
         procs: dict[str, subprocess.Popen] = {}
-        for name, (cmd, role) in children.items():
-            procs[name] = subprocess.Popen(cmd, env={**env, "MEMORYWEB_PROCESS_ROLE": role}, start_new_session=True)
-            self.stdout.write(f"started {name} (pid {procs[name].pid})")
         stopping = {"signal": None}
 
         def forward(signum, _frame):
             stopping["signal"] = signum
 
+        # Handlers first: a Ctrl-C while children start must still stop the started ones.
         signal.signal(signal.SIGINT, forward)
         signal.signal(signal.SIGTERM, forward)
         exit_code = 0
         try:
+            for name, (cmd, role) in children.items():
+                if stopping["signal"] is not None:
+                    break
+                procs[name] = subprocess.Popen(cmd, env={**env, "MEMORYWEB_PROCESS_ROLE": role}, start_new_session=True)
+                self.stdout.write(f"started {name} (pid {procs[name].pid})")
             while stopping["signal"] is None:
                 dead = [(n, p.poll()) for n, p in procs.items() if p.poll() is not None]
                 if dead:
