@@ -60,12 +60,24 @@ Undo = Callable[[], None]
 
 # --- where things live -------------------------------------------------------------
 
+def _own_folder(profile: Profile, name: str) -> Path:
+    """A top-level folder of the profile; a symbolic link there (e.g. to another profile's
+    skills) is never followed."""
+    path = profile_dir(profile) / name
+    if path.is_symlink():
+        raise Forbidden(
+            f"the profile's {name}/ folder is a symbolic link; links are never followed",
+            details=[{"field": name, "message": "symbolic link"}],
+        )
+    return path
+
+
 def skills_root(profile: Profile) -> Path:
-    return profile_dir(profile) / "skills"
+    return _own_folder(profile, "skills")
 
 
 def trash_root(profile: Profile) -> Path:
-    return profile_dir(profile) / "skills-trash"
+    return _own_folder(profile, "skills-trash")
 
 
 def bundled_root() -> Path:

@@ -98,3 +98,22 @@ def test_same_name_in_two_profiles_is_independent(agent_api, bob, bob_api, creat
     bob_api.ok("skill_manage", action="delete", name="secret-recipe")
     view = agent_api.ok("skill_view", name="secret-recipe")
     assert "Alice's own" in view["content"] and view["pinned"] is True
+
+
+@pytest.mark.parametrize("folder", ["skills", "skills-trash"])
+def test_a_profile_folder_linked_to_bobs_is_never_followed(agent_api, bob, bob_api, folder):
+    alice_dir = profile_dir(agent_api.profile)
+    alice_dir.mkdir(parents=True, exist_ok=True)
+    (profile_dir(bob) / folder).mkdir(parents=True, exist_ok=True)
+    os.symlink(profile_dir(bob) / folder, alice_dir / folder)
+    before_bob = snapshot(bob)
+    if folder == "skills":
+        assert_error(agent_api.call("skill_view", name="secret-recipe"), 403, "forbidden")
+        assert_error(agent_api.call("skill_manage", action="list"), 403, "forbidden")
+        assert_error(agent_api.call("skill_manage", action="create", name="planted", category="other",
+                                     content=skill_md("planted")), 403, "forbidden")
+    else:
+        agent_api.ok("skill_manage", action="create", name="mine", category="own", content=skill_md("mine"))
+        assert_error(agent_api.call("skill_manage", action="delete", name="mine"), 403, "forbidden")
+        assert agent_api.ok("skill_view", name="mine")["name"] == "mine"
+    assert snapshot(bob) == before_bob
