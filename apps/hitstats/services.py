@@ -7,6 +7,8 @@ import json
 import logging
 import os
 import tempfile
+import threading
+import time
 from typing import Any
 
 from django.db import IntegrityError, transaction
@@ -146,11 +148,55 @@ def hit_stats_write(*, profile: Profile) -> str:
     return str(path)
 
 
-def _export_after_commit(profile: Profile) -> None:
-    def write() -> None:
-        try:
-            hit_stats_write(profile=profile)
-        except Exception:  # the statistics are committed; the file is rewritten on the next change
-            logger.exception("could not rewrite hit-stats.json for profile %s", profile.slug)
+# Profiles with many recalled records rewrite the file from a background thread, at most
+# once per COALESCE_SECONDS: a full rewrite of 10k rows costs hundreds of milliseconds,
+# which must not be added to every recall. Small profiles rewrite synchronously.
+SYNC_ROWS_LIMIT = 2000
+COALESCE_SECONDS = 1.0
+_pending: set[int] = set()
+_pending_lock = threading.Lock()
+_writer: threading.Thread | None = None
 
-    transaction.on_commit(write, robust=True)
+
+def _export_after_commit(profile: Profile) -> None:
+    transaction.on_commit(lambda: hit_stats_schedule(profile_id=profile.pk), robust=True)
+
+
+def hit_stats_schedule(*, profile_id: int) -> None:
+    """Rewrite the profile's hit-stats.json now (small profiles) or within about a second."""
+    if RecordHits.objects.filter(profile_id=profile_id).count() <= SYNC_ROWS_LIMIT:
+        _write_quietly(profile_id)
+        return
+    global _writer
+    with _pending_lock:
+        _pending.add(profile_id)
+        if _writer is None or not _writer.is_alive():
+            _writer = threading.Thread(target=_writer_loop, name="hit-stats-writer", daemon=True)
+            _writer.start()
+
+
+def _writer_loop() -> None:
+    from django.db import connection
+
+    while True:
+        time.sleep(COALESCE_SECONDS)
+        with _pending_lock:
+            batch = list(_pending)
+            _pending.clear()
+            if not batch:
+                global _writer
+                _writer = None
+                return
+        try:
+            for profile_id in batch:
+                _write_quietly(profile_id)
+        finally:
+            connection.close()
+
+
+def _write_quietly(profile_id: int) -> None:
+    try:
+        profile = Profile.objects.get(pk=profile_id)
+        hit_stats_write(profile=profile)
+    except Exception:  # the statistics are committed; the file is rewritten on the next change
+        logger.exception("could not rewrite hit-stats.json for profile %s", profile_id)

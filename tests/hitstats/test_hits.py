@@ -111,3 +111,17 @@ def test_recall_budget_without_a_turn_id_is_not_counted(alice):
     for _ in range(5):
         assert services.recall_budget_take(profile=alice, session_key="s", turn="", limit=3) == 0
     assert RecallBudget.objects.count() == 0
+
+
+@pytest.mark.django_db(transaction=True)
+def test_large_profiles_rewrite_hit_stats_in_the_background_within_a_second(alice, monkeypatch):
+    import time
+
+    monkeypatch.setattr(services, "SYNC_ROWS_LIMIT", 1)
+    monkeypatch.setattr(services, "COALESCE_SECONDS", 0.1)
+    services.hits_record(profile=alice, query="q", results=[("l1_a", 0.5), ("l1_b", 0.4)])
+    path = services.hit_stats_path(alice)
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline and not path.exists():
+        time.sleep(0.05)
+    assert set(json.loads(path.read_text())["records"]) == {"l1_a", "l1_b"}
