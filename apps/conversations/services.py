@@ -495,6 +495,24 @@ def _background_v2(profile: Profile, paths: list[Path], offsets: dict[str, int],
     return found
 
 
+def l0_cursor_check(*, profile: Profile, cursor: dict[str, Any]) -> None:
+    """Check a parsed v2 cursor against this profile's shards before it is committed: the
+    offset of each existing shard must be at a line start within it. The committed cursor
+    only moves forward (merged per shard by maximum), so an offset past the end or in the
+    middle of a line, once committed, would make every later read of that shard fail.
+    Entries for shards that do not exist (yet) are not checked. Raises ValueError."""
+    base = l0_dir(profile)
+    for name, offset in sorted(cursor.get("files", {}).items()):
+        path = base / name
+        if not path.is_file():
+            continue
+        size = path.stat().st_size
+        if offset > size:
+            raise ValueError(f"offset {offset} of {name} is beyond the end of the shard ({size} bytes)")
+        if not shards.is_line_start(path, offset):
+            raise ValueError(f"offset {offset} of {name} is not at the start of a line")
+
+
 def l0_read_increment(
     *,
     profile: Profile,

@@ -359,7 +359,7 @@ def records_commit(
 ) -> dict[str, Any]:
     """SPEC §3.2. `session_key`/`session_id`/`cwd` are the caller's context."""
     from apps.conversations.cursors import cursor_get, cursor_set
-    from apps.conversations.services import l0_cursor_parse
+    from apps.conversations.services import l0_cursor_check, l0_cursor_parse
     from apps.search.outbox import enqueue_index_op
 
     if source not in (SOURCE_SUBAGENT, SOURCE_MAIN):
@@ -378,6 +378,10 @@ def records_commit(
             raise invalid_field("cursor", str(exc)) from None
         if parsed_cursor.get("version") != 2:
             raise invalid_field("cursor", "must be a v2 cursor {version: 2, files: {...}} (the nextCursor of read_l0_increment)")
+        try:
+            l0_cursor_check(profile=profile, cursor=parsed_cursor)
+        except ValueError as exc:
+            raise invalid_field("cursor", f"{exc}; pass the nextCursor of read_l0_increment") from None
     elif cursor not in (None, ""):
         warnings.append({"code": "cursorIgnored", "message": "main-agent commits never touch the L0 cursor; the cursor was ignored"})
 

@@ -45,3 +45,27 @@ def test_nul_characters_in_the_call_context_are_invalid_params(agent_api, alice)
         status, body = agent_api.post(f"/api/v1/tools/{tool}", {**params, "_context": {"sessionKey": "a\x00b"}})
         assert status == 400 and body["error"]["details"][0]["field"] == "_context.sessionKey", body
     assert snapshot(alice) == before
+
+
+def _today_shard(alice):
+    from apps.conversations.services import l0_dir, today_shard_name
+
+    return today_shard_name(), (l0_dir(alice) / today_shard_name()).stat().st_size
+
+
+@pytest.mark.parametrize("where, fragment", [("mid-line", "not at the start of a line"), ("past-end", "beyond the end")])
+def test_a_cursor_offset_no_read_could_resume_from_is_refused_and_the_committed_cursor_stays_readable(worker_api, alice, rows, where, fragment):
+    shard, size = _today_shard(alice)
+    worker_api.ok("l1_commit", records=[], cursor={"version": 2, "files": {shard: size}})
+    before = snapshot(alice)
+    bad = 3 if where == "mid-line" else size + 10
+    error = fail(worker_api, "l1_commit", 400, "invalid_params", records=[rec("memoryweb uses pnpm for web assets")], cursor={"version": 2, "files": {shard: bad}})
+    assert error["details"][0]["field"] == "cursor" and fragment in error["message"] and shard in error["message"]
+    assert snapshot(alice) == before
+    assert worker_api.ok("read_l0_increment", l0Files=shard)["nextCursor"]["files"][shard] == size
+
+
+def test_a_cursor_entry_for_a_shard_that_does_not_exist_yet_is_accepted(worker_api, alice, rows):
+    shard, size = _today_shard(alice)
+    body = worker_api.ok("l1_commit", records=[], cursor={"version": 2, "files": {shard: size, "2999-01-01.jsonl": 0}})
+    assert body["cursorCommitted"] is True
