@@ -23,7 +23,7 @@ from django.utils import timezone
 from apps.accounts.config import profile_setting
 from apps.accounts.locks import profile_write_lock
 from apps.accounts.models import Profile
-from apps.accounts.paths import profile_dir, profile_subdir
+from apps.accounts.paths import PathOutsideProfile, confine, profile_dir, profile_subdir
 from apps.accounts.services import audit_record
 from apps.conversations.cursors import cursor_get, cursor_set
 from apps.persona import document
@@ -540,8 +540,14 @@ def persona_mirror_sync(*, profile: Profile) -> None:
         files = {
             root / "USER.md": persona_live_text(profile=profile),
             root / "USER-temp.md": persona_proposal_text(profile=profile),
-            profile_subdir(profile, "l3") / "cursor.json": json.dumps(persona_cursor_get(profile=profile) or {}) + "\n",
         }
+        l3_dir = profile_subdir(profile, "l3")
+        try:
+            confine(root, "l3")  # a folder linked elsewhere (another profile's l3) is never written through
+        except PathOutsideProfile:
+            logger.error("profile %s: l3/ is a link outside the profile; l3/cursor.json is not mirrored", profile.slug)
+        else:
+            files[l3_dir / "cursor.json"] = json.dumps(persona_cursor_get(profile=profile) or {}) + "\n"
         for path, text in files.items():
             tmp = path.with_name(f".{path.name}.tmp")
             tmp.write_text(text, encoding="utf-8")

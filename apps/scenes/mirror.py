@@ -14,7 +14,7 @@ import os
 from pathlib import Path
 
 from apps.accounts.models import Profile
-from apps.accounts.paths import confine, profile_subdir
+from apps.accounts.paths import confine, profile_dir, profile_subdir
 from apps.conversations.cursors import cursor_get
 from apps.scenes.blocks import render_file
 from apps.scenes.models import SceneBlock
@@ -38,6 +38,10 @@ def scene_mirror_sync(*, profile: Profile) -> None:
     """Make the profile's l2 folder match the database."""
     try:
         folders = {False: profile_subdir(profile, "l2", "scenes"), True: profile_subdir(profile, "l2", "archive")}
+        # A folder linked elsewhere (e.g. to another profile's l2) is never written: the
+        # sync would overwrite and remove that profile's files. confine raises for it.
+        for relative in ("l2", "l2/scenes", "l2/archive"):
+            confine(profile_dir(profile), relative)
         wanted: dict[bool, set[str]] = {False: set(), True: set()}
         for block in SceneBlock.objects.filter(profile=profile, removed=False).prefetch_related("member_rows"):
             folder = folders[block.archived]

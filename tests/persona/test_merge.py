@@ -171,3 +171,19 @@ def test_review_page_addressing_accepts_rejects_and_edits(alice):
     with pytest.raises(InvalidParams):
         persona_merge_entry(profile=alice, actor="u", decision="maybe", kind="added", index=0)
     assert state(alice) == before
+
+
+def test_mirror_never_writes_through_an_l3_folder_linked_to_another_profile(alice, bob, settings, django_capture_on_commit_callbacks):
+    import os
+
+    bob_l3 = settings.DATA_DIR / "profiles" / "bob" / "l3"
+    bob_l3.mkdir(parents=True)
+    (bob_l3 / "cursor.json").write_text('{"updated": "2026-01-01T00:00:00Z"}\n', encoding="utf-8")
+    alice_root = settings.DATA_DIR / "profiles" / "alice"
+    alice_root.mkdir(parents=True, exist_ok=True)
+    os.symlink(bob_l3, alice_root / "l3")
+    with django_capture_on_commit_callbacks(execute=True):
+        persona_edit(profile=alice, actor="job", action="add", content="Uses Neovim")
+    assert (bob_l3 / "cursor.json").read_text(encoding="utf-8") == '{"updated": "2026-01-01T00:00:00Z"}\n'
+    assert persona_proposal_entries(profile=alice) == ["Uses Neovim"]
+    assert (alice_root / "USER-temp.md").read_text(encoding="utf-8") == "Uses Neovim\n"

@@ -147,3 +147,21 @@ def test_a_path_into_the_archive_folder_reads_the_archived_block_of_that_name(ag
     assert got[1] == (True, "old archived story", True)
     assert got[2] == (True, "new live story", False)
     assert got[3][0] is False and "archived" in body["blocks"][3]["error"]
+
+
+def test_mirror_never_writes_through_a_folder_linked_to_another_profile(worker_api, make_api, alice, bob, settings,
+                                                                        django_capture_on_commit_callbacks, monkeypatch):
+    import os
+
+    monkeypatch.setattr("apps.pipeline.triggers.l2_committed", lambda **kw: None)
+    with django_capture_on_commit_callbacks(execute=True):
+        ok(make_api(bob, "worker"), [create("bobs.md", "bob only")])
+    bob_scenes = settings.DATA_DIR / "profiles" / "bob" / "l2" / "scenes"
+    before = {p.name: p.read_bytes() for p in bob_scenes.iterdir()}
+    alice_l2 = settings.DATA_DIR / "profiles" / "alice" / "l2"
+    alice_l2.mkdir(parents=True, exist_ok=True)
+    os.symlink(bob_scenes, alice_l2 / "scenes")
+    with django_capture_on_commit_callbacks(execute=True):
+        ok(worker_api, [create("alices.md", "alice only")])
+    assert {p.name: p.read_bytes() for p in bob_scenes.iterdir()} == before
+    assert SceneBlock.objects.filter(profile=alice, filename="alices.md").exists()
