@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from recall import REPO, setup_django  # noqa: E402
+from recall import REPO, setup_django
 
 EN_PRE = ["orion", "atlas", "nova", "zephyr", "quartz", "ember", "lumen", "vortex", "cobalt", "summit"]
 EN_SUF = ["api", "billing", "queue", "gateway", "search", "ledger", "auth", "notifier", "scheduler", "reports"]

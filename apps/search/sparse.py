@@ -25,12 +25,21 @@ AVG_LEN = 24.0  # tokens in a typical memory record
 
 _WORD = re.compile(r"[0-9a-z][0-9a-z_\-.]*[0-9a-z]|[0-9a-z]", re.IGNORECASE)
 
-EN_STOP = frozenset(  # noqa: SIM905
-    """a an and are as at be been but by can could did do does for from had has have he her his how i if in into is it
-    its me my no not of on or our she so than that the their them then there these they this to was we were what when
-    where which who why will with would you your""".split()
+EN_STOP = frozenset(
+    [
+        "a", "an", "and", "are", "as", "at", "be", "been", "but", "by", "can", "could", "did", "do", "does",
+        "for", "from", "had", "has", "have", "he", "her", "his", "how", "i", "if", "in", "into", "is", "it",
+        "its", "me", "my", "no", "not", "of", "on", "or", "our", "she", "so", "than", "that", "the", "their",
+        "them", "then", "there", "these", "they", "this", "to", "was", "we", "were", "what", "when", "where",
+        "which", "who", "why", "will", "with", "would", "you", "your",
+    ]
 )
-ZH_STOP = frozenset("的 了 是 在 和 与 及 或 也 都 就 而 被 把 让 给 对 从 向 这 那 个 之 于 以 为 吗 呢 吧 啊 么 着 过 等".split())
+ZH_STOP = frozenset(
+    [
+        "的", "了", "是", "在", "和", "与", "及", "或", "也", "都", "就", "而", "被", "把", "让", "给", "对", "从", "向", "这",
+        "那", "个", "之", "于", "以", "为", "吗", "呢", "吧", "啊", "么", "着", "过", "等",
+    ]
+)
 
 _init_lock = threading.Lock()
 _ready = False

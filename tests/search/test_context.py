@@ -30,7 +30,7 @@ def test_block_holds_persona_then_record_lines_with_tags(alice, agent_api, monke
 def test_injects_at_most_auto_inject_top_k_records_and_gives_them_hits(alice, agent_api):
     for i in range(8):
         write_record(alice, f"Service number {i} listens on port 80{i}0.")
-    status, body = agent_api.post(URL, {"query": "which port does the service listen on", "sessionKey": "s1", "cwd": ""})
+    _, body = agent_api.post(URL, {"query": "which port does the service listen on", "sessionKey": "s1", "cwd": ""})
     lines = [line for line in body["block"].splitlines() if line.startswith("- [")]
     assert len(lines) == 5
     assert {h.record_id for h in RecordHits.objects.filter(profile=alice, hits=1)} == set(body["recordIds"])

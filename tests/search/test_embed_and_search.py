@@ -11,7 +11,7 @@ from tests.search.conftest import tombstone, write_record
 
 
 def test_agents_may_not_call_it(agent_api):
-    status, body = agent_api.call("embed_and_search", queryText="x")
+    status, _ = agent_api.call("embed_and_search", queryText="x")
     assert status == 403
 
 
