@@ -257,9 +257,12 @@ def project_for_session(*, profile: Profile, session_key: str) -> dict[str, Any]
     return session_project(profile=profile, session_key=session_key)
 
 
-def scenes_for_session(*, profile: Profile, limit: int, session_key: str = "", cwd: str = "") -> dict[str, Any]:
+def scenes_for_session(*, profile: Profile, limit: int | None = None, session_key: str = "", cwd: str = "") -> dict[str, Any]:
     """SPEC §3.3 `list_l1_scenes`: the calling session's project is its flagged candidate,
-    else the known project holding the caller's cwd."""
+    else the known project holding the caller's cwd. `limit` defaults to the profile's
+    `scenePool.listLimit` (SPEC §6)."""
+    if limit is None:
+        limit = int(profile_setting(profile, "scenePool.listLimit"))
     project = ""
     if session_key:
         candidate = session_project(profile=profile, session_key=session_key)

@@ -70,7 +70,7 @@ def l1_commit(ctx: ToolContext, params: L1CommitParams) -> dict:
 
 
 class ListL1ScenesParams(ToolParams):
-    limit: int = Field(50, ge=1, le=200, description="At most this many scenes.")
+    limit: int | None = Field(None, ge=1, le=200, description="At most this many scenes (default: the scenePool.listLimit setting, 50).")
 
 
 @tool(

@@ -159,3 +159,18 @@ def test_merge_refuses_reserved_self_and_repeated_merges(worker_api, alice, rows
     scene_merge(profile=alice, source_id="sc0002", target_id="sc0001", actor="user:ann")
     with pytest.raises(Conflict):
         scene_merge(profile=alice, source_id="sc0002", target_id="sc0001", actor="user:ann")
+
+
+def test_list_scenes_default_limit_and_stale_days_follow_the_profile_settings(agent_api, alice):
+    now = timezone.now()
+    for i in range(1, 5):
+        SceneEntry.objects.create(profile=alice, scene_id=f"sc000{i}", name=f"a｜t{i}", last_used_at=now - timedelta(days=i * 10))
+    alice.settings = {"scenePool.listLimit": 2, "scenePool.staleDays": 25}
+    alice.save()
+    body = agent_api.ok("list_l1_scenes")
+    assert [s["id"] for s in body["scenes"]] == ["sc0001", "sc0002"] and "25 days" in body["note"]
+    assert [s["id"] for s in agent_api.ok("list_l1_scenes", limit=50)["scenes"]] == ["sc0001", "sc0002"]
+    alice.settings = {"scenePool.listLimit": 1}
+    alice.save()
+    assert agent_api.ok("list_l1_scenes")["returned"] == 1
+    assert agent_api.ok("list_l1_scenes", limit=3)["returned"] == 3
