@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from apps.accounts.models import Profile
-from apps.accounts.paths import profile_subdir
+from apps.accounts.paths import PathOutsideProfile, confine, profile_dir, profile_subdir
 from apps.conversations import shards
 from apps.conversations.services import (
     DATE_SHARD_RE,
@@ -35,6 +35,22 @@ FEED_BATCH = 50
 FEED_BACKGROUND = 5
 
 
+def _feed_folder(profile: Profile) -> Path:
+    """The profile's skill-feed folder. When it is a link resolving outside the profile
+    (say to another profile's feed), nothing is read or written through it."""
+    folder = profile_subdir(profile, FEED_AREA)
+    try:
+        confine(profile_dir(profile), FEED_AREA)
+    except PathOutsideProfile:
+        from apps.tools.errors import Forbidden
+
+        raise Forbidden(
+            f"the profile's {FEED_AREA}/ folder is a link outside the profile; it is never followed",
+            details=[{"field": FEED_AREA, "message": "symbolic link outside the profile"}],
+        ) from None
+    return folder
+
+
 def skill_feed_append(*, profile: Profile, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Append validated rows to today's feed shard, stamping `recordedAt`."""
     if not rows:
@@ -46,7 +62,7 @@ def skill_feed_append(*, profile: Profile, rows: list[dict[str, Any]]) -> list[d
         stored["recordedAt"] = now_iso()
         return stored
 
-    appended = shards.append_rows(profile_subdir(profile, FEED_AREA) / shard, _state_dir(profile, FEED_AREA), rows, stamp)
+    appended = shards.append_rows(_feed_folder(profile) / shard, _state_dir(profile, FEED_AREA), rows, stamp)
     return [{"shard": shard, "offset": a.offset, "line": a.line, "recordedAt": a.row["recordedAt"]} for a in appended]
 
 
@@ -119,6 +135,7 @@ def skill_feed_read_increment(
 ) -> dict[str, Any]:
     """SPEC §3.18. Returns `{messages, background, nextCursor, nextCursorState, truncated,
     skippedLines}`; `nextCursor` is the ISO `recordedAt` of the last returned row."""
+    _feed_folder(profile)
     paths = resolve_shards(profile, FEED_AREA, feed_files, "feedFiles")
     boundary = parse_iso(cursor["recordedAt"]) if cursor else None
     seen_at_boundary = cursor.get("seen", 0) if cursor else 0

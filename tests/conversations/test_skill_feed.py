@@ -173,3 +173,16 @@ def test_a_database_failure_after_the_feed_write_still_answers_success(agent_api
     status, body = agent_api.post("/api/v1/skill-feed/events", [event(1), event(2)])
     assert status == 200 and body["appended"] == 2 and body["warnings"][0]["code"] == "auditFailed"
     assert len(shard_bytes(alice, services.today_shard_name(), "skill-feed").splitlines()) == 2
+
+
+def test_a_feed_folder_linked_to_another_profile_is_never_read_or_written(agent_api, worker_api, alice, bob, write_shard):
+    target = write_shard(bob, FEED, [event(1, at=at(1))], area="skill-feed")
+    before = target.read_bytes()
+    alice_root = profile_subdir(alice, "l0").parent
+    os.symlink(target.parent, alice_root / "skill-feed")
+    status, body = worker_api.call("read_skill_feed_increment", feedFiles=FEED)
+    assert status == 403 and "link" in body["error"]["message"]
+    status, body = agent_api.post("/api/v1/skill-feed/events", {"events": [event(2)]})
+    assert status == 403
+    assert target.read_bytes() == before
+    assert sorted(p.name for p in target.parent.iterdir() if not p.name.startswith(".")) == [FEED]
