@@ -372,6 +372,8 @@ def resolve_shards(profile: Profile, area: str, spec: str, field: str) -> list[P
     base = profile_subdir(profile, area).resolve()
     found: dict[str, Path] = {}
     for name in names:
+        if "\x00" in name:
+            raise invalid_field(field, f"{name!r} contains a NUL character; give shard names such as 2026-01-05.jsonl")
         try:
             resolved = confine(base, name)
         except PathOutsideProfile:

@@ -278,3 +278,10 @@ def test_alice_cannot_see_rows_from_bob(worker_api, make_api, alice, bob):
     post_rows(worker_api, [row(2, content="alice text")])
     out = read(worker_api, files=services.today_shard_name())
     assert [m["content"] for m in out["messages"]] == ["alice text"]
+
+
+@pytest.mark.parametrize("tool, field", [("read_l0_increment", "l0Files"), ("read_skill_feed_increment", "feedFiles")])
+def test_a_shard_name_with_a_nul_character_is_invalid_params_not_a_path_escape(worker_api, alice, tool, field):
+    status, body = worker_api.call(tool, **{field: "2026-01-05\x00.jsonl"})
+    assert status == 400 and body["error"]["code"] == "invalid_params"
+    assert body["error"]["details"][0]["field"] == field and "NUL" in body["error"]["message"]
