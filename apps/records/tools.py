@@ -90,7 +90,7 @@ def list_l1_scenes(ctx: ToolContext, params: ListL1ScenesParams) -> dict:
 
 
 class L1ProjectGetParams(ToolParams):
-    sessionKey: str = Field(..., min_length=1, max_length=300, description="The L0 sessionKey of the messages.")
+    sessionKey: str = Field(..., min_length=1, max_length=512, description="The L0 sessionKey of the messages (as the L0 ingest accepts it: at most 512 characters).")
 
 
 @tool(

@@ -189,3 +189,13 @@ def test_known_projects_editor_normalises_and_rejects_relative_paths(alice):
     alice.refresh_from_db()
     assert alice.known_projects == ["C:/dev/B", "/srv/app"]
     assert alice.audit_events.filter(action="known_projects_set").count() == 1
+
+
+def test_project_get_answers_for_every_session_key_the_l0_ingest_accepts(worker_api, alice, l0):
+    from apps.conversations.ingest import MAX_KEY_CHARS
+
+    key = "k" * MAX_KEY_CHARS
+    l0(alice, msg(1, "edit /srv/app/main.go and /srv/app/util.go", session=key, cwd="/srv/app"))
+    assert worker_api.ok("l1_project_get", sessionKey=key)["project"] == "/srv/app"
+    status, body = worker_api.call("l1_project_get", sessionKey=key + "k")
+    assert status == 400 and body["error"]["details"][0]["field"] == "sessionKey"
