@@ -194,8 +194,12 @@ def test_worker_killed_mid_job_loses_and_duplicates_nothing(tmp_path):
         covered = _check_consistent(state, ends)
         assert 0 < len(covered) < MESSAGES
         # The sweep notices the dead worker and fails the run with its error.
-        report = stack.py("import json; from apps.pipeline.scheduling import sweep; print(json.dumps(sweep()))")
         killed = state["runs"][-1]
+        for _ in range(10):  # the killed processes may take a moment to be reaped
+            report = stack.py("import json; from apps.pipeline.scheduling import sweep; print(json.dumps(sweep()))")
+            if killed["id"] in report["failed"]:
+                break
+            time.sleep(1)
         assert killed["id"] in report["failed"]
         state = stack.py(STATE)
         failed = next(r for r in state["runs"] if r["id"] == killed["id"])

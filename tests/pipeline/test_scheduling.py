@@ -326,3 +326,17 @@ def test_failed_runs_back_off_automatic_retries_but_not_manual_ones(alice, l0, s
     run.delete()
     manual = scheduling.request_run(profile=alice, kind=KIND_L1, reason="manual", requested_by="cli")
     assert manual is not None
+
+
+def test_a_zombie_worker_counts_as_gone(alice):
+    import socket
+    import subprocess
+
+    proc = subprocess.Popen(["true"])
+    time.sleep(0.5)  # exited, not yet reaped: a zombie
+    try:
+        run = JobRun.objects.create(profile=alice, kind=KIND_L1, driver="rules", status=STATUS_RUNNING, trigger_reason="t",
+                                    started_at=timezone.now(), heartbeat_at=timezone.now(), worker=f"{socket.gethostname()}:{proc.pid}")
+        assert scheduling.reap_lost_runs() == [run.pk]
+    finally:
+        proc.wait()
