@@ -24,7 +24,13 @@ from apps.accounts.models import ROLE_RANK, ROLE_WORKER, Profile
 from apps.accounts.services import audit_record
 from apps.records.memory_rules import rules_consume_once, rules_loaded
 from apps.records.models import CHAT_TYPES, CODE_TYPES, SCOPES, TASK_STATES, L1Record
-from apps.records.normalize import content_key, normalize_path, path_key, refuse_nul
+from apps.records.normalize import (
+    content_key,
+    normalize_path,
+    path_key,
+    refuse_bad_context,
+    refuse_nul,
+)
 from apps.records.project import (
     evidence_problem,
     known_project_add,
@@ -364,7 +370,7 @@ def records_commit(
 
     if source not in (SOURCE_SUBAGENT, SOURCE_MAIN):
         raise invalid_field("source", "must be 'subagent' or 'main-agent'")
-    refuse_nul({"_context.sessionKey": session_key, "_context.sessionId": session_id, "_context.cwd": cwd})
+    refuse_bad_context(session_key=session_key, session_id=session_id, cwd=cwd)
     if source == SOURCE_SUBAGENT and ROLE_RANK.get(role, -1) < ROLE_RANK[ROLE_WORKER]:
         raise Forbidden("l1_commit in subagent mode needs a worker token; agents commit with source='main-agent'")
     warnings: list[dict[str, Any]] = []

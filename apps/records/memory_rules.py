@@ -12,7 +12,7 @@ from django.utils import timezone
 
 from apps.accounts.models import Profile
 from apps.records.models import RulesLoad
-from apps.records.normalize import refuse_nul
+from apps.records.normalize import refuse_bad_context
 
 RULES_DIR = Path(__file__).resolve().parent / "rules"
 RULE_MODES = ("once", "always")
@@ -31,7 +31,7 @@ def rules_load(*, profile: Profile, session_key: str, mode: str = "once") -> dic
     contract stays loaded for the session, as `always` promised."""
     if mode not in RULE_MODES:
         raise ValueError(f"mode must be one of {RULE_MODES}")
-    refuse_nul({"_context.sessionKey": session_key})
+    refuse_bad_context(session_key=session_key)
     for attempt in range(2):
         existing = RulesLoad.objects.filter(profile=profile, session_key=session_key).first()
         effective = "always" if (mode == "always" or (existing and existing.mode == "always")) else "once"

@@ -35,9 +35,11 @@ class L1Record(models.Model):
     created_at = models.DateTimeField()
     updated_at = models.DateTimeField()
     version = models.IntegerField(default=1)
-    session_key = models.CharField(max_length=300, blank=True)
-    session_id = models.CharField(max_length=300, blank=True)
-    cwd = models.CharField(max_length=1000, blank=True)
+    # Text, not bounded CharFields: they hold what the L0 ingest accepted (keys up to 512
+    # characters, cwd up to 4096), which a varchar limit would refuse on PostgreSQL.
+    session_key = models.TextField(blank=True)
+    session_id = models.TextField(blank=True)
+    cwd = models.TextField(blank=True)
     deleted = models.BooleanField(default=False)
     task_state = models.CharField(max_length=8, null=True, blank=True)
     replaced_by = models.CharField(max_length=64, blank=True)
@@ -119,7 +121,7 @@ class RulesLoad(models.Model):
     session's next successful `l1_commit`, `always` stays for the session."""
 
     profile = models.ForeignKey(Profile, on_delete=models.CASCADE, related_name="rules_loads")
-    session_key = models.CharField(max_length=300, blank=True)
+    session_key = models.TextField(blank=True)  # at most 512 characters (checked by the services)
     mode = models.CharField(max_length=8)  # once | always
     loaded_at = models.DateTimeField()
 

@@ -146,3 +146,23 @@ def refuse_nul(fields: dict[str, object]) -> None:
     if bad:
         details = [{"field": path, "message": "must not contain NUL characters"} for path in bad]
         raise InvalidParams("; ".join(f"{d['field']}: {d['message']}" for d in details[:5]), details=details)
+
+
+# The call context (X-Memory-Session / -Session-Id / -Cwd or `_context`) is stored with
+# records and rules loads; it may be as long as what the L0 ingest accepts, no longer.
+CONTEXT_LIMITS = {"sessionKey": 512, "sessionId": 512, "cwd": 4096}
+
+
+def refuse_bad_context(*, session_key: str = "", session_id: str = "", cwd: str = "") -> None:
+    """invalid_params for a call context holding NUL or longer than the L0 limits."""
+    from apps.tools.errors import InvalidParams
+
+    values = {"sessionKey": session_key, "sessionId": session_id, "cwd": cwd}
+    refuse_nul({f"_context.{name}": value for name, value in values.items()})
+    details = [
+        {"field": f"_context.{name}", "message": f"is longer than {CONTEXT_LIMITS[name]} characters"}
+        for name, value in values.items()
+        if value and len(value) > CONTEXT_LIMITS[name]
+    ]
+    if details:
+        raise InvalidParams("; ".join(f"{d['field']}: {d['message']}" for d in details), details=details)

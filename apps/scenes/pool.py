@@ -118,13 +118,21 @@ def scene_register(
         return existing, False
     entry = SceneEntry.objects.create(
         profile=profile, scene_id=_next_scene_id(profile), name=name.strip(), reason=reason.strip(),
-        project=project or "", cwd=cwd or "",
+        project=_fits(SceneEntry, "project", project), cwd=_fits(SceneEntry, "cwd", cwd),
     )
     audit_record(
         profile=profile, actor=actor, tool=tool, action="scene_register", target_type="scene",
         target_id=entry.scene_id, before=None, after=entry.as_dict(), note={"reason": entry.reason},
     )
     return entry, True
+
+
+def _fits(model: type, field: str, value: str | None) -> str:
+    """`value` if the column can hold it, else "": a scene's project and cwd are hints
+    copied from its first record (which keeps its own whole value), and an over-long one
+    must not fail the commit that registers the scene."""
+    limit = model._meta.get_field(field).max_length
+    return value if value and (limit is None or len(value) <= limit) else ""
 
 
 def scene_touch(*, scene: SceneEntry, count: int, at: datetime) -> None:

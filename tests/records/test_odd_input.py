@@ -69,3 +69,30 @@ def test_a_cursor_entry_for_a_shard_that_does_not_exist_yet_is_accepted(worker_a
     shard, size = _today_shard(alice)
     body = worker_api.ok("l1_commit", records=[], cursor={"version": 2, "files": {shard: size, "2999-01-01.jsonl": 0}})
     assert body["cursorCommitted"] is True
+
+
+def test_the_longest_session_keys_and_cwd_the_l0_ingest_accepts_are_stored_whole(worker_api, agent_api, alice, l0):
+    from apps.conversations.ingest import MAX_KEY_CHARS
+    from apps.records.models import L1Record
+
+    key, sid, cwd = "k" * MAX_KEY_CHARS, "i" * MAX_KEY_CHARS, "/w/" + "d" * 4000
+    l0(alice, msg(1, "we decided: memoryweb uses pnpm for the web assets", session=key, sessionId=sid, cwd=cwd))
+    body = worker_api.ok("l1_commit", records=[rec("memoryweb uses pnpm for web assets", new_scene_name="memoryweb｜build", new_scene_reason="first")], cursor=CURSOR)
+    stored = L1Record.objects.get(profile=alice, record_id=body["stored"][0])
+    assert (stored.session_key, stored.session_id, stored.cwd) == (key, sid, cwd)
+    context = {"sessionKey": key, "sessionId": sid, "cwd": cwd}
+    status, loaded = agent_api.post("/api/v1/tools/load_memory_rules", {"_context": context})
+    assert status == 200, loaded
+    status, body = agent_api.post("/api/v1/tools/l1_commit", {"source": "main-agent", "records": [{"content": "the user prefers dark themes", "type": "work_fact"}], "_context": context})
+    assert status == 200 and body["rulesLoaded"] is True, body
+    stored = L1Record.objects.get(profile=alice, record_id=body["stored"][0])
+    assert (stored.session_key, stored.session_id, stored.cwd) == (key, sid, cwd)
+
+
+def test_a_call_context_longer_than_the_l0_limits_is_invalid_params(agent_api, alice):
+    before = snapshot(alice)
+    status, body = agent_api.post("/api/v1/tools/load_memory_rules", {"_context": {"sessionKey": "k" * 513}})
+    assert status == 400 and body["error"]["details"][0]["field"] == "_context.sessionKey"
+    status, body = agent_api.post("/api/v1/tools/l1_commit", {"source": "main-agent", "records": [{"content": "the user prefers dark themes", "type": "work_fact"}], "_context": {"cwd": "/" + "c" * 4096}})
+    assert status == 400 and body["error"]["details"][0]["field"] == "_context.cwd"
+    assert snapshot(alice) == before
