@@ -25,7 +25,9 @@ from apps.accounts.services import audit_record
 from apps.records.memory_rules import rules_consume_once, rules_loaded
 from apps.records.models import CHAT_TYPES, CODE_TYPES, SCOPES, TASK_STATES, L1Record
 from apps.records.normalize import (
+    MAX_METADATA_DEPTH,
     content_key,
+    nesting_depth,
     normalize_path,
     path_key,
     refuse_bad_context,
@@ -145,6 +147,8 @@ def _validate_items(profile: Profile, records: list[Any], source: str) -> list[_
             ]
             raise InvalidParams("; ".join(f"{d['field']}: {d['message']}" for d in details[:5]), details=details) from None
         where = f"records.{index}"
+        if raw.metadata is not None and nesting_depth(raw.metadata) > MAX_METADATA_DEPTH:
+            raise invalid_field(f"{where}.metadata", f"nests deeper than {MAX_METADATA_DEPTH} levels")
         refuse_nul({where: raw.model_dump(exclude_none=True)})
         if raw.deleted:
             if source == SOURCE_MAIN:

@@ -166,3 +166,25 @@ def refuse_bad_context(*, session_key: str = "", session_id: str = "", cwd: str 
     ]
     if details:
         raise InvalidParams("; ".join(f"{d['field']}: {d['message']}" for d in details), details=details)
+
+
+MAX_METADATA_DEPTH = 32
+
+
+def nesting_depth(value: object) -> int:
+    """How deeply lists and objects nest in `value` (a scalar is 0). Iterative, so a
+    pathological input cannot exhaust the interpreter's stack."""
+    deepest = 0
+    stack: list[tuple[object, int]] = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            children = list(item.values())
+        elif isinstance(item, (list, tuple)):
+            children = list(item)
+        else:
+            deepest = max(deepest, depth)
+            continue
+        deepest = max(deepest, depth + 1)
+        stack.extend((child, depth + 1) for child in children)
+    return deepest

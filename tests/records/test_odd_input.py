@@ -96,3 +96,18 @@ def test_a_call_context_longer_than_the_l0_limits_is_invalid_params(agent_api, a
     status, body = agent_api.post("/api/v1/tools/l1_commit", {"source": "main-agent", "records": [{"content": "the user prefers dark themes", "type": "work_fact"}], "_context": {"cwd": "/" + "c" * 4096}})
     assert status == 400 and body["error"]["details"][0]["field"] == "_context.cwd"
     assert snapshot(alice) == before
+
+
+def test_metadata_nested_absurdly_deep_is_invalid_params_not_a_server_error(worker_api, alice, rows):
+    deep: object = "leaf"
+    for _ in range(900):
+        deep = [deep]
+    before = snapshot(alice)
+    error = fail(worker_api, "l1_commit", 400, "invalid_params", records=[rec("memoryweb uses pnpm for web assets", metadata={"scope": "global", "x": deep})], cursor=CURSOR)
+    assert error["details"][0]["field"] == "records.0.metadata" and "32 levels" in error["message"]
+    assert snapshot(alice) == before
+    nested: object = "leaf"
+    for _ in range(30):
+        nested = {"k": nested}
+    body = worker_api.ok("l1_commit", records=[rec("memoryweb uses pnpm for web assets", metadata={"scope": "global", "x": nested})], cursor=CURSOR)
+    assert body["stored"][0]
