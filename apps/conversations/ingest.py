@@ -17,6 +17,7 @@ from django.db import transaction
 
 from apps.accounts.models import Profile
 from apps.accounts.services import audit_record
+from apps.conversations.shards import MAX_ROW_DEPTH, nests_deeper_than
 from apps.tools.errors import InvalidParams, Unavailable
 
 logger = logging.getLogger(__name__)
@@ -104,6 +105,9 @@ def _validate_rows(body: Any, key: str, check_row: Callable[[_Errors, str, dict[
         where = f"{key}.{index}"
         if not isinstance(raw, dict):
             errors.add(where, "must be an object")
+            continue
+        if nests_deeper_than(raw, MAX_ROW_DEPTH):
+            errors.add(where, f"nests lists/objects deeper than {MAX_ROW_DEPTH} levels")
             continue
         _check_common(errors, where, raw)
         out.append(check_row(errors, where, raw))

@@ -133,12 +133,37 @@ class Line:
     row: dict[str, Any] | None  # None: not a JSON object (malformed)
 
 
+MAX_ROW_DEPTH = 64  # lists/objects nested deeper than this make a row malformed
+
+
+def nests_deeper_than(value: Any, limit: int) -> bool:
+    """Whether lists and objects nest more than `limit` levels in `value` (iterative)."""
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            children = item.values()
+        elif isinstance(item, list):
+            children = item
+        else:
+            continue
+        if depth + 1 > limit:
+            return True
+        stack.extend((child, depth + 1) for child in children)
+    return False
+
+
 def parse_line(raw: bytes) -> dict[str, Any] | None:
+    """The JSON object of a line, or None for a malformed one: not UTF-8, not JSON, not an
+    object, or nested absurdly deep (which neither the decoder nor the answer's encoder
+    can handle, so such a line would otherwise fail every read that reaches it)."""
     try:
         value = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError):
+    except (UnicodeDecodeError, ValueError, RecursionError):
         return None
-    return value if isinstance(value, dict) else None
+    if not isinstance(value, dict) or nests_deeper_than(value, MAX_ROW_DEPTH):
+        return None
+    return value
 
 
 def iter_forward(path: Path, start: int) -> Iterator[Line]:

@@ -168,3 +168,13 @@ def test_a_failed_shard_write_leaves_the_shard_as_it_was_and_answers_unavailable
     assert shard_bytes(alice, services.today_shard_name()) == before
     assert AuditEvent.objects.count() == audits
     assert post_rows(agent_api, [row(2)])["rows"][0]["sourceLine"] == 2
+
+
+def test_a_row_nested_absurdly_deep_is_refused_naming_the_row(agent_api, alice):
+    deep: object = "x"
+    for _ in range(100):
+        deep = [deep]
+    status, body = agent_api.post("/api/v1/l0/messages", {"messages": [row(1), row(2, extra=deep)]})
+    assert status == 400 and [d["field"] for d in body["error"]["details"]] == ["messages.1"]
+    assert "64 levels" in body["error"]["message"]
+    assert not (services.l0_dir(alice) / services.today_shard_name()).exists()

@@ -285,3 +285,13 @@ def test_a_shard_name_with_a_nul_character_is_invalid_params_not_a_path_escape(w
     status, body = worker_api.call(tool, **{field: "2026-01-05\x00.jsonl"})
     assert status == 400 and body["error"]["code"] == "invalid_params"
     assert body["error"]["details"][0]["field"] == field and "NUL" in body["error"]["message"]
+
+
+@pytest.mark.parametrize("depth", [100, 5000])
+def test_a_line_nested_absurdly_deep_is_skipped_as_malformed_and_never_blocks_the_cursor(worker_api, alice, write_shard, depth):
+    deep = json.dumps(stamped(1))[:-1] + ', "extra": ' + "[" * depth + "]" * depth + "}"
+    path = write_shard(alice, SHARD, [deep, stamped(2)])
+    out = read(worker_api)
+    assert [m["id"] for m in out["messages"]] == ["m2"] and out["skippedLines"] == 1
+    assert out["nextCursor"]["files"][SHARD] == path.stat().st_size
+    assert services.l0_lookup_messages(profile=alice, refs=["m2"])["m2"][0]["sourceLine"] == 2
