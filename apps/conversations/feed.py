@@ -81,6 +81,8 @@ def skill_feed_cursor_parse(raw: str | dict[str, Any] | None) -> dict[str, Any]:
                 value = json.loads(text)
             except json.JSONDecodeError as exc:
                 raise ValueError(f"cursor is not valid JSON: {exc.msg} at column {exc.colno}") from None
+            except RecursionError:
+                raise ValueError("cursor nests too deeply to be a cursor") from None
         else:
             value = {"recordedAt": text}
     if not isinstance(value, dict):

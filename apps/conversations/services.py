@@ -312,6 +312,8 @@ def l0_cursor_parse(raw: str | dict[str, Any] | None) -> dict[str, Any]:
             value = json.loads(raw)
         except json.JSONDecodeError as exc:
             raise ValueError(f"cursor is not valid JSON: {exc.msg} at column {exc.colno}") from None
+        except RecursionError:
+            raise ValueError("cursor nests too deeply to be a cursor") from None
     else:
         value = raw
     if value is None:

@@ -295,3 +295,11 @@ def test_a_line_nested_absurdly_deep_is_skipped_as_malformed_and_never_blocks_th
     assert [m["id"] for m in out["messages"]] == ["m2"] and out["skippedLines"] == 1
     assert out["nextCursor"]["files"][SHARD] == path.stat().st_size
     assert services.l0_lookup_messages(profile=alice, refs=["m2"])["m2"][0]["sourceLine"] == 2
+
+
+@pytest.mark.parametrize("tool, params", [("read_l0_increment", {"l0Files": SHARD}), ("read_skill_feed_increment", {"feedFiles": SHARD})])
+def test_a_cursor_string_nested_absurdly_deep_is_invalid_params(worker_api, alice, write_shard, tool, params):
+    write_shard(alice, SHARD, [stamped(1)])
+    write_shard(alice, SHARD, [stamped(1)], area="skill-feed")
+    status, body = worker_api.call(tool, cursor='{"a":' * 100000, **params)
+    assert status == 400 and body["error"]["details"][0]["field"] == "cursor", body
