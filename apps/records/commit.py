@@ -252,7 +252,7 @@ def _resolve_provenance(profile: Profile, items: list[_Item], source: str, ctx_s
             if source == SOURCE_SUBAGENT:
                 missing = [ref for ref in ids if not found.get(ref)]
                 message = (
-                    f"not found in L0: {', '.join(missing)}" if missing
+                    f"not found in L0: {', '.join(missing[:20])}" + (f" and {len(missing) - 20} more" if len(missing) > 20 else "") if missing
                     else "the references do not all belong to one session" + (f" ({wanted_session})" if wanted_session else "")
                 )
                 item.drop, item.drop_detail = "provenanceMissing", {"message": message}

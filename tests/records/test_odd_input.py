@@ -111,3 +111,12 @@ def test_metadata_nested_absurdly_deep_is_invalid_params_not_a_server_error(work
         nested = {"k": nested}
     body = worker_api.ok("l1_commit", records=[rec("memoryweb uses pnpm for web assets", metadata={"scope": "global", "x": nested})], cursor=CURSOR)
     assert body["stored"][0]
+
+
+def test_a_provenance_message_names_at_most_twenty_missing_references(worker_api, alice, rows):
+    refs = ["m1", *[f"gone{i}" for i in range(30)]]
+    body = worker_api.ok("l1_commit", records=[rec("memoryweb uses pnpm for web assets", sources=refs)], cursor=CURSOR)
+    [dropped] = body["valueCheck"]["dropped"]
+    assert dropped["reason"] == "provenanceMissing" and body["provenanceMissing"] == 1
+    assert dropped["message"].startswith("not found in L0: gone0, gone1") and "gone19" in dropped["message"]
+    assert "gone20" not in dropped["message"] and dropped["message"].endswith("and 10 more")
