@@ -77,8 +77,26 @@ def today_shard_name() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%d") + ".jsonl"
 
 
+def area_folder(profile: Profile, area: str) -> Path:
+    """The profile's `area` folder (`l0`, `skill-feed`). When it is a link resolving outside
+    the profile (say to another profile's folder), nothing is read or written through it:
+    `forbidden`."""
+    from apps.accounts.paths import PathOutsideProfile, confine, profile_dir
+    from apps.tools.errors import Forbidden
+
+    folder = profile_subdir(profile, area)
+    try:
+        confine(profile_dir(profile), area)
+    except PathOutsideProfile:
+        raise Forbidden(
+            f"the profile's {area}/ folder is a link outside the profile; it is never followed",
+            details=[{"field": area, "message": "symbolic link outside the profile"}],
+        ) from None
+    return folder
+
+
 def l0_dir(profile: Profile) -> Path:
-    return profile_subdir(profile, "l0")
+    return area_folder(profile, "l0")
 
 
 def _state_dir(profile: Profile, area: str) -> Path:
@@ -371,7 +389,7 @@ def resolve_shards(profile: Profile, area: str, spec: str, field: str) -> list[P
     names = [part.strip() for part in spec.split(",") if part.strip()]
     if not names:
         raise invalid_field(field, "names no shard")
-    base = profile_subdir(profile, area).resolve()
+    base = area_folder(profile, area).resolve()
     found: dict[str, Path] = {}
     for name in names:
         if "\x00" in name:

@@ -178,3 +178,22 @@ def test_a_row_nested_absurdly_deep_is_refused_naming_the_row(agent_api, alice):
     assert status == 400 and [d["field"] for d in body["error"]["details"]] == ["messages.1"]
     assert "64 levels" in body["error"]["message"]
     assert not (services.l0_dir(alice) / services.today_shard_name()).exists()
+
+
+def test_an_l0_folder_linked_to_another_profile_is_never_read_or_written(agent_api, worker_api, alice, bob):
+    import os
+
+    from apps.accounts.paths import profile_dir
+
+    services.l0_append(profile=bob, rows=[row(1, content="bob's secret")])
+    bob_l0 = services.l0_dir(bob)
+    before = sorted((p.name, p.read_bytes()) for p in bob_l0.iterdir())
+    profile_dir(alice).mkdir(parents=True, exist_ok=True)
+    os.symlink(bob_l0, profile_dir(alice) / "l0")
+    status, body = agent_api.post("/api/v1/l0/messages", {"messages": [row(2)]})
+    assert status == 403 and "link" in body["error"]["message"]
+    status, body = worker_api.call("read_l0_increment", l0Files=services.today_shard_name(), cursor="")
+    assert status == 403 and "bob's secret" not in json.dumps(body)
+    status, body = worker_api.call("l1_project_get", sessionKey="s1")
+    assert status == 403
+    assert sorted((p.name, p.read_bytes()) for p in bob_l0.iterdir()) == before
