@@ -100,7 +100,7 @@ def l0_dir(profile: Profile) -> Path:
 
 
 def _state_dir(profile: Profile, area: str) -> Path:
-    return profile_subdir(profile, STATE_DIR, area)
+    return area_folder(profile, f"{STATE_DIR}/{area}")
 
 
 # ---------------------------------------------------------------- index

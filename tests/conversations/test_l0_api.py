@@ -197,3 +197,18 @@ def test_an_l0_folder_linked_to_another_profile_is_never_read_or_written(agent_a
     status, body = worker_api.call("l1_project_get", sessionKey="s1")
     assert status == 403
     assert sorted((p.name, p.read_bytes()) for p in bob_l0.iterdir()) == before
+
+
+def test_a_line_count_folder_linked_outside_the_profile_is_never_written(agent_api, alice, bob, tmp_path):
+    import os
+
+    from apps.accounts.paths import profile_dir
+
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    (profile_dir(alice) / services.STATE_DIR).mkdir(parents=True, exist_ok=True)
+    os.symlink(outside, profile_dir(alice) / services.STATE_DIR / "l0")
+    status, body = agent_api.post("/api/v1/l0/messages", {"messages": [row(1)]})
+    assert status == 403 and "link" in body["error"]["message"]
+    assert list(outside.iterdir()) == []
+    assert not (services.l0_dir(alice) / services.today_shard_name()).exists()
