@@ -47,7 +47,9 @@ urlpatterns: list[Any] = [
 
 register_endpoint(
     "/api/v1/l0/messages", "post",
-    "Append conversation rows to today's L0 shard; returns each row's shard, offset, sourceLine and messageRef",
+    "Append conversation rows to today's L0 shard; returns each row's shard, offset, sourceLine and messageRef. "
+    "A 200 answer means the rows are stored, even with warnings (auditFailed): never resend them. "
+    "unavailable (503): the shard could not be written and nothing was stored.",
     L0MessagesBody, "agent",
 )
 register_endpoint(
