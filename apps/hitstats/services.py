@@ -65,14 +65,18 @@ def hits_record(
         RecallHit.objects.bulk_create(
             [RecallHit(event=event, profile=profile, record_id=rid, score=float(score)) for rid, score in results]
         )
-        for rid, _ in results:
-            updated = RecordHits.objects.filter(profile=profile, record_id=rid).update(hits=F("hits") + 1, last_hit_at=now)
-            if not updated:
-                try:
-                    with transaction.atomic():
-                        RecordHits.objects.create(profile=profile, record_id=rid, hits=1, last_hit_at=now)
-                except IntegrityError:
-                    RecordHits.objects.filter(profile=profile, record_id=rid).update(hits=F("hits") + 1, last_hit_at=now)
+        ids = list(dict.fromkeys(rid for rid, _ in results))
+        existing = set(RecordHits.objects.filter(profile=profile, record_id__in=ids).values_list("record_id", flat=True))
+        if existing:
+            RecordHits.objects.filter(profile=profile, record_id__in=existing).update(hits=F("hits") + 1, last_hit_at=now)
+        for rid in ids:
+            if rid in existing:
+                continue
+            try:
+                with transaction.atomic():  # first hit of this record
+                    RecordHits.objects.create(profile=profile, record_id=rid, hits=1, last_hit_at=now)
+            except IntegrityError:  # a concurrent recall created it first
+                RecordHits.objects.filter(profile=profile, record_id=rid).update(hits=F("hits") + 1, last_hit_at=now)
         if results:
             _export_after_commit(profile)
     return event
