@@ -172,3 +172,23 @@ def self_check() -> dict:
         if not float(a @ s) > float(a @ u):
             failures.append({"anchor": anchor, "similar": float(a @ s), "unrelated": float(a @ u)})
     return {"ok": not failures, "model": loaded.name, "dim": loaded.dim, "pairs": len(CHECK_TRIPLES), "failures": failures}
+
+
+def check_client_embedding(vector: list[float] | None, *, field: str) -> None:
+    """Reject a client-supplied embedding whose dimension does not match the model
+    (`invalid_params` naming `field`). Whether it is then used is decided at index time
+    (it must be this model's embedding of exactly the final content)."""
+    import math
+
+    from apps.tools.errors import invalid_field
+
+    if vector is None:
+        return
+    try:
+        dim = dimension()
+    except EmbeddingUnavailable:
+        return  # nothing to compare with; the vector will simply not be used
+    if len(vector) != dim:
+        raise invalid_field(field, f"has {len(vector)} dimensions; the embedding model gives {dim}")
+    if not all(math.isfinite(x) for x in vector):
+        raise invalid_field(field, "must hold finite numbers only")

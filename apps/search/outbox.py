@@ -15,6 +15,8 @@ __all__ = ["OP_DELETE", "OP_PAYLOAD", "OP_UPSERT", "drain_outbox", "enqueue_inde
 def enqueue_index_op(*, profile: Profile, record_id: str, op: str, vector: list[float] | None = None) -> None:
     if op not in (OP_UPSERT, OP_DELETE, OP_PAYLOAD):
         raise ValueError(f"unknown index op {op!r}")
+    if vector is not None and not _plausible(vector):
+        vector = None  # never used anyway; the content is embedded again
     IndexOp.objects.create(profile=profile, record_id=record_id, op=op, vector=vector)
     schedule_drain(profile.pk)
 
@@ -30,3 +32,12 @@ def schedule_drain(profile_id: int) -> None:
     from apps.search.index import schedule_drain as _schedule
 
     _schedule(profile_id)
+
+
+def _plausible(vector: list[float]) -> bool:
+    from apps.search import embedding
+
+    try:
+        return len(vector) == embedding.dimension()
+    except embedding.EmbeddingUnavailable:
+        return False

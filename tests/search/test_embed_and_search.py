@@ -121,3 +121,22 @@ def test_candidates_never_come_from_another_profile(alice, bob, make_api):
     write_record(bob, "Bob's deploy key lives in ~/.ssh/deploy_bob.")
     body = make_api(alice, "worker").ok("embed_and_search", queryText="deploy key location")
     assert body["results"][0]["candidates"] == []
+
+
+def test_wrong_dimension_client_embedding_is_invalid_params_naming_the_field():
+    from apps.tools.errors import InvalidParams
+
+    embedding.check_client_embedding(None, field="records.0.embedding")
+    embedding.check_client_embedding([0.0] * 384, field="records.0.embedding")
+    with pytest.raises(InvalidParams) as err:
+        embedding.check_client_embedding([0.1] * 12, field="records.2.embedding")
+    assert err.value.details == [{"field": "records.2.embedding", "message": "has 12 dimensions; the embedding model gives 384"}]
+    with pytest.raises(InvalidParams):
+        embedding.check_client_embedding([float("nan")] * 384, field="records.0.embedding")
+
+
+def test_outbox_never_keeps_a_wrong_dimension_vector(alice):
+    from apps.search.outbox import enqueue_index_op
+
+    enqueue_index_op(profile=alice, record_id="l1_x", op="upsert", vector=[0.5] * 7)
+    assert IndexOp.objects.get(record_id="l1_x").vector is None
