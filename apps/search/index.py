@@ -540,7 +540,11 @@ def _mark_failed(ops: list, error: str) -> None:
 
     from apps.search.models import IndexOp
 
-    IndexOp.objects.filter(pk__in=[op.pk for op in ops]).update(attempts=F("attempts") + 1, last_error=error[:2000])
+    from django.utils import timezone
+
+    IndexOp.objects.filter(pk__in=[op.pk for op in ops]).update(
+        attempts=F("attempts") + 1, last_error=error[:2000], last_attempt_at=timezone.now()
+    )
 
 
 def schedule_drain(profile_id: int) -> None:

@@ -20,6 +20,7 @@ class IndexOp(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     attempts = models.IntegerField(default=0)
     last_error = models.TextField(blank=True)
+    last_attempt_at = models.DateTimeField(null=True, blank=True)
     # A client-supplied embedding (l1_commit `embedding`), used only if it fits the model.
     vector = models.JSONField(null=True, blank=True)
 

@@ -268,11 +268,24 @@ def _record_out(row: L1Record, score: float, max_chars: int) -> dict[str, Any]:
     return out
 
 
+RETRY_FAILED_AFTER_SECONDS = 60
+
+
 def _try_drain(profile: Profile) -> None:
-    """Bring the index up to date before searching when commits are still pending."""
+    """Bring the index up to date before searching when commits are still pending: new
+    ops always, ops that failed three times at most once a minute (so a profile that
+    only reads recovers after an outage without paying for it on every recall)."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
     from apps.search.models import IndexOp
 
-    if IndexOp.objects.filter(profile=profile, attempts__lt=3).exists():
+    retry_before = timezone.now() - timedelta(seconds=RETRY_FAILED_AFTER_SECONDS)
+    due = IndexOp.objects.filter(profile=profile).filter(
+        Q(attempts__lt=3) | Q(last_attempt_at__isnull=True) | Q(last_attempt_at__lt=retry_before)
+    )
+    if due.exists():
         index.drain_outbox(profile.pk)
 
 

@@ -245,3 +245,25 @@ def test_an_index_built_for_another_dimension_asks_for_a_reindex(alice, agent_ap
         qm.CreateAliasOperation(create_alias=qm.CreateAlias(collection_name=name, alias_name=index.alias_name(alice)))])
     with pytest.raises(index.IndexUnavailable, match="reindex alice"):
         index.ensure_collection(alice)
+
+
+def test_ops_that_failed_repeatedly_are_retried_by_recall_at_most_once_a_minute(alice, agent_api):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    rec = write_record(alice, "Recovered after the outage.", drain=False)
+    recent = timezone.now()
+    IndexOp.objects.filter(profile=alice).update(attempts=5, last_error="locked", last_attempt_at=recent)
+    agent_api.ok("recall_l1_records", query="recovered outage", session="s", turn="1")
+    assert IndexOp.objects.filter(profile=alice).count() == 1  # too soon: not retried
+    IndexOp.objects.filter(profile=alice).update(last_attempt_at=recent - timedelta(minutes=2))
+    body = agent_api.ok("recall_l1_records", query="recovered outage", session="s", turn="2")
+    assert IndexOp.objects.filter(profile=alice).count() == 0
+    assert body["records"][0]["recordId"] == rec.record_id
+
+
+def test_a_failed_drain_records_when_it_was_tried(alice, foreign_holder):
+    write_record(alice, "Tried while held.", drain=False)
+    drain_outbox(alice.pk)
+    assert IndexOp.objects.get(profile=alice).last_attempt_at is not None
