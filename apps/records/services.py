@@ -138,10 +138,13 @@ def record_fix(
             if duplicate:
                 raise Conflict(f"newContent duplicates live record {duplicate!r}; tombstone this record instead", details={"duplicateOf": duplicate})
             new_id = new_record_id(profile, set())
+            # "Same scene": the one the old record's scene answers to now (a merged-away
+            # scene answers with its survivor, SPEC §1.3).
+            scene = scene_resolve(profile=profile, scene_id=record.scene.scene_id) if record.scene else None
             replacement = L1Record(
                 profile=profile, record_id=new_id, content=new_content.strip(), type=record.type,
                 priority=priority if priority is not None else record.priority,
-                scene=record.scene, scene_name=record.scene_name,
+                scene=scene, scene_name=scene.name if scene else record.scene_name,
                 source_message_ids=list(record.source_message_ids or []), metadata=dict(record.metadata or {}),
                 timestamps=list(record.timestamps or []), created_at=now, updated_at=now, version=record.version + 1,
                 session_key=record.session_key, session_id=record.session_id, cwd=record.cwd,

@@ -222,3 +222,18 @@ def test_restore_rejects_a_change_of_another_record_or_profile(alice, bob, store
         record_restore_version(profile=bob, record_id=a, change_id=change_b, actor="user:ann")
     with pytest.raises(NotFound):
         record_history(profile=bob, record_id=a)
+
+
+def test_a_rewrite_of_a_record_in_a_merged_away_scene_lands_in_the_survivor(agent_api, alice, stored):
+    from apps.scenes.models import SceneEntry
+    from apps.scenes.pool import scene_merge
+
+    old = stored("deploys go through the staging host")
+    worker_scene = record(alice, old).scene
+    target = SceneEntry.objects.create(profile=alice, scene_id="sc0099", name="ops｜release")
+    scene_merge(profile=alice, source_id=worker_scene.scene_id, target_id=target.scene_id, actor="test")
+    survivor = SceneEntry.objects.get(pk=target.pk)
+    new_id = agent_api.ok("l1_fix", recordId=old, action="rewrite", newContent="deploys go straight to production now", evidence=EVIDENCE)["newRecordId"]
+    new_row = record(alice, new_id)
+    assert new_row.scene_id == survivor.pk and new_row.scene_name == "ops｜release"
+    assert new_row.as_dict()["scene_id"] == "sc0099"
