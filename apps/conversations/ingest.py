@@ -183,7 +183,21 @@ def _bookkeep(*, audit: Callable[[], Any], trigger: Callable[[], Any]) -> list[d
 def validate_l0_rows(body: Any) -> list[dict[str, Any]]:
     """Validate a `POST /l0/messages` body; returns rows normalised to the SPEC §1.1 fields
     (`id`, `timestamp`, `sessionId` default to null, `cwd` to "")."""
-    return _validate_rows(body, "messages", _check_l0_row)
+    rows = _validate_rows(body, "messages", _check_l0_row)
+    # A message id is unique within its session (SPEC §1.1): the same id twice in one
+    # session of one batch would make its message reference ambiguous.
+    errors = _Errors()
+    first: dict[tuple[str, str], int] = {}
+    for index, row in enumerate(rows):
+        if row["id"] is None:
+            continue
+        key = (row["sessionKey"], row["id"])
+        if key in first:
+            errors.add(f"messages.{index}.id", f"repeats messages.{first[key]}.id {row['id']!r} in session {row['sessionKey']!r}; ids are unique within a session")
+        else:
+            first[key] = index
+    errors.raise_if_any()
+    return rows
 
 
 def validate_feed_rows(body: Any) -> list[dict[str, Any]]:

@@ -212,3 +212,11 @@ def test_a_line_count_folder_linked_outside_the_profile_is_never_written(agent_a
     assert status == 403 and "link" in body["error"]["message"]
     assert list(outside.iterdir()) == []
     assert not (services.l0_dir(alice) / services.today_shard_name()).exists()
+
+
+def test_the_same_id_twice_in_one_session_of_a_batch_is_refused_naming_the_repeat(agent_api, alice):
+    status, body = agent_api.post("/api/v1/l0/messages", {"messages": [row(1), row(2), row(1, content="again"), row(1, session="s2")]})
+    assert status == 400 and [d["field"] for d in body["error"]["details"]] == ["messages.2.id"]
+    assert "messages.0.id" in body["error"]["message"]
+    assert not (services.l0_dir(alice) / services.today_shard_name()).exists()
+    assert post_rows(agent_api, [row(1), row(1, session="s2"), row(2, id=None), row(3, id=None)])["appended"] == 4
