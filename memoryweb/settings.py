@@ -169,8 +169,10 @@ CELERY_BROKER_CONNECTION_TIMEOUT = env_int("CELERY_BROKER_CONNECTION_TIMEOUT", 3
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_TASK_PUBLISH_RETRY_POLICY = {"max_retries": 1, "interval_start": 0, "interval_step": 0.5, "interval_max": 0.5}
 # The SQLAlchemy transport hands its options to create_engine: Redis-only keys stay off it.
+# CELERY_REDIS_KEY_PREFIX lets several installs (or test runs) share one Redis database.
 CELERY_BROKER_TRANSPORT_OPTIONS = (
-    {"socket_connect_timeout": 3, "socket_timeout": 5, "visibility_timeout": 3600}
+    {"socket_connect_timeout": 3, "socket_timeout": 5, "visibility_timeout": 3600,
+     **({"global_keyprefix": env_str("CELERY_REDIS_KEY_PREFIX", "")} if env_str("CELERY_REDIS_KEY_PREFIX", "") else {})}
     if CELERY_BROKER_URL.startswith(("redis://", "rediss://"))
     else {}
 )
