@@ -39,7 +39,6 @@ def _redis_or_skip():
         if os.environ.get("CI") == "true":
             raise
         pytest.skip("Redis is not running on 127.0.0.1:6379")
-    client.flushdb()
     return client
 
 
@@ -54,6 +53,8 @@ class Stack:
             "MEMORYWEB_DATA_DIR": str(data),
             "DATABASE_URL": f"sqlite:///{data / 'memoryweb.sqlite3'}",
             "CELERY_BROKER_URL": f"redis://127.0.0.1:6379/{REDIS_DB}",
+            # Other runs of this test may share the database: their workers must not take our messages.
+            "CELERY_REDIS_KEY_PREFIX": f"mwtest-{os.getpid()}-{self.port}:",
             "MEMORYWEB_SERVICE_URL": f"http://127.0.0.1:{self.port}",
             "MEMORYWEB_LLM_BASE_URL": "",
             "PYTHONUNBUFFERED": "1",
@@ -92,7 +93,10 @@ class Stack:
     def start_worker(self, name: str) -> subprocess.Popen:
         celery = Path(sys.executable).with_name("celery")
         return self.start(name, [str(celery), "-A", "memoryweb", "worker", "-Q", "quick,embed", "-c", "1",
-                                 "-n", f"{name}@%h", "--loglevel", "INFO"])
+                                 "-n", f"{name}-{self.port}@%h", "--without-mingle", "--without-gossip", "--loglevel", "INFO"])
+
+    def logs(self) -> str:
+        return "\n".join(f"--- {p.name}\n{p.read_text(errors='replace')[-2500:]}" for p in sorted(self.tmp.glob("*.log")))
 
     def stop_all(self):
         for proc in self.procs:
@@ -102,6 +106,12 @@ class Stack:
                 except ProcessLookupError:
                     pass
                 proc.wait()
+        import redis
+
+        client = redis.Redis.from_url(self.env["CELERY_BROKER_URL"])
+        keys = list(client.scan_iter(match=self.env["CELERY_REDIS_KEY_PREFIX"] + "*"))
+        if keys:
+            client.delete(*keys)
 
 
 STATE = """
@@ -185,7 +195,7 @@ def test_worker_killed_mid_job_loses_and_duplicates_nothing(tmp_path):
             if run["status"] == "running" and (run["counts"].get("batches") or 0) >= 2:
                 break
             assert run["status"] in ("queued", "running"), run
-            assert time.monotonic() < deadline, f"the run did not progress: {run}"
+            assert time.monotonic() < deadline, f"the run did not progress: {run}\n{stack.logs()}"
             time.sleep(0.5)
         os.killpg(worker.pid, signal.SIGKILL)
         worker.wait()
@@ -215,7 +225,7 @@ def test_worker_killed_mid_job_loses_and_duplicates_nothing(tmp_path):
                 break
             if not active:  # a run stopped at its time budget: the sweep re-checks the trigger
                 stack.py("import json; from apps.pipeline.scheduling import sweep; print(json.dumps(sweep()))")
-            assert time.monotonic() < deadline, f"the work did not complete: {state['runs'][-1]}"
+            assert time.monotonic() < deadline, f"the work did not complete: {state['runs'][-1]}\n{stack.logs()}"
             time.sleep(1)
         covered = _check_consistent(state, _message_offsets(stack))
         assert len(covered) == MESSAGES
