@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 FILENAME_MAX = 120
+FILENAME_MAX_BYTES = 255  # NAME_MAX of common file systems, for the mirror and exports
 FILENAME_PUNCT = "_.-"
 
 META_START = "-----META-START-----"

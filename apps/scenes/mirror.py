@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import secrets
 from pathlib import Path
 
 from apps.accounts.models import Profile
@@ -25,7 +26,9 @@ logger = logging.getLogger(__name__)
 def _write_if_changed(path: Path, text: str) -> None:
     if path.exists() and path.read_text(encoding="utf-8") == text:
         return
-    tmp = path.with_name(f".{path.name}.tmp")
+    # A short temporary name: the block's own name may already be near the file system's
+    # limit on name length.
+    tmp = path.with_name(f".mirror-{secrets.token_hex(4)}.tmp")
     tmp.write_text(text, encoding="utf-8")
     os.replace(tmp, path)
 
@@ -45,9 +48,13 @@ def scene_mirror_sync(*, profile: Profile) -> None:
         wanted: dict[bool, set[str]] = {False: set(), True: set()}
         for block in SceneBlock.objects.filter(profile=profile, removed=False).prefetch_related("member_rows"):
             folder = folders[block.archived]
-            path = confine(folder, block.filename)
-            _write_if_changed(path, block_file_text(block))
             wanted[block.archived].add(block.filename)
+            try:
+                _write_if_changed(confine(folder, block.filename), block_file_text(block))
+            except OSError:
+                # One file the file system refuses (a 120-letter CJK name is ~360 bytes,
+                # over the usual 255) must not stop the rest of the mirror.
+                logger.exception("could not mirror scene block %s of profile %s", block.filename, profile.slug)
         for archived, folder in folders.items():
             for path in folder.glob("*.md"):
                 if path.name not in wanted[archived]:

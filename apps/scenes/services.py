@@ -390,6 +390,11 @@ def _plan_batch(*, profile: Profile, writes: list[dict[str, Any]], live: dict[st
         for n in names:
             claimed[n] = i
 
+        if action in ("create", "merge", "consolidate", "restore") and len(filename.encode("utf-8")) > B.FILENAME_MAX_BYTES:
+            plan.warnings.append(
+                f"{filename}: the name is {len(filename.encode('utf-8'))} bytes in UTF-8; most file systems take at most "
+                f"{B.FILENAME_MAX_BYTES}, so its file in the l2 folder and in exports cannot be written. A shorter name is safer."
+            )
         if action == "create":
             if filename in live:
                 errors.add(Conflict, f"{prefix}.filename", f"{filename} already exists; use update")

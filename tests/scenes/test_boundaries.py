@@ -143,3 +143,17 @@ def test_a_body_over_the_read_limit_is_stored_whole_with_a_warning(worker_api, a
     body = ok(worker_api, [create("big.md", "b" * 101)])
     assert any("big.md" in w and "101" in w and "100" in w for w in body["warnings"])
     assert len(SceneBlock.objects.get(profile=alice, filename="big.md").content) == 101
+
+
+def test_a_120_character_cjk_name_is_stored_and_the_rest_of_the_mirror_is_still_written(
+        worker_api, alice, settings, django_capture_on_commit_callbacks, monkeypatch):
+    monkeypatch.setattr("apps.pipeline.triggers.l2_committed", lambda **kw: None)
+    long_name = "记" * 117 + ".md"  # 120 characters, 354 bytes in UTF-8: more than most file systems take
+    record = write_record(alice)
+    with django_capture_on_commit_callbacks(execute=True):
+        body = ok(worker_api, [create(long_name, "长名字"), create("z-after.md", "after")], cursor=record.last_change)
+    assert body["liveCount"] == 2 and any("354 bytes" in w for w in body["warnings"])
+    assert SceneBlock.objects.get(profile=alice, filename=long_name).content == "长名字"
+    root = settings.DATA_DIR / "profiles" / "alice" / "l2"
+    assert (root / "scenes" / "z-after.md").read_text(encoding="utf-8").endswith("after\n")
+    assert (root / "cursor.json").read_text().strip() == f'{{"lastRecordId": {record.last_change}}}'
