@@ -51,6 +51,7 @@ MAX_SKILL_BYTES = 8 * 1024 * 1024
 MAX_FILES_PER_SKILL = 200
 MAX_PATH_DEPTH = 6
 MAX_SEGMENT_CHARS = 128
+MAX_SEGMENT_BYTES = 255  # NAME_MAX of common file systems: 128 CJK letters are 384 bytes
 # Letters and digits of any script, '_', '.', '-', '+', '@', ',', '=' and spaces inside a name.
 _SEGMENT_RE = re.compile(r"[\w.+@,=\-][\w .+@,=\-]*\Z")
 
@@ -145,6 +146,11 @@ def check_support_path(value: str, field_name: str = "file_path", *, allow_skill
             raise invalid_field(field_name, f"{value!r}: hidden files and folders ('{part}') are not allowed")
         if len(part) > MAX_SEGMENT_CHARS:
             raise invalid_field(field_name, f"segment {part[:20]!r}… is longer than {MAX_SEGMENT_CHARS} characters")
+        if len(part.encode("utf-8")) > MAX_SEGMENT_BYTES:
+            raise invalid_field(
+                field_name,
+                f"segment {part[:20]!r}… is {len(part.encode('utf-8'))} bytes in UTF-8; file systems take at most {MAX_SEGMENT_BYTES}",
+            )
         if not _SEGMENT_RE.match(part) or part != part.strip():
             raise invalid_field(field_name, f"segment {part!r} has characters other than letters, digits, space and _ . + @ , = -")
     if parts[0] not in SUPPORT_DIRS:

@@ -95,6 +95,7 @@ def test_escaping_paths_are_forbidden_and_change_nothing(agent_api, deploy, path
         ("references/a\nb.md", "characters other than"),
         ("references/a/b/c/d/e/f.md", "deeper than"),
         ("references/" + "a" * 129, "longer than"),
+        ("references/" + "记" * 100 + ".md", "bytes in UTF-8"),
     ],
 )
 def test_paths_outside_the_support_folders_are_invalid_params(agent_api, deploy, path, fragment):
@@ -155,6 +156,12 @@ def test_skill_total_size_and_file_count_are_capped(agent_api, deploy, monkeypat
     error = assert_error(_write(agent_api, "references/1.md", "y" * 400), 409, "conflict")
     assert error["details"]["limit"] == 400
     assert snapshot(agent_api.profile) == before
+
+
+def test_a_cjk_file_name_of_255_bytes_is_written(agent_api, deploy):
+    name = "记" * 83 + ".md"  # 249 + 3 = 252 bytes
+    assert _write(agent_api, "references/" + name, "内容")[0] == 200
+    assert (deploy / "references" / name).read_text(encoding="utf-8") == "内容"
 
 
 def test_binary_file_placed_on_disk_cannot_be_viewed_as_text(agent_api, deploy):
