@@ -31,7 +31,9 @@ def parse(text: str) -> list[str]:
         current.clear()
 
     in_comment = False
-    for raw in text.replace("\r\n", "\n").split("\n"):
+    # Every line break splitlines() knows ends a line (a file with bare \r endings, or a
+    # U+2028 in it, still yields one-line entries); NUL characters are dropped.
+    for raw in text.replace("\x00", "").splitlines():
         line = raw
         if in_comment:
             if "-->" in line:

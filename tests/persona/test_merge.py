@@ -187,3 +187,16 @@ def test_mirror_never_writes_through_an_l3_folder_linked_to_another_profile(alic
     assert (bob_l3 / "cursor.json").read_text(encoding="utf-8") == '{"updated": "2026-01-01T00:00:00Z"}\n'
     assert persona_proposal_entries(profile=alice) == ["Uses Neovim"]
     assert (alice_root / "USER-temp.md").read_text(encoding="utf-8") == "Uses Neovim\n"
+
+
+def test_import_yields_one_line_entries_whatever_the_line_endings(alice):
+    persona_import(profile=alice, actor="import", user_md="One\r§\rTwo\u2028continued\r\n§\r\nThree\x00\n")
+    entries = persona_live_entries(profile=alice)
+    assert entries == ["One", "Two continued", "Three"]
+    assert all(document_entry_ok(e) for e in entries)
+
+
+def document_entry_ok(text):
+    from apps.persona.document import entry_problem
+
+    return entry_problem(text) is None
