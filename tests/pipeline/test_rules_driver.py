@@ -322,3 +322,26 @@ def test_l1_reads_only_shards_with_unread_rows_and_keeps_finished_offsets(coder,
     cursor = cursor_get(profile=coder, kind="l1")["files"]
     assert cursor["2026-01-01.jsonl"] == old.stat().st_size  # the finished shard's offset is kept
     assert L1Record.objects.filter(profile=coder, source_message_ids=["o1"]).count() == 1
+
+
+def test_l2_defers_new_blocks_at_the_cap_and_creates_them_when_a_slot_frees(coder, l0, run_now):
+    from apps.pipeline.models import JobRun
+    from apps.scenes.models import SceneBlock
+
+    coder.settings = {"l2.maxScenes": 1}
+    coder.save()
+    l0(coder, [msg("x1", "Always run the linter before committing."), msg("x2", "We decided to use PostgreSQL for production.")])
+    run_now(coder, KIND_L1)
+    run = run_now(coder, KIND_L2)
+    assert run.status == STATUS_SUCCEEDED, run.error
+    assert run.counts["scenesDeferred"] == 1
+    assert SceneBlock.objects.filter(profile=coder, removed=False, archived=False).count() == 1
+    # A human archives the block: the next run creates the deferred one.
+    block = SceneBlock.objects.get(profile=coder, removed=False)
+    block.archived = True
+    block.save()
+    JobRun.objects.filter(profile=coder, kind=KIND_L2).update(started_at=None)
+    again = run_now(coder, KIND_L2)
+    assert again.status == STATUS_SUCCEEDED and again.counts["scenesDeferred"] == 0
+    live_blocks = SceneBlock.objects.filter(profile=coder, removed=False, archived=False)
+    assert live_blocks.count() == 1 and live_blocks.get().filename != block.filename

@@ -65,6 +65,9 @@ def run(ctx) -> None:
         scene = _survivor(row.scene)
         if scene is not None:
             scenes[scene.pk] = scene
+    # Scenes deferred earlier (the cap was reached) get their block once a slot is free.
+    for scene in _scenes_without_block(profile):
+        scenes.setdefault(scene.pk, scene)
     writes, deferred = _render_writes(ctx, list(scenes.values()))
     ctx.counts["scenesDeferred"] = deferred
     payload: dict[str, Any] = {"sceneWrites": writes, "cursor": cursor if isinstance(cursor, (str, int)) else str(cursor)}
@@ -76,6 +79,14 @@ def run(ctx) -> None:
     ctx.add("scenesWritten", len(result.get("applied") or []))
     ctx.counts["liveCount"] = result.get("liveCount")
     ctx.counts["sceneCountWarning"] = result.get("sceneCountWarning")
+
+
+def _scenes_without_block(profile) -> list:
+    from apps.scenes.models import SceneBlock, SceneEntry
+
+    named = set(SceneBlock.objects.filter(profile=profile, removed=False).values_list("filename", flat=True))
+    entries = SceneEntry.objects.filter(profile=profile, merged_into__isnull=True, records__deleted=False).distinct()
+    return [e for e in entries if block_filename(e.name) not in named]
 
 
 def _survivor(scene):
