@@ -35,6 +35,7 @@ MAX_INCREMENT = 200
 ACTIONS = ("create", "update", "delete", "merge", "consolidate", "archive", "restore")
 BODY_ACTIONS = ("create", "update", "merge", "consolidate")
 CONSOLIDATE_MIN_SHARE = 0.5
+FUTURE_SLACK = timedelta(minutes=5)  # clock skew allowed for meta times
 HEAT_MAX = 2**31 - 1  # the largest value the heat column holds on every database
 
 
@@ -210,6 +211,15 @@ def _check_meta(meta: Any, prefix: str, errors: _Errors) -> dict[str, Any] | Non
     if ok and out["updated"] < out["created"]:
         errors.add(InvalidParams, f"{prefix}.updated", "is before meta.created")
         ok = False
+    if ok:
+        # The persona job reads the blocks whose `updated` is after its cursor and then
+        # moves the cursor to the newest one: a future time would make it skip every block
+        # written with a real time afterwards.
+        horizon = timezone.now() + FUTURE_SLACK
+        for key in ("created", "updated"):
+            if out[key] > horizon:
+                errors.add(InvalidParams, f"{prefix}.{key}", f"{B.iso(out[key])} lies in the future; use the current time")
+                ok = False
     summary = meta.get("summary")
     if not isinstance(summary, str):
         errors.add(InvalidParams, f"{prefix}.summary", "must be a string")
@@ -301,6 +311,13 @@ def scene_commit(
         touched: set[int] = set()
         applied: list[dict[str, str]] = []
         warnings: list[str] = []
+        l3_cursor = B.parse_iso(cursor_get(profile=profile, kind="l3").get("updated"))
+        for plan in plans:
+            if plan.meta and l3_cursor is not None and plan.meta["updated"] <= l3_cursor:
+                warnings.append(
+                    f"{plan.filename}: meta.updated {B.iso(plan.meta['updated'])} is not after the persona cursor "
+                    f"{B.iso(l3_cursor)}; the persona job reads only blocks updated after it and will not see this change"
+                )
         for plan in plans:
             touched |= _apply(profile=profile, actor=actor, tool=tool, plan=plan, live=live, archived=archived, now=now)
             applied.append({"action": plan.action, "filename": plan.filename})

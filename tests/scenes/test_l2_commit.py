@@ -429,3 +429,23 @@ def test_meta_time_without_a_utc_equivalent_is_invalid(worker_api, alice, when):
     status, body = commit(worker_api, [create("a.md", meta=meta(created=when, updated="2026-01-02T00:00:00Z"))])
     assert status == 400 and body["error"]["details"][0]["field"] == "sceneWrites.0.meta.created"
     assert state(alice) == before
+
+
+def test_meta_times_in_the_future_are_invalid_and_change_nothing(worker_api, alice):
+    future = (timezone.now() + timedelta(minutes=10)).isoformat()
+    before = state(alice)
+    status, body = commit(worker_api, [create("a.md", meta=meta(updated=future))])
+    assert status == 400 and body["error"]["details"][0]["field"] == "sceneWrites.0.meta.updated"
+    assert "future" in body["error"]["message"]
+    assert state(alice) == before
+    soon = (timezone.now() + timedelta(minutes=1)).isoformat()
+    ok(worker_api, [create("a.md", meta=meta(updated=soon))])
+
+
+def test_an_update_the_persona_job_would_never_read_is_warned(worker_api, alice):
+    from apps.conversations.cursors import cursor_set
+
+    cursor_set(profile=alice, kind="l3", value={"updated": "2026-03-01T00:00:00Z"})
+    body = ok(worker_api, [create("old.md", meta=meta(updated="2026-02-01T00:00:00Z")),
+                           create("new.md", meta=meta(updated="2026-03-02T00:00:00Z"))])
+    assert len(body["warnings"]) == 1 and "old.md" in body["warnings"][0] and "persona" in body["warnings"][0]
