@@ -340,3 +340,18 @@ def test_a_zombie_worker_counts_as_gone(alice):
         assert scheduling.reap_lost_runs() == [run.pk]
     finally:
         proc.wait()
+
+
+def test_celery_tasks_are_thin_shells_over_the_services(alice, l0, sent):
+    from apps.pipeline import tasks
+
+    l0(alice, [msg("m1", "We decided to use Redis for sessions.")])
+    assert tasks.check_trigger.apply(args=[alice.pk, KIND_L1]).get() is not None
+    run = JobRun.objects.get(profile=alice, kind=KIND_L1)
+    assert tasks.run_job.apply(args=[run.pk]).get() == {"run": run.pk, "status": STATUS_SUCCEEDED}
+    # A second delivery of the same message does nothing.
+    assert tasks.run_job.apply(args=[run.pk]).get() == {"run": run.pk, "status": "skipped"}
+    assert tasks.check_trigger.apply(args=[999999, KIND_L1]).get() is None
+    report = tasks.sweep.apply().get()
+    assert set(report) == {"failed", "resent", "started"}
+    assert tasks.drain_index_outbox.apply().get() == {"skipped": "embedded Qdrant belongs to the web process"}
