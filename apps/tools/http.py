@@ -70,6 +70,11 @@ def read_json_body(request: HttpRequest) -> Any:
         return json.loads(body.decode("utf-8"))
     except UnicodeDecodeError:
         raise InvalidParams("request body is not UTF-8", details=[{"field": "(body)", "message": "not UTF-8"}]) from None
+    except RecursionError:
+        raise InvalidParams(
+            "request body is nested too deeply to parse",
+            details=[{"field": "(body)", "message": "nested too deeply"}],
+        ) from None
     except json.JSONDecodeError as exc:
         raise InvalidParams(
             f"malformed JSON: {exc.msg} at line {exc.lineno} column {exc.colno}",

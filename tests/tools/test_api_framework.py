@@ -135,3 +135,9 @@ def test_health_reports_database(db):
     body = response.json()
     assert body["checks"]["database"]["ok"] is True
     assert body["status"] in {"ok", "degraded"}
+
+
+def test_body_nested_too_deeply_is_invalid_params_not_a_server_error(worker_api):
+    status, body = worker_api.post("/api/v1/tools/test_echo_worker", "[" * 100000 + "]" * 100000)
+    assert status == 400 and body["error"]["code"] == "invalid_params"
+    assert "nested too deeply" in body["error"]["message"]
