@@ -125,3 +125,34 @@ def test_large_profiles_rewrite_hit_stats_in_the_background_within_a_second(alic
     while time.monotonic() < deadline and not path.exists():
         time.sleep(0.05)
     assert set(json.loads(path.read_text())["records"]) == {"l1_a", "l1_b"}
+
+
+@pytest.mark.django_db(transaction=True)
+def test_concurrent_recalls_share_one_turn_budget(alice):
+    import threading
+
+    from django.db import connection
+
+    if connection.vendor != "postgresql":
+        pytest.skip("concurrent writers need a server database (SQLite test databases are in memory)")
+    outcomes: list[str] = []
+    lock = threading.Lock()
+
+    def call() -> None:
+        try:
+            services.recall_budget_take(profile=alice, session_key="s", turn="t", limit=3)
+            result = "ok"
+        except services.BudgetExceeded:
+            result = "limited"
+        finally:
+            connection.close()
+        with lock:
+            outcomes.append(result)
+
+    threads = [threading.Thread(target=call) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(outcomes) == ["limited"] * 5 + ["ok"] * 3
+    assert RecallBudget.objects.get(profile=alice, session_key="s", turn="t").calls == 3
