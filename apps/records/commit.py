@@ -133,6 +133,8 @@ def content_problem(content: str) -> str | None:
 
 
 def _validate_items(profile: Profile, records: list[Any], source: str) -> list[_Item]:
+    from apps.search.embedding import check_client_embedding
+
     if len(records) > MAX_RECORDS:
         raise invalid_field("records", f"at most {MAX_RECORDS} records per commit, got {len(records)}")
     items: list[_Item] = []
@@ -147,6 +149,7 @@ def _validate_items(profile: Profile, records: list[Any], source: str) -> list[_
             ]
             raise InvalidParams("; ".join(f"{d['field']}: {d['message']}" for d in details[:5]), details=details) from None
         where = f"records.{index}"
+        check_client_embedding(raw.embedding, field=f"{where}.embedding")
         if raw.metadata is not None and nesting_depth(raw.metadata) > MAX_METADATA_DEPTH:
             raise invalid_field(f"{where}.metadata", f"nests deeper than {MAX_METADATA_DEPTH} levels")
         refuse_nul({where: raw.model_dump(exclude_none=True)})

@@ -131,7 +131,8 @@ def test_every_stored_record_gets_a_change_an_audit_event_and_an_index_upsert(wo
     # The outbox drops vectors whose dimension is not the model's; here only the commit's
     # side is under test: it hands the client vector on when the content is unchanged.
     monkeypatch.setattr("apps.search.outbox._plausible", lambda vector: True)
-    body = worker_api.ok("l1_commit", records=[rec("fact number one for history"), rec("fact number two for history", embedding=[0.5, 0.25])], cursor=CURSOR)
+    vector = [0.05] * 384
+    body = worker_api.ok("l1_commit", records=[rec("fact number one for history"), rec("fact number two for history", embedding=vector)], cursor=CURSOR)
     for rid in body["stored"]:
         stored = record(alice, rid)
         [change] = L1Change.objects.filter(record=stored)
@@ -141,11 +142,20 @@ def test_every_stored_record_gets_a_change_an_audit_event_and_an_index_upsert(wo
         assert event.before is None and event.after["id"] == rid
     ops = {op.record_id: op for op in IndexOp.objects.filter(profile=alice)}
     assert ops[body["stored"][0]].op == "upsert" and ops[body["stored"][0]].vector is None
-    assert ops[body["stored"][1]].vector == [0.5, 0.25]
+    assert ops[body["stored"][1]].vector == vector
+
+
+def test_client_embedding_of_the_wrong_dimension_is_invalid_params_and_changes_nothing(worker_api, alice, rows):
+    before = snapshot(alice)
+    body = fail(worker_api, "l1_commit", 400, "invalid_params",
+                records=[rec("a fact with a good shape"), rec("a fact with a bad vector", embedding=[0.5, 0.25])], cursor=CURSOR)
+    assert body["details"][0]["field"] == "records.1.embedding"
+    assert "384" in body["message"]
+    assert snapshot(alice) == before
 
 
 def test_client_embedding_is_not_passed_on_when_the_content_was_changed(worker_api, alice, rows):
-    body = worker_api.ok("l1_commit", records=[rec("  padded content gets trimmed  ", embedding=[1.0])], cursor=CURSOR)
+    body = worker_api.ok("l1_commit", records=[rec("  padded content gets trimmed  ", embedding=[0.05] * 384)], cursor=CURSOR)
     assert record(alice, body["stored"][0]).content == "padded content gets trimmed"
     assert IndexOp.objects.get(record_id=body["stored"][0]).vector is None
 
