@@ -63,6 +63,8 @@ def _embedded_forbidden() -> bool:
 
     if os.environ.get("MEMORYWEB_INDEX_OPEN_EMBEDDED") == "1":
         return False
+    if os.environ.get("MEMORYWEB_PROCESS_ROLE") in ("worker", "beat"):
+        return True
     argv0 = os.path.basename(sys.argv[0]) if sys.argv else ""
     return argv0 == "celery" or (len(sys.argv) > 1 and sys.argv[1] in ("worker", "beat") and "celery" in argv0)
 

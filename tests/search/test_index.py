@@ -175,6 +175,16 @@ def test_job_workers_never_open_the_embedded_index(alice, monkeypatch):
         index.get_client()
 
 
+def test_a_worker_started_as_python_dash_m_celery_never_opens_the_embedded_index(alice, monkeypatch):
+    import sys
+
+    monkeypatch.setattr(sys, "argv", ["/venv/lib/python3.11/site-packages/celery/__main__.py", "-A", "memoryweb", "worker"])
+    monkeypatch.setenv("MEMORYWEB_PROCESS_ROLE", "worker")
+    index.close_clients()
+    with pytest.raises(index.IndexLocked, match="belongs to the web process"):
+        index.get_client()
+
+
 # ------------------------------------------------------------------- reindex
 def test_reindex_rebuilds_from_the_database_and_switches_the_alias(alice, capsys):
     keep = write_record(alice, "Reindex keeps live records.")
