@@ -19,11 +19,11 @@ from pathlib import Path
 from typing import Any
 
 from apps.accounts.models import Profile
-from apps.accounts.paths import PathOutsideProfile, confine, profile_dir, profile_subdir
 from apps.conversations import shards
 from apps.conversations.services import (
     DATE_SHARD_RE,
     _state_dir,
+    area_folder,
     now_iso,
     parse_iso,
     resolve_shards,
@@ -36,19 +36,8 @@ FEED_BACKGROUND = 5
 
 
 def _feed_folder(profile: Profile) -> Path:
-    """The profile's skill-feed folder. When it is a link resolving outside the profile
-    (say to another profile's feed), nothing is read or written through it."""
-    folder = profile_subdir(profile, FEED_AREA)
-    try:
-        confine(profile_dir(profile), FEED_AREA)
-    except PathOutsideProfile:
-        from apps.tools.errors import Forbidden
-
-        raise Forbidden(
-            f"the profile's {FEED_AREA}/ folder is a link outside the profile; it is never followed",
-            details=[{"field": FEED_AREA, "message": "symbolic link outside the profile"}],
-        ) from None
-    return folder
+    """The profile's skill-feed folder, never followed through a link outside the profile."""
+    return area_folder(profile, FEED_AREA)
 
 
 def skill_feed_append(*, profile: Profile, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
