@@ -481,19 +481,29 @@ def _with_records(profile: Profile, rows: list[RecordHits]) -> list[dict[str, An
     return [{"hits": h, "record": records.get(h.record_id)} for h in rows]
 
 
-def most_effective(profile: Profile, *, limit: int = 15) -> list[dict[str, Any]]:
+def _ranked_hits(profile: Profile, ordering: tuple[str, ...], limit: int) -> list[RecordHits]:
+    """The first `limit` recalled hit rows by `ordering` (over eff = hits - invalid_hits).
+
+    Ranked on the keys alone, which the (profile, hits, invalid_hits, record_id) index
+    covers, then only the winning rows are read: sorting whole rows would read every
+    recalled row of the table first."""
     from django.db.models import F
 
-    rows = list(RecordHits.objects.filter(profile=profile, hits__gt=0).annotate(eff=F("hits") - F("invalid_hits")).order_by("-eff", "-hits", "record_id")[:limit])
-    return _with_records(profile, rows)
+    pks = list(
+        RecordHits.objects.filter(profile=profile, hits__gt=0).annotate(eff=F("hits") - F("invalid_hits"))
+        .order_by(*ordering).values_list("pk", flat=True)[:limit]
+    )
+    by_pk = RecordHits.objects.in_bulk(pks)
+    return [by_pk[pk] for pk in pks if pk in by_pk]
+
+
+def most_effective(profile: Profile, *, limit: int = 15) -> list[dict[str, Any]]:
+    return _with_records(profile, _ranked_hits(profile, ("-eff", "-hits", "record_id"), limit))
 
 
 def least_effective(profile: Profile, *, limit: int = 15) -> list[dict[str, Any]]:
     """Recalled records that helped least: most invalid hits relative to hits."""
-    from django.db.models import F
-
-    rows = list(RecordHits.objects.filter(profile=profile, hits__gt=0).annotate(eff=F("hits") - F("invalid_hits")).order_by("eff", "-invalid_hits", "record_id")[:limit])
-    return _with_records(profile, rows)
+    return _with_records(profile, _ranked_hits(profile, ("eff", "-invalid_hits", "record_id"), limit))
 
 
 def recalls_per_day(profile: Profile, *, days: int = 30) -> dict[date, int]:
@@ -511,10 +521,16 @@ def never_recalled(profile: Profile) -> QuerySet[L1Record]:
 
 
 def never_recalled_count(profile: Profile) -> int:
-    """The size of `never_recalled`: NOT IN over the recalled ids is one pass over the live
-    records (a correlated probe per row is slower for a count, faster for one page)."""
+    """The size of `never_recalled`, as live records minus the live records with a hit.
+
+    Record ids are unique per profile in both tables, so the difference is exact. Both
+    counts stay inside indexes: the live count in (profile, deleted, type), the recalled
+    ids come from (profile, hits, invalid_hits, record_id) and each probes
+    (profile, record_id, deleted). One NOT IN pass over every live record read each row
+    of the table instead."""
+    live = L1Record.objects.filter(profile=profile, deleted=False)
     recalled = RecordHits.objects.filter(profile=profile, hits__gt=0).values("record_id")
-    return L1Record.objects.filter(profile=profile, deleted=False).exclude(record_id__in=recalled).count()
+    return live.count() - live.filter(record_id__in=recalled).count()
 
 
 def recent_recalls(profile: Profile, *, limit: int = 20) -> list[Any]:

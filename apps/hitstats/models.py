@@ -16,7 +16,11 @@ class RecordHits(models.Model):
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["profile", "record_id"], name="uniq_hits_per_record")]
-        indexes = [models.Index(fields=["profile", "hits"])]
+        indexes = [
+            models.Index(fields=["profile", "hits"]),
+            # Covers the hits page: totals, ranking by hits - invalid_hits, recalled ids.
+            models.Index(fields=["profile", "hits", "invalid_hits", "record_id"]),
+        ]
 
     @property
     def effective_hits(self) -> int:

@@ -55,6 +55,8 @@ class L1Record(models.Model):
             models.Index(fields=["profile", "created_at"]),
             models.Index(fields=["profile", "last_change"]),
             models.Index(fields=["profile", "content_key"]),
+            # Covers "is this record id live?" probes (the hits page's never-recalled count).
+            models.Index(fields=["profile", "record_id", "deleted"]),
         ]
 
     def __str__(self) -> str:
