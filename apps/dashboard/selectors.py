@@ -37,10 +37,12 @@ def types_for_mode(profile: Profile) -> tuple[str, ...]:
 
 
 def record_counts(profile: Profile) -> dict[str, Any]:
+    # COUNT(*), not COUNT(id): PostgreSQL then answers from an index holding type and
+    # deleted (index-only scan) instead of reading every row for the id.
     rows = (
         L1Record.objects.filter(profile=profile)
         .values("type", "deleted")
-        .annotate(n=Count("id"))
+        .annotate(n=Count("*"))
         .order_by()
     )
     live: Counter[str] = Counter()

@@ -57,6 +57,8 @@ class L1Record(models.Model):
             models.Index(fields=["profile", "content_key"]),
             # Covers "is this record id live?" probes (the hits page's never-recalled count).
             models.Index(fields=["profile", "record_id", "deleted"]),
+            # Covers open-task counts and the task-state filter (overview, records list).
+            models.Index(fields=["profile", "type", "task_state", "deleted"]),
         ]
 
     def __str__(self) -> str:
