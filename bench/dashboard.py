@@ -172,7 +172,9 @@ def main() -> int:
         print(f"reusing {len(ids)} records")
     else:
         user, ids = fill(args.records)
+    print("load average before timing: {:.2f} {:.2f} {:.2f}".format(*os.getloadavg()))
     results = time_pages(user, ids, args.runs)
+    print("load average after timing: {:.2f} {:.2f} {:.2f}".format(*os.getloadavg()))
     slow = [name for name, p50, _, _ in results if p50 >= 150]
     print("target p50 < 150 ms:", "met on every page" if not slow else f"missed on {', '.join(slow)}")
     return 0 if not slow else 1
