@@ -62,11 +62,7 @@ def bar_chart(series: list[tuple[date, int]], *, width: int = 1100, height: int 
 
 
 def cap_level(live: int, cap: int) -> str:
-    """SPEC §3.9 colours: yellow at ≥ max−3, orange at max−1, red at max."""
-    if live >= cap:
-        return "red"
-    if live >= cap - 1:
-        return "orange"
-    if live >= cap - 3:
-        return "yellow"
-    return "green"
+    """The scene cap's colour, by the same rule l2_commit reports (SPEC §3.9)."""
+    from apps.scenes.services import scene_count_warning
+
+    return scene_count_warning(live, cap)

@@ -186,7 +186,8 @@ class _Errors:
         raise kind(f"nothing was written: {summary}", details=details)
 
 
-def _scene_count_warning(live: int, maximum: int) -> str:
+def scene_count_warning(live: int, maximum: int) -> str:
+    """SPEC §3.9 colours: yellow at ≥ max−3, orange at max−1, red at max."""
     if live >= maximum:
         return "red"
     if live >= maximum - 1:
@@ -347,7 +348,7 @@ def scene_commit(
         "applied": applied,
         "liveCount": live_count,
         "maxScenes": maximum,
-        "sceneCountWarning": _scene_count_warning(live_count, maximum),
+        "sceneCountWarning": scene_count_warning(live_count, maximum),
     }
     if warnings:
         result["warnings"] = warnings
