@@ -123,6 +123,9 @@ def embed(texts: list[str], *, kind: str, batch_size: int = 64) -> np.ndarray:
                 todo.append(i)
     if todo:
         prefix = f"{kind}: " if loaded.prefixes else ""
+        # A batch is padded to its longest text: embedding in length order wastes far less
+        # work on padding when short and long texts are mixed. Results go back in order.
+        todo.sort(key=lambda i: len(texts[i]))
         vectors = list(loaded.model.embed([prefix + texts[i] for i in todo], batch_size=batch_size))
         with _cache_lock:
             for i, vec in zip(todo, vectors):

@@ -29,6 +29,23 @@ def test_model_loads_with_the_expected_dimension_and_unit_vectors():
     assert np.allclose(np.linalg.norm(vecs, axis=1), 1.0, atol=1e-4)
 
 
+def test_a_batch_of_mixed_lengths_comes_back_in_input_order():
+    texts = [
+        "A much longer memory about how the deployment pipeline of the billing service is configured and run.",
+        "短句",
+        "The user prefers pytest.",
+        "用户希望提交说明使用英文书写，并且每次提交只做一件事。",
+    ]
+    batch = embedding.embed(texts, kind=embedding.PASSAGE)
+    embedding._cache.clear()
+    one_by_one = np.vstack([embedding.embed([t], kind=embedding.PASSAGE) for t in texts])
+    # int8 dynamic quantisation scales activations per batch, so rows differ slightly
+    # from single-text embeddings; each row must still be its own text's vector.
+    cosines = batch @ one_by_one.T
+    assert list(cosines.argmax(axis=1)) == [0, 1, 2, 3]
+    assert min(cosines[i, i] for i in range(4)) > 0.98
+
+
 @pytest.mark.parametrize(
     ("anchor", "similar", "unrelated"),
     [
