@@ -12,7 +12,6 @@ rule), so none is lost; passing back `nextCursorState` avoids the replay.
 
 from __future__ import annotations
 
-import json
 from collections import deque
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -24,6 +23,7 @@ from apps.conversations.services import (
     DATE_SHARD_RE,
     _state_dir,
     area_folder,
+    cursor_json_load,
     now_iso,
     parse_iso,
     resolve_shards,
@@ -66,12 +66,7 @@ def skill_feed_cursor_parse(raw: str | dict[str, Any] | None) -> dict[str, Any]:
         if not text:
             return {}
         if text.startswith("{"):
-            try:
-                value = json.loads(text)
-            except json.JSONDecodeError as exc:
-                raise ValueError(f"cursor is not valid JSON: {exc.msg} at column {exc.colno}") from None
-            except RecursionError:
-                raise ValueError("cursor nests too deeply to be a cursor") from None
+            value = cursor_json_load(text)
         else:
             value = {"recordedAt": text}
     if not isinstance(value, dict):

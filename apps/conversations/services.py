@@ -317,6 +317,16 @@ def _check_shard_name(name: Any, where: str) -> str:
     return name
 
 
+def cursor_json_load(text: str) -> Any:
+    """Parse a serialized cursor; any failure is a ValueError naming the problem."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"cursor is not valid JSON: {exc.msg} at column {exc.colno}") from None
+    except RecursionError:
+        raise ValueError("cursor nests too deeply to be a cursor") from None
+
+
 def l0_cursor_parse(raw: str | dict[str, Any] | None) -> dict[str, Any]:
     """Validate an L0 cursor (SPEC §3.7) and return it normalised:
     `{}` (from the start), `{"version": 2, "files": {shard: offset}}` or
@@ -326,12 +336,7 @@ def l0_cursor_parse(raw: str | dict[str, Any] | None) -> dict[str, Any]:
     if isinstance(raw, str):
         if not raw.strip():
             return {}
-        try:
-            value = json.loads(raw)
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"cursor is not valid JSON: {exc.msg} at column {exc.colno}") from None
-        except RecursionError:
-            raise ValueError("cursor nests too deeply to be a cursor") from None
+        value = cursor_json_load(raw)
     else:
         value = raw
     if value is None:
