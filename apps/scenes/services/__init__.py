@@ -17,7 +17,16 @@ from apps.scenes.services.commit import (
 )
 from apps.scenes.services.cursor import CURSOR_KIND, parse_l2_cursor, resolve_l2_cursor
 from apps.scenes.services.guide import ARCHIVE_RULES, scene_archive_guide
-from apps.scenes.services.imports import scene_block_import
+from apps.scenes.services.imports import (
+    scene_block_import,
+    scene_blocks_export,
+    scene_blocks_restore,
+    scene_file_problem,
+    scene_pool_entry_problem,
+    scene_pool_export,
+    scene_pool_from_names,
+    scene_pool_restore,
+)
 from apps.scenes.services.reads import (
     MAX_INCREMENT,
     l1_increment_read,
@@ -43,8 +52,15 @@ __all__ = [
     "scene_block_history",
     "scene_block_import",
     "scene_block_restore",
+    "scene_blocks_export",
     "scene_blocks_read",
+    "scene_blocks_restore",
     "scene_commit",
     "scene_count_warning",
+    "scene_file_problem",
     "scene_persona_requests",
+    "scene_pool_entry_problem",
+    "scene_pool_export",
+    "scene_pool_from_names",
+    "scene_pool_restore",
 ]
