@@ -148,6 +148,8 @@ def meta_problem(text: str) -> tuple[int, str] | None:
     if not stripped.startswith(META_START):
         return None
     lines = stripped.split("\n")
+    if not any(line.strip() == META_END for line in lines[1:]):
+        return 1, f"the META block opened here has no {META_END} line"
     for number, line in enumerate(lines[1:], start=2):
         if line.strip() == META_END:
             return None
@@ -168,7 +170,7 @@ def meta_problem(text: str) -> tuple[int, str] | None:
                 json.loads(value)
             except ValueError:
                 return number, "META archiveReason must be a JSON string"
-    return 1, f"the META block opened here has no {META_END} line"
+    return None
 
 
 def parse_file(text: str) -> tuple[dict[str, Any], list[str] | None, str]:

@@ -76,16 +76,17 @@ class Command(BaseCommand):
                                    "(a TencentDB-Agent-Memory directory); pass --format to say which it is")
         data = bundle.read_export(src) if kind == "memoryweb" else tdai.read_tdai(src)
         profile = Profile.objects.filter(slug=options["profile"]).first()
+        mode = profile.mode if profile is not None else (data.source_mode or "code")
+        mode_map = bundle.parse_mode_map(options["mode"], mode)
+        # Everything is checked before the profile is created or anything is written.
+        bundle.check_bundle(data, target_mode=mode, mode_map=mode_map)
         if profile is None:
-            mode = data.source_mode or "code"
             if options["dry_run"]:
                 self.stdout.write(f"profile {options['profile']} does not exist; it would be created in {mode} mode")
                 profile = Profile(slug=options["profile"], mode=mode)
             else:
                 profile = profile_create(slug=options["profile"], mode=mode)
                 self.stdout.write(f"created profile {profile.slug} ({mode} mode)")
-        mode_map = bundle.parse_mode_map(options["mode"], profile.mode)
-        bundle.check_bundle(data, target_mode=profile.mode, mode_map=mode_map)
         if options["dry_run"] and profile.pk is None:
             summary = importer.Summary(dry_run=True, notes=data.notes)
             summary.layers = {"l0": {"shards": len(data.l0)}, "l1": {"records": len(data.records)}, "l2": {"blocks": len(data.blocks)},
