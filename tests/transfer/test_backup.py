@@ -70,3 +70,26 @@ def test_backup_under_a_commit_burst_restores_every_acknowledged_commit(tmp_path
     assert restored["withoutHistory"] == 0
     assert {a["l0"] for a in before} <= set(restored["l0"])
     assert not (backup_dir / "data" / "qdrant").exists()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_postgresql_backup_is_a_pg_dump_holding_committed_records(tmp_path, make_profile, make_api):
+    import shutil as _shutil
+
+    from django.db import connection
+
+    if connection.vendor != "postgresql" or _shutil.which("pg_restore") is None:
+        pytest.skip("a PostgreSQL database and pg_dump/pg_restore are needed")
+    from django.core.management import call_command
+
+    profile = make_profile("pgbackup")
+    stored = make_api(profile, "agent").ok("l1_commit", source="main-agent", records=[
+        {"content": "The release checklist lives in docs/release.md", "type": "work_fact"}])["stored"][0]
+    dest = tmp_path / "pgbackup"
+    call_command("memory", "backup", str(dest))
+    dump = dest / "memoryweb.pgdump"
+    listing = subprocess.run(["pg_restore", "--list", str(dump)], capture_output=True, text=True, check=True).stdout
+    assert "TABLE DATA public records_l1record" in listing
+    data = subprocess.run(["pg_restore", "--data-only", "--table=records_l1record", "-f", "-", str(dump)],
+                          capture_output=True, text=True, check=True).stdout
+    assert stored in data
