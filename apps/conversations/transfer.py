@@ -96,5 +96,12 @@ def cursor_restore(*, profile: Profile, kind: str, value: dict[str, Any]) -> boo
     return True
 
 
-def cursor_value(*, profile: Profile, kind: str) -> dict[str, Any]:
-    return cursor_get(profile=profile, kind=kind)
+def l1_cursor_cover(*, profile: Profile, shards: dict[str, int]) -> bool:
+    """Move the L1 cursor of a profile that already extracts to the end of `shards`
+    (name → size) that an import created, so their rows do not count as new; other shards
+    keep their offsets. A legacy or absent cursor is left alone."""
+    current = cursor_get(profile=profile, kind="l1")
+    if not shards or not isinstance(current.get("files"), dict):
+        return False
+    cursor_set(profile=profile, kind="l1", value={**current, "version": 2, "files": {**current["files"], **shards}})
+    return True

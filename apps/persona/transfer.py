@@ -9,7 +9,11 @@ from apps.accounts.models import Profile
 from apps.accounts.services import audit_record
 from apps.persona import document
 from apps.persona.models import PersonaProposal, PersonaVersion
-from apps.persona.services import _mirror_on_commit, persona_import, persona_live_entries
+from apps.persona.services import (
+    _mirror_on_commit,
+    persona_import,
+    persona_live_entries,
+)
 from apps.scenes.blocks import iso, parse_iso
 
 

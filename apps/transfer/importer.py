@@ -25,7 +25,11 @@ from apps.records import transfer as l1
 from apps.records.models import L1Record
 from apps.scenes.blocks import iso, parse_iso
 from apps.scenes.models import SceneBlock
-from apps.scenes.services import scene_blocks_restore, scene_pool_from_names, scene_pool_restore
+from apps.scenes.services import (
+    scene_blocks_restore,
+    scene_pool_from_names,
+    scene_pool_restore,
+)
 from apps.skills.transfer import skills_restore
 from apps.transfer.bundle import Bundle
 from apps.transfer.source import ImportFileError
@@ -190,18 +194,10 @@ def _restore_l1_cursor(profile: Profile, value: dict[str, Any], plan: dict[tuple
     if l0.cursor_restore(profile=profile, kind=CURSOR_L1, value=value):
         return
     # The profile already extracts from its own shards: cover the shards this import
-    # creates, so their rows do not count as new, and leave the others where they are.
-    current = l0.cursor_value(profile=profile, kind=CURSOR_L1)
-    files = dict(current.get("files") or {}) if isinstance(current.get("files"), dict) else {}
+    # creates, and leave the others where they are.
     sizes = dict(bundle.l0)
-    created = [name for (area, name), action in plan.items() if area == "l0" and action == "create"]
-    if not created or not isinstance(current.get("files"), dict):
-        return
-    for name in created:
-        files[name] = len(sizes[name])
-    from apps.conversations.cursors import cursor_set
-
-    cursor_set(profile=profile, kind=CURSOR_L1, value={**current, "version": 2, "files": files})
+    created = {name: len(sizes[name]) for (area, name), action in plan.items() if area == "l0" and action == "create"}
+    l0.l1_cursor_cover(profile=profile, shards=created)
 
 
 def _l2_cursor(profile: Profile, bundle: Bundle, seq_map: dict[int, int]) -> int:

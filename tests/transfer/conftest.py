@@ -13,8 +13,8 @@ from django.utils import timezone
 
 from apps.conversations.services import today_shard_name as l0_shard_name
 from apps.scenes.models import SceneBlock
-from apps.search import index
 from apps.search.outbox import drain_outbox
+from tests.search.conftest import _private_index  # noqa: F401  (a private embedded index per test)
 
 SKILL_MD = """---
 name: {name}
@@ -26,15 +26,6 @@ tags: [git]
 
 {body}
 """
-
-
-@pytest.fixture(autouse=True)
-def _private_index(settings, tmp_path):
-    settings.QDRANT_PATH = str(tmp_path / "qdrant")
-    settings.QDRANT_URL = ""
-    index.close_clients()
-    yield
-    index.close_clients()
 
 
 def run(*args: str) -> str:

@@ -168,6 +168,21 @@ def test_code_mode_v2_directory_keeps_versions_and_extra_row_fields(tmp_path, ma
     assert L1Record.objects.filter(profile=profile).count() == 3
 
 
+def test_into_a_profile_that_already_extracts_the_new_shards_are_covered(tmp_path, make_profile):
+    from apps.conversations.cursors import cursor_set
+    from apps.conversations.services import l0_append
+
+    profile = make_profile("billing")
+    row = l0_append(profile=profile, rows=[{"id": "own-1", "role": "user", "content": "the deploy runs from CI only",
+                                            "sessionKey": "own", "timestamp": 1764000000000}])[0]
+    cursor_set(profile=profile, kind="l1", value={"version": 2, "files": {row["shard"]: 0}})
+    run("import", "billing", str(code_fixture(tmp_path / "memory-tdai")))
+    cursor = cursor_get(profile=profile, kind="l1")
+    assert cursor["files"][row["shard"]] == 0  # its own row is still to be extracted
+    assert cursor["files"]["2026-11-03.jsonl"] == (Path(profile_dir_of(profile)) / "l0/2026-11-03.jsonl").stat().st_size
+    assert l0_backlog(profile=profile, cursor=cursor, limit=100).eligible == 1
+
+
 def test_chat_records_into_a_code_profile_need_a_mapping(tmp_path, make_profile):
     source = chat_fixture(tmp_path / "memory-tdai")
     make_profile("coder")

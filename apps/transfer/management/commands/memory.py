@@ -9,6 +9,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from apps.accounts.models import Profile
 from apps.accounts.services import profile_create
+from apps.tools.errors import ToolError
 from apps.transfer import backup, bundle, exporter, importer, tdai
 from apps.transfer.source import ImportFileError, SourceDir
 
@@ -49,7 +50,7 @@ class Command(BaseCommand):
             return self._backup(Path(options["dir"]))
         except ImportFileError as exc:
             raise CommandError(f"nothing was imported: {exc}") from None
-        except ValueError as exc:
+        except (ValueError, ToolError) as exc:
             raise CommandError(str(exc)) from None
 
     def _profile(self, slug: str) -> Profile:
