@@ -162,9 +162,10 @@ def records_import(
             actor=str(change.get("actor") or actor)[:200], state=change.get("state") or {}, note=change.get("note"),
         )))
     by_id = {o.record_id: o for o in objects}
+    for record in objects:
+        record.pk = pk_of[record.record_id]
     for record_id in sorted(fresh_ids - covered, key=lambda i: (by_id[i].created_at, i)):
         record = by_id[record_id]
-        record.pk = pk_of[record_id]
         pending.append((None, record.updated_at, L1Change(
             profile=profile, record_id=record.pk, action=CHANGE_ACTIONS_IMPORTED, actor=actor, state=record_state(record),
         )))
@@ -179,8 +180,9 @@ def records_import(
             seq_map[int(seq)] = change.pk
         last[change.record_id] = max(last.get(change.record_id, 0), change.pk)
     L1Change.objects.bulk_update(created, ["created_at"], batch_size=500)
-    for record_pk, change_pk in last.items():
-        L1Record.objects.filter(pk=record_pk).update(last_change=change_pk)
+    for record in objects:
+        record.last_change = last.get(record.pk, 0)
+    L1Record.objects.bulk_update(objects, ["last_change"], batch_size=500)
     for record in objects:
         if not record.deleted:
             enqueue_index_op(profile=profile, record_id=record.record_id, op="upsert")

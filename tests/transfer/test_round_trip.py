@@ -50,6 +50,9 @@ def test_export_import_export_is_identical_and_recall_agrees(rich_profile, tmp_p
     assert [c.action for c in L1Change.objects.filter(profile=copy, record__record_id=ids["rotate"])] == \
         [c.action for c in L1Change.objects.filter(profile=profile, record__record_id=ids["rotate"])]
 
+    for record in L1Record.objects.filter(profile=copy):
+        assert record.last_change == max(c.pk for c in L1Change.objects.filter(record=record))
+
     drain_outbox(copy.pk)
     answered = 0
     for query in ("how do I run the tests", "staging postgres version", "release tasks"):
