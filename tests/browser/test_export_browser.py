@@ -6,7 +6,7 @@ import zipfile
 
 import pytest
 
-from tests.browser.test_dashboard_browser import log_in
+from tests.browser.conftest import log_in
 from tests.dashboard import factories
 
 pytestmark = pytest.mark.browser
