@@ -119,3 +119,12 @@ def test_dry_run_writes_nothing_and_says_what_it_would_do(export_dir, target):
     out = run("import", "target", str(export_dir), "--dry-run")
     assert "dry run" in out and "records 7" in out
     assert state(target) == before
+
+
+def test_a_shard_that_differs_from_the_profiles_own_is_refused(export_dir, target):
+    from apps.conversations.services import l0_append
+
+    shard = l0_append(profile=target, rows=[{"id": "own", "role": "user", "content": "a conversation of the target itself",
+                                             "sessionKey": "t", "timestamp": 1764000000000}])[0]["shard"]
+    assert (export_dir / "memoryDB/l0" / shard).exists()
+    refused(target, export_dir, f"l0/{shard}", "different content")
