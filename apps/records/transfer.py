@@ -174,7 +174,7 @@ def records_import(
         created = list(L1Change.objects.filter(profile=profile, record_id__in=pk_of.values()).order_by("id"))
     seq_map: dict[int, int] = {}
     last: dict[int, int] = {}
-    for (seq, at, _), change in zip(pending, created):
+    for (seq, at, _), change in zip(pending, created, strict=True):
         change.created_at = at  # auto_now_add set it to now; the history keeps its own times
         if seq is not None:
             seq_map[int(seq)] = change.pk

@@ -94,7 +94,7 @@ class Command(BaseCommand):
                               "skills": {"skills": len(data.skills)}}
         else:
             summary = importer.profile_import(profile=profile, bundle=data, dry_run=options["dry_run"], progress=_bars(sys.stderr))
-        self.stdout.write(("dry run, nothing written; would import:" if options["dry_run"] else f"imported into {profile.slug} ({kind}):"))
+        self.stdout.write("dry run, nothing written; would import:" if options["dry_run"] else f"imported into {profile.slug} ({kind}):")
         for line in summary.lines():
             self.stdout.write(f"  {line}")
 
