@@ -9,14 +9,7 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
-from apps.accounts.models import (
-    MODE_CHAT,
-    MODE_CODE,
-    ROLES,
-    ApiToken,
-    AuditEvent,
-    Profile,
-)
+from apps.accounts.models import MODE_CHAT, MODE_CODE, ROLES, ApiToken, AuditEvent, Profile
 
 TOKEN_PREFIX = "mw_"
 
