@@ -47,6 +47,7 @@ INSTALLED_APPS = [
     "apps.tools",
     "apps.pipeline",
     "apps.dashboard",
+    "apps.transfer",
 ]
 
 MIDDLEWARE = [

@@ -27,6 +27,16 @@ def profile_create(*, slug: str, mode: str = MODE_CODE, name: str = "") -> Profi
     return profile
 
 
+def profile_settings_restore(*, profile: Profile, settings: dict, known_projects: list) -> bool:
+    """Give an imported profile the per-profile settings and known projects of its export,
+    only when it has none of its own (an import never overrides what a person set)."""
+    if profile.settings or profile.known_projects:
+        return False
+    Profile.objects.filter(pk=profile.pk).update(settings=dict(settings or {}), known_projects=list(known_projects or []))
+    profile.settings, profile.known_projects = dict(settings or {}), list(known_projects or [])
+    return True
+
+
 def token_create(*, profile: Profile, role: str, name: str = "") -> tuple[ApiToken, str]:
     """Create a token; returns the row and the plain token, which is never stored."""
     if role not in ROLES:

@@ -6,6 +6,7 @@ from django.urls import include, path
 from apps.dashboard.views import (
     admin,
     conversations,
+    export,
     hitstats,
     home,
     jobs,
@@ -21,6 +22,7 @@ app_name = "dashboard"
 profile_patterns = [
     path("", overview.overview, name="overview"),
     path("health/", overview.health, name="health"),
+    path("export.zip", export.profile_export, name="export"),
     path("records/", records.record_list, name="records"),
     path("records/bulk/", records.record_bulk, name="records_bulk"),
     path("records/<str:record_id>/", records.record_detail, name="record"),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from datetime import UTC, datetime
 from typing import Any
@@ -113,8 +114,15 @@ def iso(value: datetime | None) -> str | None:
     return value.astimezone(UTC).isoformat().replace("+00:00", "Z")
 
 
-def render_file(*, meta: dict[str, Any], members: list[str], content: str) -> str:
-    """A block file: the SPEC §7 META block, then the body."""
+# META keys beyond SPEC §7 that an export adds so a restore loses nothing: when the block
+# was first written here, last written, archived and why. Readers that do not know them
+# (TencentDB-Agent-Memory) ignore unknown keys; `archiveReason` is JSON text (it may span
+# lines).
+EXTRA_META_KEYS = ("firstWrittenAt", "writtenAt", "archivedAt", "archiveReason")
+
+
+def render_file(*, meta: dict[str, Any], members: list[str], content: str, extra: dict[str, Any] | None = None) -> str:
+    """A block file: the SPEC §7 META block (plus `extra` keys of EXTRA_META_KEYS), then the body."""
     summary = " ".join(str(meta.get("summary", "")).split())
     lines = [
         META_START,
@@ -123,10 +131,46 @@ def render_file(*, meta: dict[str, Any], members: list[str], content: str) -> st
         f"summary: {summary}",
         f"heat: {int(meta.get('heat') or 0)}",
         f"members: {', '.join(members)}",
-        META_END,
     ]
+    for key in EXTRA_META_KEYS:
+        value = (extra or {}).get(key)
+        if value is not None and value != "":
+            lines.append(f"{key}: {json.dumps(value, ensure_ascii=False) if key == 'archiveReason' else value}")
+    lines.append(META_END)
     body = content if content.endswith("\n") or not content else content + "\n"
     return "\n".join(lines) + "\n" + body
+
+
+def meta_problem(text: str) -> tuple[int, str] | None:
+    """(line, why) when a file that opens a META block has a broken one, else None. A file
+    without META is a plain body (allowed)."""
+    stripped = text.lstrip("\ufeff")
+    if not stripped.startswith(META_START):
+        return None
+    lines = stripped.split("\n")
+    if not any(line.strip() == META_END for line in lines[1:]):
+        return 1, f"the META block opened here has no {META_END} line"
+    for number, line in enumerate(lines[1:], start=2):
+        if line.strip() == META_END:
+            return None
+        if not line.strip():
+            continue
+        key, sep, value = line.partition(":")
+        key, value = key.strip(), value.strip()
+        if not sep or not key:
+            return number, f"META line {line[:80]!r} is not 'key: value'"
+        if key in ("created", "updated", "firstWrittenAt", "writtenAt", "archivedAt") and value and parse_iso(value) is None:
+            return number, f"META {key} {value[:60]!r} is not an ISO 8601 time"
+        if key == "heat" and value and not re.fullmatch(r"\d{1,10}", value):
+            return number, f"META heat {value[:60]!r} is not a non-negative integer"
+        if key == "members" and value and not all(_ID_RE.fullmatch(m.strip()) for m in value.split(",") if m.strip()):
+            return number, "META members must be comma-separated L1 ids (l1_...)"
+        if key == "archiveReason":
+            try:
+                json.loads(value)
+            except ValueError:
+                return number, "META archiveReason must be a JSON string"
+    return None
 
 
 def parse_file(text: str) -> tuple[dict[str, Any], list[str] | None, str]:
@@ -155,6 +199,11 @@ def parse_file(text: str) -> tuple[dict[str, Any], list[str] | None, str]:
                 meta["heat"] = int(value)
             except ValueError:
                 meta["heat"] = 0
-        elif key in ("created", "updated", "summary"):
+        elif key in ("created", "updated", "summary", "firstWrittenAt", "writtenAt", "archivedAt"):
             meta[key] = value
+        elif key == "archiveReason":
+            try:
+                meta[key] = str(json.loads(value))
+            except ValueError:
+                meta[key] = value
     return meta, members, body

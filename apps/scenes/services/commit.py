@@ -1,15 +1,13 @@
-"""L2 services: the L1 increment for the organizer, scene-block commits, the archive
-guide and block reads (SPEC §3.8–§3.11). The dashboard calls the same functions."""
+"""`l2_commit` (SPEC §3.9): plan a batch of scene writes, check it, apply it with the
+cursor under the profile's write lock; the dashboard's archive and restore shortcuts."""
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
 from django.db import transaction
-from django.db.models import Max
 from django.utils import timezone
 
 from apps.accounts.config import profile_setting
@@ -18,9 +16,8 @@ from apps.accounts.models import Profile
 from apps.accounts.paths import PathOutsideProfile, confine, profile_dir
 from apps.accounts.services import audit_record
 from apps.conversations.cursors import cursor_get, cursor_set
-from apps.hitstats.models import RecallHit
 from apps.pipeline import triggers
-from apps.records.models import L1Change, L1Record
+from apps.records.models import L1Record
 from apps.scenes import blocks as B
 from apps.scenes.models import (
     SceneBlock,
@@ -28,128 +25,20 @@ from apps.scenes.models import (
     SceneBlockMember,
     SceneCommit,
 )
+from apps.scenes.services.cursor import (
+    CURSOR_KIND,
+    _invalid,
+    _newest_change_id,
+    _stored_l2_cursor,
+    resolve_l2_cursor,
+)
 from apps.tools.errors import Conflict, Forbidden, InvalidParams, NotFound, ToolError
 
-CURSOR_KIND = "l2"
-MAX_INCREMENT = 200
 ACTIONS = ("create", "update", "delete", "merge", "consolidate", "archive", "restore")
 BODY_ACTIONS = ("create", "update", "merge", "consolidate")
 CONSOLIDATE_MIN_SHARE = 0.5
 FUTURE_SLACK = timedelta(minutes=5)  # clock skew allowed for meta times
 HEAT_MAX = 2**31 - 1  # the largest value the heat column holds on every database
-
-
-# ---------------------------------------------------------------------------- cursor
-
-
-def parse_l2_cursor(value: Any, *, field_name: str = "cursor") -> int:
-    """An L2 cursor: a change id as int or digit string, or `{"lastRecordId": n}` (as an
-    object or its JSON text, the form of `l2/cursor.json`)."""
-    raw = value
-    if isinstance(raw, str):
-        text = raw.strip()
-        if text.startswith("{"):
-            try:
-                raw = json.loads(text)
-            except json.JSONDecodeError:
-                raise _invalid(field_name, "not valid JSON") from None
-        else:
-            raw = text
-    if isinstance(raw, dict):
-        if set(raw) - {"lastRecordId"} or "lastRecordId" not in raw:
-            raise _invalid(field_name, "a cursor object holds exactly one key, lastRecordId")
-        raw = raw["lastRecordId"]
-        if isinstance(raw, str):
-            raw = raw.strip()
-    if isinstance(raw, bool):
-        raise _invalid(field_name, "must be a change id")
-    if isinstance(raw, str) and raw.isascii() and raw.isdigit():
-        raw = int(raw)
-    if not isinstance(raw, int) or raw < 0:
-        raise _invalid(field_name, f"must be a change id (a non-negative integer), got {value!r}")
-    return raw
-
-
-def resolve_l2_cursor(*, profile: Profile, value: Any, field_name: str = "cursor") -> int:
-    """`parse_l2_cursor`, also accepting the id of an L1 record of the profile (the seed calls
-    the cursor "lastRecordId"): it stands for that record's newest change."""
-    raw = value.get("lastRecordId") if isinstance(value, dict) else value
-    if isinstance(raw, str) and raw.strip().startswith("{"):
-        try:
-            decoded = json.loads(raw)
-        except json.JSONDecodeError:
-            decoded = None
-        if isinstance(decoded, dict):
-            raw = decoded.get("lastRecordId")
-    if isinstance(raw, str) and raw.strip().startswith("l1_"):
-        if B.text_problem(raw):
-            raise _invalid(field_name, f"{raw.strip()!r} is not a record of this profile")
-        newest = L1Change.objects.filter(profile=profile, record__record_id=raw.strip()).aggregate(m=Max("id"))["m"]
-        if newest is None:
-            raise _invalid(field_name, f"{raw.strip()} is not a record of this profile")
-        return newest
-    return parse_l2_cursor(value, field_name=field_name)
-
-
-def _stored_l2_cursor(profile: Profile) -> int:
-    value = cursor_get(profile=profile, kind=CURSOR_KIND).get("lastRecordId", 0)
-    try:
-        return parse_l2_cursor(value)
-    except InvalidParams:
-        return 0
-
-
-def _newest_change_id(profile: Profile) -> int:
-    return L1Change.objects.filter(profile=profile).aggregate(m=Max("id"))["m"] or 0
-
-
-def _invalid(field_name: str, message: str) -> InvalidParams:
-    return InvalidParams(f"{field_name}: {message}", details=[{"field": field_name, "message": message}])
-
-
-# ---------------------------------------------------------------- read_l1_increment
-
-
-def l1_increment_read(*, profile: Profile, cursor: Any = None, max_records: int = 50, l1_dir: str | None = None) -> dict[str, Any]:
-    """Records changed after the cursor, each once at its newest state, in the order of
-    their newest change (SPEC §3.8). Tombstones are included."""
-    if not isinstance(max_records, int) or isinstance(max_records, bool) or not 1 <= max_records <= MAX_INCREMENT:
-        raise _invalid("maxRecords", f"must be between 1 and {MAX_INCREMENT}")
-    if l1_dir is not None and l1_dir.strip():
-        # The records live in the database; a directory is accepted for compatibility
-        # with the seed's call shape, but only one inside the calling profile.
-        try:
-            confine(profile_dir(profile), l1_dir)
-        except PathOutsideProfile as exc:
-            raise Forbidden(f"l1Dir: {exc}", details=[{"field": "l1Dir", "message": str(exc)}]) from None
-    after = (
-        _stored_l2_cursor(profile)
-        if cursor is None or (isinstance(cursor, str) and not cursor.strip())
-        else resolve_l2_cursor(profile=profile, value=cursor)
-    )
-    newest = (
-        L1Change.objects.filter(profile=profile, id__gt=after)
-        .values("record")
-        .annotate(last=Max("id"))
-        .order_by("last")
-    )
-    total = newest.count()
-    page = list(newest[:max_records])
-    by_pk = {r.pk: r for r in L1Record.objects.filter(profile=profile, pk__in=[row["record"] for row in page]).select_related("scene")}
-    records = []
-    for row in page:
-        record = by_pk[row["record"]]
-        data = record.as_dict()
-        data["changeId"] = row["last"]
-        records.append(data)
-    next_cursor = page[-1]["last"] if page else after
-    return {
-        "records": records,
-        "nextCursor": str(next_cursor),
-        "totalNew": total,
-        "returned": len(records),
-        "truncated": total > len(records),
-    }
 
 
 # ---------------------------------------------------------------------- l2_commit
@@ -638,222 +527,3 @@ def scene_block_restore(*, profile: Profile, actor: str, filename: str, reason: 
     """Bring an archived block back (counts against the cap again)."""
     return scene_commit(profile=profile, actor=actor, scene_writes=[{"action": "restore", "filename": filename, "reason": reason}],
                         cursor=None, tool="dashboard")
-
-
-# --------------------------------------------------------------- l2_archive_guide
-
-ARCHIVE_RULES = """\
-L2 archive guide
-
-Archive or consolidate?
-- Consolidate (action "consolidate", sources = [a.md, b.md, ...]) when several blocks describe
-  the same project or topic: the merged block keeps every entry and every member, and frees
-  len(sources) - 1 slots. Prefer it whenever blocks overlap.
-- Archive (action "archive", filename, reason) when one block's project or topic is no longer
-  evolving: it leaves the scene folder and stops counting against the cap, but its content
-  and members are kept intact, and {action: "restore"} brings it back at any time.
-
-What makes a good archive candidate (you decide, from the facts below):
-- the project is finished, abandoned or replaced, and new L1 records stopped arriving;
-- few or no members appear in the recall history, and the last recall is long ago;
-- many active days have passed since the block was last written (active days are days on
-  which this profile recorded memories, so holidays do not make a block look cold).
-Recall here is automatic injection, so "recently recalled" does not prove "still relevant";
-the host computes no coldness score.
-
-Hard rules the host enforces:
-- at most one archive per l2_commit batch, and a written reason is required;
-- a block younger than {min_age} days (since it was first written here; a consolidated block
-  is as old as its oldest source) cannot be archived;
-- a block cannot be archived while an archived block of the same filename exists
-  (consolidate it, or restore and consolidate the old one);
-- restore is refused while a live block of the same filename exists, and counts against
-  the cap of {max_scenes} live blocks again.
-"""
-
-
-def scene_archive_guide(*, profile: Profile, filename: str | None = None) -> dict[str, Any]:
-    """Rules and per-block facts for archiving (SPEC §3.10); no coldness score."""
-    now = timezone.now()
-    min_age = int(profile_setting(profile, "l2.archiveMinAgeDays"))
-    maximum = int(profile_setting(profile, "l2.maxScenes"))
-    blocks = list(SceneBlock.objects.filter(profile=profile, removed=False).prefetch_related("member_rows").order_by("archived", "filename"))
-    members_of = {b.pk: sorted(m.record_id for m in b.member_rows.all()) for b in blocks}
-    all_members = {m for ms in members_of.values() for m in ms}
-    last_recall: dict[str, Any] = {}
-    if all_members:
-        for row in RecallHit.objects.filter(profile=profile, record_id__in=all_members).values("record_id").annotate(last=Max("created_at")):
-            last_recall[row["record_id"]] = row["last"]
-    written = [b.written_at or b.updated_at for b in blocks]
-    active_days: list = []
-    if written:
-        active_days = list(L1Change.objects.filter(profile=profile, created_at__gt=min(written)).dates("created_at", "day"))
-    facts = []
-    for block, wrote in zip(blocks, written):
-        members = members_of[block.pk]
-        recalled = [last_recall[m] for m in members if m in last_recall]
-        facts.append({
-            "filename": block.filename,
-            "heat": block.heat,
-            "memberCount": len(members),
-            "recalledMembers": len(recalled),
-            "lastRecallAt": B.iso(max(recalled)) if recalled else None,
-            "activeDaysSinceWrite": sum(1 for day in active_days if day > wrote.date()),
-            "summary": block.summary,
-            "archived": block.archived,
-            "created": B.iso(block.meta_created),
-            "updated": B.iso(block.meta_updated),
-        })
-    result: dict[str, Any] = {
-        "rules": ARCHIVE_RULES.replace("{min_age}", str(min_age)).replace("{max_scenes}", str(maximum)),
-        "blocks": facts,
-        "liveCount": sum(1 for b in blocks if not b.archived),
-        "maxScenes": maximum,
-    }
-    if filename is not None:
-        if B.looks_like_path(filename):
-            try:
-                confine(profile_dir(profile) / "l2" / "scenes", filename)
-            except PathOutsideProfile:
-                raise Forbidden(f"filename: {filename!r} resolves outside the profile") from None
-        problem = B.filename_problem(filename)
-        if problem:
-            raise _invalid("filename", problem)
-        live_block = next((b for b in blocks if b.filename == filename and not b.archived), None)
-        archived_block = next((b for b in blocks if b.filename == filename and b.archived), None)
-        if live_block is None and archived_block is None:
-            raise NotFound(f"no scene block {filename}", details={"filename": filename})
-        if live_block is None:
-            result.update(archivable=False, why=f"{filename} is already archived (restore brings it back)")
-        elif live_block.created_at > now - timedelta(days=min_age):
-            age = (now - live_block.created_at).days
-            result.update(archivable=False, why=f"{filename} is {age} days old; blocks younger than {min_age} days cannot be archived")
-        elif archived_block is not None:
-            result.update(archivable=False, why=f"an archived block named {filename} already exists; consolidate instead")
-        else:
-            result.update(archivable=True, why=f"no hard block: older than {min_age} days and no archived block of that name; decide from the facts and give a reason")
-    return result
-
-
-# -------------------------------------------------------------- read_scene_blocks
-
-
-def scene_blocks_read(*, profile: Profile, filenames: list[str]) -> dict[str, Any]:
-    """Several blocks in one call, with the per-block and per-call limits (§3.11)."""
-    block_max = int(profile_setting(profile, "l2.blockMaxChars"))
-    call_max = int(profile_setting(profile, "l2.callMaxChars"))
-    l2_dir = profile_dir(profile) / "l2"
-    names: list[str] = []
-    from_archive: list[bool] = []
-    for i, raw in enumerate(filenames):
-        name = raw
-        archive_path = False
-        if isinstance(raw, str) and B.looks_like_path(raw):
-            try:
-                resolved = confine(l2_dir, raw)
-            except PathOutsideProfile:
-                raise Forbidden(f"filenames.{i}: {raw!r} resolves outside the profile's scene blocks", details=[{"field": f"filenames.{i}", "message": "outside the profile"}]) from None
-            name = resolved.name
-            archive_path = resolved.parent == (l2_dir / "archive").resolve()
-        names.append(name)
-        from_archive.append(archive_path)
-    live_found: dict[str, SceneBlock] = {}
-    archived_found: dict[str, SceneBlock] = {}
-    valid = [n for n in names if not B.filename_problem(n)]
-    for block in SceneBlock.objects.filter(profile=profile, removed=False, filename__in=valid).prefetch_related("member_rows"):
-        (archived_found if block.archived else live_found)[block.filename] = block
-    out = []
-    total = 0
-    counts = {"returned": 0, "omitted": 0, "truncated": 0}
-    budget_spent = False
-    for raw, name, archive_path in zip(filenames, names, from_archive):
-        # A bare name reads the live block when there is one; a path into l2/archive/
-        # reads the archived block of that name.
-        block = archived_found.get(name) if archive_path else (live_found.get(name) or archived_found.get(name))
-        if block is None:
-            problem = B.filename_problem(name)
-            missing = f"no archived scene block {name}" if archive_path else f"no scene block {name}"
-            out.append({"filename": raw, "ok": False, "error": problem or missing})
-            continue
-        entry: dict[str, Any] = {
-            "filename": block.filename,
-            "ok": True,
-            "meta": block.meta_dict(),
-            "members": block.members,
-        }
-        if block.archived:
-            entry["archived"] = True
-        content = block.content
-        if len(content) > block_max:
-            content = content[:block_max]
-            entry["truncated"] = True
-        if budget_spent or total + len(content) > call_max:
-            budget_spent = True
-            entry.pop("truncated", None)
-            entry["omitted"] = True
-            entry["content"] = None
-            counts["omitted"] += 1
-        else:
-            entry["content"] = content
-            total += len(content)
-            counts["returned"] += 1
-            if entry.get("truncated"):
-                counts["truncated"] += 1
-        out.append(entry)
-    return {"blocks": out, **counts, "totalChars": total}
-
-
-# ----------------------------------------------------------------- dashboard reads
-
-
-def scene_persona_requests(*, profile: Profile, limit: int = 20) -> list[dict[str, Any]]:
-    """Recent l2 commits that asked for an L3 run, with their reasons."""
-    rows = SceneCommit.objects.filter(profile=profile, persona_signal=True).order_by("-id")[:limit]
-    return [{"at": B.iso(r.created_at), "reason": r.persona_reason, "actor": r.actor, "applied": r.applied} for r in rows]
-
-
-def scene_block_history(*, profile: Profile, filename: str) -> list[dict[str, Any]]:
-    """Backups of every block that carried this filename, newest first."""
-    rows = SceneBlockBackup.objects.filter(block__profile=profile, block__filename=filename).order_by("-id")
-    return [{"id": r.pk, "action": r.action, "at": B.iso(r.created_at), "meta": r.meta, "members": r.members, "content": r.content} for r in rows]
-
-
-
-def scene_block_import(*, profile: Profile, actor: str, filename: str, text: str, archived: bool = False) -> dict[str, Any]:
-    """Load one block file of the §7 layout (META header + body) as a live or archived
-    block, replacing a block of that name in the same state (its previous body is backed
-    up). Members are taken as written (from the body's `(l1_…)` references when the file
-    has no members line); the import order of L1 and L2 does not matter."""
-    problem = B.filename_problem(filename)
-    if problem:
-        raise _invalid("filename", problem)
-    if B.text_problem(text):
-        raise _invalid("text", B.text_problem(text) or "")
-    meta, members, body = B.parse_file(text)
-    if members is None:
-        # A file without a members line (TencentDB-Agent-Memory form): the members are the
-        # L1 ids the body cites as (memory ID) references, as l2_commit would default them.
-        members = B.referenced_ids(body)
-    now = timezone.now()
-    created = B.parse_iso(meta.get("created")) or now
-    updated = B.parse_iso(meta.get("updated")) or created
-    with profile_write_lock(profile):
-        block = SceneBlock.objects.filter(profile=profile, filename=filename, removed=False, archived=archived).first()
-        before = None
-        if block is not None:
-            before = _snapshot(block)
-            _backup(block, "import")
-        else:
-            block = SceneBlock(profile=profile, filename=filename, archived=archived, created_at=min(created, now))
-            if archived:
-                block.archived_at = now
-        block.content = body
-        block.summary = str(meta.get("summary", ""))[:1000]
-        block.heat = min(max(int(meta.get("heat") or 0), 0), HEAT_MAX)
-        block.meta_created, block.meta_updated, block.written_at = created, updated, now
-        block.save()
-        _set_members(block, list(dict.fromkeys(members)))
-        audit_record(profile=profile, actor=actor, tool="import", action="import", target_type="scene_block", target_id=filename,
-                     before=before, after=_snapshot(block), note={"archived": archived})
-        transaction.on_commit(lambda: _mirror(profile))
-    return {"success": True, "filename": filename, "archived": archived, "members": len(set(members))}

@@ -1,0 +1,132 @@
+"""Reading a TencentDB-Agent-Memory data directory (SPEC §7 *[2026-12]*) into a `Bundle`.
+
+* `conversations/YYYY-MM-DD.jsonl` → L0 shards of the same names, each row kept as it is
+  (v2 `userId`/`agentId` included) with `sourceLine` assigned.
+* `records/YYYY-MM-DD.jsonl` → L1 records. The shards are append-only: of several lines of
+  one id the last wins; when `vectors.db` holds the table `l1_records`, an id missing from
+  it was deleted by an update or merge and is imported as a tombstone.
+* `scene_blocks/<Name>.md` → live L2 blocks; membership from the `(memory ID)` references.
+* `persona.md` → `USER.md` entries, without the auto-appended "Scene Navigation" section.
+* `.metadata/` is not read: cursors are rebuilt so nothing imported is extracted again.
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+from typing import Any
+
+from apps.conversations.shards import dumps_line
+from apps.persona import document
+from apps.records.models import CHAT_TYPES, CODE_TYPES
+from apps.transfer.bundle import TYPE_ALIASES, Bundle, Row
+from apps.transfer.source import ImportFileError, SourceDir
+
+VECTORS_DB = "vectors.db"
+RECORDS_TABLE = "l1_records"
+_NAV_HEADING = re.compile(r"^(#{1,6})\s*(scene navigation|场景导航)\b", re.IGNORECASE)
+_HEADING = re.compile(r"^(#{1,6})\s")
+_BULLET = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
+
+
+def is_tdai(src: SourceDir) -> bool:
+    return src.has_dir("conversations") and src.has_dir("records")
+
+
+def read_tdai(src: SourceDir) -> Bundle:
+    bundle = Bundle(kind="tdai")
+    for relative in src.files_under("conversations", ".jsonl"):
+        lines = []
+        for number, (_, row) in enumerate(src.read_jsonl(relative), start=1):
+            if not isinstance(row, dict):
+                raise ImportFileError(relative, number, "a conversation row is a JSON object")
+            stored = dict(row)
+            stored["sourceLine"] = number
+            lines.append(dumps_line(stored))
+        bundle.l0.append((relative.rsplit("/", 1)[1], b"".join(lines)))
+    live = _live_ids(src)
+    for relative in src.files_under("records", ".jsonl"):
+        for number, row in src.read_jsonl(relative):
+            if not isinstance(row, dict):
+                raise ImportFileError(relative, number, "a record row is a JSON object")
+            record = dict(row)
+            record.setdefault("version", 1)
+            record.setdefault("source", "import")
+            record.pop("scene_id", None)  # TencentDB scene ids mean nothing here; the name is the label
+            if live is not None:
+                record["deleted"] = record.get("id") not in live
+                if record["deleted"]:
+                    meta = dict(record.get("metadata") or {}) if isinstance(record.get("metadata", {}), dict) else record.get("metadata")
+                    if isinstance(meta, dict):
+                        meta.setdefault("tombstoneReason", "deleted by an update or merge (absent from vectors.db)")
+                        record["metadata"] = meta
+            bundle.records.append(Row(relative, number, record))
+    bundle.source_mode = _mode_of(bundle.records)
+    for relative in src.files_under("scene_blocks", ".md"):
+        bundle.blocks.append((relative.rsplit("/", 1)[1], False, src.read_text(relative)))
+    if src.has_file("persona.md"):
+        bundle.user_md = document.render(persona_entries(src.read_text("persona.md")))
+    return bundle
+
+
+def _live_ids(src: SourceDir) -> set[str] | None:
+    if not src.has_file(VECTORS_DB):
+        return None
+    path = src.path(VECTORS_DB)
+    try:
+        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        try:
+            columns = [r[1] for r in conn.execute(f"PRAGMA table_info({RECORDS_TABLE})")]
+            if not columns:
+                raise ImportFileError(VECTORS_DB, 0, f"has no table {RECORDS_TABLE}")
+            column = next((c for c in ("record_id", "id") if c in columns), None)
+            if column is None:
+                raise ImportFileError(VECTORS_DB, 0, f"table {RECORDS_TABLE} has no record_id or id column")
+            return {str(r[0]) for r in conn.execute(f"SELECT {column} FROM {RECORDS_TABLE}")}  # noqa: S608 - fixed names
+        finally:
+            conn.close()
+    except sqlite3.DatabaseError as exc:
+        raise ImportFileError(VECTORS_DB, 0, f"is not a readable SQLite database ({exc})") from None
+
+
+def _mode_of(rows: list[Row]) -> str | None:
+    kinds = {TYPE_ALIASES.get(r.value.get("type"), r.value.get("type")) for r in rows}
+    code, chat = bool(kinds & set(CODE_TYPES)), bool(kinds & set(CHAT_TYPES))
+    if code and not chat:
+        return "code"
+    if chat and not code:
+        return "chat"
+    return None
+
+
+def persona_entries(text: str) -> list[str]:
+    """`persona.md` as `USER.md` entries. The "Scene Navigation" section (a heading of that
+    name down to the next heading of the same or a higher level) is generated by
+    TencentDB-Agent-Memory from its scene list and is dropped. A file already in the `§`
+    form is read as such; otherwise every list item or paragraph line is an entry and
+    headings are dropped."""
+    kept: list[str] = []
+    skipping_level = 0
+    for line in text.replace("\r\n", "\n").split("\n"):
+        nav = _NAV_HEADING.match(line.strip())
+        heading = _HEADING.match(line.strip())
+        if nav:
+            skipping_level = len(nav.group(1))
+            continue
+        if skipping_level:
+            if heading and len(heading.group(1)) <= skipping_level:
+                skipping_level = 0
+            else:
+                continue
+        kept.append(line)
+    if any(line.strip() == document.SEPARATOR for line in kept):
+        return document.parse("\n".join(kept))
+    entries: list[Any] = []
+    for line in kept:
+        stripped = line.strip()
+        if not stripped or _HEADING.match(stripped) or stripped.startswith("<!--"):
+            continue
+        entry = _BULLET.sub("", stripped).strip()
+        if entry and not document.entry_problem(entry) and entry not in entries:
+            entries.append(entry)
+    return entries
