@@ -1,20 +1,40 @@
-"""Read-only queries over L1 records (dashboard and tools)."""
+"""Read-only queries over L1 records (dashboard and tools).
+
+Every query is scoped by profile and sized by the page, never by the table (counts are
+aggregates; lists are paged)."""
 
 from __future__ import annotations
 
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
 
+from django.db.models import Count, Q, QuerySet
+from django.db.models.functions import TruncDate
+from django.utils import timezone
+
 from apps.accounts.models import Profile
-from apps.records.models import L1Change, L1Record
+from apps.records.commit import _mode_types
+from apps.records.models import ALL_TYPES, SCOPES, TASK_STATES, L1Change, L1Record
 from apps.records.writes import iso_ms
 from apps.tools.errors import NotFound
 
 
 def record_get(*, profile: Profile, record_id: str) -> L1Record:
-    record = L1Record.objects.select_related("scene").filter(profile=profile, record_id=record_id).first()
+    record = record_find(profile, record_id)
     if record is None:
         raise NotFound(f"no record {record_id!r} in this profile")
     return record
+
+
+def record_find(profile: Profile, record_id: str) -> L1Record | None:
+    return L1Record.objects.select_related("scene").filter(profile=profile, record_id=record_id).first()
+
+
+def record_changes(record: L1Record) -> list[L1Change]:
+    """The record's changes, oldest first (the one source of its history)."""
+    return list(L1Change.objects.filter(profile_id=record.profile_id, record=record).order_by("id"))
 
 
 def record_history(*, profile: Profile, record_id: str) -> list[dict[str, Any]]:
@@ -23,7 +43,7 @@ def record_history(*, profile: Profile, record_id: str) -> list[dict[str, Any]]:
     record = record_get(profile=profile, record_id=record_id)
     return [
         {"changeId": c.pk, "action": c.action, "actor": c.actor, "at": iso_ms(c.created_at), "state": c.state, "note": c.note}
-        for c in L1Change.objects.filter(profile=profile, record=record).order_by("id")
+        for c in record_changes(record)
     ]
 
 
@@ -34,3 +54,219 @@ def record_lineage(*, profile: Profile, record_id: str) -> dict[str, Any]:
         L1Record.objects.filter(profile=profile, replaced_by=record_id).order_by("created_at").values_list("record_id", flat=True)
     )
     return {"recordId": record_id, "replaces": replaced, "replacedBy": record.replaced_by or None}
+
+
+def related_records(record: L1Record, changes: list[L1Change]) -> dict[str, list[L1Record]]:
+    """The records this one replaced (named in its history notes: `replaces` of a commit,
+    `rewrittenFrom` of a fix) and the record that replaced it."""
+    replaced_ids: list[str] = []
+    for change in changes:
+        note = change.note if isinstance(change.note, dict) else {}
+        replaced_ids += [i for i in note.get("replaces") or [] if isinstance(i, str)]
+        if isinstance(note.get("rewrittenFrom"), str):
+            replaced_ids.append(note["rewrittenFrom"])
+    fields = ("record_id", "content", "version", "deleted")
+    replaced = list(L1Record.objects.filter(profile_id=record.profile_id, record_id__in=set(replaced_ids)).only(*fields))
+    successor = None
+    if record.replaced_by:
+        successor = L1Record.objects.filter(profile_id=record.profile_id, record_id=record.replaced_by).only(*fields).first()
+    return {"replaced": replaced, "successor": [successor] if successor else []}
+
+
+def records_by_id(profile: Profile, record_ids: list[str], *, fields: tuple[str, ...] = ("record_id", "content", "type", "deleted")) -> dict[str, L1Record]:
+    if not record_ids:
+        return {}
+    return {r.record_id: r for r in L1Record.objects.filter(profile=profile, record_id__in=set(record_ids)).only(*fields)}
+
+
+# ---------------------------------------------------------------- counts
+
+
+def types_for_mode(profile: Profile) -> tuple[str, ...]:
+    return _mode_types(profile)
+
+
+def record_counts(profile: Profile) -> dict[str, Any]:
+    # COUNT(*), not COUNT(id): PostgreSQL then answers from an index holding type and
+    # deleted (index-only scan) instead of reading every row for the id.
+    rows = (
+        L1Record.objects.filter(profile=profile)
+        .values("type", "deleted")
+        .annotate(n=Count("*"))
+        .order_by()
+    )
+    live: Counter[str] = Counter()
+    tombstoned = 0
+    for row in rows:
+        if row["deleted"]:
+            tombstoned += row["n"]
+        else:
+            live[row["type"]] += row["n"]
+    by_type = [(t, live.get(t, 0)) for t in types_for_mode(profile)]
+    by_type += [(t, n) for t, n in sorted(live.items()) if t not in types_for_mode(profile)]
+    return {"live": sum(live.values()), "tombstoned": tombstoned, "by_type": by_type}
+
+
+def records_per_day(profile: Profile, *, days: int = 30) -> dict[date, int]:
+    """Records created per UTC day over the last `days` days (one grouped query)."""
+    return created_per_day(L1Record.objects.filter(profile=profile), days=days)
+
+
+def created_per_day(qs: QuerySet, *, days: int) -> dict[date, int]:
+    """Rows of `qs` per UTC day of `created_at` over the last `days` days."""
+    from django.db import connection
+    from django.db.models import CharField
+    from django.db.models.functions import Cast, Substr
+
+    today = timezone.now().astimezone(UTC).date()
+    since = datetime.combine(today - timedelta(days=days - 1), time.min, tzinfo=UTC)
+    qs = qs.filter(created_at__gte=since)
+    if connection.vendor == "sqlite":
+        # SQLite stores UTC datetimes as ISO text: the day is its first 10 characters,
+        # far cheaper than the per-row date cast TruncDate needs there.
+        rows = qs.annotate(day=Substr(Cast("created_at", CharField()), 1, 10)).values("day").annotate(n=Count("id")).order_by()
+        return {date.fromisoformat(row["day"]): row["n"] for row in rows}
+    rows = qs.annotate(day=TruncDate("created_at", tzinfo=UTC)).values("day").annotate(n=Count("id")).order_by()
+    return {row["day"]: row["n"] for row in rows}
+
+
+def open_tasks(profile: Profile, *, limit: int = 8) -> tuple[int, list[L1Record]]:
+    qs = L1Record.objects.filter(profile=profile, deleted=False, type="work_task").filter(Q(task_state__isnull=True) | Q(task_state="open"))
+    return qs.count(), list(qs.order_by("-created_at", "-id")[:limit])
+
+
+# ---------------------------------------------------------------- the filtered list
+
+SORT_LABELS = {
+    "-created": "newest first", "created": "oldest first", "-updated": "recently changed",
+    "updated": "least recently changed", "-priority": "highest priority", "priority": "lowest priority",
+}
+SORTS = {
+    "-created": ("-created_at", "-id"),
+    "created": ("created_at", "id"),
+    "-updated": ("-updated_at", "-id"),
+    "updated": ("updated_at", "id"),
+    "-priority": ("-priority", "-created_at", "-id"),
+    "priority": ("priority", "created_at", "id"),
+}
+STATUSES = ("live", "tombstoned", "all")
+
+
+@dataclass
+class RecordFilters:
+    type: str = ""
+    scope: str = ""
+    project: str = ""
+    scene: str = ""
+    task_state: str = ""
+    status: str = "live"
+    date_from: date | None = None
+    date_to: date | None = None
+    q: str = ""
+    sort: str = "-created"
+    errors: list[str] = field(default_factory=list)
+
+    @classmethod
+    def from_query(cls, query: Any) -> RecordFilters:
+        f = cls()
+        f.type = query.get("type", "").strip()
+        if f.type and f.type not in ALL_TYPES:
+            f.errors.append(f"unknown type {f.type!r}")
+            f.type = ""
+        f.scope = query.get("scope", "").strip()
+        if f.scope and f.scope not in SCOPES:
+            f.errors.append(f"unknown scope {f.scope!r}")
+            f.scope = ""
+        f.project = query.get("project", "").strip()
+        f.scene = query.get("scene", "").strip()
+        f.task_state = query.get("task_state", "").strip()
+        if f.task_state and f.task_state not in TASK_STATES:
+            f.errors.append(f"unknown task state {f.task_state!r}")
+            f.task_state = ""
+        f.status = query.get("status", "live").strip() or "live"
+        if f.status not in STATUSES:
+            f.errors.append(f"unknown status {f.status!r}")
+            f.status = "live"
+        f.date_from = _parse_date(query.get("from", ""), "from", f.errors)
+        f.date_to = _parse_date(query.get("to", ""), "to", f.errors)
+        f.q = query.get("q", "").strip()
+        f.sort = query.get("sort", "-created").strip() or "-created"
+        if f.sort not in SORTS:
+            f.errors.append(f"unknown sort {f.sort!r}")
+            f.sort = "-created"
+        return f
+
+
+def _parse_date(raw: str, name: str, errors: list[str]) -> date | None:
+    raw = (raw or "").strip()
+    if not raw:
+        return None
+    try:
+        return date.fromisoformat(raw)
+    except ValueError:
+        errors.append(f"{name}: {raw!r} is not a date (YYYY-MM-DD)")
+        return None
+
+
+LIST_FIELDS = ("id", "record_id", "content", "type", "priority", "scene_name", "metadata", "created_at", "version", "deleted", "task_state")
+
+
+def filter_records(profile: Profile, f: RecordFilters) -> QuerySet[L1Record]:
+    qs = L1Record.objects.filter(profile=profile)
+    if f.status == "live":
+        qs = qs.filter(deleted=False)
+    elif f.status == "tombstoned":
+        qs = qs.filter(deleted=True)
+    if f.type:
+        qs = qs.filter(type=f.type)
+    if f.scope:
+        qs = qs.filter(metadata__scope=f.scope)
+    if f.project:
+        qs = qs.filter(metadata__project=f.project)
+    if f.scene:
+        from apps.scenes.models import SceneEntry
+
+        # By the pool entry's key (the FK index); a name that is no pool id matches scene_name.
+        entry = SceneEntry.objects.filter(profile=profile, scene_id=f.scene).values_list("pk", flat=True).first()
+        qs = qs.filter(scene_id=entry) if entry is not None else qs.filter(scene_name=f.scene)
+    if f.task_state:
+        qs = qs.filter(type="work_task")
+        qs = qs.filter(Q(task_state="open") | Q(task_state__isnull=True) | Q(task_state="")) if f.task_state == "open" else qs.filter(task_state=f.task_state)
+    if f.date_from:
+        qs = qs.filter(created_at__gte=datetime.combine(f.date_from, time.min, tzinfo=UTC))
+    if f.date_to:
+        qs = qs.filter(created_at__lt=datetime.combine(f.date_to + timedelta(days=1), time.min, tzinfo=UTC))
+    if f.q:
+        words = f.q.split()[:8]
+        if len(words) == 1 and words[0].startswith("l1_"):
+            # A record id typed into the search box finds that record (or text naming it).
+            qs = qs.filter(Q(record_id=words[0]) | Q(content__icontains=words[0]))
+        else:
+            for word in words:
+                qs = qs.filter(_contains_word(word))
+    return qs.order_by(*SORTS[f.sort])
+
+
+def _contains_word(word: str) -> Q:
+    """Case-insensitive substring match of one search word.
+
+    A word without upper/lower case (Chinese, digits, punctuation) matches the same rows
+    case-sensitively, and on PostgreSQL that skips an UPPER() of every row's content, the
+    bulk of the cost when the trigram index cannot help (words under three characters).
+    SQLite compiles both lookups to the same LIKE."""
+    if word.upper() == word and word.lower() == word:
+        return Q(content__contains=word)
+    return Q(content__icontains=word)
+
+
+def project_choices(profile: Profile) -> list[str]:
+    from apps.scenes.models import SceneEntry
+
+    known = [p for p in (profile.known_projects or []) if isinstance(p, str)]
+    seen = set(known)
+    projects = list(known)
+    for value in SceneEntry.objects.filter(profile=profile).exclude(project="").values_list("project", flat=True).distinct()[:200]:
+        if value not in seen:
+            seen.add(value)
+            projects.append(value)
+    return sorted(projects)

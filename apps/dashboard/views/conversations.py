@@ -6,9 +6,9 @@ from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse
 
-from apps.dashboard import selectors
 from apps.dashboard.access import _get_profile_for_user
 from apps.dashboard.views.common import page
+from apps.conversations import selectors
 
 
 @login_required

@@ -5,9 +5,10 @@ from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
 from django.utils import timezone
 
-from apps.dashboard import charts, selectors
+from apps.dashboard import charts
 from apps.dashboard.access import _get_profile_for_user
 from apps.dashboard.views.common import page
+from apps.hitstats import selectors
 
 
 @login_required

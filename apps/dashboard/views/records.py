@@ -16,10 +16,13 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 from django_htmx.http import HttpResponseClientRedirect
 
-from apps.dashboard import actions, selectors
+from apps.dashboard import actions, presenters
 from apps.dashboard.access import ProfileView, _get_profile_for_user
 from apps.dashboard.views.common import flash_refusal, page
+from apps.hitstats import selectors as hit_selectors
+from apps.records import selectors
 from apps.records.models import SCOPES, TASK_STATES, L1Record
+from apps.scenes import selectors as scene_selectors
 
 PAGE_SIZES = (25, 50, 100, 200)
 
@@ -53,7 +56,7 @@ def record_list(request: HttpRequest, slug: str) -> HttpResponse:
         context.update(
             page_obj=page_obj,
             rows=rows,
-            hits=selectors.hits_for(profile, [r.record_id for r in rows]),
+            hits=hit_selectors.hits_for(profile, [r.record_id for r in rows]),
             page_range=page_obj.paginator.get_elided_page_range(page_obj.number, on_each_side=2, on_ends=1),
             record_base=reverse("dashboard:records", args=[pv.slug]),
         )
@@ -63,7 +66,7 @@ def record_list(request: HttpRequest, slug: str) -> HttpResponse:
         task_states=TASK_STATES,
         statuses=selectors.STATUSES,
         sorts=list(selectors.SORT_LABELS.items()),
-        scene_choices=selectors.scene_choices(profile),
+        scene_choices=scene_selectors.scene_choices(profile),
         project_choices=selectors.project_choices(profile),
         page_sizes=PAGE_SIZES,
     )
@@ -72,7 +75,7 @@ def record_list(request: HttpRequest, slug: str) -> HttpResponse:
 
 def _get_record_for_user(request: HttpRequest, slug: str, record_id: str) -> tuple[ProfileView, L1Record]:
     pv = _get_profile_for_user(request, slug)
-    record = selectors.record_for_profile(pv.profile, record_id)
+    record = selectors.record_find(pv.profile, record_id)
     if record is None:
         raise Http404("no such record")
     return pv, record
@@ -86,15 +89,15 @@ def record_detail(request: HttpRequest, slug: str, record_id: str) -> HttpRespon
 
 def _record_context(pv: ProfileView, record: L1Record, **extra: Any) -> dict[str, Any]:
     profile = pv.profile
-    hits = selectors.hits_for(profile, [record.record_id]).get(record.record_id)
-    history = selectors.record_history(record)
+    hits = hit_selectors.hits_for(profile, [record.record_id]).get(record.record_id)
+    changes = selectors.record_changes(record)
     return {
         "record": record,
-        "history": history,
-        "related": selectors.related_records(record, history),
+        "history": presenters.history_steps(changes),
+        "related": selectors.related_records(record, changes),
         "hits": hits,
-        "recalls": selectors.record_recalls(profile, record.record_id),
-        "blocks": selectors.record_blocks(profile, record.record_id),
+        "recalls": hit_selectors.record_recalls(profile, record.record_id),
+        "blocks": scene_selectors.record_blocks(profile, record.record_id),
         "cited": actions.cited_messages(profile, list(record.source_message_ids or [])),
         "task_states": TASK_STATES,
         "fix_min_evidence": actions.fix_min_evidence(profile),
@@ -112,7 +115,7 @@ def _after_action(request: HttpRequest, pv: ProfileView, record: L1Record, outco
         if getattr(request, "htmx", False):
             return HttpResponseClientRedirect(target)
         return redirect(target)
-    fresh = selectors.record_for_profile(pv.profile, record.record_id) or record
+    fresh = selectors.record_find(pv.profile, record.record_id) or record
     typed = {k: request.POST.get(k, "") for k in ("newContent", "evidence", "reason", "priority")}
     if not getattr(request, "htmx", False):
         flash_refusal(request, outcome.refusal)

@@ -8,9 +8,11 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.views.decorators.http import require_POST
 
-from apps.dashboard import actions, charts, selectors
+from apps.dashboard import actions, charts, presenters
 from apps.dashboard.access import ProfileView, _get_profile_for_user
 from apps.dashboard.views.common import flash_refusal, page
+from apps.records.selectors import records_by_id
+from apps.scenes import selectors
 from apps.scenes.models import SceneBlock
 
 
@@ -35,14 +37,20 @@ def scene_list(request: HttpRequest, slug: str) -> HttpResponse:
     return page(request, pv, "scenes", "dashboard/scenes/list.html", context)
 
 
+def _members(block: SceneBlock) -> list[dict]:
+    ids = selectors.block_member_ids(block)
+    records = records_by_id(block.profile, ids)
+    return [{"record_id": i, "record": records.get(i)} for i in ids]
+
+
 @login_required
 def scene_detail(request: HttpRequest, slug: str, block_id: int) -> HttpResponse:
     pv, block = _get_block_for_user(request, slug, block_id)
     counts = selectors.scene_counts(pv.profile)
     context = {
         "sb": block,
-        "members": selectors.block_members(block),
-        "backups": selectors.block_backups(block),
+        "members": _members(block),
+        "backups": presenters.backup_diffs(selectors.block_backups(block)),
         "counts": counts,
         "level": charts.cap_level(counts["live"], counts["cap"]),
     }

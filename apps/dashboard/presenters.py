@@ -1,0 +1,43 @@
+"""What the dashboard adds to the owners' reads for people: diffs between consecutive
+states. Pure functions over what the selectors return (no queries)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from apps.dashboard.diffs import line_diff, word_diff
+
+HISTORY_FIELDS = ("type", "priority", "scene_name", "taskState", "deleted", "replacedBy", "version", "metadata")
+
+
+@dataclass
+class HistoryStep:
+    change: Any
+    content_diff: list[tuple[str, str]]
+    field_changes: list[tuple[str, Any, Any]]
+
+
+def history_steps(changes: list[Any]) -> list[HistoryStep]:
+    """A record's changes (oldest first) as steps, newest first, each with the content diff
+    and the changed fields against the state before it."""
+    steps = []
+    previous: dict[str, Any] = {}
+    for change in changes:
+        state = change.state or {}
+        diff = word_diff(previous.get("content", ""), state.get("content", "")) if previous else []
+        fields = [(k, previous.get(k), state.get(k)) for k in HISTORY_FIELDS if previous and previous.get(k) != state.get(k)]
+        steps.append(HistoryStep(change=change, content_diff=diff, field_changes=fields))
+        previous = state
+    return list(reversed(steps))
+
+
+def backup_diffs(backups: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [{"backup": b["backup"], "diff": line_diff(b["backup"].content, b["newer"])} for b in backups]
+
+
+def persona_rows(review: dict[str, Any]) -> dict[str, Any]:
+    """The persona review with a word diff on every updated entry."""
+    for row in review["rows"]:
+        row["diff"] = word_diff(row["origin"], row["text"]) if row["kind"] == "updated" else None
+    return review
