@@ -41,3 +41,24 @@ def persona_rows(review: dict[str, Any]) -> dict[str, Any]:
     for row in review["rows"]:
         row["diff"] = word_diff(row["origin"], row["text"]) if row["kind"] == "updated" else None
     return review
+
+
+def predecessor_diffs(record: Any, replaced: list[Any]) -> list[dict[str, Any]]:
+    """What changed against each record this one replaced (a rewrite's v1 beside its v2)."""
+    return [{"record": old, "diff": word_diff(old.content, record.content)} for old in replaced]
+
+
+def tombstone_undo(record: Any, changes: list[Any]) -> dict[str, Any] | None:
+    """For a record whose last change is a tombstoning fix: the change to restore to undo
+    it (the state just before), with who did it, when and why. None otherwise (a rewrite
+    is undone on its new record; a job's tombstone is a replace, not a fix)."""
+    if not record.deleted or len(changes) < 2:
+        return None
+    last, before = changes[-1], changes[-2]
+    audit = (last.note or {}).get("audit") if isinstance(last.note, dict) else None
+    if last.action != "fix" or not isinstance(audit, dict) or audit.get("action") != "tombstone":
+        return None
+    if (before.state or {}).get("deleted"):
+        return None
+    return {"change_id": before.pk, "version": (before.state or {}).get("version"), "actor": last.actor,
+            "at": last.created_at, "reason": audit.get("reason")}

@@ -72,3 +72,62 @@ def persona_review(profile: Profile) -> dict[str, Any]:
 
 def persona_versions(profile: Profile, *, limit: int = 30) -> list[PersonaVersion]:
     return list(PersonaVersion.objects.filter(profile=profile).order_by("-number")[:limit])
+
+
+def persona_rejections(profile: Profile, *, limit: int = 30) -> list[dict[str, Any]]:
+    """Proposal changes a person rejected, newest first: who, when, and the change (the
+    persona services keep each as a `persona_reject_entry` audit event)."""
+    from apps.accounts.models import AuditEvent
+
+    events = AuditEvent.objects.filter(profile=profile, action="persona_reject_entry").order_by("-id")[:limit]
+    out = []
+    for event in events:
+        change = (event.before or {}).get("change") if isinstance(event.before, dict) else None
+        if isinstance(change, dict):
+            out.append({"actor": event.actor, "at": event.created_at, "kind": _KIND_NAMES.get(change.get("kind"), change.get("kind")),
+                        "before": change.get("before"), "after": change.get("after")})
+    return out
+
+
+def entry_proposers(profile: Profile, texts: list[str], *, scan: int = 500) -> dict[str, dict[str, Any]]:
+    """For each proposal entry text, the last `l3_edit` that wrote it: actor (a job run is
+    `job:l3_persona:<run>`), when, and the run id when the actor names one."""
+    from apps.accounts.models import AuditEvent
+
+    wanted = set(texts)
+    found: dict[str, dict[str, Any]] = {}
+    events = AuditEvent.objects.filter(profile=profile, tool="l3_edit", action__in=("add", "update")).order_by("-id")[:scan]
+    for event in events:
+        text = (event.after or {}).get("entry") if isinstance(event.after, dict) else None
+        if text in wanted and text not in found:
+            parts = event.actor.split(":")
+            run = int(parts[2]) if len(parts) == 3 and parts[0] == "job" and parts[2].isdigit() else None
+            found[text] = {"actor": event.actor, "at": event.created_at, "run": run}
+    return found
+
+
+def entries_citing(profile: Profile, record_ids: set[str]) -> list[dict[str, Any]]:
+    """Proposal entries that name any of these records as a source, with whether the text
+    is live in USER.md."""
+    proposal = PersonaProposal.objects.filter(profile=profile).first()
+    if proposal is None or not record_ids:
+        return []
+    live_v = live_version(profile)
+    live = set(live_v.entries) if live_v else set()
+    out = []
+    for index, entry in enumerate(proposal.entries or []):
+        sources = entry_sources(entry)
+        if record_ids.intersection(sources):
+            out.append({"index": index, "text": entry.get("text", ""), "sources": sources, "live": entry.get("text") in live})
+    return out
+
+
+def proposal_entry(profile: Profile, index: int) -> dict[str, Any] | None:
+    proposal = PersonaProposal.objects.filter(profile=profile).first()
+    entries = list(proposal.entries or []) if proposal else []
+    if not 0 <= index < len(entries):
+        return None
+    entry = entries[index]
+    live_v = live_version(profile)
+    return {"index": index, "text": entry.get("text", ""), "origin": entry.get("origin"), "sources": entry_sources(entry),
+            "live": entry.get("text") in (live_v.entries if live_v else [])}

@@ -270,3 +270,90 @@ def project_choices(profile: Profile) -> list[str]:
             seen.add(value)
             projects.append(value)
     return sorted(projects)
+
+
+# ---------------------------------------------------------------- provenance
+
+
+def records_from_messages(profile: Profile, session_key: str, refs: list[str]) -> dict[str, list[L1Record]]:
+    """The records (every version, live or not) that cite each of these L0 message refs,
+    among the records of that session (a record keeps the session it was drawn from)."""
+    wanted = set(refs)
+    out: dict[str, list[L1Record]] = {}
+    if not wanted:
+        return out
+    rows = (
+        L1Record.objects.filter(profile=profile, session_key=session_key)
+        .only("record_id", "content", "type", "deleted", "version", "source_message_ids")
+        .order_by("created_at", "id")
+    )
+    for record in rows:
+        for ref in record.source_message_ids or []:
+            if ref in wanted:
+                out.setdefault(ref, []).append(record)
+    return out
+
+
+def record_versions(profile: Profile, record: L1Record, *, limit: int = 20) -> list[L1Record]:
+    """The chain of versions this record belongs to, oldest first: the records it replaced
+    (by rewrite or by a commit's `replaces`, followed back), itself, and its successors."""
+    chain: dict[str, L1Record] = {record.record_id: record}
+    frontier = [record]
+    while frontier and len(chain) < limit:
+        current = frontier.pop()
+        older = related_records(current, record_changes(current))["replaced"]
+        older += list(L1Record.objects.filter(profile=profile, replaced_by=current.record_id)[:limit])
+        for old in older:
+            if old.record_id not in chain:
+                chain[old.record_id] = old
+                frontier.append(old)
+    successor = record
+    while successor.replaced_by and len(chain) < limit:
+        nxt = record_find(profile, successor.replaced_by)
+        if nxt is None or nxt.record_id in chain:
+            break
+        chain[nxt.record_id] = nxt
+        successor = nxt
+    return sorted(chain.values(), key=lambda r: (r.version, r.created_at))
+
+
+def facet_counts(profile: Profile, f: RecordFilters) -> dict[str, dict[str, int]]:
+    """Counts next to the filter values (as Django admin's facets): for each of type,
+    status and task state, how many records each value would give with the other filters
+    as they are. One grouped query per facet."""
+    from dataclasses import replace
+
+    def grouped(without: RecordFilters, column: str) -> dict[Any, int]:
+        qs = filter_records(profile, without).order_by()
+        return {row[column]: row["n"] for row in qs.values(column).annotate(n=Count("*"))}
+
+    by_type = grouped(replace(f, type="", errors=[]), "type")
+    by_deleted = grouped(replace(f, status="all", errors=[]), "deleted")
+    tasks = grouped(replace(f, task_state="", type="work_task", errors=[]), "task_state") if f.type in ("", "work_task") else {}
+    open_count = sum(n for state, n in tasks.items() if state in (None, "", "open"))
+    return {
+        "type": {k: v for k, v in by_type.items()},
+        "status": {"live": by_deleted.get(False, 0), "tombstoned": by_deleted.get(True, 0),
+                   "all": by_deleted.get(False, 0) + by_deleted.get(True, 0)},
+        "task_state": {"open": open_count, "done": tasks.get("done", 0), "dropped": tasks.get("dropped", 0)},
+    }
+
+
+EXPORT_LIMIT = 10_000
+EXPORT_FIELDS = ("record_id", "type", "content", "priority", "scene_name", "metadata", "task_state", "deleted",
+                 "version", "created_at", "updated_at", "replaced_by", "source_message_ids")
+
+
+def export_rows(profile: Profile, f: RecordFilters, *, limit: int = EXPORT_LIMIT) -> list[dict[str, Any]]:
+    """The filtered list as plain rows (the export's columns), at most `limit`."""
+    rows = []
+    for r in filter_records(profile, f).only(*EXPORT_FIELDS)[:limit]:
+        rows.append({
+            "recordId": r.record_id, "type": r.type, "content": r.content, "priority": r.priority,
+            "scene": r.scene_name, "scope": r.scope, "project": r.project,
+            "taskState": (r.task_state or "open") if r.type == "work_task" else None,
+            "deleted": r.deleted, "version": r.version, "replacedBy": r.replaced_by or None,
+            "createdAt": iso_ms(r.created_at), "updatedAt": iso_ms(r.updated_at),
+            "sourceMessageIds": list(r.source_message_ids or []),
+        })
+    return rows

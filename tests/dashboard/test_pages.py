@@ -141,7 +141,7 @@ def test_skill_trash_restore(login, alice):
     assert response["Location"] == "/p/alice/skills/deploy-app/"
     assert client.get("/p/alice/skills/deploy-app/").status_code == 200
     body = client.post("/p/alice/skill-trash/restore/", {"entry": "../../etc"}, follow=True).content.decode()
-    assert "Refused (forbidden)" in body
+    assert "Not allowed:" in body
 
 
 def test_unknown_skill_is_404(login, alice):

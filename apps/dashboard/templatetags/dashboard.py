@@ -108,3 +108,78 @@ def section_url(section: str | None, slug: str) -> str:
 
     name = section if section in _SWITCHABLE else "overview"
     return reverse(f"dashboard:{name}", args=[slug])
+
+
+@register.filter(name="plain_refusal")
+def plain_refusal_filter(refusal: dict[str, Any]) -> dict[str, Any]:
+    from apps.dashboard.views.common import plain_refusal
+
+    return plain_refusal(refusal or {})
+
+
+_UTC_FORMATS = {"m": "%Y-%m-%d %H:%M", "s": "%Y-%m-%d %H:%M:%S", "d": "%Y-%m-%d"}
+
+
+def _as_datetime(value: Any) -> Any:
+    from datetime import datetime
+
+    if isinstance(value, str):
+        try:
+            value = datetime.fromisoformat(value.replace("Z", "+00:00"))
+        except ValueError:
+            return None
+    if not hasattr(value, "astimezone"):
+        return None
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=UTC)
+    return value
+
+
+@register.filter
+def utc(value: Any, precision: str = "m") -> str:
+    """A timestamp (datetime or ISO text) as `<time>` in UTC, saying so ("… UTC"); the
+    static script adds the viewer's local time as its tooltip. '' for no value."""
+    from django.utils.html import format_html
+
+    moment = _as_datetime(value)
+    if moment is None:
+        return "" if not value else str(value)
+    moment = moment.astimezone(UTC)
+    text = moment.strftime(_UTC_FORMATS.get(precision, _UTC_FORMATS["m"]))
+    return format_html('<time datetime="{}" data-local>{} UTC</time>', moment.isoformat().replace("+00:00", "Z"), text)
+
+
+def _is_token_prefix(text: str) -> bool:
+    """The first 10 characters of a plain token (TOKEN_PREFIX + random), not a typed name."""
+    from apps.accounts.services import TOKEN_PREFIX
+
+    return len(text) == 10 and text.startswith(TOKEN_PREFIX)
+
+
+def actor_words(actor: str | None) -> str:
+    """An audit actor as a person reads it. Stored forms: `user:<name>` (dashboard),
+    `token:<prefix>:<role>` or `token:<name>` (API tokens), `job:<kind>:<run>` (jobs);
+    anything else is shown as stored."""
+    text = (actor or "").strip()
+    kind, _, rest = text.partition(":")
+    if not rest:
+        return text or "–"
+    if kind == "user":
+        return rest
+    if kind == "job":
+        job, _, run = rest.partition(":")
+        return f"{job} job run #{run}" if run else f"{job} job"
+    if kind == "token":
+        head, _, role = rest.rpartition(":")
+        if head and role in ("agent", "worker", "admin"):
+            # A prefix is a short random string; a name is what an admin typed.
+            return f"{role} token {head}…" if _is_token_prefix(head) else f"{role} token “{head}”"
+        return f"token “{rest}”"
+    return text
+
+
+@register.filter
+def actor_label(actor: str | None) -> str:
+    from django.utils.html import format_html
+
+    return format_html('<span class="actor" title="{}">{}</span>', actor or "", actor_words(actor))

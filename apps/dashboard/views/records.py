@@ -21,6 +21,7 @@ from apps.dashboard.access import ProfileView, _get_profile_for_user
 from apps.dashboard.views.common import flash_refusal, page
 from apps.hitstats import selectors as hit_selectors
 from apps.records import selectors
+from apps.records import services as record_services
 from apps.records.models import SCOPES, TASK_STATES, L1Record
 from apps.scenes import selectors as scene_selectors
 
@@ -61,6 +62,7 @@ def record_list(request: HttpRequest, slug: str) -> HttpResponse:
             record_base=reverse("dashboard:records", args=[pv.slug]),
         )
     context.update(
+        facets=selectors.facet_counts(profile, filters),
         types=selectors.types_for_mode(profile),
         scopes=SCOPES,
         task_states=TASK_STATES,
@@ -91,12 +93,19 @@ def _record_context(pv: ProfileView, record: L1Record, **extra: Any) -> dict[str
     profile = pv.profile
     hits = hit_selectors.hits_for(profile, [record.record_id]).get(record.record_id)
     changes = selectors.record_changes(record)
+    related = selectors.related_records(record, changes)
+    recalls = hit_selectors.record_recalls(profile, record.record_id)
     return {
         "record": record,
         "history": presenters.history_steps(changes),
-        "related": selectors.related_records(record, changes),
+        "related": related,
+        "predecessors": presenters.predecessor_diffs(record, related["replaced"]),
+        "created_by": changes[0] if changes else None,
+        "last_recall": recalls[0] if recalls else None,
+        "undo": presenters.tombstone_undo(record, changes),
+        "guards": record_services.fix_guard_status(profile=profile, record_id=record.record_id, is_admin=pv.is_admin),
         "hits": hits,
-        "recalls": hit_selectors.record_recalls(profile, record.record_id),
+        "recalls": recalls,
         "blocks": scene_selectors.record_blocks(profile, record.record_id),
         "cited": actions.cited_messages(profile, list(record.source_message_ids or [])),
         "task_states": TASK_STATES,
@@ -116,7 +125,7 @@ def _after_action(request: HttpRequest, pv: ProfileView, record: L1Record, outco
             return HttpResponseClientRedirect(target)
         return redirect(target)
     fresh = selectors.record_find(pv.profile, record.record_id) or record
-    typed = {k: request.POST.get(k, "") for k in ("newContent", "evidence", "reason", "priority")}
+    typed = {k: request.POST.get(k, "") for k in ("action", "newContent", "evidence", "reason", "priority")}
     if not getattr(request, "htmx", False):
         flash_refusal(request, outcome.refusal)
     return page(request, pv, "records", "dashboard/records/detail.html",
@@ -171,3 +180,48 @@ def record_bulk(request: HttpRequest, slug: str) -> HttpResponse:
     for line in outcome.details:
         messages.warning(request, line)
     return redirect(back)
+
+
+def _csv_cell(value: Any) -> str:
+    """A cell a spreadsheet will not run: text starting with = + - @ (or a tab/CR) is a
+    formula there, so it gets a leading apostrophe."""
+    if isinstance(value, list):
+        value = " ".join(str(v) for v in value)
+    if not isinstance(value, str):
+        return "" if value is None else str(value)
+    return "'" + value if value[:1] in ("=", "+", "-", "@", "\t", "\r") else value
+
+
+@login_required
+def record_export(request: HttpRequest, slug: str) -> HttpResponse:
+    """The current filtered list (keyword filters and sort) as CSV or JSON, at most
+    `EXPORT_LIMIT` rows; the `X-Total-Count` header says how many matched."""
+    import csv
+    import io
+    import json
+
+    from django.http import JsonResponse
+
+    pv = _get_profile_for_user(request, slug)
+    fmt = request.GET.get("format", "csv")
+    if fmt not in ("csv", "json"):
+        return JsonResponse({"error": {"code": "invalid_params", "message": "format must be csv or json", "details": None}}, status=400)
+    filters = selectors.RecordFilters.from_query(request.GET)
+    rows = selectors.export_rows(pv.profile, filters)
+    total = selectors.filter_records(pv.profile, filters).count()
+    name = f"memoryweb-{pv.slug}-records.{fmt}"
+    if fmt == "json":
+        body = json.dumps({"total": total, "returned": len(rows), "truncated": total > len(rows), "filtersIgnored": filters.errors,
+                           "records": rows}, ensure_ascii=False, indent=1)
+        response = HttpResponse(body, content_type="application/json; charset=utf-8")
+    else:
+        out = io.StringIO()
+        writer = csv.writer(out)
+        columns = list(rows[0]) if rows else ["recordId", "type", "content"]
+        writer.writerow(columns)
+        for row in rows:
+            writer.writerow([_csv_cell(row[c]) for c in columns])
+        response = HttpResponse("\ufeff" + out.getvalue(), content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{name}"'
+    response["X-Total-Count"] = str(total)
+    return response
