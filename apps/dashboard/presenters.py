@@ -37,9 +37,12 @@ def backup_diffs(backups: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def persona_rows(review: dict[str, Any]) -> dict[str, Any]:
-    """The persona review with a word diff on every updated entry."""
+    """The persona review with a word diff on every updated entry, and the rows split into
+    changes (to decide) and unchanged entries (folded away on the page)."""
     for row in review["rows"]:
         row["diff"] = word_diff(row["origin"], row["text"]) if row["kind"] == "updated" else None
+    review["changed"] = [r for r in review["rows"] if r["kind"] != "unchanged"]
+    review["unchanged"] = [r for r in review["rows"] if r["kind"] == "unchanged"]
     return review
 
 

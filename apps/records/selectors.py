@@ -357,3 +357,8 @@ def export_rows(profile: Profile, f: RecordFilters, *, limit: int = EXPORT_LIMIT
             "sourceMessageIds": list(r.source_message_ids or []),
         })
     return rows
+
+
+def changes_after(profile: Profile, change_id: int) -> int:
+    """How many L1 changes the profile has after `change_id` (what the L2 cursor has not read)."""
+    return L1Change.objects.filter(profile=profile, id__gt=change_id).count()

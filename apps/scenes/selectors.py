@@ -70,3 +70,11 @@ def blocks_for_records(profile: Profile, record_ids: list[str]) -> dict[str, lis
     for row in rows.order_by("block__filename"):
         out.setdefault(row.record_id, []).append(row.block)
     return out
+
+
+def archivable_from(block: SceneBlock):
+    """When the archive age guard (l2.archiveMinAgeDays from the block's first write here)
+    stops refusing this block."""
+    from datetime import timedelta
+
+    return block.created_at + timedelta(days=int(profile_setting(block.profile, "l2.archiveMinAgeDays")))

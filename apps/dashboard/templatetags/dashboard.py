@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from datetime import UTC
 from typing import Any
 from urllib.parse import urlencode
@@ -183,3 +184,30 @@ def actor_label(actor: str | None) -> str:
     from django.utils.html import format_html
 
     return format_html('<span class="actor" title="{}">{}</span>', actor or "", actor_words(actor))
+
+
+_RECORD_ID = re.compile(r"(?<![\w/])(l1_[0-9A-Za-z][0-9A-Za-z_]{2,62})")
+_TAG = re.compile(r"(<[^>]*>)")
+
+
+@register.filter(needs_autoescape=False)
+def link_records(html: str, slug: str) -> str:
+    """Make every L1 record id in already sanitized HTML (the `markdown` filter's output)
+    a link to its record page. Only text between tags is touched, never inside an <a>;
+    an id is letters, digits and underscores, so nothing else can enter the markup."""
+    from django.urls import reverse
+
+    base = reverse("dashboard:records", args=[slug])
+    out: list[str] = []
+    in_link = 0
+    for part in _TAG.split(str(html)):
+        if part.startswith("<"):
+            name = part[1:].lstrip("/").split(None, 1)[0].rstrip(">").lower() if len(part) > 2 else ""
+            if name == "a":
+                in_link += -1 if part.startswith("</") else 1
+            out.append(part)
+        elif in_link > 0:
+            out.append(part)
+        else:
+            out.append(_RECORD_ID.sub(lambda m: f'<a class="mono record-link" href="{base}{m.group(1)}/">{m.group(1)}</a>', part))
+    return mark_safe("".join(out))

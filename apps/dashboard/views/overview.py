@@ -5,7 +5,7 @@ from django.http import HttpRequest, HttpResponse
 from django.utils import timezone
 
 from apps.conversations import selectors as l0_selectors
-from apps.dashboard import charts
+from apps.dashboard import charts, cursors
 from apps.dashboard.access import _get_profile_for_user
 from apps.dashboard.views.common import page
 from apps.persona import selectors as persona_selectors
@@ -31,7 +31,7 @@ def overview(request: HttpRequest, slug: str) -> HttpResponse:
         "chart": charts.bar_chart(series),
         "open_count": open_count,
         "open_list": open_list,
-        "cursors": l0_selectors.cursors(profile),
+        "cursors": [cursors.describe(profile, c) for c in l0_selectors.cursors(profile)],
         "pending_index_ops": search_selectors.pending_index_ops(profile),
         "persona": persona_selectors.persona_summary(profile),
         "jobs": job_selectors.recent_jobs(profile, limit=6),

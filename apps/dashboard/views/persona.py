@@ -18,8 +18,11 @@ from apps.scenes import services as scene_services
 
 
 def _context(pv: ProfileView, **extra) -> dict:
+    review = presenters.persona_rows(selectors.persona_review(pv.profile))
     return {
-        "diff": presenters.persona_rows(selectors.persona_review(pv.profile)),
+        "diff": review,
+        "proposers": selectors.entry_proposers(pv.profile, [r["text"] for r in review["changed"]]),
+        "rejections": selectors.persona_rejections(pv.profile),
         "versions": selectors.persona_versions(pv.profile),
         # Why the scene organizer asked for a persona run (l2_commit personaReason).
         "requests": scene_services.scene_persona_requests(profile=pv.profile, limit=10),

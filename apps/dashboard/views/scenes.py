@@ -13,6 +13,8 @@ from apps.dashboard.access import ProfileView, _get_profile_for_user
 from apps.dashboard.views.common import flash_refusal, page
 from apps.records.selectors import records_by_id
 from apps.scenes import selectors
+from apps.scenes import services as scene_services
+from apps.tools.errors import ToolError
 from apps.scenes.models import SceneBlock
 
 
@@ -53,8 +55,21 @@ def scene_detail(request: HttpRequest, slug: str, block_id: int) -> HttpResponse
         "backups": presenters.backup_diffs(selectors.block_backups(block)),
         "counts": counts,
         "level": charts.cap_level(counts["live"], counts["cap"]),
+        "archive": _archive_status(pv, block),
     }
     return page(request, pv, "scenes", "dashboard/scenes/detail.html", context)
+
+
+def _archive_status(pv: ProfileView, block: SceneBlock) -> dict | None:
+    """Whether the archive guard would let this live block go now, in its own words, and
+    from when (shown beside the button, before the click)."""
+    if block.archived or block.removed:
+        return None
+    try:
+        guide = scene_services.scene_archive_guide(profile=pv.profile, filename=block.filename)
+    except ToolError:
+        return None
+    return {"archivable": guide.get("archivable", False), "why": guide.get("why", ""), "from": selectors.archivable_from(block)}
 
 
 def _finish(request: HttpRequest, pv: ProfileView, block: SceneBlock, outcome: actions.Outcome) -> HttpResponse:
