@@ -25,9 +25,12 @@ def profile_access_row(profile: Profile, access_id: int) -> ProfileAccess | None
     return ProfileAccess.objects.filter(profile=profile, pk=access_id).select_related("user", "profile").first()
 
 
-def audit_events(profile: Profile, filters: dict[str, str]) -> QuerySet[AuditEvent]:
-    """Newest first; `actor` matches a fragment, the others exact values."""
+def audit_events(profile: Profile, filters: dict[str, str], *, exact_actor: str | None = None) -> QuerySet[AuditEvent]:
+    """Newest first; `actor` matches a fragment, the others exact values; `exact_actor`
+    matches one actor exactly (a job run's events)."""
     events = AuditEvent.objects.filter(profile=profile).order_by("-id")
+    if exact_actor is not None:
+        events = events.filter(actor=exact_actor)
     if filters.get("actor"):
         events = events.filter(actor__icontains=filters["actor"])
     if filters.get("tool"):

@@ -65,3 +65,73 @@ def tombstone_undo(record: Any, changes: list[Any]) -> dict[str, Any] | None:
         return None
     return {"change_id": before.pk, "version": (before.state or {}).get("version"), "actor": last.actor,
             "at": last.created_at, "reason": audit.get("reason")}
+
+
+def _words(key: str) -> str:
+    """camelCase / snake_case key → words ("recordsStored" → "records stored")."""
+    import re
+
+    return re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", str(key)).replace("_", " ").lower()
+
+
+def job_counts(counts: Any) -> list[tuple[str, Any]]:
+    """A run's counts as (label, value) rows, in stored order; nested values stay whole."""
+    if not isinstance(counts, dict):
+        return []
+    return [(_words(k), v) for k, v in counts.items()]
+
+
+def field_changes(before: Any, after: Any) -> list[tuple[str, Any, Any]]:
+    """Field-level differences of two audit states (dicts), like the record history: only
+    the fields that changed, as (field, old, new). Non-dict states compare whole."""
+    if isinstance(before, dict) or isinstance(after, dict):
+        old = before if isinstance(before, dict) else {}
+        new = after if isinstance(after, dict) else {}
+        return [(k, old.get(k), new.get(k)) for k in dict.fromkeys([*old, *new]) if old.get(k) != new.get(k)]
+    return [] if before == after else [("value", before, after)]
+
+
+def audit_target(event: Any, slug: str, block_ids: dict[str, int]) -> str | None:
+    """The dashboard page of an audit event's target, when it has one."""
+    from django.urls import reverse
+
+    kind, target = event.target_type, event.target_id
+    if kind == "l1_record" and target:
+        return reverse("dashboard:record", args=[slug, target])
+    if kind == "scene_block" and target in block_ids:
+        return reverse("dashboard:scene", args=[slug, block_ids[target]])
+    if kind == "job_run" and str(target).isdigit():
+        return reverse("dashboard:job", args=[slug, int(target)])
+    if kind in ("persona", "persona_entry"):
+        return reverse("dashboard:persona", args=[slug])
+    if kind == "scene" and target:
+        return reverse("dashboard:records", args=[slug]) + f"?scene={target}"
+    if kind == "skill" and target:
+        return reverse("dashboard:skill", args=[slug, target])
+    return None
+
+
+def audit_rows(events: list[Any], slug: str, block_ids: dict[str, int]) -> list[dict[str, Any]]:
+    return [{"event": e, "link": audit_target(e, slug, block_ids), "changes": field_changes(e.before, e.after)} for e in events]
+
+
+_BOOST_NAMES = {"effectiveHits": "useful recalls", "priority": "priority"}
+
+
+def boost_words(boosts: Any) -> str:
+    """Recall boosts as words: "+12% for useful recalls, −4% for priority" (the score is
+    the fused score × (1 + the boosts)); "none" when every boost is zero."""
+    if not isinstance(boosts, dict):
+        return "none"
+    parts = []
+    for key, value in boosts.items():
+        if isinstance(value, (int, float)) and round(value * 100) != 0:
+            sign = "+" if value > 0 else "−"
+            parts.append(f"{sign}{abs(round(value * 100))}% for {_BOOST_NAMES.get(key, _words(key))}")
+    return ", ".join(parts) or "none"
+
+
+def rank_words(dense: Any, sparse: Any) -> str:
+    """Where the two retrievers placed a record, e.g. "meaning #1, words #3"."""
+    parts = [f"meaning #{dense}" if dense else "not found by meaning", f"words #{sparse}" if sparse else "not found by words"]
+    return ", ".join(parts)

@@ -31,13 +31,15 @@ def _with_records(profile: Profile, rows: list[RecordHits]) -> list[dict[str, An
     return [{"hits": h, "record": records.get(h.record_id)} for h in rows]
 
 
-def _ranked_hits(profile: Profile, ordering: tuple[str, ...], limit: int) -> list[RecordHits]:
+def _ranked_hits(profile: Profile, ordering: tuple[str, ...], limit: int, *, invalid_only: bool = False) -> list[RecordHits]:
     """The first `limit` recalled hit rows by `ordering` (over eff = hits - invalid_hits).
 
     Ranked on the keys alone, which the (profile, hits, invalid_hits, record_id) index
     covers, then only the winning rows are read: sorting whole rows would read every
     recalled row of the table first."""
     qs = RecordHits.objects.filter(profile=profile, hits__gt=0)
+    if invalid_only:
+        qs = qs.filter(invalid_hits__gt=0)
     pks = list(qs.annotate(eff=F("hits") - F("invalid_hits")).order_by(*ordering).values_list("pk", flat=True)[:limit])
     by_pk = RecordHits.objects.in_bulk(pks)
     return [by_pk[pk] for pk in pks if pk in by_pk]
@@ -48,8 +50,10 @@ def most_effective(profile: Profile, *, limit: int = 15) -> list[dict[str, Any]]
 
 
 def least_effective(profile: Profile, *, limit: int = 15) -> list[dict[str, Any]]:
-    """Recalled records that helped least: most invalid hits relative to hits."""
-    return _with_records(profile, _ranked_hits(profile, ("eff", "-invalid_hits", "record_id"), limit))
+    """Recalled records that helped least: most invalid hits relative to hits. Only
+    records with at least one invalid hit qualify: one whose every recall was useful is
+    not "least effective", however few its hits."""
+    return _with_records(profile, _ranked_hits(profile, ("eff", "-invalid_hits", "record_id"), limit, invalid_only=True))
 
 
 def recalls_per_day(profile: Profile, *, days: int = 30) -> dict[date, int]:

@@ -25,3 +25,15 @@ def active_runs(profile: Profile) -> dict[str, JobRun]:
 
 def run_for_profile(profile: Profile, run_id: int) -> JobRun | None:
     return JobRun.objects.filter(profile=profile, pk=run_id).first()
+
+
+def run_actor(run: JobRun) -> str:
+    """The actor a run's tool calls write as (see pipeline.jobs: job:<kind>:<run id>)."""
+    return f"job:{run.kind}:{run.pk}"
+
+
+def run_changes(run: JobRun, *, limit: int = 200) -> list:
+    """The audit events the run's tool calls wrote, oldest first (what the run changed)."""
+    from apps.accounts.selectors import audit_events
+
+    return list(reversed(list(audit_events(run.profile, {}, exact_actor=run_actor(run))[:limit])))

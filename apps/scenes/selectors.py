@@ -78,3 +78,12 @@ def archivable_from(block: SceneBlock):
     from datetime import timedelta
 
     return block.created_at + timedelta(days=int(profile_setting(block.profile, "l2.archiveMinAgeDays")))
+
+
+def block_ids_by_filename(profile: Profile, filenames: list[str]) -> dict[str, int]:
+    """The block each filename names now (the live one before an archived one)."""
+    out: dict[str, int] = {}
+    rows = SceneBlock.objects.filter(profile=profile, filename__in=set(filenames)).order_by("removed", "archived", "-id")
+    for filename, pk in rows.values_list("filename", "pk"):
+        out.setdefault(filename, pk)
+    return out

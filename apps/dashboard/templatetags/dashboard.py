@@ -211,3 +211,24 @@ def link_records(html: str, slug: str) -> str:
         else:
             out.append(_RECORD_ID.sub(lambda m: f'<a class="mono record-link" href="{base}{m.group(1)}/">{m.group(1)}</a>', part))
     return mark_safe("".join(out))
+
+
+@register.filter(name="job_counts")
+def job_counts_filter(counts: Any) -> list[tuple[str, Any]]:
+    from apps.dashboard.presenters import job_counts
+
+    return job_counts(counts)
+
+
+@register.filter
+def boost_words(boosts: Any) -> str:
+    from apps.dashboard.presenters import boost_words as words
+
+    return words(boosts)
+
+
+@register.simple_tag
+def rank_words(dense: Any, sparse: Any) -> str:
+    from apps.dashboard.presenters import rank_words as words
+
+    return words(dense, sparse)

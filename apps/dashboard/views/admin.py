@@ -14,10 +14,11 @@ from django.views.decorators.http import require_POST
 from apps.accounts.locks import ProfileLocked
 from apps.accounts import selectors
 from apps.accounts.models import ROLES
-from apps.dashboard import services
+from apps.dashboard import presenters, services
 from apps.dashboard.access import ProfileView, _get_profile_for_user, actor_for
 from apps.dashboard.views.common import flash_refusal, page, refusal_from
 from apps.records.project import known_projects_set
+from apps.scenes import selectors as scene_selectors
 from apps.tools.errors import ToolError
 
 
@@ -99,13 +100,19 @@ def access_revoke_view(request: HttpRequest, slug: str, access_id: int) -> HttpR
     return redirect("dashboard:admin", slug=pv.slug)
 
 
+def _audit_rows(pv: ProfileView, events: list) -> list[dict]:
+    blocks = scene_selectors.block_ids_by_filename(pv.profile, [e.target_id for e in events if e.target_type == "scene_block"])
+    return presenters.audit_rows(events, pv.slug, blocks)
+
+
 @login_required
 def audit_page(request: HttpRequest, slug: str) -> HttpResponse:
     pv = _get_admin_profile_for_user(request, slug)
     filters = {k: request.GET.get(k, "").strip() for k in selectors.AUDIT_FILTERS}
     page_obj = Paginator(selectors.audit_events(pv.profile, filters), 50).get_page(request.GET.get("page"))
     choices = selectors.audit_choices(pv.profile)
-    context = {"page_obj": page_obj, "filters": filters, "tools": choices["tools"], "actions": choices["actions"]}
+    context = {"page_obj": page_obj, "filters": filters, "tools": choices["tools"], "actions": choices["actions"],
+               "rows": _audit_rows(pv, list(page_obj.object_list))}
     return page(request, pv, "admin", "dashboard/admin/audit.html", context, partial="dashboard/admin/_audit_rows.html")
 
 

@@ -12,7 +12,9 @@ from django.views.decorators.http import require_POST
 from django_htmx.http import HttpResponseStopPolling
 
 from apps.dashboard.access import ProfileView, _get_profile_for_user, actor_for
+from apps.dashboard import presenters
 from apps.dashboard.views.common import page
+from apps.scenes import selectors as scene_selectors
 from apps.pipeline import selectors
 from apps.pipeline.models import ACTIVE_STATUSES, KINDS, JobRun
 from apps.pipeline.services import job_trigger as pipeline_job_trigger
@@ -36,16 +38,26 @@ def job_list(request: HttpRequest, slug: str) -> HttpResponse:
     return page(request, pv, "jobs", "dashboard/jobs/list.html", context)
 
 
+def _run_context(pv: ProfileView, run: JobRun) -> dict:
+    """The run with its counts as rows and, once it has finished, what its tool calls changed."""
+    context = {"run": run, "counts": presenters.job_counts(run.counts)}
+    if run.status not in ACTIVE_STATUSES:
+        events = selectors.run_changes(run)
+        blocks = scene_selectors.block_ids_by_filename(pv.profile, [e.target_id for e in events if e.target_type == "scene_block"])
+        context["rows"] = presenters.audit_rows(events, pv.slug, blocks)
+    return context
+
+
 @login_required
 def job_detail(request: HttpRequest, slug: str, run_id: int) -> HttpResponse:
     pv, run = _get_run_for_user(request, slug, run_id)
-    return page(request, pv, "jobs", "dashboard/jobs/detail.html", {"run": run})
+    return page(request, pv, "jobs", "dashboard/jobs/detail.html", _run_context(pv, run))
 
 
 @login_required
 def job_progress(request: HttpRequest, slug: str, run_id: int) -> HttpResponse:
     pv, run = _get_run_for_user(request, slug, run_id)
-    response = page(request, pv, "jobs", "dashboard/jobs/detail.html", {"run": run}, partial="dashboard/jobs/_progress.html")
+    response = page(request, pv, "jobs", "dashboard/jobs/detail.html", _run_context(pv, run), partial="dashboard/jobs/_progress.html")
     if getattr(request, "htmx", False) and run.status not in ACTIVE_STATUSES:
         stop = HttpResponseStopPolling(response.content)
         return stop
@@ -66,5 +78,5 @@ def job_trigger(request: HttpRequest, slug: str) -> HttpResponse:
     if not created:
         messages.warning(request, f"{kind} is already queued or running.")
         return redirect("dashboard:job", slug=pv.slug, run_id=run.pk)
-    messages.success(request, f"Queued {kind} run #{run.pk}.")
+    messages.success(request, f"Requested {kind} run #{run.pk}; its state below updates by itself.")
     return redirect("dashboard:job", slug=pv.slug, run_id=run.pk)
