@@ -232,3 +232,18 @@ def rank_words(dense: Any, sparse: Any) -> str:
     from apps.dashboard.presenters import rank_words as words
 
     return words(dense, sparse)
+
+
+@register.filter
+def plain_value(value: Any) -> str:
+    """A stored value as a person reads it: text as it is, true/false, numbers, and JSON
+    only for lists and objects."""
+    if value is None:
+        return "–"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return value
+    if isinstance(value, (int, float)):
+        return str(value)
+    return json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
