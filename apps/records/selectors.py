@@ -187,8 +187,8 @@ class RecordFilters:
         if f.status not in STATUSES:
             f.errors.append(f"unknown status {f.status!r}")
             f.status = "live"
-        f.date_from = _parse_date(query.get("from", ""), "from", f.errors)
-        f.date_to = _parse_date(query.get("to", ""), "to", f.errors)
+        f.date_from = parse_day(query.get("from", ""), "from", f.errors)
+        f.date_to = parse_day(query.get("to", ""), "to", f.errors)
         f.q = query.get("q", "").strip()
         f.sort = query.get("sort", "-created").strip() or "-created"
         if f.sort not in SORTS:
@@ -197,7 +197,8 @@ class RecordFilters:
         return f
 
 
-def _parse_date(raw: str, name: str, errors: list[str]) -> date | None:
+def parse_day(raw: str, name: str, errors: list[str]) -> date | None:
+    """A YYYY-MM-DD filter value (a UTC day); a bad one is named in `errors` and ignored."""
     raw = (raw or "").strip()
     if not raw:
         return None

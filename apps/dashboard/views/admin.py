@@ -11,8 +11,8 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.views.decorators.http import require_POST
 
-from apps.accounts.locks import ProfileLocked
 from apps.accounts import selectors
+from apps.accounts.locks import ProfileLocked
 from apps.accounts.models import ROLES
 from apps.dashboard import presenters, services
 from apps.dashboard.access import ProfileView, _get_profile_for_user, actor_for

@@ -3,8 +3,6 @@ each message shows the L1 records drawn from it, and the L1 extraction cursor is
 
 from __future__ import annotations
 
-from datetime import date
-
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse
@@ -12,18 +10,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from apps.conversations import selectors
 from apps.dashboard.access import _get_profile_for_user
 from apps.dashboard.views.common import page
-from apps.records.selectors import project_choices, records_from_messages
-
-
-def _day(raw: str, name: str, errors: list[str]) -> date | None:
-    raw = (raw or "").strip()
-    if not raw:
-        return None
-    try:
-        return date.fromisoformat(raw)
-    except ValueError:
-        errors.append(f"{name}: {raw!r} is not a date (YYYY-MM-DD)")
-        return None
+from apps.records.selectors import parse_day, project_choices, records_from_messages
 
 
 @login_required
@@ -32,7 +19,7 @@ def conversation_list(request: HttpRequest, slug: str) -> HttpResponse:
     errors: list[str] = []
     q = request.GET.get("q", "").strip()[:200]
     project = request.GET.get("project", "").strip()[:4096]
-    date_from, date_to = _day(request.GET.get("from", ""), "from", errors), _day(request.GET.get("to", ""), "to", errors)
+    date_from, date_to = parse_day(request.GET.get("from", ""), "from", errors), parse_day(request.GET.get("to", ""), "to", errors)
     search = None
     keys = None
     if q or project:
@@ -61,7 +48,7 @@ def conversation_detail(request: HttpRequest, slug: str) -> HttpResponse:
     produced = records_from_messages(pv.profile, session_key, [r["messageRef"] for r in rows])
     offsets = selectors.l1_cursor_offsets(pv.profile)
     marked = False
-    for entry, row in zip(entries, rows):
+    for entry, row in zip(entries, rows, strict=True):
         row["records"] = produced.get(row["messageRef"], [])
         if offsets is not None:
             row["extracted"] = entry.shard in offsets and entry.offset < offsets[entry.shard]

@@ -11,13 +11,13 @@ from django.shortcuts import redirect
 from django.views.decorators.http import require_POST
 from django_htmx.http import HttpResponseStopPolling
 
-from apps.dashboard.access import ProfileView, _get_profile_for_user, actor_for
 from apps.dashboard import presenters
+from apps.dashboard.access import ProfileView, _get_profile_for_user, actor_for
 from apps.dashboard.views.common import page
-from apps.scenes import selectors as scene_selectors
 from apps.pipeline import selectors
 from apps.pipeline.models import ACTIVE_STATUSES, KINDS, JobRun
 from apps.pipeline.services import job_trigger as pipeline_job_trigger
+from apps.scenes import selectors as scene_selectors
 
 
 def _get_run_for_user(request: HttpRequest, slug: str, run_id: int) -> tuple[ProfileView, JobRun]:

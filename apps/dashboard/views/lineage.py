@@ -3,6 +3,9 @@ went, L0 → L1 → L2 → L3, every step a link."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
 
@@ -14,28 +17,24 @@ from apps.records import selectors as record_selectors
 from apps.scenes import selectors as scene_selectors
 
 
+def _lineage_page(request: HttpRequest, slug: str, section: str, find: Callable[[Any], Any], chain: Callable[[Any, Any], dict]) -> HttpResponse:
+    pv = _get_profile_for_user(request, slug)
+    subject = find(pv.profile)
+    if subject is None:
+        raise Http404(f"no such {section} item")
+    return page(request, pv, section, "dashboard/lineage.html", {"chain": chain(pv.profile, subject)})
+
+
 @login_required
 def record_lineage(request: HttpRequest, slug: str, record_id: str) -> HttpResponse:
-    pv = _get_profile_for_user(request, slug)
-    record = record_selectors.record_find(pv.profile, record_id)
-    if record is None:
-        raise Http404("no such record")
-    return page(request, pv, "records", "dashboard/lineage.html", {"chain": lineage.record_lineage(pv.profile, record)})
+    return _lineage_page(request, slug, "records", lambda p: record_selectors.record_find(p, record_id), lineage.record_lineage)
 
 
 @login_required
 def block_lineage(request: HttpRequest, slug: str, block_id: int) -> HttpResponse:
-    pv = _get_profile_for_user(request, slug)
-    block = scene_selectors.block_for_profile(pv.profile, block_id)
-    if block is None:
-        raise Http404("no such scene block")
-    return page(request, pv, "scenes", "dashboard/lineage.html", {"chain": lineage.block_lineage(pv.profile, block)})
+    return _lineage_page(request, slug, "scenes", lambda p: scene_selectors.block_for_profile(p, block_id), lineage.block_lineage)
 
 
 @login_required
 def entry_lineage(request: HttpRequest, slug: str, index: int) -> HttpResponse:
-    pv = _get_profile_for_user(request, slug)
-    entry = persona_selectors.proposal_entry(pv.profile, index)
-    if entry is None:
-        raise Http404("no such persona entry")
-    return page(request, pv, "persona", "dashboard/lineage.html", {"chain": lineage.entry_lineage(pv.profile, entry)})
+    return _lineage_page(request, slug, "persona", lambda p: persona_selectors.proposal_entry(p, index), lineage.entry_lineage)

@@ -14,8 +14,8 @@ from apps.dashboard.views.common import flash_refusal, page
 from apps.records.selectors import records_by_id
 from apps.scenes import selectors
 from apps.scenes import services as scene_services
-from apps.tools.errors import ToolError
 from apps.scenes.models import SceneBlock
+from apps.tools.errors import ToolError
 
 
 def _get_block_for_user(request: HttpRequest, slug: str, block_id: int) -> tuple[ProfileView, SceneBlock]:
