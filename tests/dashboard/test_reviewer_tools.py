@@ -398,3 +398,9 @@ def test_plain_refusal_hides_field_paths():
                                    {"field": "sceneWrites.1.meta", "message": "updated lies in the future"}]})
     assert r["sentence"] == "Please check the form: name is taken."
     assert r["points"] == ["name is taken", "updated lies in the future"]
+
+
+def test_tombstone_reason_of_a_forget_request_is_shown(login, alice, make_record):
+    record = make_record(alice, "The user's old phone number", deleted=True, metadata={"scope": "self", "tombstoneReason": "user-forget"})
+    body = login("alice").get(f"/p/alice/records/{record.record_id}/").content.decode()
+    assert "the user asked to forget it" in body and 'id="undo"' not in body  # no fix to undo: not one of ours
