@@ -351,6 +351,12 @@ def test_filter_values_carry_counts_and_headers_sort(login, alice, make_record):
     # Counts follow the other filters: with type=work_task the status counts shrink.
     body = client.get("/p/alice/records/?type=work_task").content.decode()
     assert ">live (1)</option>" in body and ">work_fact (2)</option>" in body
+    body = client.get("/p/alice/records/?status=tombstoned").content.decode()
+    assert ">work_fact (1)</option>" in body and ">work_task (0)</option>" in body and ">live (3)</option>" in body
+    body = client.get("/p/alice/records/?q=Fact").content.decode()  # a search: counts on request only
+    assert ">work_fact</option>" in body and "show the counts" in body
+    body = client.get("/p/alice/records/?q=Fact&facets=1").content.decode()  # and they follow the search
+    assert ">work_fact (2)</option>" in body and ">work_task (0)</option>" in body and ">live (2)</option>" in body
     body = client.get("/p/alice/records/?sort=-priority").content.decode()
     assert 'aria-sort="descending"' in body and "sort=priority" in body
 

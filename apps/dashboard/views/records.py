@@ -62,7 +62,9 @@ def record_list(request: HttpRequest, slug: str) -> HttpResponse:
             record_base=reverse("dashboard:records", args=[pv.slug]),
         )
     context.update(
-        facets=selectors.facet_counts(profile, filters),
+        # Counts beside the filter values cost one grouped query; with a filter that makes it
+        # a scan they are computed only when asked for (?facets=1).
+        facets=selectors.facet_counts(profile, filters) if selectors.facets_are_cheap(filters) or request.GET.get("facets") == "1" else None,
         types=selectors.types_for_mode(profile),
         scopes=SCOPES,
         task_states=TASK_STATES,
