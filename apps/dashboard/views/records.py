@@ -10,13 +10,13 @@ from typing import Any
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import EmptyPage, PageNotAnInteger, Paginator
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 from django_htmx.http import HttpResponseClientRedirect
 
-from apps.dashboard import actions, presenters
+from apps.dashboard import actions, exports, presenters
 from apps.dashboard.access import ProfileView, _get_profile_for_user
 from apps.dashboard.views.common import flash_refusal, page
 from apps.hitstats import selectors as hit_selectors
@@ -184,46 +184,18 @@ def record_bulk(request: HttpRequest, slug: str) -> HttpResponse:
     return redirect(back)
 
 
-def _csv_cell(value: Any) -> str:
-    """A cell a spreadsheet will not run: text starting with = + - @ (or a tab/CR) is a
-    formula there, so it gets a leading apostrophe."""
-    if isinstance(value, list):
-        value = " ".join(str(v) for v in value)
-    if not isinstance(value, str):
-        return "" if value is None else str(value)
-    return "'" + value if value[:1] in ("=", "+", "-", "@", "\t", "\r") else value
-
-
 @login_required
 def record_export(request: HttpRequest, slug: str) -> HttpResponse:
     """The current filtered list (keyword filters and sort) as CSV or JSON, at most
     `EXPORT_LIMIT` rows; the `X-Total-Count` header says how many matched."""
-    import csv
-    import io
-    import json
-
-    from django.http import JsonResponse
-
     pv = _get_profile_for_user(request, slug)
     fmt = request.GET.get("format", "csv")
-    if fmt not in ("csv", "json"):
+    if fmt not in exports.FORMATS:
         return JsonResponse({"error": {"code": "invalid_params", "message": "format must be csv or json", "details": None}}, status=400)
     filters = selectors.RecordFilters.from_query(request.GET)
     rows = selectors.export_rows(pv.profile, filters)
     total = selectors.filter_records(pv.profile, filters).count()
-    name = f"memoryweb-{pv.slug}-records.{fmt}"
-    if fmt == "json":
-        body = json.dumps({"total": total, "returned": len(rows), "truncated": total > len(rows), "filtersIgnored": filters.errors,
-                           "records": rows}, ensure_ascii=False, indent=1)
-        response = HttpResponse(body, content_type="application/json; charset=utf-8")
-    else:
-        out = io.StringIO()
-        writer = csv.writer(out)
-        columns = list(rows[0]) if rows else ["recordId", "type", "content"]
-        writer.writerow(columns)
-        for row in rows:
-            writer.writerow([_csv_cell(row[c]) for c in columns])
-        response = HttpResponse("\ufeff" + out.getvalue(), content_type="text/csv; charset=utf-8")
-    response["Content-Disposition"] = f'attachment; filename="{name}"'
+    response = HttpResponse(exports.render(fmt, rows, total=total, ignored=filters.errors), content_type=exports.FORMATS[fmt])
+    response["Content-Disposition"] = f'attachment; filename="memoryweb-{pv.slug}-records.{fmt}"'
     response["X-Total-Count"] = str(total)
     return response
