@@ -410,3 +410,16 @@ def test_tombstone_reason_of_a_forget_request_is_shown(login, alice, make_record
     record = make_record(alice, "The user's old phone number", deleted=True, metadata={"scope": "self", "tombstoneReason": "user-forget"})
     body = login("alice").get(f"/p/alice/records/{record.record_id}/").content.decode()
     assert "the user asked to forget it" in body and 'id="undo"' not in body  # no fix to undo: not one of ours
+
+
+def test_linked_ids_and_labels_keep_untrusted_text_inert(login, alice, make_record, make_block):
+    record = make_record(alice, "A plain record")
+    block = make_block(alice, "xss.md", content=f'<img src=x onerror="alert(1)"> see {record.record_id} <script>alert(2)</script>',
+                       members=[record.record_id])
+    body = login("alice").get(f"/p/alice/scenes/{block.pk}/").content.decode()
+    assert "onerror" not in body and "<script>alert" not in body
+    assert f'href="/p/alice/records/{record.record_id}/"' in body
+
+    from apps.dashboard.templatetags.dashboard import actor_label
+
+    assert "<script>" not in actor_label('token:<script>alert(3)</script>')
