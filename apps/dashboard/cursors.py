@@ -13,6 +13,18 @@ _JOBS = {"l1": "L1 extraction (reads L0 messages)", "l2": "L2 scene organizer (r
          "l3": "L3 persona (reads scene blocks)", "skill_feed": "skill review (reads the skill feed)"}
 
 
+def _when(stamp: Any) -> str:
+    """An ISO time as "2026-11-30 10:00 UTC" (the stored text when it does not parse)."""
+    from datetime import UTC, datetime
+
+    try:
+        moment = datetime.fromisoformat(str(stamp).replace("Z", "+00:00"))
+    except ValueError:
+        return str(stamp)
+    moment = moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+    return moment.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")
+
+
 def describe(profile: Profile, cursor: Any) -> dict[str, Any]:
     """{kind, job, lines: [str], updated_at, value} for one stored cursor."""
     value = cursor.value if isinstance(cursor.value, dict) else {}
@@ -25,14 +37,14 @@ def describe(profile: Profile, cursor: Any) -> dict[str, Any]:
         if len(positions) > 3:
             lines.append(f"and {len(positions) - 3} earlier day{'s' if len(positions) > 4 else ''}")
     elif cursor.kind == "l1" and value.get("lastRecordedAt"):
-        lines.append(f"read messages recorded up to {value['lastRecordedAt']} (legacy cursor)")
+        lines.append(f"read messages recorded up to {_when(value['lastRecordedAt'])} (legacy cursor)")
     elif cursor.kind == "l2" and isinstance(value.get("lastRecordId"), int):
         behind = changes_after(profile, value["lastRecordId"])
         lines.append(f"read L1 changes up to #{value['lastRecordId']}; {behind} change{'s' if behind != 1 else ''} since")
     elif cursor.kind == "l3" and value.get("updated"):
-        lines.append(f"read scene blocks updated up to {value['updated']}")
+        lines.append(f"read scene blocks updated up to {_when(value['updated'])}")
     elif cursor.kind == "skill_feed" and value.get("recordedAt"):
-        lines.append(f"read tool calls recorded up to {value['recordedAt']}" + (f" ({value['seen']} at that time)" if value.get("seen") else ""))
+        lines.append(f"read tool calls recorded up to {_when(value['recordedAt'])}" + (f" ({value['seen']} at that time)" if value.get("seen") else ""))
     if not lines:
         lines.append("at the start" if not value else "position stored in a form this page does not describe")
     return {"kind": cursor.kind, "job": _JOBS.get(cursor.kind, cursor.kind), "lines": lines, "updated_at": cursor.updated_at, "value": value}

@@ -325,7 +325,7 @@ def test_overview_cursors_are_sentences(login, alice):
     body = login("alice").get("/p/alice/").content.decode()
     cursors = body.split('id="cursors"')[1].split("</table>")[0]
     assert f"read up to message 2 of 4 of {third.shard.removesuffix('.jsonl')} (2 unread)" in cursors
-    assert "read scene blocks updated up to 2026-11-30T10:00:00Z" in cursors
+    assert "read scene blocks updated up to 2026-11-30 10:00 UTC" in cursors
     assert '"files"' not in cursors and "offset" not in cursors
 
 
