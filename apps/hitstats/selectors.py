@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-from datetime import date
 from typing import Any
 
-from django.db.models import Count, Exists, F, OuterRef, Q, QuerySet, Sum
+from django.db.models import Count, F, Q, QuerySet, Sum
 
 from apps.accounts.models import Profile
 from apps.hitstats.models import RecallEvent, RecallHit, RecordHits
-from apps.records.models import L1Record
-from apps.records.selectors import created_per_day, records_by_id
 
 
 def hits_for(profile: Profile, record_ids: list[str]) -> dict[str, RecordHits]:
@@ -24,11 +21,6 @@ def hit_totals(profile: Profile) -> dict[str, Any]:
     hits, invalid = agg["total"] or 0, agg["invalid"] or 0
     return {"hits": hits, "invalid": invalid, "effective": hits - invalid, "recalled": agg["recalled"] or 0,
             "invalid_ratio": (invalid / hits) if hits else 0.0}
-
-
-def _with_records(profile: Profile, rows: list[RecordHits]) -> list[dict[str, Any]]:
-    records = records_by_id(profile, [h.record_id for h in rows])
-    return [{"hits": h, "record": records.get(h.record_id)} for h in rows]
 
 
 def _ranked_hits(profile: Profile, ordering: tuple[str, ...], limit: int, *, invalid_only: bool = False) -> list[RecordHits]:
@@ -45,38 +37,20 @@ def _ranked_hits(profile: Profile, ordering: tuple[str, ...], limit: int, *, inv
     return [by_pk[pk] for pk in pks if pk in by_pk]
 
 
-def most_effective(profile: Profile, *, limit: int = 15) -> list[dict[str, Any]]:
-    return _with_records(profile, _ranked_hits(profile, ("-eff", "-hits", "record_id"), limit))
+def most_effective(profile: Profile, *, limit: int = 15) -> list[RecordHits]:
+    return _ranked_hits(profile, ("-eff", "-hits", "record_id"), limit)
 
 
-def least_effective(profile: Profile, *, limit: int = 15) -> list[dict[str, Any]]:
+def least_effective(profile: Profile, *, limit: int = 15) -> list[RecordHits]:
     """Recalled records that helped least: most invalid hits relative to hits. Only
     records with at least one invalid hit qualify: one whose every recall was useful is
     not "least effective", however few its hits."""
-    return _with_records(profile, _ranked_hits(profile, ("eff", "-invalid_hits", "record_id"), limit, invalid_only=True))
+    return _ranked_hits(profile, ("eff", "-invalid_hits", "record_id"), limit, invalid_only=True)
 
 
-def recalls_per_day(profile: Profile, *, days: int = 30) -> dict[date, int]:
-    return created_per_day(RecallEvent.objects.filter(profile=profile), days=days)
-
-
-def never_recalled(profile: Profile) -> QuerySet[L1Record]:
-    # A correlated probe of the (profile, record_id) unique index: the page stops early.
-    recalled = RecordHits.objects.filter(profile=profile, record_id=OuterRef("record_id"), hits__gt=0)
-    return L1Record.objects.filter(profile=profile, deleted=False).filter(~Exists(recalled)).order_by("created_at", "id")
-
-
-def never_recalled_count(profile: Profile) -> int:
-    """The size of `never_recalled`, as live records minus the live records with a hit.
-
-    Record ids are unique per profile in both tables, so the difference is exact. Both
-    counts stay inside indexes: the live count in (profile, deleted, type), the recalled
-    ids come from (profile, hits, invalid_hits, record_id) and each probes
-    (profile, record_id, deleted). One NOT IN pass over every live record read each row
-    of the table instead."""
-    live = L1Record.objects.filter(profile=profile, deleted=False)
-    recalled = RecordHits.objects.filter(profile=profile, hits__gt=0).values("record_id")
-    return live.count() - live.filter(record_id__in=recalled).count()
+def recall_events(profile: Profile) -> QuerySet[RecallEvent]:
+    """Every recall of the profile (for per-day charts)."""
+    return RecallEvent.objects.filter(profile=profile)
 
 
 def recent_recalls(profile: Profile, *, limit: int = 20) -> list[RecallEvent]:

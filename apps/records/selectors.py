@@ -11,8 +11,6 @@ from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
 
 from django.db.models import Count, Q, QuerySet
-from django.db.models.functions import TruncDate
-from django.utils import timezone
 
 from apps.accounts.models import Profile
 from apps.records.commit import _mode_types
@@ -107,27 +105,9 @@ def record_counts(profile: Profile) -> dict[str, Any]:
     return {"live": sum(live.values()), "tombstoned": tombstoned, "by_type": by_type}
 
 
-def records_per_day(profile: Profile, *, days: int = 30) -> dict[date, int]:
-    """Records created per UTC day over the last `days` days (one grouped query)."""
-    return created_per_day(L1Record.objects.filter(profile=profile), days=days)
-
-
-def created_per_day(qs: QuerySet, *, days: int) -> dict[date, int]:
-    """Rows of `qs` per UTC day of `created_at` over the last `days` days."""
-    from django.db import connection
-    from django.db.models import CharField
-    from django.db.models.functions import Cast, Substr
-
-    today = timezone.now().astimezone(UTC).date()
-    since = datetime.combine(today - timedelta(days=days - 1), time.min, tzinfo=UTC)
-    qs = qs.filter(created_at__gte=since)
-    if connection.vendor == "sqlite":
-        # SQLite stores UTC datetimes as ISO text: the day is its first 10 characters,
-        # far cheaper than the per-row date cast TruncDate needs there.
-        rows = qs.annotate(day=Substr(Cast("created_at", CharField()), 1, 10)).values("day").annotate(n=Count("id")).order_by()
-        return {date.fromisoformat(row["day"]): row["n"] for row in rows}
-    rows = qs.annotate(day=TruncDate("created_at", tzinfo=UTC)).values("day").annotate(n=Count("id")).order_by()
-    return {row["day"]: row["n"] for row in rows}
+def profile_records(profile: Profile) -> QuerySet[L1Record]:
+    """Every record of the profile, live or not (for per-day charts)."""
+    return L1Record.objects.filter(profile=profile)
 
 
 def open_tasks(profile: Profile, *, limit: int = 8) -> tuple[int, list[L1Record]]:
@@ -387,3 +367,32 @@ def export_rows(profile: Profile, f: RecordFilters, *, limit: int = EXPORT_LIMIT
 def changes_after(profile: Profile, change_id: int) -> int:
     """How many L1 changes the profile has after `change_id` (what the L2 cursor has not read)."""
     return L1Change.objects.filter(profile=profile, id__gt=change_id).count()
+
+
+# ---------------------------------------------------------------- never recalled
+
+
+def never_recalled(profile: Profile) -> QuerySet[L1Record]:
+    """Live records no recall has returned, oldest first."""
+    from django.db.models import Exists, OuterRef
+
+    from apps.hitstats.models import RecordHits
+
+    # A correlated probe of the (profile, record_id) unique index: the page stops early.
+    recalled = RecordHits.objects.filter(profile=profile, record_id=OuterRef("record_id"), hits__gt=0)
+    return L1Record.objects.filter(profile=profile, deleted=False).filter(~Exists(recalled)).order_by("created_at", "id")
+
+
+def never_recalled_count(profile: Profile) -> int:
+    """The size of `never_recalled`, as live records minus the live records with a hit.
+
+    Record ids are unique per profile in both tables, so the difference is exact. Both
+    counts stay inside indexes: the live count in (profile, deleted, type), the recalled
+    ids come from (profile, hits, invalid_hits, record_id) and each probes
+    (profile, record_id, deleted). One NOT IN pass over every live record read each row
+    of the table instead."""
+    from apps.hitstats.models import RecordHits
+
+    live = L1Record.objects.filter(profile=profile, deleted=False)
+    recalled = RecordHits.objects.filter(profile=profile, hits__gt=0).values("record_id")
+    return live.count() - live.filter(record_id__in=recalled).count()

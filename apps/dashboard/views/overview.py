@@ -21,7 +21,7 @@ def overview(request: HttpRequest, slug: str) -> HttpResponse:
     pv = _get_profile_for_user(request, slug)
     profile = pv.profile
     scenes = scene_selectors.scene_counts(profile)
-    series = charts.daily_series(selectors.records_per_day(profile, days=30), days=30, today=timezone.now().date())
+    series = charts.daily_series(charts.per_day(selectors.profile_records(profile), days=30), days=30, today=timezone.now().date())
     open_count, open_list = selectors.open_tasks(profile)
     context = {
         "counts": selectors.record_counts(profile),
