@@ -130,6 +130,8 @@ def time_pages(user, ids: list[str], runs: int) -> list[tuple[str, float, float,
         ("records page 1000", "/p/bench/records/?page=1000"),
         ("records date range", f"/p/bench/records/?from={(timezone.now() - timedelta(days=30)).date()}&to={timezone.now().date()}"),
         ("record page", f"/p/bench/records/{record_id}/"),
+        ("record lineage", f"/p/bench/records/{record_id}/lineage/"),
+        ("download: export json (open tasks)", "/p/bench/records/export/?format=json&type=work_task&task_state=open"),
         ("hits", "/p/bench/hits/"),
         ("scenes", "/p/bench/scenes/"),
         ("conversations", "/p/bench/conversations/"),
@@ -175,7 +177,8 @@ def main() -> int:
     print("load average before timing: {:.2f} {:.2f} {:.2f}".format(*os.getloadavg()))
     results = time_pages(user, ids, args.runs)
     print("load average after timing: {:.2f} {:.2f} {:.2f}".format(*os.getloadavg()))
-    slow = [name for name, p50, _, _ in results if p50 >= 150]
+    # A download (up to 10,000 rows) is no page a person waits on to read; it is timed, not held to the page target.
+    slow = [name for name, p50, _, _ in results if p50 >= 150 and not name.startswith("download:")]
     print("target p50 < 150 ms:", "met on every page" if not slow else f"missed on {', '.join(slow)}")
     return 0 if not slow else 1
 

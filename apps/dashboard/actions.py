@@ -15,7 +15,7 @@ from apps.accounts.config import profile_setting
 from apps.accounts.locks import ProfileLocked
 from apps.accounts.models import Profile
 from apps.dashboard.access import ProfileView, actor_for
-from apps.dashboard.views.common import refusal_from
+from apps.dashboard.views.common import plain_refusal, refusal_from
 from apps.persona import services as persona_services
 from apps.records import services as record_services
 from apps.records.models import L1Record
@@ -92,7 +92,7 @@ def bulk_tombstone(request: HttpRequest, pv: ProfileView, ids: list[str], eviden
             actor=actor_for(request), reason=reason.strip() or None, is_admin=pv.is_admin, tool="dashboard",
         )
         if refusal:
-            details.append(f"{record_id}: {refusal['code']} — {refusal['message']}")
+            details.append(f"{record_id}: {plain_refusal(refusal)['sentence']}")
         else:
             done.append(record_id)
     message = f"Tombstoned {len(done)} of {len(ids)} records."

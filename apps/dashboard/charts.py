@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import date, timedelta
+from datetime import UTC, date, datetime, time, timedelta
+
+from django.db.models import Count, QuerySet
 
 
 @dataclass(frozen=True)
@@ -66,3 +68,23 @@ def cap_level(live: int, cap: int) -> str:
     from apps.scenes.services import scene_count_warning
 
     return scene_count_warning(live, cap)
+
+
+def per_day(qs: QuerySet, *, days: int) -> dict[date, int]:
+    """Rows of an owner's queryset per UTC day of `created_at` over the last `days` days
+    (one grouped query; the owners hand out the querysets, this only counts them by day)."""
+    from django.db import connection
+    from django.db.models import CharField
+    from django.db.models.functions import Cast, Substr, TruncDate
+    from django.utils import timezone
+
+    today = timezone.now().astimezone(UTC).date()
+    since = datetime.combine(today - timedelta(days=days - 1), time.min, tzinfo=UTC)
+    qs = qs.filter(created_at__gte=since)
+    if connection.vendor == "sqlite":
+        # SQLite stores UTC datetimes as ISO text: the day is its first 10 characters,
+        # far cheaper than the per-row date cast TruncDate needs there.
+        rows = qs.annotate(day=Substr(Cast("created_at", CharField()), 1, 10)).values("day").annotate(n=Count("id")).order_by()
+        return {date.fromisoformat(row["day"]): row["n"] for row in rows}
+    rows = qs.annotate(day=TruncDate("created_at", tzinfo=UTC)).values("day").annotate(n=Count("id")).order_by()
+    return {row["day"]: row["n"] for row in rows}

@@ -103,7 +103,9 @@ def execute_run(*, run_id: int, executor: ToolExecutor | None = None) -> JobRun 
         return None
     if run.kind == KIND_L3:
         JobSignal.objects.filter(profile=run.profile, kind=KIND_L3, consumed_by__isnull=True).update(consumed_by=run)
-    executor = executor or executor_for(run.profile, actor=f"job:{run.kind}:{run.pk}")
+    from apps.pipeline.selectors import run_actor  # the one spelling of a run's actor (the dashboard reads it back)
+
+    executor = executor or executor_for(run.profile, actor=run_actor(run))
     ctx = RunContext(run, executor, timeout=JOB_TIMEOUT_SECONDS[run.kind])
     ctx.counts["transport"] = executor.transport
     status, error = STATUS_SUCCEEDED, ""

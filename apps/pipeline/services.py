@@ -21,20 +21,21 @@ def jobrun_list(*, profile: Profile, kind: str | None = None, status: str | None
     return [r.as_dict() for r in runs[: max(1, min(limit, 500))]]
 
 
-def job_trigger(*, profile: Profile, kind: str, actor: str, reason: str = "") -> tuple[JobRun, bool]:
+def job_trigger(*, profile: Profile, kind: str, actor: str, reason: str = "", tool: str = "pipeline") -> tuple[JobRun, bool]:
     """Queue a manual run. Returns (run, created); with created=False the run is the
-    one already queued or running (at most one per profile and job)."""
+    one already queued or running (at most one per profile and job). `tool` names the
+    door it came through in the audit event (the dashboard passes "dashboard")."""
     if kind not in KINDS:
         raise ValueError(f"unknown job {kind!r}; expected one of {', '.join(KINDS)}")
     with transaction.atomic():
         run = scheduling.request_run(profile=profile, kind=kind, reason=reason or f"manual: {actor}", requested_by=actor)
         if run is not None:
-            audit_record(profile=profile, actor=actor, tool="pipeline", action="job_trigger", target_type="job_run",
+            audit_record(profile=profile, actor=actor, tool=tool, action="job_trigger", target_type="job_run",
                          target_id=str(run.pk), after={"kind": kind})
             return run, True
     active = scheduling.active_run(profile=profile, kind=kind)
     if active is None:  # finished between the two reads: try once more
-        return job_trigger(profile=profile, kind=kind, actor=actor, reason=reason)
+        return job_trigger(profile=profile, kind=kind, actor=actor, reason=reason, tool=tool)
     return active, False
 
 

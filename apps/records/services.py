@@ -26,6 +26,7 @@ from apps.scenes.pool import scene_list, scene_resolve
 from apps.tools.errors import Conflict, Forbidden, NotFound, invalid_field
 
 __all__ = [
+    "fix_guard_status",
     "project_for_session",
     "record_fix",
     "record_restore_version",
@@ -58,6 +59,50 @@ def _last_fix_at(profile: Profile, record_id: str):
 
 def _is_scene_member(profile: Profile, record_id: str) -> bool:
     return SceneBlockMember.objects.filter(profile=profile, record_id=record_id, block__removed=False).exists()
+
+
+def _hit_count(profile: Profile, record_id: str) -> int:
+    return RecordHits.objects.filter(profile=profile, record_id=record_id).values_list("hits", flat=True).first() or 0
+
+
+def fix_guard_status(*, profile: Profile, record_id: str, is_admin: bool) -> dict[str, Any]:
+    """Which `record_fix` guard would refuse a fix of this record now, before anything is
+    typed (SPEC §3.5: the record page shows it), and whether `force` lifts it.
+
+    Reads the same helpers and settings `record_fix` checks, in its order: live, debounce,
+    high value. The evidence length depends on what will be typed and is only named.
+    `{guard: None | "tombstoned" | "debounce" | "high_value", forceLifts, canForce,
+    hits, highValueHits, sceneBlocks, lastFixAt, fixableAt, minEvidence}`."""
+    from apps.scenes.models import SceneBlock
+
+    record = L1Record.objects.filter(profile=profile, record_id=record_id).only("deleted").first()
+    if record is None:
+        raise NotFound(f"no record {record_id!r} in this profile", details={"recordId": record_id})
+    debounce_hours = float(profile_setting(profile, "l1.fixDebounceHours"))
+    high_value_hits = int(profile_setting(profile, "l1.fixHighValueHits"))
+    hits = _hit_count(profile, record_id)
+    blocks = list(
+        SceneBlock.objects.filter(profile=profile, removed=False, member_rows__record_id=record_id)
+        .order_by("filename").values_list("filename", flat=True).distinct()
+    ) if _is_scene_member(profile, record_id) else []
+    last_fix = _last_fix_at(profile, record_id)
+    fixable_at = last_fix + timedelta(hours=debounce_hours) if last_fix is not None else None
+    if record.deleted:
+        guard = "tombstoned"
+    elif fixable_at is not None and timezone.now() < fixable_at:
+        guard = "debounce"
+    elif hits >= high_value_hits or blocks:
+        guard = "high_value"
+    else:
+        guard = None
+    force_lifts = guard == "high_value"
+    return {
+        "guard": guard, "forceLifts": force_lifts, "canForce": force_lifts and is_admin,
+        "hits": hits, "highValueHits": high_value_hits, "sceneBlocks": blocks,
+        "lastFixAt": iso_ms(last_fix) if last_fix else None,
+        "fixableAt": iso_ms(fixable_at) if fixable_at and guard == "debounce" else None,
+        "minEvidence": int(profile_setting(profile, "l1.fixMinEvidenceChars")),
+    }
 
 
 def record_fix(
@@ -110,7 +155,7 @@ def record_fix(
                 f"record {record_id!r} was fixed at {iso_ms(last_fix)}; one fix per {debounce_hours:g} h",
                 details={"recordId": record_id, "lastFixAt": iso_ms(last_fix), "debounceHours": debounce_hours},
             )
-        hits = RecordHits.objects.filter(profile=profile, record_id=record_id).values_list("hits", flat=True).first() or 0
+        hits = _hit_count(profile, record_id)
         member = _is_scene_member(profile, record_id)
         if (hits >= high_value_hits or member) and not force:
             why = f"{hits} hits (≥{high_value_hits})" if hits >= high_value_hits else "a member of a scene block"

@@ -117,3 +117,22 @@ def register_health_check(name: str, func: Callable[[], dict[str, Any]]) -> None
 
 def health_checks() -> dict[str, Callable[[], dict[str, Any]]]:
     return dict(_HEALTH)
+
+
+def health_report() -> dict[str, dict[str, Any]]:
+    """The database check and every registered check, each answering whatever is broken."""
+    from django.db import connection
+
+    checks: dict[str, dict[str, Any]] = {}
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT 1")
+        checks["database"] = {"ok": True, "vendor": connection.vendor}
+    except Exception as exc:  # noqa: BLE001 — health must answer whatever is broken
+        checks["database"] = {"ok": False, "error": str(exc)}
+    for name, func in health_checks().items():
+        try:
+            checks[name] = dict(func())
+        except Exception as exc:  # noqa: BLE001 — one failing check must not hide the others
+            checks[name] = {"ok": False, "error": str(exc)}
+    return checks

@@ -68,7 +68,7 @@ def test_filter_search_and_fix_a_record(browser_page, live_server, staff, screen
     page.fill("textarea[name=evidence]", "short")
     page.click("button[value=rewrite]")
     page.wait_for_selector(".refusal")  # the guard's refusal shown in place
-    assert "invalid_params" in page.locator(".refusal").inner_text()
+    assert page.locator(".refusal").inner_text().startswith("Please check the form: Evidence: at least")
     screenshot(page, "record-refusal")
     page.fill("textarea[name=newContent]", "The service listens on port 8080")
     page.fill("textarea[name=evidence]", EVIDENCE)
@@ -110,6 +110,7 @@ def test_archive_and_restore_a_scene(browser_page, live_server, staff, screensho
     page.goto(f"{live_server.url}/p/demo/scenes/")
     page.click("text=旧项目.md")
     page.fill("input[name=reason]", "项目已在十月结束")
+    page.once("dialog", lambda dialog: dialog.accept())  # archiving asks first
     page.click("button:has-text('Archive')")
     page.wait_for_selector("text=Archived 旧项目.md")
     block.refresh_from_db()
@@ -170,6 +171,9 @@ def test_admin_creates_a_token_shown_once(browser_page, live_server, staff, scre
     screenshot(page, "admin-token")
     page.goto(f"{live_server.url}/p/demo/admin/")
     assert plain not in page.content()
+    asked: list[str] = []
+    page.once("dialog", lambda dialog: (asked.append(dialog.message), dialog.accept()))
     page.click("button:has-text('Revoke')")
     page.wait_for_selector("text=Revoked token")
+    assert asked and asked[0].startswith("Revoke token")
     assert token_authenticate(plain=plain) is None

@@ -62,7 +62,8 @@ def test_hitstats_ranks_and_ratios(login, alice, make_record):
     most = body.split("Most effective")[1].split("Least effective")[0]
     least = body.split("Least effective")[1].split("Never recalled")[0]
     assert most.index("Useful record") < most.index("Noisy record")
-    assert least.index("Noisy record") < least.index("Useful record")
+    # Least effective lists only records with invalid hits: one whose every recall helped is not there.
+    assert "Noisy record" in least and "Useful record" not in least
     never_part = body.split("Never recalled")[1]
     assert "Record that nobody recalled" in never_part and "(1 live records)" in never_part
     assert "how to deploy" in body
@@ -141,7 +142,7 @@ def test_skill_trash_restore(login, alice):
     assert response["Location"] == "/p/alice/skills/deploy-app/"
     assert client.get("/p/alice/skills/deploy-app/").status_code == 200
     body = client.post("/p/alice/skill-trash/restore/", {"entry": "../../etc"}, follow=True).content.decode()
-    assert "Refused (forbidden)" in body
+    assert "Not allowed:" in body
 
 
 def test_unknown_skill_is_404(login, alice):

@@ -144,7 +144,7 @@ def test_fix_with_short_evidence_is_refused_and_changes_nothing(login, alice, ma
     response = login("alice").post(f"/p/alice/records/{record.record_id}/fix/",
                                    {"action": "tombstone", "evidence": "too short"}, follow=True)
     body = response.content.decode()
-    assert "Refused (invalid_params)" in body and "evidence" in body
+    assert "Please check the form:" in body and "evidence" in body
     record.refresh_from_db()
     assert record.deleted is False and L1Change.objects.count() == changes
 
@@ -174,9 +174,9 @@ def test_high_value_record_needs_an_admin_force(login, people, alice, make_recor
     url = f"/p/alice/records/{record.record_id}/fix/"
     # A non-admin cannot force: the service refuses and nothing changes.
     body = login("alice").post(url, {"action": "tombstone", "evidence": EVIDENCE, "force": "on"}, follow=True).content.decode()
-    assert "Refused (forbidden)" in body
+    assert "Not allowed:" in body
     body = login("alice").post(url, {"action": "tombstone", "evidence": EVIDENCE}, follow=True).content.decode()
-    assert "Refused (conflict)" in body and "high-value" in body
+    assert "Not done:" in body and "high-value" in body
     record.refresh_from_db()
     assert record.deleted is False
     assert 'name="force"' not in login("alice").get(f"/p/alice/records/{record.record_id}/").content.decode()
@@ -192,7 +192,7 @@ def test_second_fix_within_debounce_is_refused(login, alice, make_record):
     first = client.post(f"/p/alice/records/{record.record_id}/fix/", {"action": "rewrite", "newContent": "The service listens on port 8080", "evidence": EVIDENCE})
     new_id = first["Location"].rstrip("/").rsplit("/", 1)[1]
     body = client.post(f"/p/alice/records/{new_id}/fix/", {"action": "tombstone", "evidence": EVIDENCE}, follow=True).content.decode()
-    assert "Refused (conflict)" in body and "one fix per" in body
+    assert "Not done:" in body and "one fix per" in body
     assert L1Record.objects.get(profile=alice, record_id=new_id).deleted is False
 
 

@@ -52,7 +52,7 @@ def test_archive_and_restore_through_the_service(login, alice, make_block):
 def test_archive_needs_a_reason(login, alice, make_block):
     block = make_block(alice, "old.md", days_old=30)
     body = login("alice").post(f"/p/alice/scenes/{block.pk}/archive/", {"reason": "  "}, follow=True).content.decode()
-    assert "Refused (invalid_params)" in body
+    assert "Please check the form:" in body
     block.refresh_from_db()
     assert block.archived is False
 
@@ -60,7 +60,9 @@ def test_archive_needs_a_reason(login, alice, make_block):
 def test_young_block_archive_is_refused_by_the_guard(login, alice, make_block):
     block = make_block(alice, "fresh.md", days_old=1)
     body = login("alice").post(f"/p/alice/scenes/{block.pk}/archive/", {"reason": "trying too early"}, follow=True).content.decode()
-    assert "Refused (" in body
+    # In a plain sentence: no internal field path ("sceneWrites.0.filename: …").
+    assert "Not done: fresh.md is younger than 7 days" in body
+    assert "sceneWrites" not in body and "nothing was written" not in body
     block.refresh_from_db()
     assert block.archived is False
 
@@ -73,7 +75,7 @@ def test_restore_over_the_cap_is_refused(login, alice, make_block):
     alice.save()
     make_block(alice, "b.md")
     body = client.post(f"/p/alice/scenes/{block.pk}/restore/", follow=True).content.decode()
-    assert "Refused (conflict)" in body
+    assert "Not done:" in body
     block.refresh_from_db()
     assert block.archived is True
 

@@ -11,12 +11,14 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.views.decorators.http import require_POST
 
+from apps.accounts import selectors
 from apps.accounts.locks import ProfileLocked
-from apps.accounts.models import ROLES, ApiToken, AuditEvent, ProfileAccess
-from apps.dashboard import services
+from apps.accounts.models import ROLES
+from apps.dashboard import presenters, services
 from apps.dashboard.access import ProfileView, _get_profile_for_user, actor_for
 from apps.dashboard.views.common import flash_refusal, page, refusal_from
 from apps.records.project import known_projects_set
+from apps.scenes import selectors as scene_selectors
 from apps.tools.errors import ToolError
 
 
@@ -29,8 +31,8 @@ def _get_admin_profile_for_user(request: HttpRequest, slug: str) -> ProfileView:
 
 def _admin_context(pv: ProfileView, **extra) -> dict:
     return {
-        "tokens": list(ApiToken.objects.filter(profile=pv.profile).order_by("revoked_at", "-created_at")),
-        "access": list(ProfileAccess.objects.filter(profile=pv.profile).select_related("user").order_by("user__username")),
+        "tokens": selectors.profile_tokens(pv.profile),
+        "access": selectors.profile_access(pv.profile),
         "roles": ROLES,
         **extra,
     }
@@ -61,7 +63,7 @@ def token_create_view(request: HttpRequest, slug: str) -> HttpResponse:
 @require_POST
 def token_revoke_view(request: HttpRequest, slug: str, token_id: int) -> HttpResponse:
     pv = _get_admin_profile_for_user(request, slug)
-    token = ApiToken.objects.filter(profile=pv.profile, pk=token_id).first()
+    token = selectors.profile_token(pv.profile, token_id)
     if token is None:
         raise Http404("no such token")
     services.dashboard_token_revoke(token=token, actor=actor_for(request))
@@ -87,7 +89,7 @@ def access_grant_view(request: HttpRequest, slug: str) -> HttpResponse:
 @require_POST
 def access_revoke_view(request: HttpRequest, slug: str, access_id: int) -> HttpResponse:
     pv = _get_admin_profile_for_user(request, slug)
-    access = ProfileAccess.objects.filter(profile=pv.profile, pk=access_id).select_related("user", "profile").first()
+    access = selectors.profile_access_row(pv.profile, access_id)
     if access is None:
         raise Http404("no such access")
     if access.user_id == request.user.pk:
@@ -98,23 +100,19 @@ def access_revoke_view(request: HttpRequest, slug: str, access_id: int) -> HttpR
     return redirect("dashboard:admin", slug=pv.slug)
 
 
+def _audit_rows(pv: ProfileView, events: list) -> list[dict]:
+    blocks = scene_selectors.block_ids_by_filename(pv.profile, [e.target_id for e in events if e.target_type == "scene_block"])
+    return presenters.audit_rows(events, pv.slug, blocks)
+
+
 @login_required
 def audit_page(request: HttpRequest, slug: str) -> HttpResponse:
     pv = _get_admin_profile_for_user(request, slug)
-    events = AuditEvent.objects.filter(profile=pv.profile).order_by("-id")
-    filters = {k: request.GET.get(k, "").strip() for k in ("actor", "tool", "action", "target")}
-    if filters["actor"]:
-        events = events.filter(actor__icontains=filters["actor"])
-    if filters["tool"]:
-        events = events.filter(tool=filters["tool"])
-    if filters["action"]:
-        events = events.filter(action=filters["action"])
-    if filters["target"]:
-        events = events.filter(target_id=filters["target"])
-    tools = list(AuditEvent.objects.filter(profile=pv.profile).values_list("tool", flat=True).distinct().order_by("tool")[:100])
-    actions_ = list(AuditEvent.objects.filter(profile=pv.profile).values_list("action", flat=True).distinct().order_by("action")[:100])
-    page_obj = Paginator(events, 50).get_page(request.GET.get("page"))
-    context = {"page_obj": page_obj, "filters": filters, "tools": tools, "actions": actions_}
+    filters = {k: request.GET.get(k, "").strip() for k in selectors.AUDIT_FILTERS}
+    page_obj = Paginator(selectors.audit_events(pv.profile, filters), 50).get_page(request.GET.get("page"))
+    choices = selectors.audit_choices(pv.profile)
+    context = {"page_obj": page_obj, "filters": filters, "tools": choices["tools"], "actions": choices["actions"],
+               "rows": _audit_rows(pv, list(page_obj.object_list))}
     return page(request, pv, "admin", "dashboard/admin/audit.html", context, partial="dashboard/admin/_audit_rows.html")
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from django.contrib import messages
@@ -48,5 +49,47 @@ def refusal_from(exc: Exception) -> dict[str, Any]:
     return {"code": "error", "status": 400, "message": str(exc), "details": None}
 
 
+_LEADS = {
+    "invalid_params": "Please check the form",
+    "conflict": "Not done",
+    "forbidden": "Not allowed",
+    "not_found": "Not found",
+    "locked": "The profile is busy; try again in a moment",
+}
+# "sceneWrites.0.filename: " is a path the tools' callers need, people do not; a top-level
+# form field ("newContent: ") is named in words.
+_NESTED_PATH = re.compile(r"^[A-Za-z]+\.\d+\.[A-Za-z]+: ")
+_FIELD = re.compile(r"^([A-Za-z]+): ")
+_WORDS = {"newContent": "New content", "evidence": "Evidence", "reason": "Reason", "filename": "File name",
+          "priority": "Priority", "text": "Entry text", "roots": "Project roots", "change": "Version", "version": "Version"}
+
+
+def _plain(message: str) -> str:
+    text = (message or "").strip().removeprefix("nothing was written: ")
+    text = _NESTED_PATH.sub("", text)
+    match = _FIELD.match(text)
+    if match and match.group(1) in _WORDS:
+        text = f"{_WORDS[match.group(1)]}: {text[match.end():]}"
+    return text
+
+
+def plain_refusal(refusal: dict[str, Any]) -> dict[str, Any]:
+    """The refusal with `sentence` (one plain sentence) and `points` (the further problems,
+    when several fields were wrong), so a person reads no field paths and no JSON.
+    `code` stays for the title attribute and the tests."""
+    details = refusal.get("details")
+    points: list[str] = []
+    if isinstance(details, list) and len(details) > 1:
+        for item in details:
+            if isinstance(item, dict) and isinstance(item.get("message"), str):
+                points.append(_plain(f"{item.get('field') or ''}: {item['message']}".lstrip(": ")))
+            elif isinstance(item, str):
+                points.append(item)
+    sentence = f"{_LEADS.get(refusal.get('code', ''), 'Not done')}: {_plain(refusal.get('message', ''))}"
+    if not sentence.endswith((".", "?", "!")):
+        sentence += "."
+    return {**refusal, "sentence": sentence, "points": points}
+
+
 def flash_refusal(request: HttpRequest, refusal: dict[str, Any]) -> None:
-    messages.error(request, f"Refused ({refusal['code']}): {refusal['message']}")
+    messages.error(request, plain_refusal(refusal)["sentence"])

@@ -10,15 +10,19 @@ from django.shortcuts import redirect
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from apps.dashboard import actions, selectors
+from apps.dashboard import actions, presenters
 from apps.dashboard.access import ProfileView, _get_profile_for_user
 from apps.dashboard.views.common import flash_refusal, page
+from apps.persona import selectors
 from apps.scenes import services as scene_services
 
 
 def _context(pv: ProfileView, **extra) -> dict:
+    review = presenters.persona_rows(selectors.persona_review(pv.profile))
     return {
-        "diff": selectors.persona_diff(pv.profile),
+        "diff": review,
+        "proposers": selectors.entry_proposers(pv.profile, [r["text"] for r in review["changed"]]),
+        "rejections": selectors.persona_rejections(pv.profile),
         "versions": selectors.persona_versions(pv.profile),
         # Why the scene organizer asked for a persona run (l2_commit personaReason).
         "requests": scene_services.scene_persona_requests(profile=pv.profile, limit=10),

@@ -10,16 +10,20 @@ from typing import Any
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import EmptyPage, PageNotAnInteger, Paginator
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 from django_htmx.http import HttpResponseClientRedirect
 
-from apps.dashboard import actions, selectors
+from apps.dashboard import actions, exports, presenters
 from apps.dashboard.access import ProfileView, _get_profile_for_user
 from apps.dashboard.views.common import flash_refusal, page
+from apps.hitstats import selectors as hit_selectors
+from apps.records import selectors
+from apps.records import services as record_services
 from apps.records.models import SCOPES, TASK_STATES, L1Record
+from apps.scenes import selectors as scene_selectors
 
 PAGE_SIZES = (25, 50, 100, 200)
 
@@ -53,17 +57,20 @@ def record_list(request: HttpRequest, slug: str) -> HttpResponse:
         context.update(
             page_obj=page_obj,
             rows=rows,
-            hits=selectors.hits_for(profile, [r.record_id for r in rows]),
+            hits=hit_selectors.hits_for(profile, [r.record_id for r in rows]),
             page_range=page_obj.paginator.get_elided_page_range(page_obj.number, on_each_side=2, on_ends=1),
             record_base=reverse("dashboard:records", args=[pv.slug]),
         )
     context.update(
+        # Counts beside the filter values cost one grouped query; with a filter that makes it
+        # a scan they are computed only when asked for (?facets=1).
+        facets=selectors.facet_counts(profile, filters) if selectors.facets_are_cheap(filters) or request.GET.get("facets") == "1" else None,
         types=selectors.types_for_mode(profile),
         scopes=SCOPES,
         task_states=TASK_STATES,
         statuses=selectors.STATUSES,
         sorts=list(selectors.SORT_LABELS.items()),
-        scene_choices=selectors.scene_choices(profile),
+        scene_choices=scene_selectors.scene_choices(profile),
         project_choices=selectors.project_choices(profile),
         page_sizes=PAGE_SIZES,
     )
@@ -72,7 +79,7 @@ def record_list(request: HttpRequest, slug: str) -> HttpResponse:
 
 def _get_record_for_user(request: HttpRequest, slug: str, record_id: str) -> tuple[ProfileView, L1Record]:
     pv = _get_profile_for_user(request, slug)
-    record = selectors.record_for_profile(pv.profile, record_id)
+    record = selectors.record_find(pv.profile, record_id)
     if record is None:
         raise Http404("no such record")
     return pv, record
@@ -86,15 +93,22 @@ def record_detail(request: HttpRequest, slug: str, record_id: str) -> HttpRespon
 
 def _record_context(pv: ProfileView, record: L1Record, **extra: Any) -> dict[str, Any]:
     profile = pv.profile
-    hits = selectors.hits_for(profile, [record.record_id]).get(record.record_id)
-    history = selectors.record_history(record)
+    hits = hit_selectors.hits_for(profile, [record.record_id]).get(record.record_id)
+    changes = selectors.record_changes(record)
+    related = selectors.related_records(record, changes)
+    recalls = hit_selectors.record_recalls(profile, record.record_id)
     return {
         "record": record,
-        "history": history,
-        "related": selectors.related_records(record, history),
+        "history": presenters.history_steps(changes),
+        "related": related,
+        "predecessors": presenters.predecessor_diffs(record, related["replaced"]),
+        "created_by": changes[0] if changes else None,
+        "last_recall": recalls[0] if recalls else None,
+        "undo": presenters.tombstone_undo(record, changes),
+        "guards": record_services.fix_guard_status(profile=profile, record_id=record.record_id, is_admin=pv.is_admin),
         "hits": hits,
-        "recalls": selectors.record_recalls(profile, record.record_id),
-        "blocks": selectors.record_blocks(profile, record.record_id),
+        "recalls": recalls,
+        "blocks": scene_selectors.record_blocks(profile, record.record_id),
         "cited": actions.cited_messages(profile, list(record.source_message_ids or [])),
         "task_states": TASK_STATES,
         "fix_min_evidence": actions.fix_min_evidence(profile),
@@ -112,8 +126,8 @@ def _after_action(request: HttpRequest, pv: ProfileView, record: L1Record, outco
         if getattr(request, "htmx", False):
             return HttpResponseClientRedirect(target)
         return redirect(target)
-    fresh = selectors.record_for_profile(pv.profile, record.record_id) or record
-    typed = {k: request.POST.get(k, "") for k in ("newContent", "evidence", "reason", "priority")}
+    fresh = selectors.record_find(pv.profile, record.record_id) or record
+    typed = {k: request.POST.get(k, "") for k in ("action", "newContent", "evidence", "reason", "priority")}
     if not getattr(request, "htmx", False):
         flash_refusal(request, outcome.refusal)
     return page(request, pv, "records", "dashboard/records/detail.html",
@@ -168,3 +182,20 @@ def record_bulk(request: HttpRequest, slug: str) -> HttpResponse:
     for line in outcome.details:
         messages.warning(request, line)
     return redirect(back)
+
+
+@login_required
+def record_export(request: HttpRequest, slug: str) -> HttpResponse:
+    """The current filtered list (keyword filters and sort) as CSV or JSON, at most
+    `EXPORT_LIMIT` rows; the `X-Total-Count` header says how many matched."""
+    pv = _get_profile_for_user(request, slug)
+    fmt = request.GET.get("format", "csv")
+    if fmt not in exports.FORMATS:
+        return JsonResponse({"error": {"code": "invalid_params", "message": "format must be csv or json", "details": None}}, status=400)
+    filters = selectors.RecordFilters.from_query(request.GET)
+    rows = selectors.export_rows(pv.profile, filters)
+    total = selectors.filter_records(pv.profile, filters).count()
+    response = HttpResponse(exports.render(fmt, rows, total=total, ignored=filters.errors), content_type=exports.FORMATS[fmt])
+    response["Content-Disposition"] = f'attachment; filename="memoryweb-{pv.slug}-records.{fmt}"'
+    response["X-Total-Count"] = str(total)
+    return response

@@ -8,10 +8,14 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.views.decorators.http import require_POST
 
-from apps.dashboard import actions, charts, selectors
+from apps.dashboard import actions, charts, presenters
 from apps.dashboard.access import ProfileView, _get_profile_for_user
 from apps.dashboard.views.common import flash_refusal, page
+from apps.records.selectors import records_by_id
+from apps.scenes import selectors
+from apps.scenes import services as scene_services
 from apps.scenes.models import SceneBlock
+from apps.tools.errors import ToolError
 
 
 def _get_block_for_user(request: HttpRequest, slug: str, block_id: int) -> tuple[ProfileView, SceneBlock]:
@@ -35,18 +39,37 @@ def scene_list(request: HttpRequest, slug: str) -> HttpResponse:
     return page(request, pv, "scenes", "dashboard/scenes/list.html", context)
 
 
+def _members(block: SceneBlock) -> list[dict]:
+    ids = selectors.block_member_ids(block)
+    records = records_by_id(block.profile, ids)
+    return [{"record_id": i, "record": records.get(i)} for i in ids]
+
+
 @login_required
 def scene_detail(request: HttpRequest, slug: str, block_id: int) -> HttpResponse:
     pv, block = _get_block_for_user(request, slug, block_id)
     counts = selectors.scene_counts(pv.profile)
     context = {
         "sb": block,
-        "members": selectors.block_members(block),
-        "backups": selectors.block_backups(block),
+        "members": _members(block),
+        "backups": presenters.backup_diffs(selectors.block_backups(block)),
         "counts": counts,
         "level": charts.cap_level(counts["live"], counts["cap"]),
+        "archive": _archive_status(pv, block),
     }
     return page(request, pv, "scenes", "dashboard/scenes/detail.html", context)
+
+
+def _archive_status(pv: ProfileView, block: SceneBlock) -> dict | None:
+    """Whether the archive guard would let this live block go now, in its own words, and
+    from when (shown beside the button, before the click)."""
+    if block.archived or block.removed:
+        return None
+    try:
+        guide = scene_services.scene_archive_guide(profile=pv.profile, filename=block.filename)
+    except ToolError:
+        return None
+    return {"archivable": guide.get("archivable", False), "why": guide.get("why", ""), "from": selectors.archivable_from(block)}
 
 
 def _finish(request: HttpRequest, pv: ProfileView, block: SceneBlock, outcome: actions.Outcome) -> HttpResponse:
