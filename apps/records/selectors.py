@@ -34,3 +34,17 @@ def record_lineage(*, profile: Profile, record_id: str) -> dict[str, Any]:
         L1Record.objects.filter(profile=profile, replaced_by=record_id).order_by("created_at").values_list("record_id", flat=True)
     )
     return {"recordId": record_id, "replaces": replaced, "replacedBy": record.replaced_by or None}
+
+
+# The tombstone reason of a record the user asked to forget (l1_commit tombstone items
+# and the extractor's forget handling write it to metadata["tombstoneReason"]).
+FORGET_REASON = "user-forget"
+
+
+def records_forgotten(*, profile: Profile, limit: int = 200) -> list[L1Record]:
+    """Tombstoned records the user asked to forget, newest first. Their content is for
+    matching only: nothing a caller shows may repeat it."""
+    return list(
+        L1Record.objects.filter(profile=profile, deleted=True, metadata__tombstoneReason=FORGET_REASON)
+        .order_by("-updated_at")[: max(1, limit)]
+    )
