@@ -76,7 +76,7 @@ def test_every_method_against_a_live_server(live_server, make_profile, monkeypat
         assert "messages" in mw.read_skill_feed_increment(shard)
         assert mw.l1_fix(rid, action="rewrite", newContent="The billing service is deployed with Helm 3.",
                          evidence="the team upgraded to Helm 3 last sprint")["newRecordId"]
-    tool_methods = {s.name for s in all_tools()}
+    tool_methods = {s.name for s in all_tools() if s.func.__module__.startswith("apps.")}  # not tests' own tools
     assert called >= tool_methods, f"methods not exercised: {sorted(tool_methods - called)}"
 
 
