@@ -21,12 +21,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 os.environ.setdefault("MEMORYWEB_DATA_DIR", tempfile.mkdtemp(prefix="memoryweb-bench-"))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memoryweb.settings")
 
-import django  # noqa: E402
+import django
 
 django.setup()
 
-from apps.memory.services import FORGET_MATCH_MIN_SIMILARITY  # noqa: E402
-from apps.search.matching import similarities  # noqa: E402
+from apps.memory.services import FORGET_MATCH_MIN_SIMILARITY
+from apps.search.matching import similarities
 
 MEMORIES = [
     "The user's sister is called Marta and lives in Porto.",

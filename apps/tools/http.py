@@ -16,7 +16,14 @@ from django.views.decorators.csrf import csrf_exempt
 from apps.accounts.locks import ProfileLocked
 from apps.accounts.models import ROLE_RANK, ApiToken
 from apps.accounts.services import token_authenticate
-from apps.tools.errors import Forbidden, InvalidParams, Locked, PayloadTooLarge, ToolError, Unauthorized
+from apps.tools.errors import (
+    Forbidden,
+    InvalidParams,
+    Locked,
+    PayloadTooLarge,
+    ToolError,
+    Unauthorized,
+)
 from apps.tools.registry import ToolContext
 
 logger = logging.getLogger(__name__)

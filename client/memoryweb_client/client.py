@@ -16,7 +16,7 @@ import random
 import time
 import uuid
 from collections.abc import Callable, Sequence
-from typing import Any, Literal
+from typing import Any, Literal, Self
 
 import httpx
 
@@ -69,7 +69,7 @@ class MemoryWebClient:
         if self._owns_http:
             self._http.close()
 
-    def __enter__(self) -> MemoryWebClient:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import ClassVar
 
 import pytest
 from memoryweb_client import (
@@ -107,8 +108,8 @@ def test_typed_errors_and_no_retry_on_them(live_server, make_profile):
 class _Scripted(BaseHTTPRequestHandler):
     """A loopback stand-in for the service that answers from a script of (status, body)."""
 
-    script: list[tuple[int, dict]] = []
-    seen: list[dict] = []
+    script: ClassVar[list[tuple[int, dict]]] = []
+    seen: ClassVar[list[dict]] = []
 
     def do_POST(self):
         length = int(self.headers.get("Content-Length") or 0)

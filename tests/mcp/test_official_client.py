@@ -28,9 +28,9 @@ def names_for(role: str) -> list[str]:
 
 def over_http(url: str, token: str, script, *, headers: dict | None = None):
     async def main():
-        async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}", **(headers or {})}, timeout=120) as http:
-            async with Client(streamable_http_client(f"{url}/mcp", http_client=http)) as client:
-                return await script(client)
+        http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}", **(headers or {})}, timeout=120)
+        async with http, Client(streamable_http_client(f"{url}/mcp", http_client=http)) as client:
+            return await script(client)
 
     return anyio.run(main)
 
@@ -126,8 +126,8 @@ def test_stdio_server_refuses_a_bad_token(live_server, tmp_path):
 
     env = {**os.environ, "MEMORYWEB_SERVICE_URL": live_server.url, "MEMORYWEB_DATA_DIR": str(tmp_path / "d")}
     env.pop("MEMORYWEB_TOKEN", None)
-    done = subprocess.run([sys.executable, "manage.py", "mcp"], cwd=REPO, env=env, capture_output=True, text=True, timeout=120)
+    done = subprocess.run([sys.executable, "manage.py", "mcp"], cwd=REPO, env=env, capture_output=True, text=True, timeout=120, check=False)
     assert done.returncode != 0 and "token" in done.stderr
     done = subprocess.run([sys.executable, "manage.py", "mcp", "--token", "mw_wrong"], cwd=REPO, env=env,
-                          capture_output=True, text=True, timeout=120, input="")
+                          capture_output=True, text=True, timeout=120, input="", check=False)
     assert done.returncode != 0 and "refused the token" in done.stderr
