@@ -8,18 +8,7 @@ import json
 import pytest
 
 from apps.pipeline import tasks
-from apps.search import index
-
-
-@pytest.fixture(autouse=True)
-def _private_index(settings, tmp_path):
-    settings.QDRANT_PATH = str(tmp_path / "qdrant")
-    settings.QDRANT_URL = ""
-    settings.LLM_BASE_URL = ""
-    settings.LLM_MODEL = ""
-    index.close_clients()
-    yield
-    index.close_clients()
+from tests.pipeline.conftest import _private_index  # noqa: F401  (autouse: a private index, no LLM)
 
 
 @pytest.fixture(autouse=True)
