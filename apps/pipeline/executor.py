@@ -54,19 +54,20 @@ class HttpExecutor:
     transport = "http"
 
     def __init__(self, profile: Profile, *, actor: str, base_url: str | None = None, token: str | None = None, timeout: float = 120.0):
-        from memoryweb_client import MemoryWebClient
-
         self.profile = profile
         self.actor = actor
         self.base_url = (base_url or settings.SERVICE_URL).rstrip("/")
         self.token = token or worker_token(profile)
-        self.client = MemoryWebClient(self.base_url, self.token, timeout=timeout)
+        self.timeout = timeout
 
     def call(self, name: str, params: dict[str, Any], *, session_key: str = "", cwd: str = "", turn: str = "") -> Any:
-        from memoryweb_client import MemoryWebError
+        from memoryweb_client import MemoryWebClient, MemoryWebError
 
+        # One connection per call: an executor has no end of life to close a pool at.
+        client = MemoryWebClient(self.base_url, self.token, session_key=session_key, cwd=cwd, turn=turn, timeout=self.timeout)
         try:
-            return self.client.with_context(session_key=session_key, cwd=cwd, turn=turn).call(name, params)
+            with client:
+                return client.call(name, params)
         except MemoryWebError as exc:
             cls = ERROR_CLASSES.get(exc.code, errors.Unavailable)
             raise cls(exc.message, details=exc.details) from None
