@@ -93,11 +93,12 @@ def executor_for(profile: Profile, *, actor: str, transport: str | None = None) 
     return InProcessExecutor(profile, actor=actor)
 
 
-def service_reachable() -> bool:
+def service_reachable(base_url: str | None = None) -> bool:
+    """Whether the service at `base_url` (default MEMORYWEB_SERVICE_URL) answers its health check."""
     import httpx
 
     try:
-        httpx.get(f"{settings.SERVICE_URL.rstrip('/')}/api/v1/health", timeout=3)
+        httpx.get(f"{(base_url or settings.SERVICE_URL).rstrip('/')}/api/v1/health", timeout=3)
     except httpx.HTTPError:
         return False
     return True

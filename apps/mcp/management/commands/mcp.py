@@ -42,7 +42,7 @@ class Command(BaseCommand):
         os.environ.setdefault("MEMORYWEB_PROCESS_ROLE", "cli")
         if transport == "auto":
             transport = choose_transport()
-            if transport == "http" and not service_reachable():
+            if transport == "http" and not service_reachable(url):
                 transport = "inprocess"  # no web process holds embedded Qdrant: this one may
         if transport == "http":
             try:
