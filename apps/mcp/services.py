@@ -5,6 +5,7 @@ from __future__ import annotations
 import secrets
 from datetime import timedelta
 
+from django.db.models import Q
 from django.utils import timezone
 
 from apps.mcp.models import McpSession
@@ -18,6 +19,11 @@ TOUCH_EVERY = timedelta(minutes=1)
 
 def session_open(*, token_id: int, protocol_version: str, client_name: str = "") -> McpSession:
     now = timezone.now()
+    # The token's ended and idle sessions can never answer again: drop them here, where
+    # a new one is made, so the table holds about one row per live client.
+    McpSession.objects.filter(token_id=token_id).filter(
+        Q(closed_at__isnull=False) | Q(last_seen_at__lt=now - IDLE_LIMIT)
+    ).delete()
     return McpSession.objects.create(
         session_id=secrets.token_urlsafe(24), token_id=token_id, protocol_version=protocol_version,
         client_name=client_name[:200], last_seen_at=now,

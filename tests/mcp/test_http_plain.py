@@ -144,3 +144,20 @@ def test_alice_never_sees_bobs_memories_over_mcp(make_profile, make_api):
 def test_memory_search_text_is_the_mcp_content(agent_api):
     assert get_tool("memory_search").text_result == "text"
     assert [s.name for s in tools_for_role("agent")] == [s.name for s in all_tools() if "agent" in s.roles]
+
+
+def test_ended_and_idle_sessions_are_dropped_when_the_token_opens_a_new_one(agent_api):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from apps.mcp.models import McpSession
+
+    init = rpc("initialize", {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}})
+    first = post_mcp(agent_api.client, agent_api.token, init)["Mcp-Session-Id"]
+    second = post_mcp(agent_api.client, agent_api.token, init)["Mcp-Session-Id"]
+    McpSession.objects.filter(session_id=first).update(last_seen_at=timezone.now() - timedelta(days=2))
+    assert post_mcp(agent_api.client, agent_api.token, rpc("tools/list"), **{"Mcp-Session-Id": first}).status_code == 404
+    post_mcp(agent_api.client, agent_api.token, init)
+    assert not McpSession.objects.filter(session_id=first).exists()
+    assert McpSession.objects.filter(session_id=second).exists()
