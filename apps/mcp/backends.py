@@ -7,6 +7,7 @@ Qdrant server any process may call them in process.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from apps.tools.dispatch import call_tool
@@ -21,10 +22,12 @@ class LocalBackend:
         self.ctx = ctx
         self.role = ctx.role
 
-    def call(self, name: str, arguments: dict[str, Any]) -> Any:
+    def call(self, name: str, arguments: dict[str, Any], *, progress: Callable[[str], None] | None = None) -> Any:
         # Each call gets its own copy: `_context` in one call's arguments must not leak
         # into the next.
         ctx = ToolContext(**{**self.ctx.__dict__, "extra": dict(self.ctx.extra)})
+        if progress is not None:
+            ctx.extra["progress"] = progress
         return call_tool(name, arguments, ctx)
 
 
@@ -45,7 +48,8 @@ class RemoteBackend:
         except MemoryWebError as exc:
             raise Unauthorized(f"the service at {self.client.base_url} refused the token: {exc.message}") from None
 
-    def call(self, name: str, arguments: dict[str, Any]) -> Any:
+    def call(self, name: str, arguments: dict[str, Any], *, progress: Callable[[str], None] | None = None) -> Any:
+        """`progress` is not relayed: the tool API answers in one piece."""
         from memoryweb_client import MemoryWebError
 
         try:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -37,12 +38,17 @@ INSTRUCTIONS = (
 _MODERN_ONLY = {"result_type", "ttl_ms", "cache_scope"}
 
 
+Progress = Callable[[str], None]
+Notify = Callable[[dict[str, Any]], None]
+
+
 class Backend(Protocol):
-    """Where a tools/call goes. `call` raises `ToolError` for an error answer."""
+    """Where a tools/call goes. `call` raises `ToolError` for an error answer; a tool that
+    reports progress calls `progress(message)` while it runs (where the backend can)."""
 
     role: str
 
-    def call(self, name: str, arguments: dict[str, Any]) -> Any: ...
+    def call(self, name: str, arguments: dict[str, Any], *, progress: Progress | None = None) -> Any: ...
 
 
 @dataclass
@@ -104,8 +110,19 @@ def error_result(exc: ToolError) -> types.CallToolResult:
     )
 
 
-def handle(raw: Any, backend: Backend) -> Outcome:
-    """Answer one JSON-RPC message (already decoded from JSON)."""
+def progress_token(raw: Any) -> str | int | None:
+    """The progressToken of a tools/call message, if the client asked for progress."""
+    if not isinstance(raw, dict) or raw.get("method") != "tools/call":
+        return None
+    meta = (raw.get("params") or {}).get("_meta") if isinstance(raw.get("params"), dict) else None
+    token = meta.get("progressToken") if isinstance(meta, dict) else None
+    return token if isinstance(token, (str, int)) and not isinstance(token, bool) else None
+
+
+def handle(raw: Any, backend: Backend, notify: Notify | None = None) -> Outcome:
+    """Answer one JSON-RPC message (already decoded from JSON). With `notify`, a
+    tools/call that carries a progressToken gets `notifications/progress` messages sent
+    through it while the tool runs."""
     if isinstance(raw, list):
         return Outcome(_error(None, types.INVALID_REQUEST, "JSON-RPC batches are not supported; send one message per request"))
     try:
@@ -126,7 +143,7 @@ def handle(raw: Any, backend: Backend) -> Outcome:
             tools = [tool_definition(spec) for spec in tools_for_role(backend.role)]
             return Outcome(_response(message.id, _dump(types.ListToolsResult(tools=tools))))
         if message.method == "tools/call":
-            return Outcome(_response(message.id, _dump(_call(params, backend))))
+            return Outcome(_response(message.id, _dump(_call(params, backend, _progress(progress_token(raw), notify)))))
     except _BadParams as exc:
         return Outcome(_error(message.id, types.INVALID_PARAMS, str(exc)))
     # server/discover too: a client probing for the stateless protocol falls back to initialize.
@@ -153,13 +170,28 @@ def _initialize(request_id: Any, params: dict[str, Any]) -> Outcome:
     return Outcome(_response(request_id, _dump(result)), initialized_version=version)
 
 
-def _call(params: dict[str, Any], backend: Backend) -> types.CallToolResult:
+def _progress(token: str | int | None, notify: Notify | None) -> Progress | None:
+    if token is None or notify is None:
+        return None
+    sent = [0]
+
+    def progress(message: str) -> None:
+        sent[0] += 1  # progress must grow with every notification; the total is unknown
+        notify(types.JSONRPCNotification(
+            jsonrpc="2.0", method="notifications/progress",
+            params={"progressToken": token, "progress": sent[0], "message": message[:500]},
+        ).model_dump(by_alias=True, mode="json", exclude_none=True))
+
+    return progress
+
+
+def _call(params: dict[str, Any], backend: Backend, progress: Progress | None) -> types.CallToolResult:
     try:
         request = types.CallToolRequestParams.model_validate(params)
     except ValidationError as exc:
         raise _BadParams(f"invalid tools/call params: {exc.errors(include_url=False)[0].get('msg')}") from None
     try:
-        result = backend.call(request.name, dict(request.arguments or {}))
+        result = backend.call(request.name, dict(request.arguments or {}), progress=progress)
     except ToolError as exc:
         return error_result(exc)
     return tool_result(get_tool(request.name), result)

@@ -23,11 +23,16 @@ def serve_stdio(backend: protocol.Backend, *, stdin: IO[bytes], stdout: IO[bytes
             answer = protocol.parse_error(str(exc)[:200])
         else:
             try:
-                answer = protocol.handle(raw, backend).message
+                # Progress notifications go out between the lines of the call's answer.
+                answer = protocol.handle(raw, backend, notify=lambda message: _write(stdout, message)).message
             except Exception:  # one bad call must not end the server the client started
                 logger.exception("MCP message failed")
                 request_id = raw.get("id") if isinstance(raw, dict) else None
                 answer = protocol.internal_error(request_id)
         if answer is not None:
-            stdout.write(json.dumps(answer, ensure_ascii=False).encode("utf-8") + b"\n")
-            stdout.flush()
+            _write(stdout, answer)
+
+
+def _write(stdout: IO[bytes], message: dict) -> None:
+    stdout.write(json.dumps(message, ensure_ascii=False).encode("utf-8") + b"\n")
+    stdout.flush()

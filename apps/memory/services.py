@@ -10,6 +10,7 @@ specialised tools, because these call the same services.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import Any
 
 from apps.accounts.config import profile_setting
@@ -39,9 +40,11 @@ FORGOTTEN_CANDIDATES = 200
 # ------------------------------------------------------------------ memory_ingest
 def memory_ingest(
     *, profile: Profile, actor: str, messages: list[dict[str, Any]], session_key: str, cwd: str, wait: bool,
+    progress: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
     """Append `messages` as L0 rows of `session_key`; with `wait`, run `l1_extract` now
-    and wait for it at most `mcp.ingestWaitSeconds`."""
+    and wait for it at most `mcp.ingestWaitSeconds`, telling `progress` what the run is
+    doing whenever that changes."""
     rows = [
         {key: value for key, value in {**message, "sessionKey": session_key, "cwd": cwd}.items() if value is not None}
         for message in messages
@@ -59,16 +62,40 @@ def memory_ingest(
     if not wait:
         return result
     wait_seconds = float(profile_setting(profile, "mcp.ingestWaitSeconds"))
-    run, finished = job_run_now(profile=profile, kind=KIND_L1, actor=actor, reason="memory_ingest", wait_seconds=wait_seconds)
+    on_poll = None
+    if progress is not None:
+        progress(f"{result['appended']} rows stored; extracting memories")
+        on_poll = _progress_reporter(progress)
+    run, finished = job_run_now(profile=profile, kind=KIND_L1, actor=actor, reason="memory_ingest",
+                                wait_seconds=wait_seconds, on_poll=on_poll)
     # A run that was already going when these rows arrived may have read before them:
     # then one more run picks them up, within what is left of the same wait.
     if finished and run.status == STATUS_SUCCEEDED and not _extracted(profile, appended):
         run, finished = job_run_now(profile=profile, kind=KIND_L1, actor=actor, reason="memory_ingest",
-                                    wait_seconds=wait_seconds / 2)
+                                    wait_seconds=wait_seconds / 2, on_poll=on_poll)
     result["run"] = _run_summary(run)
     if not finished:
         result["pending"] = True
     return result
+
+
+def _progress_reporter(progress: Callable[[str], None]) -> Callable[[Any], None]:
+    last: list[str] = []
+
+    def report(run) -> None:
+        step = run.progress or {}
+        text = f"extraction run {run.pk}: {run.status}"
+        if step.get("step") and step.get("step") != run.status:
+            text += f", {step['step']}"
+        if step.get("done") is not None and step.get("total"):
+            text += f" {step['done']}/{step['total']}"
+        if step.get("message"):
+            text += f" ({step['message']})"
+        if not last or last[-1] != text:
+            last.append(text)
+            progress(text)
+
+    return report
 
 
 def _extracted(profile: Profile, appended: list[dict[str, Any]]) -> bool:

@@ -41,6 +41,8 @@ def memory_ingest(ctx: ToolContext, params: MemoryIngestParams) -> dict:
         profile=ctx.profile, actor=ctx.actor, messages=[m.model_dump(exclude_none=True) for m in params.messages],
         session_key=params.sessionKey or ctx.session_key or services.DEFAULT_SESSION_KEY,
         cwd=params.cwd if params.cwd is not None else ctx.cwd, wait=params.wait,
+        # A transport that can stream (MCP with a progressToken) passes a callback.
+        progress=ctx.extra.get("progress"),
     )
 
 

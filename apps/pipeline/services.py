@@ -6,6 +6,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
 from django.db import transaction
@@ -58,20 +59,24 @@ def jobrun_progress(*, run: JobRun) -> dict[str, Any]:
     }
 
 
-def job_run_now(*, profile: Profile, kind: str, actor: str, reason: str, wait_seconds: float) -> tuple[JobRun, bool]:
+def job_run_now(
+    *, profile: Profile, kind: str, actor: str, reason: str, wait_seconds: float,
+    on_poll: Callable[[JobRun], None] | None = None,
+) -> tuple[JobRun, bool]:
     """Run `kind` for the profile now and wait for it at most `wait_seconds`.
 
     Joins the run already queued or running (at most one per profile and job) instead of
     starting a second. A queued run is executed in a thread of this process; if a worker
     claims it first, that worker runs it and this call only waits. A run still going at
-    the deadline keeps going (the thread is not a daemon of the answer). Returns
+    the deadline keeps going (the thread is not a daemon of the answer). `on_poll` sees
+    the run (status, progress) each time it is read while waiting. Returns
     (run, finished).
     """
     run = scheduling.request_run(profile=profile, kind=kind, reason=reason, requested_by=actor, send=False)
     if run is None:
         run = scheduling.active_run(profile=profile, kind=kind)
         if run is None:  # finished between the two reads: start a fresh one
-            return job_run_now(profile=profile, kind=kind, actor=actor, reason=reason, wait_seconds=wait_seconds)
+            return job_run_now(profile=profile, kind=kind, actor=actor, reason=reason, wait_seconds=wait_seconds, on_poll=on_poll)
     else:
         audit_record(profile=profile, actor=actor, tool="pipeline", action="job_trigger", target_type="job_run",
                      target_id=str(run.pk), after={"kind": kind, "reason": reason})
@@ -80,9 +85,11 @@ def job_run_now(*, profile: Profile, kind: str, actor: str, reason: str, wait_se
     deadline = time.monotonic() + max(0.0, wait_seconds)
     pause = 0.05
     while True:
-        run.refresh_from_db(fields=["status", "counts", "error", "started_at", "finished_at"])
+        run.refresh_from_db(fields=["status", "counts", "error", "progress", "started_at", "finished_at"])
         if run.status not in ACTIVE_STATUSES:
             return run, True
+        if on_poll is not None:
+            on_poll(run)
         left = deadline - time.monotonic()
         if left <= 0:
             return run, False

@@ -131,3 +131,25 @@ def test_stdio_server_refuses_a_bad_token(live_server, tmp_path):
     done = subprocess.run([sys.executable, "manage.py", "mcp", "--token", "mw_wrong"], cwd=REPO, env=env,
                           capture_output=True, text=True, timeout=120, input="", check=False)
     assert done.returncode != 0 and "refused the token" in done.stderr
+
+
+def test_a_call_asking_for_progress_is_streamed_with_progress_notifications(live_server, make_profile):
+    alice = make_profile("alice")
+    _, agent = token_create(profile=alice, role="agent")
+    seen: list[tuple[float, str | None]] = []
+
+    async def on_progress(progress, total, message):
+        seen.append((progress, message))
+
+    async def script(client):
+        result = await client.call_tool("memory_ingest", {"messages": [
+            {"id": "p1", "role": "user", "content": "From now on always run the linter before committing."}]},
+            progress_callback=on_progress)
+        return structured(result)
+
+    body = over_http(live_server.url, agent, script)
+    assert body["run"]["status"] == "succeeded"
+    assert seen, "no progress notification arrived"
+    assert [p for p, _ in seen] == sorted({p for p, _ in seen})  # strictly growing
+    assert seen[0][1] == "1 rows stored; extracting memories"
+    assert all(m.startswith(f"extraction run {body['run']['id']}:") for _, m in seen[1:])

@@ -79,3 +79,16 @@ def test_a_bare_curl_post_gets_plain_json(live_server, make_profile):
         assert "mcp-session-id" not in head.lower()
         answer = json.loads(body)
         assert answer["jsonrpc"] == "2.0" and "result" in answer
+
+
+@pytest.mark.django_db(transaction=True)
+def test_progress_notifications_come_before_the_answer_on_stdio(make_profile):
+    from apps.accounts.services import token_create
+
+    token, _ = token_create(profile=make_profile("alice"), role="agent")
+    call = {"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": {"name": "memory_ingest", "_meta": {"progressToken": "tk"},
+            "arguments": {"messages": [{"role": "user", "content": "We decided to use PostgreSQL for production."}]}}}
+    answers = _serve(LocalBackend(token_context(token)), json.dumps(call).encode() + b"\n")
+    *notes, answer = answers
+    assert notes and all(n["method"] == "notifications/progress" and n["params"]["progressToken"] == "tk" for n in notes)
+    assert answer["id"] == 9 and answer["result"]["structuredContent"]["run"]["status"] == "succeeded"
