@@ -22,6 +22,7 @@ from urllib.parse import urlsplit
 from django.conf import settings
 from django.db import connections
 from django.http import HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
+from django.http.request import split_domain_port, validate_host
 from django.views.decorators.csrf import csrf_exempt
 from mcp import types
 from mcp_types.version import KNOWN_PROTOCOL_VERSIONS
@@ -100,9 +101,8 @@ def _origin_allowed(request: HttpRequest) -> bool:
         return True
     if origin in settings.CSRF_TRUSTED_ORIGINS:
         return True
-    host = (urlsplit(origin).hostname or "").lower()
-    allowed = [h.lower().strip("[]") for h in settings.ALLOWED_HOSTS]
-    return "*" in allowed or host in allowed
+    domain, _ = split_domain_port(urlsplit(origin).netloc)
+    return bool(domain) and validate_host(domain, settings.ALLOWED_HOSTS)
 
 
 @csrf_exempt

@@ -86,6 +86,8 @@ def test_a_foreign_browser_origin_is_refused(agent_api):
     response = post_mcp(agent_api.client, agent_api.token, rpc("tools/list"), Origin="http://evil.example")
     assert response.status_code == 403
     assert post_mcp(agent_api.client, agent_api.token, rpc("tools/list"), Origin="http://127.0.0.1:8000").status_code == 200
+    assert post_mcp(agent_api.client, agent_api.token, rpc("tools/list"), Origin="http://[::1]:8000").status_code == 200
+    assert post_mcp(agent_api.client, agent_api.token, rpc("tools/list"), Origin="null").status_code == 403
 
 
 def test_a_session_belongs_to_the_token_that_opened_it(agent_api, make_api, bob):
