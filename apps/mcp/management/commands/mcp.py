@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import sys
+from typing import ClassVar
 
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
@@ -13,7 +14,7 @@ from django.core.management.base import BaseCommand, CommandError
 class Command(BaseCommand):
     help = "Serve MCP over stdio with a token of a profile (MEMORYWEB_TOKEN or --token)."
     # A client starts this process on demand: start fast, and keep stdout for the protocol.
-    requires_system_checks: list[str] = []
+    requires_system_checks: ClassVar[list[str]] = []
 
     def add_arguments(self, parser):
         parser.add_argument("--token", default="", help="an API token (default: the MEMORYWEB_TOKEN variable)")
