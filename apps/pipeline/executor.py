@@ -94,11 +94,15 @@ def executor_for(profile: Profile, *, actor: str, transport: str | None = None) 
 
 
 def service_reachable(base_url: str | None = None) -> bool:
-    """Whether the service at `base_url` (default MEMORYWEB_SERVICE_URL) answers its health check."""
+    """Whether the service answers at `base_url` (default MEMORYWEB_SERVICE_URL).
+
+    Asks for the OpenAPI document, which needs neither the database nor the embedding
+    model: the health check loads the model in a cold process and can take longer than
+    this question should."""
     import httpx
 
     try:
-        httpx.get(f"{(base_url or settings.SERVICE_URL).rstrip('/')}/api/v1/health", timeout=3)
+        httpx.get(f"{(base_url or settings.SERVICE_URL).rstrip('/')}/api/v1/openapi.json", timeout=3)
     except httpx.HTTPError:
         return False
     return True
