@@ -6,7 +6,7 @@ PG_TEST_URL ?= postgres://postgres@127.0.0.1:5432/test
 
 .PHONY: run test test-sqlite test-postgres setup migrate demo clean lint embeddings
 
-$(BIN)/activate: requirements.txt
+$(BIN)/activate: requirements.txt client/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -r requirements.txt

@@ -46,6 +46,8 @@ INSTALLED_APPS = [
     "apps.search",
     "apps.tools",
     "apps.pipeline",
+    "apps.memory",
+    "apps.mcp",
     "apps.dashboard",
     "apps.transfer",
 ]
@@ -143,6 +145,8 @@ MEMORYWEB_DEFAULTS: dict[str, object] = {
     "scenePool.staleDays": 60,
     "embedAndSearch.maxQueries": 50,
     "embedAndSearch.previewChars": 200,
+    # memory_ingest with wait: how long the call waits for the extraction run it started.
+    "mcp.ingestWaitSeconds": env_int("MEMORYWEB_MCP_INGEST_WAIT_SECONDS", 60, minimum=0),
 }
 
 # Retrieval (apps/search is the only user of these).

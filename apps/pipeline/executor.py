@@ -2,7 +2,8 @@
 
 * in process — `apps.tools.dispatch.call_tool` with a worker identity. Used when Qdrant is
   a server (`QDRANT_URL`: every process may open it), in the web process, and in tests.
-* over HTTP — `POST {SERVICE_URL}/api/v1/tools/<name>` with a worker token of the profile.
+* over HTTP — `POST {SERVICE_URL}/api/v1/tools/<name>` with a worker token of the profile,
+  through the `memoryweb_client` package (the same client agents use).
   Used by Celery workers (and `runjob` from a shell) when Qdrant is embedded, because only
   the web process may open embedded Qdrant.
 
@@ -21,39 +22,35 @@ from django.conf import settings
 
 from apps.accounts.models import ROLE_WORKER, Profile
 from apps.tools import errors
-from apps.tools.errors import ToolError
-
-ERROR_CLASSES: dict[str, type[ToolError]] = {
-    cls.code: cls
-    for cls in (
-        errors.InvalidParams, errors.Unauthorized, errors.Forbidden, errors.NotFound, errors.Conflict,
-        errors.PayloadTooLarge, errors.Locked, errors.RateLimited, errors.Unavailable,
-    )
-}
+from apps.tools.errors import ERROR_CLASSES
 
 
 class ToolExecutor(Protocol):
     transport: str
 
-    def call(self, name: str, params: dict[str, Any], *, session_key: str = "", cwd: str = "") -> Any: ...
+    def call(self, name: str, params: dict[str, Any], *, session_key: str = "", cwd: str = "", turn: str = "") -> Any: ...
 
 
 class InProcessExecutor:
     transport = "inprocess"
 
-    def __init__(self, profile: Profile, *, actor: str):
+    def __init__(self, profile: Profile, *, actor: str, role: str = ROLE_WORKER):
         self.profile = profile
         self.actor = actor
+        self.role = role
 
-    def call(self, name: str, params: dict[str, Any], *, session_key: str = "", cwd: str = "") -> Any:
+    def call(self, name: str, params: dict[str, Any], *, session_key: str = "", cwd: str = "", turn: str = "") -> Any:
         from apps.tools.dispatch import call_tool
         from apps.tools.registry import ToolContext
 
-        ctx = ToolContext(profile=self.profile, role=ROLE_WORKER, actor=self.actor, session_key=session_key, cwd=cwd)
+        ctx = ToolContext(profile=self.profile, role=self.role, actor=self.actor, session_key=session_key, cwd=cwd, turn=turn)
         return call_tool(name, params, ctx)
 
 
 class HttpExecutor:
+    """Tool calls over the service's HTTP API through `memoryweb_client` (retries on
+    `locked`/`unavailable` included); the client's typed errors become this app's."""
+
     transport = "http"
 
     def __init__(self, profile: Profile, *, actor: str, base_url: str | None = None, token: str | None = None, timeout: float = 120.0):
@@ -63,30 +60,17 @@ class HttpExecutor:
         self.token = token or worker_token(profile)
         self.timeout = timeout
 
-    def call(self, name: str, params: dict[str, Any], *, session_key: str = "", cwd: str = "") -> Any:
-        import httpx
+    def call(self, name: str, params: dict[str, Any], *, session_key: str = "", cwd: str = "", turn: str = "") -> Any:
+        from memoryweb_client import MemoryWebClient, MemoryWebError
 
-        headers = {"Authorization": f"Bearer {self.token}"}
-        if session_key:
-            headers["X-Memory-Session"] = session_key
-        if cwd:
-            headers["X-Memory-Cwd"] = cwd
-        url = f"{self.base_url}/api/v1/tools/{name}"
+        # One connection per call: an executor has no end of life to close a pool at.
+        client = MemoryWebClient(self.base_url, self.token, session_key=session_key, cwd=cwd, turn=turn, timeout=self.timeout)
         try:
-            response = httpx.post(url, json=params, headers=headers, timeout=self.timeout)
-        except httpx.HTTPError as exc:
-            raise errors.Unavailable(f"the tool API at {self.base_url} is unreachable: {exc}") from None
-        try:
-            body = response.json()
-        except ValueError:
-            raise errors.Unavailable(f"the tool API answered {response.status_code} with a non-JSON body") from None
-        if response.status_code == 200:
-            return body
-        err = body.get("error") if isinstance(body, dict) else None
-        if not isinstance(err, dict):
-            raise errors.Unavailable(f"the tool API answered {response.status_code} without an error object")
-        cls = ERROR_CLASSES.get(str(err.get("code")), errors.Unavailable)
-        raise cls(str(err.get("message") or err.get("code")), details=err.get("details"))
+            with client:
+                return client.call(name, params)
+        except MemoryWebError as exc:
+            cls = ERROR_CLASSES.get(exc.code, errors.Unavailable)
+            raise cls(exc.message, details=exc.details) from None
 
 
 def choose_transport() -> str:
@@ -102,18 +86,23 @@ def choose_transport() -> str:
 def executor_for(profile: Profile, *, actor: str, transport: str | None = None) -> ToolExecutor:
     transport = transport or choose_transport()
     if transport == "http":
-        if os.environ.get("MEMORYWEB_PROCESS_ROLE") == "cli" and not _service_reachable():
+        if os.environ.get("MEMORYWEB_PROCESS_ROLE") == "cli" and not service_reachable():
             # No web process holds embedded Qdrant: a shell run may open it itself.
             return InProcessExecutor(profile, actor=actor)
         return HttpExecutor(profile, actor=actor)
     return InProcessExecutor(profile, actor=actor)
 
 
-def _service_reachable() -> bool:
+def service_reachable(base_url: str | None = None) -> bool:
+    """Whether the service answers at `base_url` (default MEMORYWEB_SERVICE_URL).
+
+    Asks for the OpenAPI document, which needs neither the database nor the embedding
+    model: the health check loads the model in a cold process and can take longer than
+    this question should."""
     import httpx
 
     try:
-        httpx.get(f"{settings.SERVICE_URL.rstrip('/')}/api/v1/health", timeout=3)
+        httpx.get(f"{(base_url or settings.SERVICE_URL).rstrip('/')}/api/v1/openapi.json", timeout=3)
     except httpx.HTTPError:
         return False
     return True

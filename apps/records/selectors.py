@@ -396,3 +396,17 @@ def never_recalled_count(profile: Profile) -> int:
     live = L1Record.objects.filter(profile=profile, deleted=False)
     recalled = RecordHits.objects.filter(profile=profile, hits__gt=0).values("record_id")
     return live.count() - live.filter(record_id__in=recalled).count()
+
+
+# The tombstone reason of a record the user asked to forget (l1_commit tombstone items
+# and the extractor's forget handling write it to metadata["tombstoneReason"]).
+FORGET_REASON = "user-forget"
+
+
+def records_forgotten(*, profile: Profile, limit: int = 200) -> list[L1Record]:
+    """Tombstoned records the user asked to forget, newest first. Their content is for
+    matching only: nothing a caller shows may repeat it."""
+    return list(
+        L1Record.objects.filter(profile=profile, deleted=True, metadata__tombstoneReason=FORGET_REASON)
+        .order_by("-updated_at")[: max(1, limit)]
+    )

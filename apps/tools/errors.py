@@ -57,3 +57,7 @@ class Unavailable(ToolError):
 def invalid_field(field: str, message: str) -> InvalidParams:
     """An invalid_params error about one field, in the same details form as schema errors."""
     return InvalidParams(f"{field}: {message}", details=[{"field": field, "message": message}])
+
+
+# Code -> class, for transports that receive the error shape and raise it again here.
+ERROR_CLASSES: dict[str, type[ToolError]] = {cls.code: cls for cls in ToolError.__subclasses__()}

@@ -14,9 +14,16 @@ from django.http import HttpRequest, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 
 from apps.accounts.locks import ProfileLocked
-from apps.accounts.models import ROLE_RANK
+from apps.accounts.models import ROLE_RANK, ApiToken
 from apps.accounts.services import token_authenticate
-from apps.tools.errors import Forbidden, InvalidParams, Locked, PayloadTooLarge, ToolError, Unauthorized
+from apps.tools.errors import (
+    Forbidden,
+    InvalidParams,
+    Locked,
+    PayloadTooLarge,
+    ToolError,
+    Unauthorized,
+)
 from apps.tools.registry import ToolContext
 
 logger = logging.getLogger(__name__)
@@ -40,14 +47,25 @@ def context_from_request(request: HttpRequest) -> ToolContext:
     token = token_authenticate(plain=plain.strip())
     if token is None:
         raise Unauthorized("unknown or revoked token")
-    return ToolContext(
-        profile=token.profile,
-        role=token.role,
-        actor=f"token:{token.prefix}:{token.role}",
+    return token_context(
+        token,
         session_key=request.headers.get("X-Memory-Session", ""),
         session_id=request.headers.get("X-Memory-Session-Id", ""),
         turn=request.headers.get("X-Memory-Turn", ""),
         cwd=request.headers.get("X-Memory-Cwd", ""),
+    )
+
+
+def token_context(token: ApiToken, *, session_key: str = "", session_id: str = "", turn: str = "", cwd: str = "") -> ToolContext:
+    """The call context of an authenticated token (HTTP requests and the stdio MCP server)."""
+    return ToolContext(
+        profile=token.profile,
+        role=token.role,
+        actor=f"token:{token.prefix}:{token.role}",
+        session_key=session_key,
+        session_id=session_id,
+        turn=turn,
+        cwd=cwd,
         token_id=token.pk,
     )
 

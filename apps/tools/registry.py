@@ -49,6 +49,9 @@ class ToolSpec:
     params: type[ToolParams]
     min_role: str
     func: Callable[[ToolContext, Any], Any]
+    # The result field that is already text for a model to read (MCP shows it as the
+    # call's content); None: the content is the result as JSON.
+    text_result: str | None = None
 
     @property
     def roles(self) -> list[str]:
@@ -64,15 +67,18 @@ class ToolSpec:
 _REGISTRY: dict[str, ToolSpec] = {}
 
 
-def tool(name: str, *, params: type[ToolParams], min_role: str, description: str):
-    """Register a tool. `min_role`: the lowest role allowed (agent < worker < admin)."""
+def tool(name: str, *, params: type[ToolParams], min_role: str, description: str, text_result: str | None = None):
+    """Register a tool. `min_role`: the lowest role allowed (agent < worker < admin);
+    `text_result`: the result field a model reads as the answer (see ToolSpec)."""
     if min_role not in ROLE_RANK:
         raise ValueError(f"unknown role {min_role!r}")
 
     def decorator(func: Callable[[ToolContext, Any], Any]):
         if name in _REGISTRY and _REGISTRY[name].func.__qualname__ != func.__qualname__:
             raise RuntimeError(f"tool {name!r} registered twice")
-        _REGISTRY[name] = ToolSpec(name=name, description=description.strip(), params=params, min_role=min_role, func=func)
+        _REGISTRY[name] = ToolSpec(
+            name=name, description=description.strip(), params=params, min_role=min_role, func=func, text_result=text_result,
+        )
         return func
 
     return decorator

@@ -1,0 +1,25 @@
+"""Semantic closeness of a query to a few given texts (not the index).
+
+For texts that are deliberately not in the index — records tombstoned at the user's
+request — a caller may still need to know whether one of them is what a query is about,
+without ever showing it. The texts are embedded as passages and compared to the query by
+cosine similarity, like the dense side of recall.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from apps.search import embedding
+
+EmbeddingUnavailable = embedding.EmbeddingUnavailable
+
+
+def similarities(query: str, texts: list[str]) -> list[float]:
+    """Cosine similarity of `query` (as a query) to each text (as a passage), in order.
+    Raises EmbeddingUnavailable when the model cannot be loaded."""
+    if not texts:
+        return []
+    q = embedding.embed([query], kind=embedding.QUERY)[0]
+    passages = embedding.embed(texts, kind=embedding.PASSAGE)
+    return [float(x) for x in np.asarray(passages @ q, dtype=np.float64)]
