@@ -43,7 +43,7 @@ def context_from_request(request: HttpRequest) -> ToolContext:
     return ToolContext(
         profile=token.profile,
         role=token.role,
-        actor=f"token:{token.prefix}:{token.role}",
+        actor=token.actor,
         session_key=request.headers.get("X-Memory-Session", ""),
         session_id=request.headers.get("X-Memory-Session-Id", ""),
         turn=request.headers.get("X-Memory-Turn", ""),
@@ -100,6 +100,7 @@ def api_view(*, methods: tuple[str, ...], min_role: str | None = None, parse_bod
                 ctx = None
                 if min_role is not None:
                     ctx = context_from_request(request)
+                    request.tool_context = ctx  # the request log names the profile
                     if ROLE_RANK[ctx.role] < ROLE_RANK[min_role]:
                         raise Forbidden(f"role {ctx.role!r} may not use this endpoint (needs {min_role})")
                 body = read_json_body(request) if parse_body and request.method == "POST" else None
