@@ -51,7 +51,8 @@ class RequestObservationMiddleware:
         profile = request_profile(request)
         # The path without its query string: a search query is memory text.
         logger.info(
-            "%s %s %s %.1fms", request.method, request.path, response.status_code, seconds * 1000,
+            "%s %s %s %.1fms profile=%s tool=%s", request.method, request.path, response.status_code, seconds * 1000,
+            profile or "-", tool or "-",
             extra={"event": "request", "method": request.method, "path": request.path, "endpoint": endpoint,
                    "tool": tool, "profile": profile, "status": response.status_code,
                    "durationMs": round(seconds * 1000, 1)},

@@ -129,7 +129,7 @@ def execute_run(*, run_id: int, executor: ToolExecutor | None = None) -> JobRun 
     seconds = ctx.elapsed()
     observe_job(kind=run.kind, status=status, seconds=seconds)
     job_log.info(
-        "job %s run %s %s in %.1fs", run.kind, run.pk, status, seconds,
+        "job %s run %s %s %.1fms profile=%s", run.kind, run.pk, status, seconds * 1000, run.profile.slug,
         extra={"event": "job", "profile": run.profile.slug, "tool": run.kind, "run": run.pk, "driver": run.driver,
                "status": status, "durationMs": round(seconds * 1000, 1), "error": error[:300]},
     )

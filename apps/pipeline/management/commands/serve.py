@@ -121,7 +121,8 @@ class Command(BaseCommand):
             if child.restart_at is not None:
                 if now >= child.restart_at:
                     child.start()
-                    self.stderr.write(f"restarted {child.name} (pid {child.proc.pid}, restart {child.restarts})")
+                    logger.info("restarted %s (pid %s, restart %s)", child.name, child.proc.pid, child.restarts,
+                                extra={"event": "child_restart", "child": child.name, "pid": child.proc.pid})
                 continue
             code = child.proc.poll() if child.proc is not None else None
             if code is None:
@@ -129,8 +130,7 @@ class Command(BaseCommand):
             child.exits.append(code)
             delay = child.died(now)
             status = f"signal {-code}" if code < 0 else f"status {code}"
-            self.stderr.write(f"{child.name} exited with {status}; restarting it in {delay:.0f} s")
-            logger.warning("child %s exited with %s; restarting in %.0f s", child.name, status, delay,
+            logger.warning("%s exited with %s; restarting it in %.0f s", child.name, status, delay,
                            extra={"event": "child_exit", "child": child.name, "exitStatus": code, "restartIn": delay})
 
     def _children(self, host: str, port: str, web_workers: int, threads: int, options) -> list[Child]:
@@ -147,6 +147,8 @@ class Command(BaseCommand):
             "--timeout", str(env_int("MEMORYWEB_WEB_TIMEOUT", 120, minimum=10)),
             "--graceful-timeout", str(STOP_GRACE_SECONDS - 2),
             "--keep-alive", "5",
+            # gunicorn's control socket defaults to one path per user: a second install would clash.
+            "--no-control-socket",
             # The application logs every request itself (memoryweb.request); gunicorn logs its own events.
             "--error-logfile", "-", "--log-level", "info",
         ]
