@@ -47,7 +47,7 @@ def test_createuser_refuses_unknown_profile_short_password_and_duplicates(alice,
         call_command("createuser", "erin", "--profile", "ghost")
     assert not get_user_model().objects.filter(username="erin").exists()
     monkeypatch.setenv("MEMORYWEB_PASSWORD", "short")
-    with pytest.raises(CommandError, match="at least 8"):
+    with pytest.raises(CommandError, match="at least 10 characters"):
         call_command("createuser", "erin", "--profile", "alice")
     monkeypatch.setenv("MEMORYWEB_PASSWORD", "a-good-password")
     call_command("createuser", "erin")
