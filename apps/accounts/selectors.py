@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.db.models import Q, QuerySet
 
-from apps.accounts.models import ApiToken, TOKEN_PREFIX_LEN_MIN
+from apps.accounts.models import TOKEN_PREFIX_LEN_MIN, ApiToken
 
 
 def token_list(*, profile_slug: str | None = None, include_revoked: bool = True) -> QuerySet[ApiToken]:

@@ -7,9 +7,9 @@ from typing import Any
 from django.db import connection
 from django.http import HttpRequest
 
+from apps.accounts.models import ROLE_ADMIN
 from apps.tools.dispatch import call_tool
 from apps.tools.errors import Unavailable
-from apps.accounts.models import ROLE_ADMIN
 from apps.tools.http import api_view, context_from_request, ok_response
 from apps.tools.openapi import openapi_document
 from apps.tools.registry import all_tools, health_checks

@@ -110,8 +110,6 @@ def test_revoketoken_refuses_an_ambiguous_name(db):
 
 
 def test_audit_actor_of_a_token_call_carries_the_token_name(db):
-    from apps.records.models import L1Record  # noqa: F401 — the records app writes the audit event
-
     profile_create(slug="carol")
     plain = _create("carol", "agent", "laptop-claude")
     response = Client().post(

@@ -50,7 +50,7 @@ def test_requests_are_counted_by_tool_and_status(agent_api, admin_api):
     assert status == 404
     agent_api.call("l1_fix", recordId="l1_missing")  # invalid params: 400
     after = _scrape(admin_api.token)
-    delta = lambda name, **lb: _value(after, name, **lb) - _value(before, name, **lb)  # noqa: E731
+    delta = lambda name, **lb: _value(after, name, **lb) - _value(before, name, **lb)
     assert delta("memoryweb_http_requests_total", endpoint="whoami", status="200") == 2
     assert delta("memoryweb_http_request_duration_seconds_count", endpoint="whoami", status="200") == 2
     assert delta("memoryweb_http_requests_total", endpoint="(unknown tool)", status="404") == 1
@@ -63,7 +63,7 @@ def test_recall_latency_and_outcome_and_embedding_time(agent_api, admin_api):
         {"content": "Deployments of the billing service go through the blue-green script.", "type": "work_method"}])
     body = agent_api.ok("recall_l1_records", query="how do we deploy billing?", session="s1", turn="t1")
     after = _scrape(admin_api.token)
-    delta = lambda name, **lb: _value(after, name, **lb) - _value(before, name, **lb)  # noqa: E731
+    delta = lambda name, **lb: _value(after, name, **lb) - _value(before, name, **lb)
     outcome = "answered" if body["records"] else ("abstained" if body.get("noRelevantMemory") else "empty")
     assert delta("memoryweb_recalls_total", outcome=outcome) == 1
     assert delta("memoryweb_recall_duration_seconds_count") == 1

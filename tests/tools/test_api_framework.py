@@ -132,7 +132,7 @@ def test_openapi_document_lists_every_tool(db):
 
 def test_health_reports_database_to_an_admin(admin_api):
     status, body = admin_api.get("/api/v1/health")
-    assert body["checks"]["database"]["ok"] is True
+    assert status == 200 and body["checks"]["database"]["ok"] is True
     assert body["status"] in {"ok", "degraded"}
 
 
