@@ -224,6 +224,7 @@ def test_a_redis_outage_pauses_jobs_and_never_the_api(serve, own_redis):
     s.manage("migrate", "-v", "0")
     s.manage("createprofile", "alice")
     token = s.manage("createtoken", "alice", "--role", "agent", "--name", "outage-test").strip().splitlines()[-1]
+    admin = s.manage("createtoken", "alice", "--role", "admin", "--name", "scraper").strip().splitlines()[-1]
     s.start()
     worker = _child(s.proc.pid, " worker ")
     # The worker holds an unacknowledged countdown message when the broker goes away:
@@ -262,3 +263,7 @@ def test_a_redis_outage_pauses_jobs_and_never_the_api(serve, own_redis):
     log = s.log()
     assert "Unrecoverable error" not in log
     assert "worker exited" not in log and _child(s.proc.pid, " worker ") == worker
+    # The run was measured in a Celery pool process; the web process's /metrics adds it in.
+    metrics = httpx.get(f"{s.url}/metrics", headers={"Authorization": f"Bearer {admin}"}, timeout=10).text
+    assert 'memoryweb_job_runs_total{kind="l1_extract",status="succeeded"} 1.0' in metrics
+    assert 'memoryweb_http_requests_total{endpoint="l0-messages",status="200"} 1.0' in metrics
