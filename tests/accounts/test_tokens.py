@@ -109,17 +109,6 @@ def test_revoketoken_refuses_an_ambiguous_name(db):
         call_command("revoketoken", "mw_", stdout=StringIO())  # too short to be a prefix
 
 
-@pytest.fixture
-def private_index(settings, tmp_path):
-    """The commit below indexes a record: in an index of its own, unseen by other tests."""
-    from apps.search import index
-
-    settings.QDRANT_PATH = str(tmp_path / "qdrant")
-    index.close_clients()
-    yield
-    index.close_clients()
-
-
 def test_audit_actor_of_a_token_call_carries_the_token_name(db, private_index):
     profile_create(slug="carol")
     plain = _create("carol", "agent", "laptop-claude")

@@ -5,13 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from apps.search import index
-
 
 @pytest.fixture(autouse=True)
-def _private_index(settings, tmp_path):
-    settings.QDRANT_PATH = str(tmp_path / "qdrant")
-    settings.QDRANT_URL = ""
-    index.close_clients()
+def _private_index(private_index):
     yield
-    index.close_clients()
