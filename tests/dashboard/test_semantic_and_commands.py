@@ -57,17 +57,6 @@ def test_createuser_refuses_unknown_profile_short_password_and_duplicates(alice,
     assert ProfileAccess.objects.filter(user__username="erin", profile=alice, is_admin=False).exists()
 
 
-@pytest.fixture
-def private_index(settings, tmp_path):
-    from apps.search import index
-
-    settings.QDRANT_PATH = str(tmp_path / "qdrant")
-    settings.QDRANT_URL = ""
-    index.close_clients()
-    yield
-    index.close_clients()
-
-
 def test_semantic_search_uses_the_hybrid_index_and_shows_the_trace(login, alice, make_record, private_index):
     from apps.search.outbox import drain_outbox, enqueue_index_op
 
