@@ -6,6 +6,7 @@ import logging
 import time
 from collections.abc import Callable
 
+from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 
 from apps.metrics.instruments import observe_request
@@ -23,7 +24,8 @@ def request_endpoint(request: HttpRequest) -> tuple[str, str]:
 
     match = getattr(request, "resolver_match", None)
     if match is None:
-        return "(unmatched)", ""
+        # WhiteNoise answers static files before URL resolution.
+        return ("static" if request.path.startswith(settings.STATIC_URL) else "(unmatched)"), ""
     if match.url_name == TOOL_CALL_ROUTE:
         name = str(match.kwargs.get("name", ""))
         return (name, name) if get_tool(name) is not None else ("(unknown tool)", "")

@@ -49,12 +49,16 @@ def test_requests_are_counted_by_tool_and_status(agent_api, admin_api):
     status, _ = agent_api.call("no_such_tool")
     assert status == 404
     agent_api.call("l1_fix", recordId="l1_missing")  # invalid params: 400
+    Client().get("/static/vendor/htmx.min.js")
+    Client().get("/no/such/path")
     after = _scrape(admin_api.token)
     delta = lambda name, **lb: _value(after, name, **lb) - _value(before, name, **lb)
     assert delta("memoryweb_http_requests_total", endpoint="whoami", status="200") == 2
     assert delta("memoryweb_http_request_duration_seconds_count", endpoint="whoami", status="200") == 2
     assert delta("memoryweb_http_requests_total", endpoint="(unknown tool)", status="404") == 1
     assert delta("memoryweb_http_requests_total", endpoint="l1_fix", status="400") == 1
+    assert delta("memoryweb_http_requests_total", endpoint="static", status="200") == 1
+    assert delta("memoryweb_http_requests_total", endpoint="(unmatched)", status="404") == 1
 
 
 def test_recall_latency_and_outcome_and_embedding_time(agent_api, admin_api):
