@@ -2,15 +2,26 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import dj_database_url
 
 from memoryweb.env import env_bool, env_int, env_list, env_str
 
+# Every entry point (manage.py, the WSGI server, Celery, the test runner) imports these
+# settings before it writes a file, so one umask here makes every data file the service
+# creates 0600 and every folder 0700 (database, shards, skills, Qdrant, tokens) without
+# each writer having to remember it. Memory text is private to the account running it.
+os.umask(0o077)
+
 BASE_DIR = Path(__file__).resolve().parent.parent
 DATA_DIR = Path(env_str("MEMORYWEB_DATA_DIR", str(BASE_DIR / "var"))).resolve()
 DATA_DIR.mkdir(parents=True, exist_ok=True)
+# A data dir created before the umask existed may be 0755: closing the top folder makes
+# everything under it unreachable for other accounts, whatever the inner modes are.
+if DATA_DIR.stat().st_uid == os.getuid() and DATA_DIR.stat().st_mode & 0o077:
+    DATA_DIR.chmod(0o700)
 
 DEBUG = env_bool("DEBUG", False)
 SECRET_KEY = env_str("SECRET_KEY", "")
@@ -36,6 +47,7 @@ INSTALLED_APPS = [
     "whitenoise.runserver_nostatic",
     "django.contrib.staticfiles",
     "django_htmx",
+    "axes",
     "apps.accounts",
     "apps.conversations",
     "apps.records",
@@ -50,10 +62,14 @@ INSTALLED_APPS = [
     "apps.mcp",
     "apps.dashboard",
     "apps.transfer",
+    "apps.metrics",
 ]
 
 MIDDLEWARE = [
+    # Outermost: times and logs every request, including the ones other middleware answer.
+    "apps.metrics.middleware.RequestObservationMiddleware",
     "django.middleware.security.SecurityMiddleware",
+    "csp.middleware.CSPMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -62,6 +78,8 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    # Last, as django-axes asks: it turns a lockout raised during login into its response.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "memoryweb.urls"
@@ -94,11 +112,74 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
+# Django's validators refuse passwords like "password", "12345678" or the username; they
+# apply to `createuser`, the Django admin and any password form.
 AUTH_PASSWORD_VALIDATORS = [
-    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator",
+     "OPTIONS": {"min_length": env_int("MEMORYWEB_PASSWORD_MIN_LENGTH", 10, minimum=8)}},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
 LOGIN_URL = "/login/"
 LOGIN_REDIRECT_URL = "/"
+AUTHENTICATION_BACKENDS = [
+    # django-axes first: it refuses a locked-out username or address before the password is checked.
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+
+# Login throttling (django-axes): after LOGIN_FAILURE_LIMIT wrong passwords for one
+# username, or from one client address, further attempts for that username / from that
+# address are refused (429) for the cool-off time, even with the right password. The
+# two counts are kept apart, so guessing many usernames from one address is stopped as
+# well as guessing one username from many addresses. A success resets the count.
+# `manage.py axes_reset_username <name>` / `axes_reset_ip <addr>` lift a lockout.
+AXES_FAILURE_LIMIT = env_int("MEMORYWEB_LOGIN_FAILURE_LIMIT", 5, minimum=1)
+AXES_COOLOFF_TIME = env_int("MEMORYWEB_LOGIN_LOCKOUT_MINUTES", 15, minimum=1) / 60.0  # hours
+AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
+AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
+AXES_VERBOSE = False
+# Behind a TLS proxy every request comes from the proxy: with MEMORYWEB_PROXY_COUNT=N the
+# client address is taken from X-Forwarded-For, N proxies from the right (django-ipware).
+PROXY_COUNT = env_int("MEMORYWEB_PROXY_COUNT", 0, minimum=0)
+AXES_IPWARE_PROXY_COUNT = PROXY_COUNT or None
+AXES_IPWARE_META_PRECEDENCE_ORDER = ("HTTP_X_FORWARDED_FOR", "REMOTE_ADDR") if PROXY_COUNT else ("REMOTE_ADDR",)
+
+# Transport security. The service itself speaks plain HTTP (loopback, or behind a TLS
+# proxy); MEMORYWEB_HTTPS=1 says the dashboard is reached over HTTPS, so the session
+# and CSRF cookies are sent only over HTTPS and browsers are told to insist on it (HSTS).
+# The proxy must set X-Forwarded-Proto: https (and overwrite any the client sent).
+HTTPS = env_bool("MEMORYWEB_HTTPS", False)
+SESSION_COOKIE_HTTPONLY = True
+SESSION_COOKIE_SAMESITE = "Lax"
+SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = "same-origin"
+X_FRAME_OPTIONS = "DENY"
+if HTTPS:
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+    SESSION_COOKIE_SECURE = True
+    CSRF_COOKIE_SECURE = True
+    SECURE_HSTS_SECONDS = env_int("MEMORYWEB_HSTS_SECONDS", 31536000, minimum=0)
+    SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("MEMORYWEB_HSTS_INCLUDE_SUBDOMAINS", False)
+    # No SECURE_SSL_REDIRECT: job workers reach the tool API over loopback HTTP.
+
+# Content-Security-Policy (django-csp 4): scripts only from this origin — no inline
+# <script>, no on*= handlers, no javascript: URLs, no eval (htmx runs with allowEval off).
+# Inline style attributes remain allowed (gauges set their width that way).
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": ["'self'"],
+        "script-src": ["'self'"],
+        "style-src": ["'self'", "'unsafe-inline'"],
+        "img-src": ["'self'", "data:"],
+        "object-src": ["'none'"],
+        "base-uri": ["'none'"],
+        "form-action": ["'self'"],
+        "frame-ancestors": ["'none'"],
+    },
+}
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
@@ -172,6 +253,14 @@ CELERY_TASK_ROUTES = {"apps.pipeline.tasks.drain_index_outbox": {"queue": "embed
 # A broker that is down must not hold an API request for long: the sweep re-sends later.
 CELERY_BROKER_CONNECTION_TIMEOUT = env_int("CELERY_BROKER_CONNECTION_TIMEOUT", 3, minimum=1)
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# A worker or beat that loses the broker keeps retrying until it is back (no limit), so a
+# broker outage pauses the jobs instead of ending the processes.
+CELERY_BROKER_CONNECTION_RETRY = True
+CELERY_BROKER_CONNECTION_MAX_RETRIES = None
+# kombu's Redis transport crashes the worker when it closes a channel that still holds
+# unacknowledged messages after the broker went away; memoryweb.broker works around it.
+if CELERY_BROKER_URL.startswith("redis://"):
+    CELERY_BROKER_TRANSPORT = "memoryweb.broker:RedisTransport"
 CELERY_TASK_PUBLISH_RETRY_POLICY = {"max_retries": 1, "interval_start": 0, "interval_step": 0.5, "interval_max": 0.5}
 # The SQLAlchemy transport hands its options to create_engine: Redis-only keys stay off it.
 # CELERY_REDIS_KEY_PREFIX lets several installs (or test runs) share one Redis database.
@@ -199,10 +288,34 @@ LLM_MODEL = env_str("MEMORYWEB_LLM_MODEL", "")
 # Where jobs reach the tool API when embedded Qdrant is owned by the web process.
 SERVICE_URL = env_str("MEMORYWEB_SERVICE_URL", "http://127.0.0.1:8000")
 
+# Metrics (`/metrics`, apps.metrics): admin tokens may scrape; so may this token, if set.
+METRICS_TOKEN = env_str("MEMORYWEB_METRICS_TOKEN", "")
+
+# Logs go to stderr: one line per request (memoryweb.request) and per job run
+# (memoryweb.job) with profile, tool, status and duration. MEMORYWEB_LOG_FORMAT=json
+# writes one JSON object per line (python-json-logger), the extra fields as keys.
+LOG_FORMAT = env_str("MEMORYWEB_LOG_FORMAT", "text")
+if LOG_FORMAT not in ("text", "json"):
+    from memoryweb.env import ImproperlyConfiguredEnv
+
+    raise ImproperlyConfiguredEnv(f"MEMORYWEB_LOG_FORMAT must be text or json, got {LOG_FORMAT!r}")
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "formatters": {
+        "text": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"},
+        "json": {
+            "()": "pythonjsonlogger.json.JsonFormatter",
+            "format": "%(asctime)s %(levelname)s %(name)s %(message)s",
+            "rename_fields": {"asctime": "time", "levelname": "level", "name": "logger"},
+        },
+    },
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": LOG_FORMAT}},
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
-    "loggers": {"django.db.backends": {"level": "WARNING"}},
+    "loggers": {
+        "django.db.backends": {"level": "WARNING"},
+        # Every request already has its memoryweb.request line.
+        "django.server": {"level": "WARNING"},
+        "django.request": {"level": "ERROR"},
+    },
 }

@@ -10,5 +10,6 @@ urlpatterns = [
     path("api/v1/", include("apps.search.urls")),
     path("api/v1/", include("apps.persona.urls")),
     path("", include("apps.mcp.urls")),
+    path("", include("apps.metrics.urls")),
     path("", include("apps.dashboard.urls")),
 ]

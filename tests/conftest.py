@@ -20,6 +20,18 @@ def _isolated_data_dir(settings, tmp_path):
     yield
 
 
+@pytest.fixture
+def private_index(settings, tmp_path):
+    """An embedded Qdrant folder of this test's own: what it indexes no other test sees."""
+    from apps.search import index
+
+    settings.QDRANT_PATH = str(tmp_path / "qdrant")
+    settings.QDRANT_URL = ""
+    index.close_clients()
+    yield
+    index.close_clients()
+
+
 @dataclass
 class Api:
     """A JSON API client holding one token."""

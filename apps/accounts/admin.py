@@ -8,7 +8,7 @@ admin.site.register(ProfileAccess)
 
 @admin.register(ApiToken)
 class ApiTokenAdmin(admin.ModelAdmin):
-    list_display = ("prefix", "profile", "role", "created_at", "revoked_at")
+    list_display = ("name", "prefix", "profile", "role", "created_at", "last_used_at", "revoked_at")
     readonly_fields = ("token_hash",)
 
 

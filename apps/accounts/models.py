@@ -12,6 +12,9 @@ ROLES = (ROLE_AGENT, ROLE_WORKER, ROLE_ADMIN)
 # A worker may do all an agent may; an admin all a worker may.
 ROLE_RANK = {ROLE_AGENT: 0, ROLE_WORKER: 1, ROLE_ADMIN: 2}
 
+# `revoketoken` accepts a token's shown prefix from this many characters on ("mw_" + 3).
+TOKEN_PREFIX_LEN_MIN = 6
+
 MODE_CODE = "code"
 MODE_CHAT = "chat"
 
@@ -47,10 +50,20 @@ class ApiToken(models.Model):
 
     class Meta:
         ordering = ["-created_at"]
+        constraints = [
+            # A name names one token of a profile for good (revoked ones keep theirs), so an
+            # audit actor `token:<name>:<role>` never becomes ambiguous.
+            models.UniqueConstraint(fields=["profile", "name"], name="token_name_unique_per_profile"),
+        ]
 
     @property
     def is_active(self) -> bool:
         return self.revoked_at is None
+
+    @property
+    def actor(self) -> str:
+        """How audit events name a call made with this token."""
+        return f"token:{self.name}:{self.role}"
 
 
 class ProfileAccess(models.Model):

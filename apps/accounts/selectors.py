@@ -1,10 +1,17 @@
-"""Read-only queries over tokens, people's access and the audit log of one profile."""
+"""Read-only queries over tokens (never the secret: only its hash is stored), people's
+access and the audit log."""
 
 from __future__ import annotations
 
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 
-from apps.accounts.models import ApiToken, AuditEvent, Profile, ProfileAccess
+from apps.accounts.models import (
+    TOKEN_PREFIX_LEN_MIN,
+    ApiToken,
+    AuditEvent,
+    Profile,
+    ProfileAccess,
+)
 
 AUDIT_FILTERS = ("actor", "tool", "action", "target")
 
@@ -49,3 +56,23 @@ def audit_choices(profile: Profile) -> dict[str, list[str]]:
         "tools": list(events.values_list("tool", flat=True).distinct().order_by("tool")[:100]),
         "actions": list(events.values_list("action", flat=True).distinct().order_by("action")[:100]),
     }
+
+
+def token_list(*, profile_slug: str | None = None, include_revoked: bool = True) -> QuerySet[ApiToken]:
+    tokens = ApiToken.objects.select_related("profile").order_by("profile__slug", "revoked_at", "-created_at")
+    if profile_slug is not None:
+        tokens = tokens.filter(profile__slug=profile_slug)
+    if not include_revoked:
+        tokens = tokens.filter(revoked_at__isnull=True)
+    return tokens
+
+
+def token_matches(*, ref: str, profile_slug: str | None = None) -> list[ApiToken]:
+    """Active tokens called `ref`, or whose shown prefix starts with it (`mw_Bgn…`)."""
+    ref = ref.strip().rstrip("…")
+    if not ref:
+        return []
+    match = Q(name=ref)
+    if ref.startswith("mw_") and len(ref) >= TOKEN_PREFIX_LEN_MIN:
+        match |= Q(prefix__startswith=ref)
+    return list(token_list(profile_slug=profile_slug, include_revoked=False).filter(match))

@@ -3,13 +3,23 @@
 from __future__ import annotations
 
 import hashlib
+import re
 import secrets
+from datetime import timedelta
 from typing import Any
 
-from django.db import transaction
+from django.db import IntegrityError, transaction
+from django.db.models import Q
 from django.utils import timezone
 
-from apps.accounts.models import MODE_CHAT, MODE_CODE, ROLES, ApiToken, AuditEvent, Profile
+from apps.accounts.models import (
+    MODE_CHAT,
+    MODE_CODE,
+    ROLES,
+    ApiToken,
+    AuditEvent,
+    Profile,
+)
 
 TOKEN_PREFIX = "mw_"
 
@@ -37,14 +47,59 @@ def profile_settings_restore(*, profile: Profile, settings: dict, known_projects
     return True
 
 
+# A name is what people and the audit log call a token: letters (any script), digits,
+# spaces and . _ @ + -; no ':' because the audit actor is `token:<name>:<role>`.
+TOKEN_NAME_RE = re.compile(r"^\w[\w .@+-]{0,63}$")
+# last_used_at is bookkeeping: at most one write per token per minute, however busy it is.
+LAST_USED_RESOLUTION = timedelta(seconds=60)
+
+
+class TokenNameError(ValueError):
+    """The name is malformed or another token of the profile has it."""
+
+
+def token_name_check(name: str) -> str:
+    name = (name or "").strip()
+    if not TOKEN_NAME_RE.match(name) or name.endswith(" "):
+        raise TokenNameError(
+            f"token name {name!r} is not valid: 1-64 characters, letters, digits, spaces and . _ @ + - "
+            "(starting with a letter or digit)"
+        )
+    return name
+
+
+def token_name_free(*, profile: Profile, base: str) -> str:
+    """`base`, or `base 2`, `base 3`… — the first name no token of the profile has."""
+    taken = set(ApiToken.objects.filter(profile=profile, name__startswith=base).values_list("name", flat=True))
+    if base not in taken:
+        return base
+    n = 2
+    while f"{base} {n}" in taken:
+        n += 1
+    return f"{base} {n}"
+
+
 def token_create(*, profile: Profile, role: str, name: str = "") -> tuple[ApiToken, str]:
-    """Create a token; returns the row and the plain token, which is never stored."""
+    """Create a token; returns the row and the plain token, which is never stored.
+
+    Without a name (programmatic callers) the token is named `<role>-<prefix>`; people
+    name theirs (`createtoken --name`, the dashboard form). Names are never reused within
+    a profile, revoked tokens included, so the audit log stays unambiguous."""
     if role not in ROLES:
         raise ValueError(f"role must be one of {', '.join(ROLES)}, got {role!r}")
     plain = TOKEN_PREFIX + secrets.token_urlsafe(32)
-    token = ApiToken.objects.create(
-        profile=profile, role=role, name=name, prefix=plain[:10], token_hash=_hash_token(plain)
+    prefix = plain[:10]
+    name = token_name_check(name) if (name or "").strip() else f"{role}-{prefix}"
+    taken = TokenNameError(
+        f"profile {profile.slug!r} already has a token named {name!r} (revoked tokens keep their names); choose another"
     )
+    if ApiToken.objects.filter(profile=profile, name=name).exists():
+        raise taken
+    try:
+        with transaction.atomic():
+            token = ApiToken.objects.create(profile=profile, role=role, name=name, prefix=prefix, token_hash=_hash_token(plain))
+    except IntegrityError:
+        raise taken from None
     return token, plain
 
 
@@ -58,16 +113,25 @@ def token_authenticate(*, plain: str) -> ApiToken | None:
     )
     if token is not None:
         now = timezone.now()
-        # Cheap bookkeeping, at most once a minute per token.
-        if token.last_used_at is None or (now - token.last_used_at).total_seconds() > 60:
-            ApiToken.objects.filter(pk=token.pk).update(last_used_at=now)
+        stale = now - LAST_USED_RESOLUTION
+        if token.last_used_at is None or token.last_used_at < stale:
+            # Conditional, so concurrent requests (threads, processes) write it once.
+            ApiToken.objects.filter(pk=token.pk).filter(Q(last_used_at__isnull=True) | Q(last_used_at__lt=stale)).update(
+                last_used_at=now
+            )
     return token
 
 
-def token_revoke(*, token: ApiToken) -> None:
-    if token.revoked_at is None:
-        token.revoked_at = timezone.now()
-        token.save(update_fields=["revoked_at"])
+def token_revoke(*, token: ApiToken, actor: str = "", tool: str = "accounts") -> bool:
+    """Revoke a token; with an `actor`, audited on its profile. False if it was revoked already."""
+    with transaction.atomic():
+        changed = ApiToken.objects.filter(pk=token.pk, revoked_at__isnull=True).update(revoked_at=timezone.now())
+        token.refresh_from_db(fields=["revoked_at"])
+        if changed and actor:
+            audit_record(profile=token.profile, actor=actor, tool=tool, action="token_revoke", target_type="token",
+                         target_id=token.prefix, before={"role": token.role, "name": token.name, "prefix": token.prefix,
+                                                       "active": True}, after={"active": False})
+    return bool(changed)
 
 
 def audit_record(

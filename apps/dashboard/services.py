@@ -4,6 +4,8 @@ dashboard's concept). Each change is audited on the profile it concerns."""
 from __future__ import annotations
 
 from django.contrib.auth import get_user_model
+from django.contrib.auth.password_validation import validate_password
+from django.core.exceptions import ValidationError
 from django.db import transaction
 
 from apps.accounts.models import ApiToken, Profile, ProfileAccess
@@ -16,8 +18,11 @@ def person_create(*, username: str, password: str, email: str = "") -> object:
         raise ValueError("username must not be empty")
     if User.objects.filter(username=username).exists():
         raise ValueError(f"a person named {username!r} already exists")
-    if not password or len(password) < 8:
-        raise ValueError("the password must have at least 8 characters")
+    try:
+        # The same validators as the Django admin (settings.AUTH_PASSWORD_VALIDATORS).
+        validate_password(password or "", user=User(username=username, email=email))
+    except ValidationError as exc:
+        raise ValueError("the password is refused: " + " ".join(exc.messages)) from None
     return User.objects.create_user(username=username, password=password, email=email)
 
 
@@ -44,14 +49,9 @@ def dashboard_token_create(*, profile: Profile, role: str, name: str, actor: str
     with transaction.atomic():
         token, plain = token_create(profile=profile, role=role, name=name)
         audit_record(profile=profile, actor=actor, tool="dashboard", action="token_create", target_type="token",
-                     target_id=token.prefix, after={"role": role, "name": name, "prefix": token.prefix})
+                     target_id=token.prefix, after={"role": role, "name": token.name, "prefix": token.prefix})
     return token, plain
 
 
 def dashboard_token_revoke(*, token: ApiToken, actor: str) -> None:
-    with transaction.atomic():
-        was_active = token.revoked_at is None
-        token_revoke(token=token)
-        if was_active:
-            audit_record(profile=token.profile, actor=actor, tool="dashboard", action="token_revoke", target_type="token",
-                         target_id=token.prefix, before={"role": token.role, "name": token.name, "active": True}, after={"active": False})
+    token_revoke(token=token, actor=actor, tool="dashboard")

@@ -121,7 +121,7 @@ def worker_token(profile: Profile) -> str:
     The database keeps only its hash (accounts.ApiToken); the plain text lives in a 0600
     file in the data dir so every worker process of this install can use it.
     """
-    from apps.accounts.services import token_authenticate, token_create
+    from apps.accounts.services import TokenNameError, token_authenticate, token_create, token_name_free
 
     path = _token_file(profile)
     if path.exists():
@@ -129,7 +129,14 @@ def worker_token(profile: Profile) -> str:
         token = token_authenticate(plain=plain)
         if token is not None and token.profile_id == profile.pk and token.role == ROLE_WORKER:
             return plain
-    _, plain = token_create(profile=profile, role=ROLE_WORKER, name="pipeline worker")
+    for attempt in range(3):
+        try:
+            # A replaced worker token keeps its name in the audit log: the new one gets the next free one.
+            _, plain = token_create(profile=profile, role=ROLE_WORKER, name=token_name_free(profile=profile, base="pipeline worker"))
+            break
+        except TokenNameError:
+            if attempt == 2:
+                raise  # another process took the same name three times in a row
     path.parent.mkdir(parents=True, exist_ok=True)
     os.chmod(path.parent, 0o700)
     tmp = path.with_suffix(f".{os.getpid()}.{time.monotonic_ns()}.tmp")

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
-from django.utils import timezone
 
 STALE_QUEUED_SECONDS = 300
 
@@ -25,22 +23,10 @@ def broker_health() -> dict[str, Any]:
 
 def jobs_health() -> dict[str, Any]:
     """Queued runs nobody starts mean no worker consumes the queue."""
-    from apps.pipeline.models import (
-        STATUS_FAILED,
-        STATUS_QUEUED,
-        STATUS_RUNNING,
-        JobRun,
-    )
+    from apps.pipeline.selectors import jobrun_queue_stats
 
-    now = timezone.now()
-    oldest = JobRun.objects.filter(status=STATUS_QUEUED).order_by("created_at").values_list("created_at", flat=True).first()
-    age = (now - oldest).total_seconds() if oldest else 0.0
-    data = {
-        "queued": JobRun.objects.filter(status=STATUS_QUEUED).count(),
-        "running": JobRun.objects.filter(status=STATUS_RUNNING).count(),
-        "failedLastHour": JobRun.objects.filter(status=STATUS_FAILED, finished_at__gte=now - timedelta(hours=1)).count(),
-        "oldestQueuedSeconds": round(age, 1),
-    }
+    data = jobrun_queue_stats()
+    age = data["oldestQueuedSeconds"]
     data["ok"] = age < STALE_QUEUED_SECONDS
     if not data["ok"]:
         data["error"] = f"a run has waited {age:.0f} s in the queue: is a worker running?"

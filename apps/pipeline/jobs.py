@@ -14,6 +14,7 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
+from apps.metrics.instruments import observe_job
 from apps.pipeline.executor import ToolExecutor, executor_for
 from apps.pipeline.models import (
     DRIVER_LLM,
@@ -28,6 +29,8 @@ from apps.pipeline.models import (
 from apps.pipeline.scheduling import JOB_TIMEOUT_SECONDS, this_worker
 
 logger = logging.getLogger(__name__)
+# One line per finished run (the request log's counterpart), under a name operators can filter.
+job_log = logging.getLogger("memoryweb.job")
 
 
 class JobFailed(Exception):
@@ -125,6 +128,13 @@ def execute_run(*, run_id: int, executor: ToolExecutor | None = None) -> JobRun 
             progress={"step": status, "message": error[:500], "updatedAt": _now_iso(), "elapsed": ctx.elapsed()},
         )
     run.refresh_from_db()
+    seconds = ctx.elapsed()
+    observe_job(kind=run.kind, status=status, seconds=seconds)
+    job_log.info(
+        "job %s run %s %s %.1fms profile=%s", run.kind, run.pk, status, seconds * 1000, run.profile.slug,
+        extra={"event": "job", "profile": run.profile.slug, "tool": run.kind, "run": run.pk, "driver": run.driver,
+               "status": status, "durationMs": round(seconds * 1000, 1), "error": error[:300]},
+    )
     _follow_up(run)
     return run
 

@@ -1,11 +1,22 @@
-"""Read-only queries over job runs, for the dashboard."""
+"""Read-only queries over job runs, for the dashboard, health and metrics."""
 
 from __future__ import annotations
 
+from datetime import timedelta
+from typing import Any
+
 from django.db.models import QuerySet
+from django.utils import timezone
 
 from apps.accounts.models import Profile
-from apps.pipeline.models import ACTIVE_STATUSES, KINDS, JobRun
+from apps.pipeline.models import (
+    ACTIVE_STATUSES,
+    KINDS,
+    STATUS_FAILED,
+    STATUS_QUEUED,
+    STATUS_RUNNING,
+    JobRun,
+)
 
 
 def recent_jobs(profile: Profile, *, limit: int = 10) -> list[JobRun]:
@@ -37,3 +48,15 @@ def run_changes(run: JobRun, *, limit: int = 200) -> list:
     from apps.accounts.selectors import audit_events
 
     return list(reversed(list(audit_events(run.profile, {}, exact_actor=run_actor(run))[:limit])))
+
+
+def jobrun_queue_stats() -> dict[str, Any]:
+    """Queued and running runs, the oldest queued run's age, failures of the last hour."""
+    now = timezone.now()
+    oldest = JobRun.objects.filter(status=STATUS_QUEUED).order_by("created_at").values_list("created_at", flat=True).first()
+    return {
+        "queued": JobRun.objects.filter(status=STATUS_QUEUED).count(),
+        "running": JobRun.objects.filter(status=STATUS_RUNNING).count(),
+        "failedLastHour": JobRun.objects.filter(status=STATUS_FAILED, finished_at__gte=now - timedelta(hours=1)).count(),
+        "oldestQueuedSeconds": round((now - oldest).total_seconds(), 1) if oldest else 0.0,
+    }

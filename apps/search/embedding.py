@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import threading
+import time
 from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,6 +22,7 @@ from pathlib import Path
 import numpy as np
 from django.conf import settings
 
+from apps.metrics.instruments import observe_embedding
 from apps.search import model_build
 
 QUERY = "query"
@@ -126,7 +128,9 @@ def embed(texts: list[str], *, kind: str, batch_size: int = 64) -> np.ndarray:
         # A batch is padded to its longest text: embedding in length order wastes far less
         # work on padding when short and long texts are mixed. Results go back in order.
         todo.sort(key=lambda i: len(texts[i]))
+        started = time.monotonic()
         vectors = list(loaded.model.embed([prefix + texts[i] for i in todo], batch_size=batch_size))
+        observe_embedding(kind=kind, texts=len(todo), seconds=time.monotonic() - started)
         with _cache_lock:
             for i, vec in zip(todo, vectors):
                 vec = np.asarray(vec, dtype=np.float32)

@@ -570,10 +570,10 @@ def schedule_drain(profile_id: int) -> None:
 
 
 def health() -> dict[str, Any]:
-    from apps.search.models import IndexOp
+    from apps.search.selectors import index_outbox_stats
 
-    pending = IndexOp.objects.count()
-    failing = IndexOp.objects.filter(attempts__gt=0).count()
+    outbox = index_outbox_stats()
+    pending, failing = outbox["pending"], outbox["failing"]
     try:
         client = get_client()
         collections = len(_call(client.get_collections).collections)

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import time
+
 from pydantic import Field
 
+from apps.metrics.instruments import observe_recall
 from apps.search import embedding, index, services
 from apps.tools.registry import ToolContext, ToolParams, register_health_check, tool
 
@@ -33,11 +36,15 @@ class RecallParams(ToolParams):
     ),
 )
 def recall_l1_records(ctx: ToolContext, params: RecallParams) -> dict:
-    return services.recall_records(
+    started = time.monotonic()
+    result = services.recall_records(
         profile=ctx.profile, query=params.query, top_k=params.topK, types=params.types, scene_id=params.sceneId,
         include_closed_tasks=params.includeClosedTasks, trace=params.trace, session_key=ctx.session_key,
         turn=ctx.turn, cwd=ctx.cwd,
     )
+    observe_recall(seconds=time.monotonic() - started, records=len(result.get("records") or []),
+                   abstained=result.get("noRelevantMemory") is True)
+    return result
 
 
 class EmbedAndSearchParams(ToolParams):

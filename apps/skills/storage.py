@@ -367,7 +367,7 @@ def atomic_write(path: Path, data: bytes) -> None:
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
-        os.chmod(tmp_name, 0o644)
+        # mkstemp's 0600 is kept: skill files are as private as the rest of the data dir.
         os.replace(tmp_name, path)
     except BaseException:
         try:

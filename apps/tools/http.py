@@ -61,7 +61,7 @@ def token_context(token: ApiToken, *, session_key: str = "", session_id: str = "
     return ToolContext(
         profile=token.profile,
         role=token.role,
-        actor=f"token:{token.prefix}:{token.role}",
+        actor=token.actor,
         session_key=session_key,
         session_id=session_id,
         turn=turn,
@@ -118,6 +118,7 @@ def api_view(*, methods: tuple[str, ...], min_role: str | None = None, parse_bod
                 ctx = None
                 if min_role is not None:
                     ctx = context_from_request(request)
+                    request.tool_context = ctx  # the request log names the profile
                     if ROLE_RANK[ctx.role] < ROLE_RANK[min_role]:
                         raise Forbidden(f"role {ctx.role!r} may not use this endpoint (needs {min_role})")
                 body = read_json_body(request) if parse_body and request.method == "POST" else None

@@ -12,4 +12,4 @@ urlpatterns = [
 
 register_endpoint("/api/v1/tools", "get", "Tool catalog usable as OpenAI function definitions", None, "agent")
 register_endpoint("/api/v1/openapi.json", "get", "This document", None, None)
-register_endpoint("/api/v1/health", "get", "Database, index, broker and embedding model status", None, None)
+register_endpoint("/api/v1/health", "get", "Service status; with an admin token also each check (database, index, broker, jobs, embedding model)", None, None)

@@ -7,9 +7,10 @@ from typing import Any
 from django.db import connection
 from django.http import HttpRequest
 
+from apps.accounts.models import ROLE_ADMIN
 from apps.tools.dispatch import call_tool
 from apps.tools.errors import Unavailable
-from apps.tools.http import api_view, ok_response
+from apps.tools.http import api_view, context_from_request, ok_response
 from apps.tools.openapi import openapi_document
 from apps.tools.registry import all_tools, health_checks
 
@@ -34,6 +35,13 @@ def tool_call(request: HttpRequest, ctx, body, name: str) -> Any:
 
 @api_view(methods=("GET",), min_role=None, parse_body=False)
 def health(request: HttpRequest, ctx, body) -> Any:
+    """Anyone may ask whether the service is up; only an admin token sees the checks,
+    whose messages name hosts, paths and versions."""
+    detailed = False
+    if request.headers.get("Authorization"):
+        ctx = context_from_request(request)  # a bad token is refused, not ignored
+        request.tool_context = ctx
+        detailed = ctx.role == ROLE_ADMIN
     checks: dict[str, Any] = {}
     try:
         with connection.cursor() as cursor:
@@ -48,7 +56,7 @@ def health(request: HttpRequest, ctx, body) -> Any:
             checks[name] = {"ok": False, "error": str(exc)}
     ok = checks["database"]["ok"]
     status = "ok" if all(c.get("ok") for c in checks.values()) else ("degraded" if ok else "down")
-    response = ok_response({"status": status, "checks": checks})
+    response = ok_response({"status": status, "checks": checks} if detailed else {"status": status})
     if not ok:
         response.status_code = Unavailable.status
     return response

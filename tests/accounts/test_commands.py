@@ -11,7 +11,7 @@ def test_createprofile_and_createtoken_give_a_working_token(db):
     call_command("createprofile", "carol", "--mode", "chat", stdout=StringIO())
     assert Profile.objects.get(slug="carol").mode == "chat"
     out = StringIO()
-    call_command("createtoken", "carol", "--role", "agent", stdout=out)
+    call_command("createtoken", "carol", "--role", "agent", "--name", "laptop-claude", stdout=out)
     plain = out.getvalue().strip().splitlines()[-1]
     assert plain.startswith("mw_")
     assert not ApiToken.objects.filter(token_hash=plain).exists()
@@ -33,4 +33,4 @@ def test_createprofile_rejects_bad_slug(db):
 
 def test_createtoken_unknown_profile(db):
     with pytest.raises(CommandError, match="no profile"):
-        call_command("createtoken", "ghost", "--role", "agent", stdout=StringIO())
+        call_command("createtoken", "ghost", "--role", "agent", "--name", "x", stdout=StringIO())

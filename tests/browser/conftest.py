@@ -38,10 +38,13 @@ def chromium_browser():
             os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = previous
 
 
-@pytest.fixture
-def browser_page(chromium_browser, live_server, settings):
+def _page_fixture(chromium_browser, settings, *, enforce_csp: bool):
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-    context = chromium_browser.new_context(viewport={"width": 1360, "height": 900}, locale="en-US")
+    # Playwright's wait_for_function polls by evaluating the predicate in the page, which
+    # the dashboard's CSP (no eval) refuses; the flows here are checked under the
+    # enforced policy by test_csp_browser.py (`csp_page`), which waits without eval.
+    context = chromium_browser.new_context(viewport={"width": 1360, "height": 900}, locale="en-US",
+                                           bypass_csp=not enforce_csp)
     page = context.new_page()
     page.set_default_timeout(15000)
     errors: list[str] = []
@@ -49,6 +52,16 @@ def browser_page(chromium_browser, live_server, settings):
     page.js_errors = errors  # type: ignore[attr-defined]
     yield page
     context.close()
+
+
+@pytest.fixture
+def browser_page(chromium_browser, live_server, settings):
+    yield from _page_fixture(chromium_browser, settings, enforce_csp=False)
+
+
+@pytest.fixture
+def csp_page(chromium_browser, live_server, settings):
+    yield from _page_fixture(chromium_browser, settings, enforce_csp=True)
 
 
 @pytest.fixture

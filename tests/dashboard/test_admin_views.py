@@ -29,6 +29,16 @@ def test_create_token_rejects_unknown_role(login, bob):
     assert not ApiToken.objects.filter(profile=bob).exists()
 
 
+def test_create_token_needs_a_free_valid_name(login, bob):
+    client = login("bob")
+    assert "give the token a name" in client.post("/p/bob/admin/tokens/create/", {"role": "agent"}, follow=True).content.decode()
+    assert "not valid" in client.post("/p/bob/admin/tokens/create/", {"role": "agent", "name": "a:b"}, follow=True).content.decode()
+    client.post("/p/bob/admin/tokens/create/", {"role": "agent", "name": "laptop"})
+    again = client.post("/p/bob/admin/tokens/create/", {"role": "admin", "name": "laptop"}, follow=True).content.decode()
+    assert "already has a token named" in again
+    assert list(ApiToken.objects.filter(profile=bob).values_list("name", "role")) == [("laptop", "agent")]
+
+
 def test_revoke_token(login, bob):
     from apps.accounts.services import token_create
 

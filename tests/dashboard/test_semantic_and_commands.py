@@ -47,7 +47,7 @@ def test_createuser_refuses_unknown_profile_short_password_and_duplicates(alice,
         call_command("createuser", "erin", "--profile", "ghost")
     assert not get_user_model().objects.filter(username="erin").exists()
     monkeypatch.setenv("MEMORYWEB_PASSWORD", "short")
-    with pytest.raises(CommandError, match="at least 8"):
+    with pytest.raises(CommandError, match="at least 10 characters"):
         call_command("createuser", "erin", "--profile", "alice")
     monkeypatch.setenv("MEMORYWEB_PASSWORD", "a-good-password")
     call_command("createuser", "erin")
@@ -55,17 +55,6 @@ def test_createuser_refuses_unknown_profile_short_password_and_duplicates(alice,
         call_command("createuser", "erin", "--profile", "alice")
     call_command("createuser", "erin", "--profile", "alice", "--if-exists-grant")
     assert ProfileAccess.objects.filter(user__username="erin", profile=alice, is_admin=False).exists()
-
-
-@pytest.fixture
-def private_index(settings, tmp_path):
-    from apps.search import index
-
-    settings.QDRANT_PATH = str(tmp_path / "qdrant")
-    settings.QDRANT_URL = ""
-    index.close_clients()
-    yield
-    index.close_clients()
 
 
 def test_semantic_search_uses_the_hybrid_index_and_shows_the_trace(login, alice, make_record, private_index):

@@ -190,25 +190,25 @@ def test_runjob_refuses_a_second_active_run_and_unknown_profiles(alice, sent, mo
 # --------------------------------------------------------------------------- health
 
 
-def test_health_reports_the_broker_and_the_job_queue(client, alice, settings, monkeypatch):
+def test_health_reports_the_broker_and_the_job_queue(admin_api, alice, settings, monkeypatch):
     from datetime import timedelta
 
     from django.utils import timezone
 
     from apps.pipeline.models import JobRun
 
-    body = client.get("/api/v1/health").json()
+    body = admin_api.get("/api/v1/health")[1]
     assert body["checks"]["broker"]["ok"] is True
     assert body["checks"]["jobs"] == {"queued": 0, "running": 0, "failedLastHour": 0, "oldestQueuedSeconds": 0.0, "ok": True}
     run = JobRun.objects.create(profile=alice, kind=KIND_L1, driver="rules", trigger_reason="t")
     JobRun.objects.filter(pk=run.pk).update(created_at=timezone.now() - timedelta(seconds=400))
-    jobs = client.get("/api/v1/health").json()["checks"]["jobs"]
+    jobs = admin_api.get("/api/v1/health")[1]["checks"]["jobs"]
     assert jobs["ok"] is False and "worker" in jobs["error"] and jobs["queued"] == 1
 
 
-def test_health_reports_a_broker_that_is_down(client, db, monkeypatch):
+def test_health_reports_a_broker_that_is_down(admin_api, monkeypatch):
     from memoryweb.celery import app
 
     monkeypatch.setattr(app.conf, "broker_url", "redis://127.0.0.1:9/0")
-    body = client.get("/api/v1/health").json()
+    body = admin_api.get("/api/v1/health")[1]
     assert body["checks"]["broker"]["ok"] is False and body["status"] == "degraded"

@@ -9,19 +9,14 @@ from django.utils import timezone
 
 from apps.records.models import L1Record
 from apps.records.normalize import content_key
-from apps.search import index
 from apps.search.outbox import drain_outbox, enqueue_index_op
 
 _ids = itertools.count(1)
 
 
 @pytest.fixture(autouse=True)
-def _private_index(settings, tmp_path):
-    settings.QDRANT_PATH = str(tmp_path / "qdrant")
-    settings.QDRANT_URL = ""
-    index.close_clients()
+def _private_index(private_index):
     yield
-    index.close_clients()
 
 
 def write_record(profile, content, *, type="work_fact", scope="global", project="", task_state=None, priority=60,

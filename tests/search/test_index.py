@@ -153,15 +153,15 @@ def test_degraded_recall_is_logged_as_degraded(alice, agent_api, foreign_holder)
     assert RecallEvent.objects.get(profile=alice).degraded is True
 
 
-def test_health_reports_index_and_model(alice, client):
+def test_health_reports_index_and_model(alice, admin_api):
     write_record(alice, "Health checks read the index.")
-    body = client.get("/api/v1/health").json()
+    body = admin_api.get("/api/v1/health")[1]
     assert body["checks"]["index"]["ok"] is True
     assert body["checks"]["embedding_model"] == {"ok": True, "model": "memoryweb/multilingual-e5-small-int8", "dim": 384}
 
 
-def test_health_reports_a_held_index(alice, client, foreign_holder):
-    body = client.get("/api/v1/health").json()
+def test_health_reports_a_held_index(alice, admin_api, foreign_holder):
+    body = admin_api.get("/api/v1/health")[1]
     assert body["checks"]["index"]["ok"] is False
     assert "held by another process" in body["checks"]["index"]["error"]
 

@@ -52,7 +52,14 @@ def token_create_view(request: HttpRequest, slug: str) -> HttpResponse:
     if role not in ROLES:
         messages.error(request, f"role must be one of {', '.join(ROLES)}")
         return redirect("dashboard:admin", slug=pv.slug)
-    token, plain = services.dashboard_token_create(profile=pv.profile, role=role, name=request.POST.get("name", "")[:100], actor=actor_for(request))
+    name = request.POST.get("name", "").strip()
+    try:
+        if not name:
+            raise ValueError("give the token a name (e.g. laptop-claude): the audit log shows it")
+        token, plain = services.dashboard_token_create(profile=pv.profile, role=role, name=name, actor=actor_for(request))
+    except ValueError as exc:
+        messages.error(request, str(exc))
+        return redirect("dashboard:admin", slug=pv.slug)
     # Rendered, not redirected: the plain token exists only in this response.
     response = page(request, pv, "admin", "dashboard/admin/page.html", _admin_context(pv, new_token=token, plain_token=plain))
     response["Cache-Control"] = "no-store"
