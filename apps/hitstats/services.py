@@ -38,13 +38,14 @@ def recall_budget_take(*, profile: Profile, session_key: str, turn: str, limit: 
     Without a turn id there is no turn to count against, so nothing is limited."""
     if not turn:
         return 0
+    key = RecallBudget.key_of(session_key, turn)
     with transaction.atomic():
         try:
             with transaction.atomic():
-                RecallBudget.objects.get_or_create(profile=profile, session_key=session_key, turn=turn)
+                RecallBudget.objects.get_or_create(profile=profile, turn_key=key, defaults={"session_key": session_key, "turn": turn})
         except IntegrityError:  # a concurrent first call created it
             pass
-        budget = RecallBudget.objects.select_for_update().get(profile=profile, session_key=session_key, turn=turn)
+        budget = RecallBudget.objects.select_for_update().get(profile=profile, turn_key=key)
         if budget.calls >= limit:
             raise BudgetExceeded(budget.calls, limit)
         RecallBudget.objects.filter(pk=budget.pk).update(calls=F("calls") + 1)

@@ -34,6 +34,16 @@ class NotFound(ToolError):
     code, status = "not_found", 404
 
 
+class MethodNotAllowed(ToolError):
+    """The endpoint exists but not for this HTTP method; the response carries `Allow`."""
+
+    code, status = "method_not_allowed", 405
+
+    def __init__(self, method: str, allowed: tuple[str, ...]):
+        super().__init__(f"method {method} not allowed; use {', '.join(allowed)}", details={"method": method, "allowed": list(allowed)})
+        self.allowed = allowed
+
+
 class Conflict(ToolError):
     code, status = "conflict", 409
 
@@ -52,6 +62,12 @@ class RateLimited(ToolError):
 
 class Unavailable(ToolError):
     code, status = "unavailable", 503
+
+
+class Internal(ToolError):
+    """An unexpected failure: still the error shape, never Django's HTML page."""
+
+    code, status = "internal", 500
 
 
 def invalid_field(field: str, message: str) -> InvalidParams:

@@ -16,18 +16,39 @@ from django.views.decorators.csrf import csrf_exempt
 from apps.accounts.locks import ProfileLocked
 from apps.accounts.models import ROLE_RANK
 from apps.accounts.services import token_authenticate
-from apps.tools.errors import Forbidden, InvalidParams, Locked, PayloadTooLarge, ToolError, Unauthorized
+from apps.tools.errors import (
+    Forbidden,
+    Internal,
+    InvalidParams,
+    Locked,
+    MethodNotAllowed,
+    PayloadTooLarge,
+    ToolError,
+    Unauthorized,
+)
 from apps.tools.registry import ToolContext
 
 logger = logging.getLogger(__name__)
 
 
+def _json(data: Any, status: int) -> JsonResponse:
+    try:
+        return JsonResponse(data, status=status, safe=False, json_dumps_params={"ensure_ascii": False})
+    except UnicodeEncodeError:
+        # A lone surrogate read back from a file an agent wrote itself cannot be UTF-8:
+        # ASCII escapes keep the answer valid JSON instead of a 500.
+        return JsonResponse(data, status=status, safe=False)
+
+
 def error_response(exc: ToolError) -> JsonResponse:
-    return JsonResponse(exc.as_dict(), status=exc.status, json_dumps_params={"ensure_ascii": False})
+    response = _json(exc.as_dict(), exc.status)
+    if isinstance(exc, MethodNotAllowed):
+        response["Allow"] = ", ".join(exc.allowed)  # RFC 9110 §15.5.6: a 405 names what is allowed
+    return response
 
 
 def ok_response(data: Any, status: int = 200) -> JsonResponse:
-    return JsonResponse(data, status=status, safe=False, json_dumps_params={"ensure_ascii": False})
+    return _json(data, status)
 
 
 def context_from_request(request: HttpRequest) -> ToolContext:
@@ -94,9 +115,7 @@ def api_view(*, methods: tuple[str, ...], min_role: str | None = None, parse_bod
         def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> JsonResponse:
             try:
                 if request.method not in methods:
-                    response = error_response(InvalidParams(f"method {request.method} not allowed; use {', '.join(methods)}"))
-                    response.status_code = 405
-                    return response
+                    raise MethodNotAllowed(request.method or "", methods)
                 ctx = None
                 if min_role is not None:
                     ctx = context_from_request(request)
@@ -111,6 +130,11 @@ def api_view(*, methods: tuple[str, ...], min_role: str | None = None, parse_bod
                 return error_response(exc)
             except ProfileLocked as exc:
                 return error_response(Locked(str(exc)))
+            except Exception:
+                # A bug must still answer in the error shape (a client parses JSON, not
+                # Django's HTML page); the traceback goes to the log.
+                logger.exception("unhandled error in %s %s", request.method, request.path)
+                return error_response(Internal("internal error; the server logged the details"))
 
         return wrapper
 
