@@ -20,8 +20,9 @@ from pydantic.json_schema import SkipJsonSchema
 from apps.accounts.models import Profile
 from apps.accounts.services import audit_record
 from apps.conversations.shards import MAX_ROW_DEPTH, nests_deeper_than
-from apps.tools.dispatch import validate_body
+from apps.tools.dispatch import text_scrub, text_scrub_deep, validate_body
 from apps.tools.errors import Unavailable
+from apps.tools.registry import NOT_BLANK
 
 logger = logging.getLogger(__name__)
 
@@ -31,7 +32,10 @@ MAX_ROLE_CHARS = 64
 MAX_CWD_CHARS = 4096
 SERVER_OWNED = ("recordedAt", "sourceLine", "messageRef", "sourceFile", "sourceOffset")
 FEED_ROLES = ("system", "user", "assistant", "tool_call", "tool_result")
-NOT_BLANK = r"\S"  # at least one non-space character (JSON Schema patterns are unanchored, as here)
+# Fields that identify or place a row (and reach index columns): NUL or a lone surrogate
+# there is refused. Every other string of a row is free text (replaced).
+L0_KEY_FIELDS = frozenset({"id", "role", "sessionKey", "sessionId", "cwd", *SERVER_OWNED})
+FEED_KEY_FIELDS = frozenset({"role", "sessionKey", "tool_name", "tool_call_id", *SERVER_OWNED})
 
 Key = Annotated[str, Field(min_length=1, max_length=MAX_KEY_CHARS, pattern=NOT_BLANK)]
 OptionalKey = Annotated[str | None, Field(max_length=MAX_KEY_CHARS)]
@@ -44,7 +48,7 @@ class _Row(BaseModel):
 
     model_config = ConfigDict(extra="allow", strict=True, json_schema_extra=_NO_SERVER_FIELDS)
 
-    content: str
+    content: Annotated[str, Field(json_schema_extra={"x-free-text": True})]
     sessionKey: Key
     # Declared only so that sending one is an error naming it (the schema says so with
     # `not`, above); never stored from the client.
@@ -115,12 +119,24 @@ L0IngestBody = RootModel[L0MessagesBody | Annotated[list[L0Row], Field(max_lengt
 FeedIngestBody = RootModel[FeedEventsBody | Annotated[list[FeedEvent], Field(max_length=MAX_ROWS_PER_CALL)]]
 
 
-def _validate(model: type[BaseModel], body: Any, key: str) -> list[Any]:
+def _scrub_free_text(row: Any, keys: frozenset[str]) -> Any:
+    """Content and a logger's extra fields are the verbatim archive: NUL or a lone
+    surrogate there is replaced by U+FFFD rather than losing the batch (docs/l0.md,
+    "Text"). The key fields (`keys`) are left for the door, which refuses them."""
+    if not isinstance(row, dict):
+        return row
+    return {
+        (k if k in keys else text_scrub(k)) if isinstance(k, str) else k: (v if k in keys else text_scrub_deep(v))
+        for k, v in row.items()
+    }
+
+
+def _validate(model: type[BaseModel], body: Any, key: str, keys: frozenset[str]) -> list[Any]:
     if isinstance(body, list):
         body = {key: body}
-    # Content is the verbatim archive: an unencodable character there is replaced, not a
-    # reason to lose the batch (see docs/l0.md, "Text").
-    params = validate_body(model, body, free_text=(f"{key}.*.content",))
+    if isinstance(body, dict) and isinstance(body.get(key), list):
+        body = {**body, key: [_scrub_free_text(row, keys) for row in body[key]]}
+    params = validate_body(model, body)
     return list(getattr(params, key))
 
 
@@ -165,12 +181,12 @@ def _bookkeep(*, audit: Callable[[], Any], trigger: Callable[[], Any]) -> list[d
 def validate_l0_rows(body: Any) -> list[dict[str, Any]]:
     """Validate a `POST /l0/messages` body; returns rows normalised to the SPEC §1.1 fields
     (`id`, `timestamp`, `sessionId` default to null, `cwd` to "")."""
-    return [row.stored() for row in _validate(L0MessagesBody, body, "messages")]
+    return [row.stored() for row in _validate(L0MessagesBody, body, "messages", L0_KEY_FIELDS)]
 
 
 def validate_feed_rows(body: Any) -> list[dict[str, Any]]:
     """Validate a `POST /skill-feed/events` body (SPEC §1.8 rows)."""
-    return [row.stored() for row in _validate(FeedEventsBody, body, "events")]
+    return [row.stored() for row in _validate(FeedEventsBody, body, "events", FEED_KEY_FIELDS)]
 
 
 def l0_ingest(*, profile: Profile, actor: str, body: Any) -> dict[str, Any]:

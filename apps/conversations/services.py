@@ -29,6 +29,7 @@ ELIGIBLE_ROLES = frozenset({"user", "assistant"})
 SHARD_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,250}\.jsonl$")
 DATE_SHARD_RE = re.compile(r"^(\d{4}-\d{2}-\d{2})\.jsonl$")
 STATE_DIR = ".append-state"  # per-profile folder of shard line-count sidecars, beside l0/
+MAX_OFFSET = 2**63 - 1  # a byte offset beyond this is no file's (and no bigint column's)
 INGEST_LOCK = ".ingest.lock"  # in the L0 state folder: held for the duplicate check and the append
 
 
@@ -445,6 +446,8 @@ def l0_cursor_parse(raw: str | dict[str, Any] | None) -> dict[str, Any]:
             raise ValueError(f"cursor.files[{name!r}]: offset must be an integer, got {offset!r}")  # noqa: TRY004 (callers catch ValueError: one error type for any bad cursor)
         if offset < 0:
             raise ValueError(f"cursor.files[{name!r}]: offset must not be negative, got {offset}")
+        if offset > MAX_OFFSET:
+            raise ValueError(f"cursor.files[{name!r}]: offset {offset} is beyond any file size (at most {MAX_OFFSET})")
         out[name] = offset
     return {"version": 2, "files": dict(sorted(out.items()))}
 

@@ -55,6 +55,17 @@ def text_scrub(text: str) -> str:
     return _UNSTORABLE.sub(REPLACEMENT, text) if text_fault(text) is not None else text
 
 
+def text_scrub_deep(value: Any) -> Any:
+    """`text_scrub` applied to every string (keys too) of a parsed JSON value."""
+    if isinstance(value, str):
+        return text_scrub(value)
+    if isinstance(value, list):
+        return [text_scrub_deep(v) for v in value]
+    if isinstance(value, dict):
+        return {text_scrub(k) if isinstance(k, str) else k: text_scrub_deep(v) for k, v in value.items()}
+    return value
+
+
 def _matches(path: tuple[str, ...], pattern: tuple[str, ...]) -> bool:
     return len(path) == len(pattern) and all(p == "*" or p == part for part, p in zip(path, pattern, strict=True))
 
@@ -62,7 +73,10 @@ def _matches(path: tuple[str, ...], pattern: tuple[str, ...]) -> bool:
 def text_check(value: Any, *, free_text: tuple[str, ...] = ()) -> Any:
     """Walk a parsed JSON value: raise `invalid_params` listing every string (value or key)
     holding NUL or a lone surrogate, except at `free_text` paths (dotted, `*` for any list
-    index or key), where they are replaced. Returns the value, scrubbed where allowed."""
+    index or key), where they are replaced. Returns the value, scrubbed where allowed.
+
+    JSON has one number type, and JSON Schema calls `5.0` an integer: an integral float
+    becomes an int here, so the strict models accept what the published schema allows."""
     patterns = [tuple(p.split(".")) for p in free_text]
     details: list[dict[str, Any]] = []
 
@@ -86,6 +100,8 @@ def text_check(value: Any, *, free_text: tuple[str, ...] = ()) -> Any:
                     continue
                 out[key] = walk(item, (*path, key))
             return out
+        if isinstance(node, float) and node.is_integer() and abs(node) < 2**63:
+            return int(node)
         return node
 
     checked = walk(value, ())

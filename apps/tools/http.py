@@ -26,6 +26,7 @@ from apps.tools.errors import (
     ToolError,
     Unauthorized,
 )
+from apps.tools.dispatch import context_check
 from apps.tools.registry import ToolContext
 
 logger = logging.getLogger(__name__)
@@ -88,7 +89,7 @@ def read_json_body(request: HttpRequest) -> Any:
     if not body.strip():
         return {}
     try:
-        return json.loads(body.decode("utf-8"))
+        value = json.loads(body.decode("utf-8"))
     except UnicodeDecodeError:
         raise InvalidParams("request body is not UTF-8", details=[{"field": "(body)", "message": "not UTF-8"}]) from None
     except RecursionError:
@@ -101,6 +102,9 @@ def read_json_body(request: HttpRequest) -> Any:
             f"malformed JSON: {exc.msg} at line {exc.lineno} column {exc.colno}",
             details=[{"field": "(body)", "message": f"malformed JSON: {exc.msg}", "line": exc.lineno, "column": exc.colno}],
         ) from None
+    if value is None:  # a literal `null` is not an empty body
+        raise InvalidParams("the request body must be a JSON object", details=[{"field": "(body)", "message": "must be an object, not null"}])
+    return value
 
 
 def api_view(*, methods: tuple[str, ...], min_role: str | None = None, parse_body: bool = True):
@@ -121,6 +125,7 @@ def api_view(*, methods: tuple[str, ...], min_role: str | None = None, parse_bod
                     ctx = context_from_request(request)
                     if ROLE_RANK[ctx.role] < ROLE_RANK[min_role]:
                         raise Forbidden(f"role {ctx.role!r} may not use this endpoint (needs {min_role})")
+                    context_check(ctx)  # the headers obey the rules of the parameters
                 body = read_json_body(request) if parse_body and request.method == "POST" else None
                 result = view(request, ctx, body, *args, **kwargs)
                 if isinstance(result, JsonResponse):

@@ -9,11 +9,21 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from apps.accounts.models import ROLE_ADMIN, ROLE_AGENT, ROLE_RANK, ROLE_WORKER, Profile
+
+
+# Python's whitespace (`str.isspace`), spelled out so that Pydantic, JSON Schema (ECMA)
+# and Python's `re` agree on it: "not blank" in a schema means what `.strip()` means in
+# the services.
+PY_SPACE = "\\t\\n\\v\\f\\r \\x1c-\\x1f\\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000"
+NOT_BLANK = f"[^{PY_SPACE}]"  # unanchored: at least one non-space character
+NonBlank = Annotated[str, Field(pattern=NOT_BLANK)]
+# Integers that reach a database column (bigint) or a file offset.
+MAX_BIGINT = 2**63 - 1
 
 
 class ToolParams(BaseModel):
