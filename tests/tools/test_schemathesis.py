@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import pytest
 import schemathesis
+from django.core.signals import request_finished, request_started
 from django.core.wsgi import get_wsgi_application
+from django.db import close_old_connections
 from hypothesis import HealthCheck, settings
 from schemathesis.config import SchemathesisConfig
 
@@ -53,7 +55,19 @@ pytestmark = pytest.mark.slow
 
 
 @pytest.fixture
-def admin_token(db):
+def _keep_test_connection():
+    # The WSGI handler closes the database connection at the end of each request; under
+    # the test transaction that would close it for good (PostgreSQL). Django's own test
+    # client disconnects the same signal handlers.
+    request_started.disconnect(close_old_connections)
+    request_finished.disconnect(close_old_connections)
+    yield
+    request_started.connect(close_old_connections)
+    request_finished.connect(close_old_connections)
+
+
+@pytest.fixture
+def admin_token(db, _keep_test_connection):
     profile = profile_create(slug="alice", mode="code")
     _, plain = token_create(profile=profile, role="admin")
     return plain
