@@ -214,6 +214,19 @@ def l0_reindex(*, profile: Profile) -> int:
     return caught_up
 
 
+def l0_index_refresh(*, profile: Profile) -> None:
+    """`l0_reindex` for readers of the index (the dashboard's conversation pages): new
+    shards appear and rows of links or removed shards disappear before the page is built.
+    A profile whose `l0/` folder is itself a link has no shards to index."""
+    from apps.tools.errors import Forbidden
+
+    try:
+        l0_reindex(profile=profile)
+    except Forbidden:
+        L0Message.objects.filter(profile=profile).delete()
+        L0ShardState.objects.filter(profile=profile).delete()
+
+
 # ---------------------------------------------------------------- append
 
 
@@ -312,16 +325,22 @@ def _index_appended(profile: Profile, shard: str, appended: list[shards.Appended
 # ---------------------------------------------------------------- lookup
 
 
+def l0_read_row(*, profile: Profile, shard: str, offset: int, length: int) -> dict[str, Any] | None:
+    """The row an index entry points at, or None when it cannot be read: the shard is
+    gone, is a link (never read through: `own_file`), or changed under the entry."""
+    path = _shard_file(profile, shard)
+    if path is None:
+        return None
+    try:
+        return shards.read_line_at(path, offset, length)
+    except OSError:
+        return None
+
+
 def _materialise(profile: Profile, entries: Iterable[L0Message]) -> list[tuple[L0Message, dict[str, Any]]]:
     out = []
     for entry in entries:
-        path = _shard_file(profile, entry.shard)
-        if path is None:
-            continue  # the shard is gone or is now a link: never read through it
-        try:
-            row = shards.read_line_at(path, entry.offset, entry.length)
-        except OSError:
-            row = None
+        row = l0_read_row(profile=profile, shard=entry.shard, offset=entry.offset, length=entry.length)
         if row is None:
             continue  # shard removed or rewritten: the index entry is stale
         try:

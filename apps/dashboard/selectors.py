@@ -418,16 +418,11 @@ def l0_session_entries(profile: Profile, session_key: str) -> QuerySet:
 def l0_rows_for(profile: Profile, entries: list[Any]) -> list[dict[str, Any]]:
     """Read just these rows from their shards (seek + one line each); a row whose shard
     changed under the index is shown as unreadable rather than dropped."""
-    from apps.conversations import shards
-    from apps.conversations.services import l0_dir
+    from apps.conversations.services import l0_read_row
 
-    base = l0_dir(profile)
     rows = []
     for entry in entries:
-        try:
-            row = shards.read_line_at(base / entry.shard, entry.offset, entry.length)
-        except OSError:
-            row = None
+        row = l0_read_row(profile=profile, shard=entry.shard, offset=entry.offset, length=entry.length)
         full = dict(row or {})
         full.setdefault("role", entry.role)
         full.setdefault("content", "")

@@ -10,7 +10,7 @@ from typing import Annotated
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from apps.scenes import services
-from apps.tools.registry import MAX_BIGINT, NOT_BLANK, ToolContext, ToolParams, tool
+from apps.tools.registry import MAX_BIGINT, NonBlank, ToolContext, ToolParams, tool
 
 
 class ReadL1IncrementParams(ToolParams):
@@ -112,7 +112,7 @@ def l2_commit(ctx: ToolContext, params: L2CommitParams) -> dict:
 
 
 class ArchiveGuideParams(ToolParams):
-    filename: Annotated[str, Field(pattern=NOT_BLANK)] | None = None
+    filename: NonBlank | None = None
 
 
 @tool(

@@ -7,7 +7,6 @@ from typing import Any, Literal
 from pydantic import Field
 
 from apps.skills import services
-from apps.skills.frontmatter import NAME_PATTERN
 from apps.tools.errors import InvalidParams
 from apps.tools.registry import ToolContext, ToolParams, tool
 
@@ -106,7 +105,7 @@ def skill_manage(ctx: ToolContext, params: SkillManageParams) -> dict[str, Any]:
 
 
 class SkillViewParams(ToolParams):
-    name: str = Field(pattern=f"^{NAME_PATTERN}$", description="Skill name (a profile skill or a bundled one).")
+    name: str = Field(description="Skill name (a profile skill or a bundled one).")
     file: str | None = Field(None, description="Optional support file path (e.g. references/api.md) to read instead of SKILL.md.")
 
 

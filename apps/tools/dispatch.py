@@ -80,7 +80,8 @@ def text_check(value: Any, *, free_text: tuple[str, ...] = ()) -> Any:
     patterns = [tuple(p.split(".")) for p in free_text]
     details: list[dict[str, Any]] = []
 
-    def walk(node: Any, path: tuple[str, ...]) -> Any:
+    def fix(node: Any, path: tuple[str, ...]) -> Any:
+        """The replacement of a leaf, or the leaf itself (faults are collected)."""
         if isinstance(node, str):
             fault = text_fault(node)
             if fault is None:
@@ -88,26 +89,34 @@ def text_check(value: Any, *, free_text: tuple[str, ...] = ()) -> Any:
             if any(_matches(path, p) for p in patterns):
                 return text_scrub(node)
             details.append({"field": ".".join(path) or "(body)", "message": fault})
-            return node
-        if isinstance(node, list):
-            return [walk(item, (*path, str(i))) for i, item in enumerate(node)]
-        if isinstance(node, dict):
-            out = {}
-            for key, item in node.items():
-                fault = text_fault(key) if isinstance(key, str) else None
-                if fault is not None:
-                    details.append({"field": ".".join((*path, "(key)")), "message": f"a key {fault}"})
-                    continue
-                out[key] = walk(item, (*path, key))
-            return out
-        if isinstance(node, float) and node.is_integer() and abs(node) < 2**63:
+        elif isinstance(node, float) and node.is_integer() and abs(node) < 2**63:
             return int(node)
         return node
 
-    checked = walk(value, ())
+    # Iterative and in place (the value is the caller's freshly parsed JSON): a body
+    # nested hundreds of levels deep must reach the models' own depth checks, not
+    # exhaust the stack here.
+    root = {"": value}
+    stack: list[tuple[Any, tuple[str, ...]]] = [(root, ())]
+    while stack:
+        node, path = stack.pop()
+        items = list(node.items()) if isinstance(node, dict) else list(enumerate(node))
+        for key, item in items:
+            child = path if node is root else (*path, str(key))
+            if isinstance(key, str) and node is not root:
+                fault = text_fault(key)
+                if fault is not None:
+                    details.append({"field": ".".join(path) or "(body)", "message": f"a key {fault}"})
+                    continue
+            if isinstance(item, (dict, list)):
+                stack.append((item, child))
+            else:
+                replaced = fix(item, child)
+                if replaced is not item:
+                    node[key] = replaced
     if details:
         raise InvalidParams(_summary("invalid text", details), details=details)
-    return checked
+    return root[""]
 
 
 def _summary(prefix: str, details: list[dict[str, Any]]) -> str:

@@ -36,6 +36,7 @@ SEMANTIC_RULES = {
     "POST /api/v1/tools/l3_edit": "content / target are required by action",
     "POST /api/v1/tools/read_l0_increment": "the cursor is the JSON text (or object) of a v2 or legacy L0 cursor",
     "POST /api/v1/tools/read_skill_feed_increment": "the cursor is an ISO 8601 time or {recordedAt, seen}",
+    "POST /api/v1/tools/skill_view": "a skill name is [a-z0-9][a-z0-9-]{0,63}, while a path-like name is forbidden (403), not invalid",
     "POST /api/v1/tools/skill_manage": "the fields each action takes and requires; SKILL.md front matter",
 }
 ACCEPTED = ["2xx", "3xx", "401", "403", "404", "409", "429", "5xx"]  # 5xx is failed by not_a_server_error

@@ -6,6 +6,7 @@ from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse
 
+from apps.conversations.services import l0_index_refresh
 from apps.dashboard import selectors
 from apps.dashboard.access import _get_profile_for_user
 from apps.dashboard.views.common import page
@@ -14,6 +15,7 @@ from apps.dashboard.views.common import page
 @login_required
 def conversation_list(request: HttpRequest, slug: str) -> HttpResponse:
     pv = _get_profile_for_user(request, slug)
+    l0_index_refresh(profile=pv.profile)
     paginator = Paginator(selectors.l0_sessions(pv.profile), 50)
     page_obj = paginator.get_page(request.GET.get("page"))
     context = {"page_obj": page_obj, "shards": selectors.l0_shards(pv.profile)[:30]}
@@ -26,6 +28,7 @@ def conversation_detail(request: HttpRequest, slug: str) -> HttpResponse:
     session_key = request.GET.get("session", "")
     if not session_key:
         raise Http404("no session given")
+    l0_index_refresh(profile=pv.profile)
     paginator = Paginator(selectors.l0_session_entries(pv.profile, session_key), 100)
     if paginator.count == 0:
         raise Http404("no such conversation")
