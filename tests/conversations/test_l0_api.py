@@ -221,3 +221,17 @@ def test_the_same_id_twice_in_one_session_of_a_batch_is_stored_once_and_reported
     assert body["duplicates"] == [{"index": 2, "shard": first["shard"], "offset": first["offset"], "sourceLine": 1, "messageRef": "m1"}]
     lines = shard_bytes(alice, services.today_shard_name()).splitlines()
     assert len(lines) == 3 and b"again" not in b"".join(lines)
+
+
+def test_a_failed_first_write_leaves_no_empty_shard(agent_api, alice, monkeypatch):
+    import errno
+
+    def no_space(fd, data):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr("apps.conversations.shards.os.write", no_space)
+    status, body = agent_api.post("/api/v1/l0/messages", {"messages": [row(1)]})
+    monkeypatch.undo()
+    assert status == 503 and body["error"]["code"] == "unavailable"
+    assert not (services.l0_dir(alice) / services.today_shard_name()).exists()
+    assert post_rows(agent_api, [row(1)])["rows"][0]["sourceLine"] == 1
