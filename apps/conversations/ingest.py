@@ -123,8 +123,8 @@ def _scrub_free_text(row: Any, keys: frozenset[str]) -> Any:
     """Content and a logger's extra fields are the verbatim archive: NUL or a lone
     surrogate there is replaced by U+FFFD rather than losing the batch (docs/l0.md,
     "Text"). The key fields (`keys`) are left for the door, which refuses them."""
-    if not isinstance(row, dict):
-        return row
+    if not isinstance(row, dict) or nests_deeper_than(row, MAX_ROW_DEPTH):
+        return row  # the model refuses it; never walk it recursively
     return {
         (k if k in keys else text_scrub(k)) if isinstance(k, str) else k: (v if k in keys else text_scrub_deep(v))
         for k, v in row.items()

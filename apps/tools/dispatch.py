@@ -7,9 +7,11 @@ JSON endpoints that are not tools (L0 ingest, skill feed, recall context).
 Text that is not Unicode text is stopped here, before any model sees it: a lone UTF-16
 surrogate (`"\ud800"` is valid JSON but cannot be encoded as UTF-8, so a file, a
 database or the answer's encoder fails on it) and NUL (PostgreSQL text cannot hold it).
-In parameters they are `invalid_params` naming the field; in the free-text fields an
-endpoint declares (`free_text`, the verbatim conversation archive) each one is replaced
-by U+FFFD, because refusing a logger's batch for one bad character loses the rows.
+In parameters they are `invalid_params` naming the field. The append endpoints replace
+them by U+FFFD in their free-text fields first (`text_scrub_deep`, called by
+`apps.conversations.ingest`: the verbatim conversation archive), because refusing a
+logger's batch for one bad character loses the rows. The decision per field:
+docs/api.md.
 """
 
 from __future__ import annotations
@@ -66,18 +68,12 @@ def text_scrub_deep(value: Any) -> Any:
     return value
 
 
-def _matches(path: tuple[str, ...], pattern: tuple[str, ...]) -> bool:
-    return len(path) == len(pattern) and all(p == "*" or p == part for part, p in zip(path, pattern, strict=True))
-
-
-def text_check(value: Any, *, free_text: tuple[str, ...] = ()) -> Any:
+def text_check(value: Any) -> Any:
     """Walk a parsed JSON value: raise `invalid_params` listing every string (value or key)
-    holding NUL or a lone surrogate, except at `free_text` paths (dotted, `*` for any list
-    index or key), where they are replaced. Returns the value, scrubbed where allowed.
+    holding NUL or a lone surrogate, naming where it is. Returns the value.
 
     JSON has one number type, and JSON Schema calls `5.0` an integer: an integral float
     becomes an int here, so the strict models accept what the published schema allows."""
-    patterns = [tuple(p.split(".")) for p in free_text]
     details: list[dict[str, Any]] = []
 
     def fix(node: Any, path: tuple[str, ...]) -> Any:
@@ -86,8 +82,6 @@ def text_check(value: Any, *, free_text: tuple[str, ...] = ()) -> Any:
             fault = text_fault(node)
             if fault is None:
                 return node
-            if any(_matches(path, p) for p in patterns):
-                return text_scrub(node)
             details.append({"field": ".".join(path) or "(body)", "message": fault})
         elif isinstance(node, float) and node.is_integer() and abs(node) < 2**63:
             return int(node)
@@ -139,12 +133,12 @@ def invalid_from_validation(exc: ValidationError) -> InvalidParams:
     return InvalidParams(_summary("invalid parameters", details), details=details)
 
 
-def validate_body(model: type[M], body: Any, *, free_text: tuple[str, ...] = ()) -> M:
+def validate_body(model: type[M], body: Any) -> M:
     """The one validation of a request body: text check, then the strict Pydantic model
     whose JSON Schema the OpenAPI document publishes."""
     if not isinstance(body, dict):
         raise InvalidParams("the request body must be a JSON object", details=[{"field": "(body)", "message": "must be an object"}])
-    body = text_check(body, free_text=free_text)
+    body = text_check(body)
     try:
         return model.model_validate(body)
     except ValidationError as exc:

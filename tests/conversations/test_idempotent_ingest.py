@@ -5,23 +5,16 @@ one batch store every row once."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 import time
-import uuid
-from pathlib import Path
 
 import pytest
 
 from apps.accounts.models import AuditEvent
 from apps.conversations import services
 from apps.conversations.models import L0Message
+from tests.proc_env import proc_backend
 
 from .conftest import post_rows, row, shard_bytes
-
-ROOT = Path(__file__).resolve().parents[2]
-PG_ADMIN_URL = os.environ.get("MW_RECORDS_PG_ADMIN", "postgres://postgres@127.0.0.1:5432/postgres")
 
 
 def test_a_resent_batch_stores_nothing_and_points_at_the_stored_rows(agent_api, alice, monkeypatch, django_capture_on_commit_callbacks):
@@ -86,55 +79,10 @@ def test_a_stale_index_entry_is_not_taken_for_a_stored_row(agent_api, alice):
 # ---------------------------------------------------------------- two OS processes
 
 
-def _pg_available() -> bool:
-    try:
-        import psycopg
-
-        psycopg.connect(PG_ADMIN_URL, connect_timeout=3).close()
-        return True
-    except Exception:
-        return False
-
-
-class _Env:
-    def __init__(self, database_url: str, data_dir: Path):
-        self.data_dir = data_dir
-        self.vars = {**os.environ, "DATABASE_URL": database_url, "MEMORYWEB_DATA_DIR": str(data_dir),
-                     "DJANGO_SETTINGS_MODULE": "memoryweb.settings", "SQLITE_TIMEOUT_SECONDS": "10"}
-
-    def start(self, *args: str) -> subprocess.Popen:
-        return subprocess.Popen([sys.executable, "-m", "tests.conversations.proc_ingest", *args], cwd=ROOT, env=self.vars,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-
-    def finish(self, proc: subprocess.Popen) -> dict:
-        out, err = proc.communicate(timeout=180)
-        assert proc.returncode == 0, err[-3000:]
-        return json.loads(out.strip().splitlines()[-1])
-
-
 @pytest.fixture(params=["sqlite", "postgresql"])
 def backend(request, tmp_path):
-    data_dir = tmp_path / f"conc-{request.param}"
-    data_dir.mkdir()
-    if request.param == "sqlite":
-        env = _Env(f"sqlite:///{data_dir / 'db.sqlite3'}", data_dir)
-        env.finish(env.start("setup"))
+    with proc_backend(request.param, "tests.conversations.proc_ingest", tmp_path, "mw_l0_conc") as env:
         yield env
-        return
-    if not _pg_available():
-        pytest.skip("PostgreSQL is not reachable")
-    import psycopg
-
-    name = f"mw_l0_conc_{uuid.uuid4().hex[:8]}"
-    with psycopg.connect(PG_ADMIN_URL, autocommit=True) as conn:
-        conn.execute(f'CREATE DATABASE "{name}"')
-    try:
-        env = _Env(PG_ADMIN_URL.rsplit("/", 1)[0] + f"/{name}", data_dir)
-        env.finish(env.start("setup"))
-        yield env
-    finally:
-        with psycopg.connect(PG_ADMIN_URL, autocommit=True) as conn:
-            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
 @pytest.mark.integration
