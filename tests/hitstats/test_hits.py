@@ -165,6 +165,7 @@ def test_hit_stats_json_is_never_written_through_a_linked_l1_folder(alice, bob, 
 
     bobs = profile_subdir(bob, "l1") / "hit-stats.json"
     bobs.write_text('{"profile": "bob"}\n')
+    profile_dir(alice).mkdir(parents=True, exist_ok=True)
     os.symlink(profile_subdir(bob, "l1"), profile_dir(alice) / "l1")
     with django_capture_on_commit_callbacks(execute=True):
         services.hits_record(profile=alice, query="q", results=[("l1_a", 0.5)])
