@@ -39,9 +39,14 @@ class MethodNotAllowed(ToolError):
 
     code, status = "method_not_allowed", 405
 
-    def __init__(self, method: str, allowed: tuple[str, ...]):
-        super().__init__(f"method {method} not allowed; use {', '.join(allowed)}", details={"method": method, "allowed": list(allowed)})
+    def __init__(self, message: str, details: Any = None, *, allowed: tuple[str, ...] = ()):
+        # Same signature as every error, so a transport can raise it again from its code.
+        super().__init__(message, details)
         self.allowed = allowed
+
+    @classmethod
+    def of(cls, method: str, allowed: tuple[str, ...]) -> MethodNotAllowed:
+        return cls(f"method {method} not allowed; use {', '.join(allowed)}", {"method": method, "allowed": list(allowed)}, allowed=allowed)
 
 
 class Conflict(ToolError):

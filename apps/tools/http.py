@@ -43,7 +43,7 @@ def _json(data: Any, status: int) -> JsonResponse:
 
 def error_response(exc: ToolError) -> JsonResponse:
     response = _json(exc.as_dict(), exc.status)
-    if isinstance(exc, MethodNotAllowed):
+    if isinstance(exc, MethodNotAllowed) and exc.allowed:
         response["Allow"] = ", ".join(exc.allowed)  # RFC 9110 §15.5.6: a 405 names what is allowed
     return response
 
@@ -119,7 +119,7 @@ def api_view(*, methods: tuple[str, ...], min_role: str | None = None, parse_bod
         def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> JsonResponse:
             try:
                 if request.method not in methods:
-                    raise MethodNotAllowed(request.method or "", methods)
+                    raise MethodNotAllowed.of(request.method or "", methods)
                 ctx = None
                 if min_role is not None:
                     ctx = context_from_request(request)
