@@ -81,6 +81,12 @@ def test_session_keys_and_turns_the_api_accepts_fit_the_recall_log(agent_api, al
     status, body = agent_api.call("recall_l1_records", query="deploy steps", session=session, turn=turn)
     assert status == 200, body
     assert RecallBudget.objects.get(profile=alice).session_key == session
+    # The recall log holds them too (varchar(300) answered 500 on PostgreSQL).
+    from apps.hitstats.services import hits_record
+
+    event = hits_record(profile=alice, query="deploy steps", results=[("l1_1_abcd", 0.5)], session_key=session, turn=turn)
+    event.refresh_from_db()
+    assert event.session_key == session and event.turn == turn
 
 
 @pytest.mark.parametrize("header, value, field", [
