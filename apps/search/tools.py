@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from pydantic import Field
+from pydantic import ConfigDict, Field
 
 from apps.records.models import ALL_TYPES
 from apps.search import embedding, index, services
@@ -48,7 +48,15 @@ def recall_l1_records(ctx: ToolContext, params: RecallParams) -> dict:
 
 
 class EmbedAndSearchParams(ToolParams):
-    queries: list[str] | None = Field(None, description="Up to 50 query texts (split larger batches into chunks).")
+    # Exactly one of the two is given (not null): stated for the schema, checked by the service.
+    model_config = ConfigDict(json_schema_extra={"oneOf": [
+        {"properties": {"queries": {"type": "array"}}, "required": ["queries"]},
+        {"properties": {"queryText": {"type": "string"}}, "required": ["queryText"]},
+    ]})
+
+    queries: Annotated[list[NonBlank], Field(json_schema_extra={"minItems": 1, "maxItems": 50})] | None = Field(
+        None, description="Up to 50 query texts (split larger batches into chunks)."
+    )
     queryText: NonBlank | None = Field(None, description="One query text (instead of queries).")
     topK: IntBetween(1, 20) = Field(5, description="Candidates per query, 1..20.")  # type: ignore[valid-type]
 

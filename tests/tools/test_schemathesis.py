@@ -26,7 +26,6 @@ EXAMPLES = 25
 
 # operation -> the rule a schema-valid value can still break (docs/api-errors.md lists them).
 SEMANTIC_RULES = {
-    "POST /api/v1/tools/embed_and_search": "exactly one of queries / queryText",
     "POST /api/v1/tools/l1_commit": "a subagent cursor is the JSON text of a read_l0_increment nextCursor; record content passes the value check",
     "POST /api/v1/tools/l1_fix": "newContent is required for rewrite only and must pass the value check; evidence length is a profile setting",
     "POST /api/v1/tools/l2_commit": "the cursor is a change id, its digits, or {lastRecordId} as an object or JSON text; write actions need their own fields",
