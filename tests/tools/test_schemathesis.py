@@ -24,7 +24,7 @@ from apps.accounts.services import profile_create, token_create
 
 EXAMPLES = 25
 
-# operation -> the rule a schema-valid value can still break (docs/api-errors.md lists them).
+# operation -> the rule a schema-valid value can still break (docs/api.md lists them).
 SEMANTIC_RULES = {
     "POST /api/v1/tools/l1_commit": "a subagent cursor is the JSON text of a read_l0_increment nextCursor; record content passes the value check",
     "POST /api/v1/tools/l1_fix": "newContent is required for rewrite only and must pass the value check; evidence length is a profile setting",
