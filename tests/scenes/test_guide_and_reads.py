@@ -130,7 +130,7 @@ def test_mirror_files_follow_commits(worker_api, alice, settings, django_capture
 
 
 def test_read_scene_blocks_refuses_a_name_with_nul_at_the_door(agent_api, worker_api):
-    # NUL is not text: the tool door refuses it for every parameter (docs/api-errors.md).
+    # NUL is not text: the tool door refuses it for every parameter (docs/api.md).
     ok(worker_api, [create("a.md", "alpha")])
     status, body = agent_api.call("read_scene_blocks", filenames=["a\x00.md", "a.md"])
     assert status == 400 and [d["field"] for d in body["error"]["details"]] == ["filenames.0"]
