@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 PG_TEST_URL ?= postgres://postgres@127.0.0.1:5432/test
 
-.PHONY: run test test-sqlite test-postgres setup migrate demo clean lint embeddings
+.PHONY: run test test-sqlite test-postgres test-contract setup migrate demo clean lint embeddings
 
 $(BIN)/activate: requirements.txt client/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -41,6 +41,11 @@ test-postgres: $(BIN)/activate embeddings
 	else \
 		echo "PostgreSQL at $(PG_TEST_URL) not reachable: skipping the PostgreSQL run"; \
 	fi
+
+# The Schemathesis run over every operation of the OpenAPI document (docs/api.md). Both
+# passes of `make test` include it; this target runs it alone.
+test-contract: $(BIN)/activate embeddings
+	$(BIN)/pytest tests/tools/test_schemathesis.py
 
 lint: $(BIN)/activate
 	$(BIN)/ruff check .

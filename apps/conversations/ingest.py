@@ -11,140 +11,133 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import Any
+from typing import Annotated, Any, Literal
 
-from django.db import transaction
+from django.db import DatabaseError, transaction
+from pydantic import BaseModel, ConfigDict, Field, RootModel, field_validator, model_validator
+from pydantic.json_schema import SkipJsonSchema
 
 from apps.accounts.models import Profile
 from apps.accounts.services import audit_record
 from apps.conversations.shards import MAX_ROW_DEPTH, nests_deeper_than
-from apps.tools.errors import InvalidParams, Unavailable
+from apps.tools.dispatch import text_scrub, text_scrub_deep, validate_body
+from apps.tools.errors import Unavailable
+from apps.tools.registry import NOT_BLANK
 
 logger = logging.getLogger(__name__)
 
 MAX_ROWS_PER_CALL = 1000
-MAX_KEY_CHARS = 512  # id, sessionKey, sessionId, role, tool_name, tool_call_id
+MAX_KEY_CHARS = 512  # id, sessionKey, sessionId, tool_name, tool_call_id
+MAX_ROLE_CHARS = 64
+MAX_CWD_CHARS = 4096
 SERVER_OWNED = ("recordedAt", "sourceLine", "messageRef", "sourceFile", "sourceOffset")
 FEED_ROLES = ("system", "user", "assistant", "tool_call", "tool_result")
+# Fields that identify or place a row (and reach index columns): NUL or a lone surrogate
+# there is refused. Every other string of a row is free text (replaced).
+L0_KEY_FIELDS = frozenset({"id", "role", "sessionKey", "sessionId", "cwd", *SERVER_OWNED})
+FEED_KEY_FIELDS = frozenset({"role", "sessionKey", "tool_name", "tool_call_id", *SERVER_OWNED})
+
+Key = Annotated[str, Field(min_length=1, max_length=MAX_KEY_CHARS, pattern=NOT_BLANK)]
+OptionalKey = Annotated[str | None, Field(max_length=MAX_KEY_CHARS)]
+# JSON Schema for "none of the server-owned fields": a client that sends one gets a 400.
+_NO_SERVER_FIELDS: dict[str, Any] = {"not": {"anyOf": [{"required": [name]} for name in SERVER_OWNED]}}
 
 
-class _Errors:
-    def __init__(self) -> None:
-        self.details: list[dict[str, str]] = []
+class _Row(BaseModel):
+    """Common rules of a stored row: strict types, extras kept, server fields refused."""
 
-    def add(self, field: str, message: str) -> None:
-        self.details.append({"field": field, "message": message})
+    model_config = ConfigDict(extra="allow", strict=True, json_schema_extra=_NO_SERVER_FIELDS)
 
-    def raise_if_any(self) -> None:
-        if self.details:
-            summary = "; ".join(f"{d['field']}: {d['message']}" for d in self.details[:5])
-            if len(self.details) > 5:
-                summary += f"; and {len(self.details) - 5} more"
-            raise InvalidParams(f"invalid rows: {summary}", details=self.details)
+    content: Annotated[str, Field(json_schema_extra={"x-free-text": True})]
+    sessionKey: Key
+    # Declared only so that sending one is an error naming it (the schema says so with
+    # `not`, above); never stored from the client.
+    recordedAt: SkipJsonSchema[Any] = Field(None, exclude=True)
+    sourceLine: SkipJsonSchema[Any] = Field(None, exclude=True)
+    messageRef: SkipJsonSchema[Any] = Field(None, exclude=True)
+    sourceFile: SkipJsonSchema[Any] = Field(None, exclude=True)
+    sourceOffset: SkipJsonSchema[Any] = Field(None, exclude=True)
 
+    @field_validator(*SERVER_OWNED, mode="before")
+    @classmethod
+    def _server_owned(cls, value: Any) -> Any:
+        raise ValueError("is written by the server; do not send it")
 
-def _rows_from_body(body: Any, key: str) -> list[Any]:
-    """`{<key>: [rows]}` or a bare list of rows."""
-    if isinstance(body, list):
-        rows = body
-    elif isinstance(body, dict):
-        unknown = sorted(set(body) - {key})
-        if unknown:
-            raise InvalidParams(
-                f"unknown top-level field(s): {', '.join(unknown)} (expected {key})",
-                details=[{"field": name, "message": "unknown field"} for name in unknown],
-            )
-        if key not in body:
-            raise InvalidParams(f"{key} is required", details=[{"field": key, "message": "required"}])
-        rows = body[key]
-        if not isinstance(rows, list):
-            raise InvalidParams(f"{key} must be a list of row objects", details=[{"field": key, "message": "must be a list"}])
-    else:
-        raise InvalidParams(f"the body must be {{{key}: [rows]}} or a list of rows", details=[{"field": "(body)", "message": "must be an object or a list"}])
-    if len(rows) > MAX_ROWS_PER_CALL:
-        raise InvalidParams(
-            f"{key}: {len(rows)} rows in one call; the limit is {MAX_ROWS_PER_CALL}",
-            details=[{"field": key, "message": f"at most {MAX_ROWS_PER_CALL} rows per call"}],
-        )
-    return rows
+    @model_validator(mode="before")
+    @classmethod
+    def _not_too_deep(cls, data: Any) -> Any:
+        # Readers treat a line nested this deep as malformed, so it would never be read.
+        if isinstance(data, dict) and nests_deeper_than(data, MAX_ROW_DEPTH):
+            raise ValueError(f"nests lists/objects deeper than {MAX_ROW_DEPTH} levels")
+        return data
 
 
-def _is_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
+class L0Row(_Row):
+    """One conversation row (SPEC §1.1); other fields are kept as sent."""
+
+    role: Annotated[str, Field(min_length=1, max_length=MAX_ROLE_CHARS, pattern=NOT_BLANK)]
+    id: Annotated[str | None, Field(min_length=1, max_length=MAX_KEY_CHARS, pattern=NOT_BLANK)] = None
+    timestamp: Annotated[int | None, Field(ge=0, lt=2**53, description="event time, epoch milliseconds")] = None
+    sessionId: OptionalKey = None
+    cwd: Annotated[str | None, Field(max_length=MAX_CWD_CHARS, description="null is stored as \"\"")] = ""
+
+    def stored(self) -> dict[str, Any]:
+        row = {
+            "id": self.id, "role": self.role, "content": self.content, "timestamp": self.timestamp,
+            "sessionKey": self.sessionKey, "sessionId": self.sessionId, "cwd": self.cwd if self.cwd is not None else "",
+        }
+        row.update({k: v for k, v in (self.model_extra or {}).items() if k not in row})
+        return row
 
 
-def _check_str(errors: _Errors, where: str, value: Any, *, required: bool, nullable: bool, nonempty: bool = False, limit: int | None = MAX_KEY_CHARS) -> None:
-    if value is None:
-        if required and not nullable:
-            errors.add(where, "is required")
-        return
-    if not isinstance(value, str):
-        errors.add(where, f"must be a string{' or null' if nullable else ''}, got {type(value).__name__}")
-    elif nonempty and not value.strip():
-        errors.add(where, "must not be empty")
-    elif limit is not None and "\x00" in value:
-        errors.add(where, "must not contain NUL characters")
-    elif limit is not None and len(value) > limit:
-        errors.add(where, f"is longer than {limit} characters")
+class L0MessagesBody(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+    messages: list[L0Row] = Field(max_length=MAX_ROWS_PER_CALL, description=f"at most {MAX_ROWS_PER_CALL} rows")
 
 
-def _check_common(errors: _Errors, where: str, raw: dict[str, Any]) -> None:
-    for name in SERVER_OWNED:
-        if name in raw:
-            errors.add(f"{where}.{name}", "is written by the server; do not send it")
-    _check_str(errors, f"{where}.content", raw.get("content"), required=True, nullable=False, limit=None)
-    _check_str(errors, f"{where}.sessionKey", raw.get("sessionKey"), required=True, nullable=False, nonempty=True)
+class FeedEvent(_Row):
+    """One sanitized skill-feed row (SPEC §1.8); other fields are kept as sent."""
+
+    role: Literal["system", "user", "assistant", "tool_call", "tool_result"]
+    tool_name: OptionalKey = None
+    tool_call_id: OptionalKey = None
+    is_error: bool | None = None
+
+    def stored(self) -> dict[str, Any]:
+        return {**self.model_dump(exclude_unset=True), **(self.model_extra or {})}
 
 
-def _validate_rows(body: Any, key: str, check_row: Callable[[_Errors, str, dict[str, Any]], dict[str, Any]]) -> list[dict[str, Any]]:
-    """Check every row (collecting every error) before returning any: all or nothing."""
-    rows = _rows_from_body(body, key)
-    errors = _Errors()
-    out: list[dict[str, Any]] = []
-    for index, raw in enumerate(rows):
-        where = f"{key}.{index}"
-        if not isinstance(raw, dict):
-            errors.add(where, "must be an object")
-            continue
-        if nests_deeper_than(raw, MAX_ROW_DEPTH):
-            errors.add(where, f"nests lists/objects deeper than {MAX_ROW_DEPTH} levels")
-            continue
-        _check_common(errors, where, raw)
-        out.append(check_row(errors, where, raw))
-    errors.raise_if_any()
-    return out
+class FeedEventsBody(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+    events: list[FeedEvent] = Field(max_length=MAX_ROWS_PER_CALL, description=f"at most {MAX_ROWS_PER_CALL} rows")
 
 
-def _check_l0_row(errors: _Errors, where: str, raw: dict[str, Any]) -> dict[str, Any]:
-    _check_str(errors, f"{where}.role", raw.get("role"), required=True, nullable=False, nonempty=True, limit=64)
-    _check_str(errors, f"{where}.id", raw.get("id"), required=False, nullable=True, nonempty=True)
-    _check_str(errors, f"{where}.sessionId", raw.get("sessionId"), required=False, nullable=True)
-    _check_str(errors, f"{where}.cwd", raw.get("cwd"), required=False, nullable=False, limit=4096)
-    timestamp = raw.get("timestamp")
-    if timestamp is not None and not (_is_int(timestamp) and 0 <= timestamp < 2**53):
-        errors.add(f"{where}.timestamp", "must be an integer (epoch milliseconds, 0 ≤ t < 2^53) or null")
-    row = {
-        "id": raw.get("id"),
-        "role": raw.get("role"),
-        "content": raw.get("content"),
-        "timestamp": timestamp,
-        "sessionKey": raw.get("sessionKey"),
-        "sessionId": raw.get("sessionId"),
-        "cwd": raw.get("cwd") if raw.get("cwd") is not None else "",
+# The published request bodies: the object form, or a bare list of rows (loggers often
+# send one). Validation wraps a bare list into the object form, so errors always name
+# `messages.<index>.<field>`.
+L0IngestBody = RootModel[L0MessagesBody | Annotated[list[L0Row], Field(max_length=MAX_ROWS_PER_CALL)]]
+FeedIngestBody = RootModel[FeedEventsBody | Annotated[list[FeedEvent], Field(max_length=MAX_ROWS_PER_CALL)]]
+
+
+def _scrub_free_text(row: Any, keys: frozenset[str]) -> Any:
+    """Content and a logger's extra fields are the verbatim archive: NUL or a lone
+    surrogate there is replaced by U+FFFD rather than losing the batch (docs/l0.md,
+    "Text"). The key fields (`keys`) are left for the door, which refuses them."""
+    if not isinstance(row, dict) or nests_deeper_than(row, MAX_ROW_DEPTH):
+        return row  # the model refuses it; never walk it recursively
+    return {
+        (k if k in keys else text_scrub(k)) if isinstance(k, str) else k: (v if k in keys else text_scrub_deep(v))
+        for k, v in row.items()
     }
-    row.update({k: v for k, v in raw.items() if k not in row})
-    return row
 
 
-def _check_feed_row(errors: _Errors, where: str, raw: dict[str, Any]) -> dict[str, Any]:
-    role = raw.get("role")
-    if role not in FEED_ROLES:
-        errors.add(f"{where}.role", f"must be one of {', '.join(FEED_ROLES)}, got {role!r}")
-    _check_str(errors, f"{where}.tool_name", raw.get("tool_name"), required=False, nullable=True)
-    _check_str(errors, f"{where}.tool_call_id", raw.get("tool_call_id"), required=False, nullable=True)
-    if raw.get("is_error") is not None and not isinstance(raw.get("is_error"), bool):
-        errors.add(f"{where}.is_error", "must be a boolean or null")
-    return dict(raw)
+def _validate(model: type[BaseModel], body: Any, key: str, keys: frozenset[str]) -> list[Any]:
+    if isinstance(body, list):
+        body = {key: body}
+    if isinstance(body, dict) and isinstance(body.get(key), list):
+        body = {**body, key: [_scrub_free_text(row, keys) for row in body[key]]}
+    params = validate_body(model, body)
+    return list(getattr(params, key))
 
 
 def _append_or_unavailable(append: Callable[[], list[dict[str, Any]]], what: str) -> list[dict[str, Any]]:
@@ -155,6 +148,11 @@ def _append_or_unavailable(append: Callable[[], list[dict[str, Any]]], what: str
     except OSError as exc:
         logger.exception("writing the %s failed", what)
         raise Unavailable(f"could not write the {what}: {exc.strerror or exc}; nothing was stored, retry later") from None
+    except DatabaseError:
+        # Only the duplicate check before the write reaches the database and raises
+        # (the index write after it is best effort): nothing was stored.
+        logger.exception("the duplicate check of the %s failed", what)
+        raise Unavailable(f"could not check the {what} for rows already stored; nothing was stored, retry later") from None
 
 
 def _bookkeep(*, audit: Callable[[], Any], trigger: Callable[[], Any]) -> list[dict[str, str]]:
@@ -183,49 +181,52 @@ def _bookkeep(*, audit: Callable[[], Any], trigger: Callable[[], Any]) -> list[d
 def validate_l0_rows(body: Any) -> list[dict[str, Any]]:
     """Validate a `POST /l0/messages` body; returns rows normalised to the SPEC §1.1 fields
     (`id`, `timestamp`, `sessionId` default to null, `cwd` to "")."""
-    rows = _validate_rows(body, "messages", _check_l0_row)
-    # A message id is unique within its session (SPEC §1.1): the same id twice in one
-    # session of one batch would make its message reference ambiguous.
-    errors = _Errors()
-    first: dict[tuple[str, str], int] = {}
-    for index, row in enumerate(rows):
-        if row["id"] is None:
-            continue
-        key = (row["sessionKey"], row["id"])
-        if key in first:
-            errors.add(f"messages.{index}.id", f"repeats messages.{first[key]}.id {row['id']!r} in session {row['sessionKey']!r}; ids are unique within a session")
-        else:
-            first[key] = index
-    errors.raise_if_any()
-    return rows
+    return [row.stored() for row in _validate(L0MessagesBody, body, "messages", L0_KEY_FIELDS)]
 
 
 def validate_feed_rows(body: Any) -> list[dict[str, Any]]:
     """Validate a `POST /skill-feed/events` body (SPEC §1.8 rows)."""
-    return _validate_rows(body, "events", _check_feed_row)
+    return [row.stored() for row in _validate(FeedEventsBody, body, "events", FEED_KEY_FIELDS)]
 
 
 def l0_ingest(*, profile: Profile, actor: str, body: Any) -> dict[str, Any]:
-    """`POST /api/v1/l0/messages`: validate, append to today's shard, index, audit, and
-    wake the L1 trigger with the number of eligible rows."""
+    """`POST /api/v1/l0/messages`: validate, append to today's shard (idempotent per
+    (sessionKey, id)), index, audit, and wake the L1 trigger with the number of eligible
+    rows appended. Answer: `{appended, rows: [{index, shard, offset, sourceLine,
+    messageRef, recordedAt}], duplicates: [{index, shard, offset, sourceLine, messageRef}]}`."""
     from apps.conversations.services import ELIGIBLE_ROLES, l0_append
     from apps.pipeline import triggers
 
     rows = validate_l0_rows(body)
     if not rows:
-        return {"appended": 0, "rows": []}
-    appended = _append_or_unavailable(lambda: l0_append(profile=profile, rows=rows), "L0 shard")
-    eligible = sum(1 for r in rows if r["role"] in ELIGIBLE_ROLES)
+        return {"appended": 0, "rows": [], "duplicates": []}
+    slots = _append_or_unavailable(lambda: l0_append(profile=profile, rows=rows), "L0 shard")
+    written = [{"index": i, **_public(slot)} for i, slot in enumerate(slots) if not slot["duplicate"]]
+    duplicates = [
+        {"index": i, **{k: slot[k] for k in ("shard", "offset", "sourceLine", "messageRef")}}
+        for i, slot in enumerate(slots) if slot["duplicate"]
+    ]
+    answer: dict[str, Any] = {"appended": len(written), "rows": written, "duplicates": duplicates}
+    if not written:
+        return answer  # a resent batch: nothing changed, nothing to audit or trigger
+    eligible = sum(1 for w in written if rows[w["index"]]["role"] in ELIGIBLE_ROLES)
     profile_id = profile.pk
     warnings = _bookkeep(
         audit=lambda: audit_record(
             profile=profile, actor=actor, tool="l0/messages", action="append", target_type="l0_shard",
-            target_id=appended[0]["shard"],
-            after={"rows": len(appended), "eligible": eligible, "firstLine": appended[0]["sourceLine"], "lastLine": appended[-1]["sourceLine"]},
+            target_id=written[0]["shard"],
+            after={
+                "rows": len(written), "duplicates": len(duplicates), "eligible": eligible,
+                "firstLine": written[0]["sourceLine"], "lastLine": written[-1]["sourceLine"],
+            },
         ),
         trigger=lambda: triggers.l0_appended(profile_id=profile_id, eligible=eligible),
     )
-    return {"appended": len(appended), "rows": appended, **({"warnings": warnings} if warnings else {})}
+    return {**answer, **({"warnings": warnings} if warnings else {})}
+
+
+def _public(slot: dict[str, Any]) -> dict[str, Any]:
+    return {k: slot[k] for k in ("shard", "offset", "sourceLine", "messageRef", "recordedAt")}
 
 
 def skill_feed_ingest(*, profile: Profile, actor: str, body: Any) -> dict[str, Any]:

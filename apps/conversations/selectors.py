@@ -13,7 +13,7 @@ from django.db.models import Count, Max, Min, QuerySet
 from apps.accounts.models import Profile
 from apps.conversations import shards
 from apps.conversations.models import Cursor, L0Message, L0ShardState
-from apps.conversations.services import _sha1, l0_dir
+from apps.conversations.services import _sha1, l0_read_row, l0_shard_files
 
 
 def cursors(profile: Profile) -> list[Cursor]:
@@ -52,13 +52,9 @@ def l0_session_entries(profile: Profile, session_key: str) -> QuerySet:
 def l0_rows_for(profile: Profile, entries: list[Any]) -> list[dict[str, Any]]:
     """Read just these rows from their shards (seek + one line each); a row whose shard
     changed under the index is shown as unreadable rather than dropped."""
-    base = l0_dir(profile)
     rows = []
     for entry in entries:
-        try:
-            row = shards.read_line_at(base / entry.shard, entry.offset, entry.length)
-        except OSError:
-            row = None
+        row = l0_read_row(profile=profile, shard=entry.shard, offset=entry.offset, length=entry.length)
         full = dict(row or {})
         full.setdefault("role", entry.role)
         full.setdefault("content", "")
@@ -93,15 +89,11 @@ def l0_search_sessions(profile: Profile, *, text: str = "", project: str = "", d
     needle = text.casefold().strip()
     root = project.rstrip("/")
     result = SessionSearch()
-    base = l0_dir(profile)
-    if not base.is_dir():
-        return result
-    names = sorted((p.name for p in base.glob("*.jsonl") if p.is_file()), reverse=True)
-    for name in names:
-        day = name.removesuffix(".jsonl")
+    for path in reversed(l0_shard_files(profile)):  # own shards only: links are never read
+        day = path.name.removesuffix(".jsonl")
         if (date_from and day < date_from.isoformat()) or (date_to and day > date_to.isoformat()):
             continue
-        for line in shards.iter_forward(base / name, 0):
+        for line in shards.iter_forward(path, 0):
             result.bytes_read += line.end - line.offset
             row = line.row
             if row is None:

@@ -19,7 +19,7 @@ from typing import Any
 from django.db import DatabaseError, transaction
 
 from apps.accounts.models import Profile
-from apps.accounts.paths import profile_subdir
+from apps.accounts.paths import own_file, own_files, profile_subdir
 from apps.conversations import shards
 from apps.conversations.models import L0Message, L0ShardState
 
@@ -29,6 +29,8 @@ ELIGIBLE_ROLES = frozenset({"user", "assistant"})
 SHARD_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,250}\.jsonl$")
 DATE_SHARD_RE = re.compile(r"^(\d{4}-\d{2}-\d{2})\.jsonl$")
 STATE_DIR = ".append-state"  # per-profile folder of shard line-count sidecars, beside l0/
+MAX_OFFSET = 2**63 - 1  # a byte offset beyond this is no file's (and no bigint column's)
+INGEST_LOCK = ".ingest.lock"  # in the L0 state folder: held for the duplicate check and the append
 
 
 # ---------------------------------------------------------------- message references
@@ -181,31 +183,88 @@ def _index_catch_up(profile: Profile, shard_path: Path) -> None:
     L0ShardState.objects.filter(pk=state.pk).update(indexed_bytes=end, indexed_lines=line)
 
 
+def l0_shard_files(profile: Profile) -> list[Path]:
+    """The profile's L0 shards in name order: regular files of its own `l0/` folder; a
+    link (to another profile's shard, or anywhere) is not a shard (`own_files`)."""
+    return [p for p in own_files(l0_dir(profile), "*.jsonl") if SHARD_NAME_RE.match(p.name)]
+
+
+def _shard_file(profile: Profile, name: str) -> Path | None:
+    return own_file(l0_dir(profile), name)
+
+
 def l0_reindex(*, profile: Profile) -> int:
     """Bring the index up to date with every shard of the profile (after an import or a
     shard dropped into the folder). Cheap when nothing changed: one query and a stat per
-    shard. Returns the number of shards that needed indexing."""
+    shard. Index rows of shards that are gone or are links (say an agent linked another
+    profile's shard in, then removed the link) are deleted. Returns the number of shards
+    that needed indexing."""
     states = dict(L0ShardState.objects.filter(profile=profile).values_list("shard", "indexed_bytes"))
+    files = l0_shard_files(profile)
+    gone = set(states) - {p.name for p in files}
+    if gone:
+        with transaction.atomic():
+            L0Message.objects.filter(profile=profile, shard__in=gone).delete()
+            L0ShardState.objects.filter(profile=profile, shard__in=gone).delete()
     caught_up = 0
-    for path in sorted(l0_dir(profile).glob("*.jsonl")):
-        if not (path.is_file() and SHARD_NAME_RE.match(path.name)):
-            continue
+    for path in files:
         if path.stat().st_size > states.get(path.name, 0):
             _index_catch_up(profile, path)
             caught_up += 1
     return caught_up
 
 
+def l0_index_refresh(*, profile: Profile) -> None:
+    """`l0_reindex` for readers of the index (the dashboard's conversation pages): new
+    shards appear and rows of links or removed shards disappear before the page is built.
+    A profile whose `l0/` folder is itself a link has no shards to index."""
+    from apps.tools.errors import Forbidden
+
+    try:
+        l0_reindex(profile=profile)
+    except Forbidden:
+        L0Message.objects.filter(profile=profile).delete()
+        L0ShardState.objects.filter(profile=profile).delete()
+
+
 # ---------------------------------------------------------------- append
+
+
+def _stored_by_key(profile: Profile, keys: set[tuple[str, str]]) -> dict[tuple[str, str], dict[str, Any]]:
+    """Where each (sessionKey, id) of `keys` is stored in the profile's shards (the first
+    occurrence), read back from the shard so a stale index entry never counts."""
+    if not keys:
+        return {}
+    found: dict[tuple[str, str], dict[str, Any]] = {}
+    ref_keys = sorted({_sha1(row_id) for _, row_id in keys})
+    for start in range(0, len(ref_keys), 500):
+        qs = L0Message.objects.filter(profile=profile, ref_key__in=ref_keys[start : start + 500]).order_by("shard", "offset")
+        for entry, row in _materialise(profile, qs):
+            key = (entry.session_key, row.get("id"))
+            if key in keys and key not in found:
+                found[key] = {
+                    "shard": entry.shard, "offset": entry.offset, "sourceLine": entry.line,
+                    "messageRef": entry.ref, "recordedAt": row.get("recordedAt"),
+                }
+    return found
 
 
 def l0_append(*, profile: Profile, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Append already validated rows to today's UTC shard, stamping `recordedAt` and
-    `sourceLine`. Returns per row `{shard, offset, sourceLine, messageRef, recordedAt}`."""
+    `sourceLine`. Returns one entry per input row, `{shard, offset, sourceLine,
+    messageRef, recordedAt, duplicate}`.
+
+    Idempotent per (sessionKey, id) (SPEC §1.1): a row whose id is already stored for its
+    session, in any shard, or earlier in this batch, is not written again; its entry has
+    `duplicate: True` and points at the stored row. Rows with a null id cannot be
+    recognised and are always appended. The check and the append hold one profile-wide
+    lock (and the index of the new rows is written before it is released), so two
+    senders of the same batch at the same moment store every row once."""
     if not rows:
         return []
     shard = today_shard_name()
     path = l0_dir(profile) / shard
+    state_dir = _state_dir(profile, "l0")
 
     def stamp(row: dict[str, Any], line: int) -> dict[str, Any]:
         stored = {k: v for k, v in row.items() if k not in ("recordedAt", "sourceLine")}
@@ -213,11 +272,47 @@ def l0_append(*, profile: Profile, rows: list[dict[str, Any]]) -> list[dict[str,
         stored["sourceLine"] = line
         return stored
 
-    appended = shards.append_rows(path, _state_dir(profile, "l0"), rows, stamp)
+    with shards.exclusive_lock(state_dir / INGEST_LOCK):
+        # Rows other writers (or agents writing shards directly) stored since the index was
+        # last brought up to date are indexed first, so the check sees every stored row.
+        l0_reindex(profile=profile)
+        keys = {(r["sessionKey"], r["id"]) for r in rows if r.get("id") is not None}
+        stored = _stored_by_key(profile, keys)
+        fresh: list[dict[str, Any]] = []
+        first_in_batch: dict[tuple[str, str], int] = {}
+        plan: list[tuple[str, Any]] = []  # ("stored", info) | ("fresh", position) | ("repeat", position)
+        for row in rows:
+            key = (row["sessionKey"], row["id"]) if row.get("id") is not None else None
+            if key is not None and key in stored:
+                plan.append(("stored", stored[key]))
+            elif key is not None and key in first_in_batch:
+                plan.append(("repeat", first_in_batch[key]))
+            else:
+                if key is not None:
+                    first_in_batch[key] = len(fresh)
+                plan.append(("fresh", len(fresh)))
+                fresh.append(row)
+        appended = shards.append_rows(path, state_dir, fresh, stamp) if fresh else []
+        if appended:
+            _index_appended(profile, shard, appended)
+    written = [
+        {"shard": shard, "offset": a.offset, "sourceLine": a.line, "messageRef": message_ref(a.row), "recordedAt": a.row["recordedAt"]}
+        for a in appended
+    ]
+    out = []
+    for kind, value in plan:
+        if kind == "stored":
+            out.append({**value, "duplicate": True})
+        else:
+            out.append({**written[value], "duplicate": kind == "repeat"})
+    return out
+
+
+def _index_appended(profile: Profile, shard: str, appended: list[shards.Appended]) -> None:
     # The file is the source of truth and the rows are stored now. The index is derived
-    # state: if writing it fails, the catch-up (`l0_reindex`, run by lookups and readers)
-    # indexes these rows later, so the failure must not reach the caller — an error here
-    # would make a logger retry and store every row twice.
+    # state: if writing it fails, the catch-up (`l0_reindex`, run by lookups, readers and
+    # the next append) indexes these rows later, so the failure must not reach the
+    # caller — an error here would make a logger retry a batch that is already stored.
     last = appended[-1]
     try:
         with transaction.atomic():
@@ -225,30 +320,27 @@ def l0_append(*, profile: Profile, rows: list[dict[str, Any]]) -> list[dict[str,
             _advance_state(profile, shard, appended[0].offset, last.offset + last.length, last.line)
     except DatabaseError:
         logger.warning("L0 index of %s/%s deferred to the catch-up", profile.slug, shard, exc_info=True)
-    return [
-        {
-            "shard": shard,
-            "offset": a.offset,
-            "sourceLine": a.line,
-            "messageRef": message_ref(a.row),
-            "recordedAt": a.row["recordedAt"],
-        }
-        for a in appended
-    ]
 
 
 # ---------------------------------------------------------------- lookup
 
 
+def l0_read_row(*, profile: Profile, shard: str, offset: int, length: int) -> dict[str, Any] | None:
+    """The row an index entry points at, or None when it cannot be read: the shard is
+    gone, is a link (never read through: `own_file`), or changed under the entry."""
+    path = _shard_file(profile, shard)
+    if path is None:
+        return None
+    try:
+        return shards.read_line_at(path, offset, length)
+    except OSError:
+        return None
+
+
 def _materialise(profile: Profile, entries: Iterable[L0Message]) -> list[tuple[L0Message, dict[str, Any]]]:
-    base = l0_dir(profile)
     out = []
     for entry in entries:
-        path = base / entry.shard
-        try:
-            row = shards.read_line_at(path, entry.offset, entry.length)
-        except OSError:
-            row = None
+        row = l0_read_row(profile=profile, shard=entry.shard, offset=entry.offset, length=entry.length)
         if row is None:
             continue  # shard removed or rewritten: the index entry is stale
         try:
@@ -373,6 +465,8 @@ def l0_cursor_parse(raw: str | dict[str, Any] | None) -> dict[str, Any]:
             raise ValueError(f"cursor.files[{name!r}]: offset must be an integer, got {offset!r}")  # noqa: TRY004 (callers catch ValueError: one error type for any bad cursor)
         if offset < 0:
             raise ValueError(f"cursor.files[{name!r}]: offset must not be negative, got {offset}")
+        if offset > MAX_OFFSET:
+            raise ValueError(f"cursor.files[{name!r}]: offset {offset} is beyond any file size (at most {MAX_OFFSET})")
         out[name] = offset
     return {"version": 2, "files": dict(sorted(out.items()))}
 
@@ -528,10 +622,9 @@ def l0_cursor_check(*, profile: Profile, cursor: dict[str, Any]) -> None:
     only moves forward (merged per shard by maximum), so an offset past the end or in the
     middle of a line, once committed, would make every later read of that shard fail.
     Entries for shards that do not exist (yet) are not checked. Raises ValueError."""
-    base = l0_dir(profile)
     for name, offset in sorted(cursor.get("files", {}).items()):
-        path = base / name
-        if not path.is_file():
+        path = _shard_file(profile, name)
+        if path is None:
             continue
         size = path.stat().st_size
         if offset > size:

@@ -19,6 +19,7 @@ import fcntl
 import json
 import os
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -66,6 +67,42 @@ def _write_state(state_file: Path, size: int, lines: int) -> None:
     os.replace(tmp, state_file)
 
 
+@contextmanager
+def exclusive_lock(lock_file: Path) -> Iterator[None]:
+    """Hold an exclusive `flock` of `lock_file` (created if missing) for the block: one
+    holder at a time across threads and processes; closing the file releases it."""
+    lock_file.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(lock_file, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
+
+
+def _open_locked(shard: Path) -> tuple[int, bool]:
+    """Open `shard` for appending and take its lock. Returns (fd, created): `created` when
+    this call made the file, so a failed first write can remove it again. A writer that
+    waited for the lock on a file removed meanwhile opens the new one instead of writing
+    into the removed inode."""
+    while True:
+        try:
+            fd, created = os.open(shard, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_APPEND, 0o644), True
+        except FileExistsError:
+            try:
+                fd, created = os.open(shard, os.O_RDWR | os.O_APPEND), False
+            except FileNotFoundError:
+                continue  # removed between the two opens: try again
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        try:
+            same = os.stat(shard).st_ino == os.fstat(fd).st_ino
+        except FileNotFoundError:
+            same = False
+        if same:
+            return fd, created
+        os.close(fd)
+
+
 def append_rows(
     shard: Path,
     state_dir: Path,
@@ -73,13 +110,13 @@ def append_rows(
     stamp: Callable[[dict[str, Any], int], dict[str, Any]],
 ) -> list[Appended]:
     """Append `rows` to `shard` as one write. `stamp(row, line_number)` returns the row to
-    store (called under the lock, so stamps such as recordedAt are in file order)."""
+    store (called under the lock, so stamps such as recordedAt are in file order). A shard
+    exists only with its first row: a failed first write removes the file it created."""
     shard.parent.mkdir(parents=True, exist_ok=True)
     state_dir.mkdir(parents=True, exist_ok=True)
     state_file = state_dir / f"{shard.name}.count"
-    fd = os.open(shard, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
+    fd, created = _open_locked(shard)
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
         size = os.fstat(fd).st_size
         state = _read_state(state_file)
         if state is not None and state[0] == size:
@@ -113,6 +150,8 @@ def append_rows(
             # lock, so nobody appended after us) so a failed call leaves the shard as it was
             # and the caller's retry stores each row once.
             os.ftruncate(fd, size)
+            if created and size == 0:
+                os.unlink(shard)  # we still hold the lock: nobody wrote into it
             raise
         try:
             _write_state(state_file, size + len(payload), lines)

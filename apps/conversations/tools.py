@@ -11,11 +11,14 @@ from apps.conversations.feed import skill_feed_cursor_parse, skill_feed_read_inc
 from apps.conversations.models import CURSOR_L1
 from apps.conversations.services import l0_cursor_parse, l0_read_increment
 from apps.tools.errors import invalid_field
-from apps.tools.registry import ToolContext, ToolParams, tool
+from apps.tools.registry import PY_SPACE, ToolContext, ToolParams, tool
+
+# At least one character that is neither a separator nor a space: a list naming a shard.
+NAMES_A_SHARD = f"[^,{PY_SPACE}]"
 
 
 class ReadL0IncrementParams(ToolParams):
-    l0Files: str = Field(description="Comma-separated L0 shard names (YYYY-MM-DD.jsonl) or paths inside the profile's l0 folder.")
+    l0Files: str = Field(pattern=NAMES_A_SHARD, description="Comma-separated L0 shard names (YYYY-MM-DD.jsonl) or paths inside the profile's l0 folder.")
     cursor: str | dict[str, Any] | None = Field(
         None,
         description=(
@@ -45,7 +48,7 @@ def read_l0_increment(ctx: ToolContext, params: ReadL0IncrementParams) -> dict:
 
 
 class ReadSkillFeedIncrementParams(ToolParams):
-    feedFiles: str = Field(description="Comma-separated skill-feed shard names (YYYY-MM-DD.jsonl) or paths inside the profile's skill-feed folder.")
+    feedFiles: str = Field(pattern=NAMES_A_SHARD, description="Comma-separated skill-feed shard names (YYYY-MM-DD.jsonl) or paths inside the profile's skill-feed folder.")
     cursor: str | dict[str, Any] | None = Field(
         None,
         description=(

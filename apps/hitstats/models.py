@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+
 from django.db import models
 
 from apps.accounts.models import Profile
@@ -32,8 +34,10 @@ class RecallEvent(models.Model):
 
     profile = models.ForeignKey(Profile, on_delete=models.CASCADE, related_name="recall_events")
     query = models.TextField()
-    session_key = models.CharField(max_length=300, blank=True)
-    turn = models.CharField(max_length=300, blank=True)
+    # Text, not varchar: the API accepts session keys of 512 characters (as L0 does) and
+    # a varchar(300) refused them on PostgreSQL with a 500.
+    session_key = models.TextField(blank=True)
+    turn = models.TextField(blank=True)
     source = models.CharField(max_length=32, default="recall_l1_records")  # or recall_context, dashboard
     results = models.JSONField(default=list)  # [{recordId, score}]
     degraded = models.BooleanField(default=False)
@@ -60,13 +64,20 @@ class RecallHit(models.Model):
 class RecallBudget(models.Model):
     """Recall calls used in one session turn (SPEC §3.14: at most `recall.callsPerTurn`).
 
-    Kept in the database so every web process counts against the same budget."""
+    Kept in the database so every web process counts against the same budget. Unique on
+    a digest of (session, turn): the two texts together can exceed what a PostgreSQL
+    index entry holds (about 2.7 kB), the digest never does."""
 
     profile = models.ForeignKey(Profile, on_delete=models.CASCADE, related_name="+")
-    session_key = models.CharField(max_length=300)
-    turn = models.CharField(max_length=300)
+    session_key = models.TextField()
+    turn = models.TextField()
+    turn_key = models.CharField(max_length=64)
     calls = models.IntegerField(default=0)
     updated_at = models.DateTimeField(auto_now=True, db_index=True)
 
     class Meta:
-        constraints = [models.UniqueConstraint(fields=["profile", "session_key", "turn"], name="uniq_recall_budget_turn")]
+        constraints = [models.UniqueConstraint(fields=["profile", "turn_key"], name="uniq_recall_budget_turn_key")]
+
+    @staticmethod
+    def key_of(session_key: str, turn: str) -> str:
+        return hashlib.sha256(f"{session_key}\x00{turn}".encode()).hexdigest()

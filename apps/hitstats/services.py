@@ -16,7 +16,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from apps.accounts.models import Profile
-from apps.accounts.paths import profile_subdir
+from apps.accounts.paths import confine, profile_dir, profile_subdir
 from apps.accounts.services import audit_record
 from apps.hitstats.models import RecallBudget, RecallEvent, RecallHit, RecordHits
 
@@ -38,13 +38,14 @@ def recall_budget_take(*, profile: Profile, session_key: str, turn: str, limit: 
     Without a turn id there is no turn to count against, so nothing is limited."""
     if not turn:
         return 0
+    key = RecallBudget.key_of(session_key, turn)
     with transaction.atomic():
         try:
             with transaction.atomic():
-                RecallBudget.objects.get_or_create(profile=profile, session_key=session_key, turn=turn)
+                RecallBudget.objects.get_or_create(profile=profile, turn_key=key, defaults={"session_key": session_key, "turn": turn})
         except IntegrityError:  # a concurrent first call created it
             pass
-        budget = RecallBudget.objects.select_for_update().get(profile=profile, session_key=session_key, turn=turn)
+        budget = RecallBudget.objects.select_for_update().get(profile=profile, turn_key=key)
         if budget.calls >= limit:
             raise BudgetExceeded(budget.calls, limit)
         RecallBudget.objects.filter(pk=budget.pk).update(calls=F("calls") + 1)
@@ -137,7 +138,10 @@ def hit_stats_path(profile: Profile):
 
 
 def hit_stats_write(*, profile: Profile) -> str:
-    """Rewrite `profiles/<slug>/l1/hit-stats.json` atomically; returns the path."""
+    """Rewrite `profiles/<slug>/l1/hit-stats.json` atomically; returns the path. An `l1/`
+    folder that is a link out of the profile (say to another profile's) is never written
+    through: PathOutsideProfile."""
+    confine(profile_dir(profile), "l1")
     path = hit_stats_path(profile)
     data = json.dumps(hit_stats_export(profile=profile), ensure_ascii=False, indent=1)
     fd, tmp = tempfile.mkstemp(prefix=".hit-stats-", dir=str(path.parent))

@@ -2,17 +2,21 @@
 
 from __future__ import annotations
 
+from typing import Annotated
+
 from pydantic import Field
 
 from apps.hitstats.services import hits_mark_invalid
 from apps.tools.errors import invalid_field
-from apps.tools.registry import ToolContext, ToolParams, tool
+from apps.tools.registry import NonBlank, ToolContext, ToolParams, tool
 
 MAX_IDS = 200
 
 
 class ClearInvalidParams(ToolParams):
-    recordIds: list[str] = Field(description=f"Ids of recalled records judged useless (1..{MAX_IDS}).")
+    recordIds: Annotated[list[NonBlank], Field(min_length=1, max_length=MAX_IDS)] = Field(
+        description=f"Ids of recalled records judged useless (1..{MAX_IDS})."
+    )
 
 
 @tool(

@@ -4,17 +4,38 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+import json
+from typing import Annotated
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from apps.scenes import services
-from apps.tools.registry import ToolContext, ToolParams, tool
+from apps.tools.registry import MAX_BIGINT, NonBlank, ToolContext, ToolParams, tool
 
 
 class ReadL1IncrementParams(ToolParams):
-    cursor: str | int | dict[str, Any] | None = Field(
+    cursor: str | Annotated[int, Field(ge=0, le=MAX_BIGINT)] | dict[str, Any] | None = Field(
         None, description="L2 cursor (lastRecordId: a change id, or its JSON object); default the stored L2 cursor"
     )
     maxRecords: int = Field(50, ge=1, le=services.MAX_INCREMENT)
+
+    @field_validator("cursor")
+    @classmethod
+    def _cursor_in_range(cls, value: Any) -> Any:
+        # A change id is a bigint: 10**30 would overflow the query (SQLite) or the column.
+        if isinstance(value, str) and value.strip().startswith("{"):
+            try:
+                value_obj = json.loads(value)
+            except (ValueError, RecursionError):
+                return value  # the service names the JSON error
+            raw = value_obj.get("lastRecordId") if isinstance(value_obj, dict) else None
+        else:
+            raw = value.get("lastRecordId") if isinstance(value, dict) else value
+        if isinstance(raw, str) and raw.strip().isascii() and raw.strip().isdigit():
+            raw = int(raw.strip())
+        if isinstance(raw, int) and not isinstance(raw, bool) and raw > MAX_BIGINT:
+            raise ValueError(f"a change id is at most {MAX_BIGINT}")
+        return value
     l1Dir: str | None = Field(None, description="accepted for compatibility; must lie inside the profile; records come from the database")
 
 
@@ -91,7 +112,7 @@ def l2_commit(ctx: ToolContext, params: L2CommitParams) -> dict:
 
 
 class ArchiveGuideParams(ToolParams):
-    filename: str | None = None
+    filename: NonBlank | None = None
 
 
 @tool(

@@ -3,19 +3,31 @@
 from __future__ import annotations
 
 import time
+from typing import Annotated
 
-from pydantic import Field
+from pydantic import ConfigDict, Field
 
 from apps.metrics.instruments import observe_recall
+from apps.records.models import ALL_TYPES
 from apps.search import embedding, index, services
-from apps.tools.registry import ToolContext, ToolParams, register_health_check, tool
+from apps.tools.registry import (
+    IntBetween,
+    NonBlank,
+    ToolContext,
+    ToolParams,
+    register_health_check,
+    tool,
+)
+
+# The schema states the enum and the non-empty list; the service checks both in its words.
+RecordType = Annotated[str, Field(json_schema_extra={"enum": list(ALL_TYPES)})]
 
 
 class RecallParams(ToolParams):
-    query: str = Field(description="What to look for, in any language (Chinese and English both work).")
-    topK: int = Field(5, description="How many records to return, 1..recall.maxTopK (20).")
-    types: list[str] | None = Field(None, description="Only these record types (e.g. ['work_task']).")
-    sceneId: str | None = Field(None, description="Only records of this scene-pool id (sc0001…).")
+    query: NonBlank = Field(description="What to look for, in any language (Chinese and English both work).")
+    topK: IntBetween(1, 20) = Field(5, description="How many records to return, 1..recall.maxTopK (20).")  # type: ignore[valid-type]
+    types: Annotated[list[RecordType], Field(json_schema_extra={"minItems": 1})] | None = Field(None, description="Only these record types (e.g. ['work_task']).")
+    sceneId: NonBlank | None = Field(None, description="Only records of this scene-pool id (sc0001…).")
     includeClosedTasks: bool | None = Field(
         None, description="Include done/dropped tasks (tagged [已完成]/[已废弃]); default: not recall.hideClosedTasks."
     )
@@ -48,9 +60,17 @@ def recall_l1_records(ctx: ToolContext, params: RecallParams) -> dict:
 
 
 class EmbedAndSearchParams(ToolParams):
-    queries: list[str] | None = Field(None, description="Up to 50 query texts (split larger batches into chunks).")
-    queryText: str | None = Field(None, description="One query text (instead of queries).")
-    topK: int = Field(5, description="Candidates per query, 1..20.")
+    # Exactly one of the two is given (not null): stated for the schema, checked by the service.
+    model_config = ConfigDict(json_schema_extra={"oneOf": [
+        {"properties": {"queries": {"type": "array"}}, "required": ["queries"]},
+        {"properties": {"queryText": {"type": "string"}}, "required": ["queryText"]},
+    ]})
+
+    queries: Annotated[list[NonBlank], Field(json_schema_extra={"minItems": 1, "maxItems": 50})] | None = Field(
+        None, description="Up to 50 query texts (split larger batches into chunks)."
+    )
+    queryText: NonBlank | None = Field(None, description="One query text (instead of queries).")
+    topK: IntBetween(1, 20) = Field(5, description="Candidates per query, 1..20.")  # type: ignore[valid-type]
 
 
 @tool(

@@ -8,8 +8,8 @@ from apps.tools.registry import register_endpoint
 class RecallContextBody(BaseModel):
     model_config = ConfigDict(extra="forbid")
     query: str = Field(description="The user's message of this turn.")
-    sessionKey: str = Field("", description="Conversation key (default: X-Memory-Session).")
-    cwd: str = Field("", description="The agent's working directory (default: X-Memory-Cwd).")
+    sessionKey: str = Field("", max_length=512, description="Conversation key (default: X-Memory-Session).")
+    cwd: str = Field("", max_length=4096, description="The agent's working directory (default: X-Memory-Cwd).")
 
 
 urlpatterns = [

@@ -34,6 +34,21 @@ class NotFound(ToolError):
     code, status = "not_found", 404
 
 
+class MethodNotAllowed(ToolError):
+    """The endpoint exists but not for this HTTP method; the response carries `Allow`."""
+
+    code, status = "method_not_allowed", 405
+
+    def __init__(self, message: str, details: Any = None, *, allowed: tuple[str, ...] = ()):
+        # Same signature as every error, so a transport can raise it again from its code.
+        super().__init__(message, details)
+        self.allowed = allowed
+
+    @classmethod
+    def of(cls, method: str, allowed: tuple[str, ...]) -> MethodNotAllowed:
+        return cls(f"method {method} not allowed; use {', '.join(allowed)}", {"method": method, "allowed": list(allowed)}, allowed=allowed)
+
+
 class Conflict(ToolError):
     code, status = "conflict", 409
 
@@ -52,6 +67,12 @@ class RateLimited(ToolError):
 
 class Unavailable(ToolError):
     code, status = "unavailable", 503
+
+
+class Internal(ToolError):
+    """An unexpected failure: still the error shape, never Django's HTML page."""
+
+    code, status = "internal", 500
 
 
 def invalid_field(field: str, message: str) -> InvalidParams:

@@ -16,10 +16,13 @@ from django.views.decorators.csrf import csrf_exempt
 from apps.accounts.locks import ProfileLocked
 from apps.accounts.models import ROLE_RANK, ApiToken
 from apps.accounts.services import token_authenticate
+from apps.tools.dispatch import context_check
 from apps.tools.errors import (
     Forbidden,
+    Internal,
     InvalidParams,
     Locked,
+    MethodNotAllowed,
     PayloadTooLarge,
     ToolError,
     Unauthorized,
@@ -29,12 +32,24 @@ from apps.tools.registry import ToolContext
 logger = logging.getLogger(__name__)
 
 
+def _json(data: Any, status: int) -> JsonResponse:
+    try:
+        return JsonResponse(data, status=status, safe=False, json_dumps_params={"ensure_ascii": False})
+    except UnicodeEncodeError:
+        # A lone surrogate read back from a file an agent wrote itself cannot be UTF-8:
+        # ASCII escapes keep the answer valid JSON instead of a 500.
+        return JsonResponse(data, status=status, safe=False)
+
+
 def error_response(exc: ToolError) -> JsonResponse:
-    return JsonResponse(exc.as_dict(), status=exc.status, json_dumps_params={"ensure_ascii": False})
+    response = _json(exc.as_dict(), exc.status)
+    if isinstance(exc, MethodNotAllowed) and exc.allowed:
+        response["Allow"] = ", ".join(exc.allowed)  # RFC 9110 §15.5.6: a 405 names what is allowed
+    return response
 
 
 def ok_response(data: Any, status: int = 200) -> JsonResponse:
-    return JsonResponse(data, status=status, safe=False, json_dumps_params={"ensure_ascii": False})
+    return _json(data, status)
 
 
 def context_from_request(request: HttpRequest) -> ToolContext:
@@ -85,7 +100,7 @@ def read_json_body(request: HttpRequest) -> Any:
     if not body.strip():
         return {}
     try:
-        return json.loads(body.decode("utf-8"))
+        value = json.loads(body.decode("utf-8"))
     except UnicodeDecodeError:
         raise InvalidParams("request body is not UTF-8", details=[{"field": "(body)", "message": "not UTF-8"}]) from None
     except RecursionError:
@@ -98,6 +113,9 @@ def read_json_body(request: HttpRequest) -> Any:
             f"malformed JSON: {exc.msg} at line {exc.lineno} column {exc.colno}",
             details=[{"field": "(body)", "message": f"malformed JSON: {exc.msg}", "line": exc.lineno, "column": exc.colno}],
         ) from None
+    if value is None:  # a literal `null` is not an empty body
+        raise InvalidParams("the request body must be a JSON object", details=[{"field": "(body)", "message": "must be an object, not null"}])
+    return value
 
 
 def api_view(*, methods: tuple[str, ...], min_role: str | None = None, parse_body: bool = True):
@@ -112,15 +130,14 @@ def api_view(*, methods: tuple[str, ...], min_role: str | None = None, parse_bod
         def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> JsonResponse:
             try:
                 if request.method not in methods:
-                    response = error_response(InvalidParams(f"method {request.method} not allowed; use {', '.join(methods)}"))
-                    response.status_code = 405
-                    return response
+                    raise MethodNotAllowed.of(request.method or "", methods)
                 ctx = None
                 if min_role is not None:
                     ctx = context_from_request(request)
                     request.tool_context = ctx  # the request log names the profile
                     if ROLE_RANK[ctx.role] < ROLE_RANK[min_role]:
                         raise Forbidden(f"role {ctx.role!r} may not use this endpoint (needs {min_role})")
+                    context_check(ctx)  # the headers obey the rules of the parameters
                 body = read_json_body(request) if parse_body and request.method == "POST" else None
                 result = view(request, ctx, body, *args, **kwargs)
                 if isinstance(result, JsonResponse):
@@ -130,6 +147,11 @@ def api_view(*, methods: tuple[str, ...], min_role: str | None = None, parse_bod
                 return error_response(exc)
             except ProfileLocked as exc:
                 return error_response(Locked(str(exc)))
+            except Exception:
+                # A bug must still answer in the error shape (a client parses JSON, not
+                # Django's HTML page); the traceback goes to the log.
+                logger.exception("unhandled error in %s %s", request.method, request.path)
+                return error_response(Internal("internal error; the server logged the details"))
 
         return wrapper
 

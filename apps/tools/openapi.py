@@ -46,18 +46,48 @@ def _rewrite_refs(node: Any) -> Any:
     return node
 
 
+# The door (`apps.tools.dispatch.text_check`) refuses NUL in every string of a request;
+# the document says so with a pattern, except on fields marked free text (replaced).
+NO_NUL = "^[^\\u0000]*$"
+
+
+def _publish_text_rule(node: Any) -> Any:
+    if isinstance(node, list):
+        return [_publish_text_rule(v) for v in node]
+    if not isinstance(node, dict):
+        return node
+    out = {k: _publish_text_rule(v) if k not in ("default", "examples", "const", "enum") else v for k, v in node.items()}
+    if out.get("type") == "string" and not out.pop("x-free-text", False) and "enum" not in out and "const" not in out:
+        if "pattern" in out:
+            out.setdefault("allOf", []).append({"pattern": NO_NUL})
+        else:
+            out["pattern"] = NO_NUL
+    out.pop("x-free-text", None)
+    return out
+
+
+def _body(schema: dict[str, Any], components: dict[str, Any], *, required: bool) -> dict[str, Any]:
+    # An empty body is `{}`: it is required only when the model has required fields.
+    return {"required": required, "content": {"application/json": {"schema": _publish_text_rule(_lift_defs(schema, components))}}}
+
+
+def _has_required(schema: dict[str, Any]) -> bool:
+    return bool(schema.get("required")) or "anyOf" in schema or "oneOf" in schema
+
+
 def openapi_document() -> dict[str, Any]:
     components: dict[str, Any] = {"Error": ERROR_SCHEMA}
     paths: dict[str, Any] = {}
     for spec in all_tools():
-        schema = _lift_defs(spec.json_schema(), components)
+        raw = spec.json_schema()
+        body = _body(raw, components, required=_has_required(raw))
         paths[f"/api/v1/tools/{spec.name}"] = {
             "post": {
                 "operationId": spec.name,
                 "summary": spec.description.split("\n")[0][:200],
                 "description": spec.description + f"\n\nRoles: {', '.join(spec.roles)}.",
                 "security": [{"bearer": []}],
-                "requestBody": {"required": True, "content": {"application/json": {"schema": schema}}},
+                "requestBody": body,
                 "responses": {"200": {"description": "the tool's result object", "content": {"application/json": {"schema": {"type": "object"}}}}, **ERROR_RESPONSES},
             }
         }
@@ -70,8 +100,10 @@ def openapi_document() -> dict[str, Any]:
         if ep.min_role:
             op["security"] = [{"bearer": []}]
         if ep.body is not None:
-            op["requestBody"] = {"required": True, "content": {"application/json": {"schema": _lift_defs(ep.body.model_json_schema(), components)}}}
+            raw = ep.body.model_json_schema()
+            op["requestBody"] = _body(raw, components, required=_has_required(raw))
         paths.setdefault(ep.path, {})[ep.method] = op
+    components = {name: _publish_text_rule(schema) for name, schema in components.items()}
     return {
         "openapi": "3.1.0",
         "info": {"title": "memoryweb tool API", "version": "1"},

@@ -9,11 +9,42 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 from apps.accounts.models import ROLE_ADMIN, ROLE_AGENT, ROLE_RANK, ROLE_WORKER, Profile
+
+
+# Python's whitespace (`str.isspace`), spelled out so that Pydantic, JSON Schema (ECMA)
+# and Python's `re` agree on it: "not blank" in a schema means what `.strip()` means in
+# the services.
+PY_SPACE = "\\t\\n\\v\\f\\r \\x1c-\\x1f\\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000"
+NOT_BLANK = f"[^{PY_SPACE}]"  # unanchored: at least one non-space character
+
+
+def _not_blank(value: str) -> str:
+    if not value.strip():  # the same set as NOT_BLANK: what `.strip()` removes
+        raise ValueError("must not be empty or whitespace only")
+    return value
+
+
+# The schema states the rule as a pattern; validation says it in words.
+NonBlank = Annotated[str, AfterValidator(_not_blank), Field(json_schema_extra={"pattern": NOT_BLANK})]
+def IntBetween(low: int, high: int) -> Any:  # noqa: N802 (a type, used like one)
+    """An int in [low, high]: stated as minimum/maximum in the schema, refused in the
+    services' words ("must be between …")."""
+
+    def check(value: int) -> int:
+        if not low <= value <= high:
+            raise ValueError(f"must be between {low} and {high}, got {value}")
+        return value
+
+    return Annotated[int, AfterValidator(check), Field(json_schema_extra={"minimum": low, "maximum": high})]
+
+
+# Integers that reach a database column (bigint) or a file offset.
+MAX_BIGINT = 2**63 - 1
 
 
 class ToolParams(BaseModel):

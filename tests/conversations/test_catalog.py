@@ -19,6 +19,7 @@ def test_append_endpoints_are_in_openapi(agent_api):
     assert "post" in doc["paths"]["/api/v1/skill-feed/events"]
 
 
-def test_append_endpoints_refuse_get(agent_api):
-    status, body = agent_api.get("/api/v1/l0/messages")
-    assert status == 405 and body["error"]["code"] == "invalid_params"
+def test_append_endpoints_refuse_get_with_allow_and_method_not_allowed(agent_api):
+    response = agent_api.client.get("/api/v1/l0/messages", **agent_api.headers())
+    assert response.status_code == 405 and response["Allow"] == "POST"
+    assert response.json()["error"]["code"] == "method_not_allowed"

@@ -72,7 +72,7 @@ def test_bad_rows_are_refused_naming_the_field_and_nothing_is_written(agent_api,
 
 def test_body_shape_errors(agent_api, alice):
     status, body = agent_api.post("/api/v1/l0/messages", {"rows": []})
-    assert status == 400 and body["error"]["details"][0]["field"] == "rows"
+    assert status == 400 and "rows" in [d["field"] for d in body["error"]["details"]]
     status, body = agent_api.post("/api/v1/l0/messages", {})
     assert status == 400 and body["error"]["details"][0]["field"] == "messages"
     status, body = agent_api.post("/api/v1/l0/messages", {"messages": {"a": 1}})
@@ -88,7 +88,7 @@ def test_too_many_rows_in_one_call_are_refused(agent_api, alice):
 
 def test_empty_batch_writes_nothing(agent_api, alice):
     status, body = agent_api.post("/api/v1/l0/messages", {"messages": []})
-    assert status == 200 and body == {"appended": 0, "rows": []}
+    assert status == 200 and body == {"appended": 0, "rows": [], "duplicates": []}
     assert not (services.l0_dir(alice) / services.today_shard_name()).exists()
 
 
@@ -214,9 +214,24 @@ def test_a_line_count_folder_linked_outside_the_profile_is_never_written(agent_a
     assert not (services.l0_dir(alice) / services.today_shard_name()).exists()
 
 
-def test_the_same_id_twice_in_one_session_of_a_batch_is_refused_naming_the_repeat(agent_api, alice):
-    status, body = agent_api.post("/api/v1/l0/messages", {"messages": [row(1), row(2), row(1, content="again"), row(1, session="s2")]})
-    assert status == 400 and [d["field"] for d in body["error"]["details"]] == ["messages.2.id"]
-    assert "messages.0.id" in body["error"]["message"]
+def test_the_same_id_twice_in_one_session_of_a_batch_is_stored_once_and_reported_as_duplicate(agent_api, alice):
+    body = post_rows(agent_api, [row(1), row(2), row(1, content="again"), row(1, session="s2")])
+    assert body["appended"] == 3 and [r["index"] for r in body["rows"]] == [0, 1, 3]
+    first = body["rows"][0]
+    assert body["duplicates"] == [{"index": 2, "shard": first["shard"], "offset": first["offset"], "sourceLine": 1, "messageRef": "m1"}]
+    lines = shard_bytes(alice, services.today_shard_name()).splitlines()
+    assert len(lines) == 3 and b"again" not in b"".join(lines)
+
+
+def test_a_failed_first_write_leaves_no_empty_shard(agent_api, alice, monkeypatch):
+    import errno
+
+    def no_space(fd, data):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr("apps.conversations.shards.os.write", no_space)
+    status, body = agent_api.post("/api/v1/l0/messages", {"messages": [row(1)]})
+    monkeypatch.undo()
+    assert status == 503 and body["error"]["code"] == "unavailable"
     assert not (services.l0_dir(alice) / services.today_shard_name()).exists()
-    assert post_rows(agent_api, [row(1), row(1, session="s2"), row(2, id=None), row(3, id=None)])["appended"] == 4
+    assert post_rows(agent_api, [row(1)])["rows"][0]["sourceLine"] == 1

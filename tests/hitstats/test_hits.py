@@ -156,3 +156,18 @@ def test_concurrent_recalls_share_one_turn_budget(alice):
         t.join()
     assert sorted(outcomes) == ["limited"] * 5 + ["ok"] * 3
     assert RecallBudget.objects.get(profile=alice, session_key="s", turn="t").calls == 3
+
+
+def test_hit_stats_json_is_never_written_through_a_linked_l1_folder(alice, bob, django_capture_on_commit_callbacks):
+    import os
+
+    from apps.accounts.paths import profile_dir, profile_subdir
+
+    bobs = profile_subdir(bob, "l1") / "hit-stats.json"
+    bobs.write_text('{"profile": "bob"}\n')
+    profile_dir(alice).mkdir(parents=True, exist_ok=True)
+    os.symlink(profile_subdir(bob, "l1"), profile_dir(alice) / "l1")
+    with django_capture_on_commit_callbacks(execute=True):
+        services.hits_record(profile=alice, query="q", results=[("l1_a", 0.5)])
+    assert bobs.read_text() == '{"profile": "bob"}\n'
+    assert RecordHits.objects.get(profile=alice, record_id="l1_a").hits == 1  # the statistics themselves are kept

@@ -181,10 +181,30 @@ def test_runjob_refuses_a_second_active_run_and_unknown_profiles(alice, sent, mo
     monkeypatch.delenv("MEMORYWEB_PROCESS_ROLE", raising=False)
 
     call_command("runjob", KIND_L1, "alice")
-    with pytest.raises(CommandError, match="already queued"):
+    with pytest.raises(CommandError, match="already queued .* start a worker"):
         call_command("runjob", KIND_L1, "alice")
     with pytest.raises(CommandError, match="no profile"):
         call_command("runjob", KIND_L1, "nobody")
+
+
+def test_runjob_sync_takes_over_a_run_queued_with_no_worker(alice, l0, sent, capsys, monkeypatch):
+    from django.core.management import CommandError, call_command
+
+    from apps.pipeline import scheduling
+    from apps.pipeline.models import JobRun
+
+    monkeypatch.delenv("MEMORYWEB_PROCESS_ROLE", raising=False)
+    l0(alice, [msg("q1", "We agreed to ship the release on Friday.")])
+    queued = scheduling.request_run(profile=alice, kind=KIND_L1, reason="trigger: 1 new L0 row", send=False)
+    call_command("runjob", KIND_L1, "alice", "--sync")
+    out = json.loads(capsys.readouterr().out)
+    assert out["id"] == queued.pk and out["status"] == STATUS_SUCCEEDED
+    assert JobRun.objects.filter(profile=alice, kind=KIND_L1).count() == 1
+    # A run that is running is never taken over.
+    running = scheduling.request_run(profile=alice, kind=KIND_L1, reason="manual", send=False)
+    JobRun.objects.filter(pk=running.pk).update(status="running", worker="host:1")
+    with pytest.raises(CommandError, match="already running by host:1"):
+        call_command("runjob", KIND_L1, "alice", "--sync")
 
 
 # --------------------------------------------------------------------------- health

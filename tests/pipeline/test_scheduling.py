@@ -14,7 +14,7 @@ from django.utils import timezone
 
 from apps.accounts.paths import profile_subdir
 from apps.conversations.cursors import cursor_set
-from apps.pipeline import scheduling
+from apps.pipeline import policy, scheduling
 from apps.pipeline.models import (
     KIND_L1,
     KIND_L2,
@@ -259,7 +259,7 @@ def test_hooks_never_raise(alice, monkeypatch):
     def boom(**kwargs):
         raise RuntimeError("database exploded")
 
-    monkeypatch.setattr(scheduling, "consider", boom)
+    monkeypatch.setattr(policy, "consider", boom)
     scheduling.on_l0_appended(profile_id=alice.pk, eligible=3)
     scheduling.on_l1_committed(profile_id=alice.pk, stored=2, source="subagent")
     scheduling.on_skill_feed_appended(profile_id=alice.pk, tool_calls=11)
@@ -268,7 +268,7 @@ def test_hooks_never_raise(alice, monkeypatch):
 
 def test_l1_commit_wakes_l2_through_the_trigger_seam(alice, sent, monkeypatch):
     seen = []
-    monkeypatch.setattr(scheduling, "_safe_consider", lambda pid, kind: seen.append(kind))
+    monkeypatch.setattr(policy, "_safe_consider", lambda pid, kind: seen.append(kind))
     scheduling.on_l1_committed(profile_id=alice.pk, stored=3, source="subagent")
     scheduling.on_l1_committed(profile_id=alice.pk, stored=3, source="main-agent")
     assert seen == [KIND_L2, KIND_L3, KIND_L3]

@@ -5,69 +5,20 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 import time
-import uuid
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-PG_ADMIN_URL = os.environ.get("MW_RECORDS_PG_ADMIN", "postgres://postgres@127.0.0.1:5432/postgres")
+from tests.proc_env import proc_backend
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
-
-
-def _pg_available() -> bool:
-    try:
-        import psycopg
-
-        psycopg.connect(PG_ADMIN_URL, connect_timeout=3).close()
-        return True
-    except Exception:
-        return False
-
-
-class Env:
-    def __init__(self, database_url: str, data_dir: Path):
-        self.vars = {**os.environ, "DATABASE_URL": database_url, "MEMORYWEB_DATA_DIR": str(data_dir),
-                     "DJANGO_SETTINGS_MODULE": "memoryweb.settings", "SQLITE_TIMEOUT_SECONDS": "10"}
-
-    def start(self, *args: str, **extra_env: str) -> subprocess.Popen:
-        return subprocess.Popen([sys.executable, "-m", "tests.records.proc_worker", *args], cwd=ROOT,
-                                env={**self.vars, **extra_env}, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-
-    def run(self, *args: str, **extra_env: str) -> dict:
-        proc = self.start(*args, **extra_env)
-        out, err = proc.communicate(timeout=180)
-        assert proc.returncode == 0, err[-3000:]
-        return json.loads(out.strip().splitlines()[-1])
 
 
 @pytest.fixture(scope="module", params=["sqlite", "postgresql"])
 def backend(request, tmp_path_factory):
     data_dir = tmp_path_factory.mktemp(f"conc-{request.param}")
-    if request.param == "sqlite":
-        env = Env(f"sqlite:///{data_dir / 'db.sqlite3'}", data_dir)
-        env.run("setup")
+    with proc_backend(request.param, "tests.records.proc_worker", data_dir, "mw_records_conc") as env:
         yield env
-        return
-    if not _pg_available():
-        pytest.skip("PostgreSQL is not reachable")
-    import psycopg
-
-    name = f"mw_records_conc_{uuid.uuid4().hex[:8]}"
-    with psycopg.connect(PG_ADMIN_URL, autocommit=True) as conn:
-        conn.execute(f'CREATE DATABASE "{name}"')
-    try:
-        env = Env(PG_ADMIN_URL.rsplit("/", 1)[0] + f"/{name}", data_dir)
-        env.run("setup")
-        yield env
-    finally:
-        with psycopg.connect(PG_ADMIN_URL, autocommit=True) as conn:
-            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
 def test_two_processes_committing_at_once_lose_no_record_and_no_cursor_step(backend):

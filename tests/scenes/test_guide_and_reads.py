@@ -129,11 +129,11 @@ def test_mirror_files_follow_commits(worker_api, alice, settings, django_capture
     assert (root / "archive" / "a.md").exists()
 
 
-def test_read_scene_blocks_answers_a_name_with_nul_per_block(agent_api, worker_api):
+def test_read_scene_blocks_refuses_a_name_with_nul_at_the_door(agent_api, worker_api):
+    # NUL is not text: the tool door refuses it for every parameter (docs/api.md).
     ok(worker_api, [create("a.md", "alpha")])
-    body = agent_api.ok("read_scene_blocks", filenames=["a\x00.md", "a.md"])
-    assert body["blocks"][0]["ok"] is False and "letters" in body["blocks"][0]["error"]
-    assert body["blocks"][1]["content"] == "alpha" and body["returned"] == 1
+    status, body = agent_api.call("read_scene_blocks", filenames=["a\x00.md", "a.md"])
+    assert status == 400 and [d["field"] for d in body["error"]["details"]] == ["filenames.0"]
 
 
 def test_a_path_into_the_archive_folder_reads_the_archived_block_of_that_name(agent_api, worker_api, alice):

@@ -8,6 +8,7 @@ from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse
 
 from apps.conversations import selectors
+from apps.conversations.services import l0_index_refresh
 from apps.dashboard.access import _get_profile_for_user
 from apps.dashboard.views.common import page
 from apps.records.selectors import parse_day, project_choices, records_from_messages
@@ -16,6 +17,7 @@ from apps.records.selectors import parse_day, project_choices, records_from_mess
 @login_required
 def conversation_list(request: HttpRequest, slug: str) -> HttpResponse:
     pv = _get_profile_for_user(request, slug)
+    l0_index_refresh(profile=pv.profile)
     errors: list[str] = []
     q = request.GET.get("q", "").strip()[:200]
     project = request.GET.get("project", "").strip()[:4096]
@@ -39,6 +41,7 @@ def conversation_detail(request: HttpRequest, slug: str) -> HttpResponse:
     session_key = request.GET.get("session", "")
     if not session_key:
         raise Http404("no session given")
+    l0_index_refresh(profile=pv.profile)
     paginator = Paginator(selectors.l0_session_entries(pv.profile, session_key), 100)
     if paginator.count == 0:
         raise Http404("no such conversation")

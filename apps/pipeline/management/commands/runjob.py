@@ -1,4 +1,11 @@
-"""`manage.py runjob <kind> <profile> [--sync]`: start one job run by hand."""
+"""`manage.py runjob <kind> <profile> [--sync]`: start one job run by hand.
+
+With `--sync` a run that is already queued (say the ingest hook queued it while only the
+web process runs, so no worker consumes it) is taken over and run here: claiming it is
+the same conditional update a worker does, so it runs once whoever wins. A run that is
+already running is left alone. Without `--sync` the answer names the queued run and how
+to get it consumed.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +15,12 @@ import os
 from django.core.management.base import BaseCommand, CommandError
 
 from apps.accounts.models import Profile
-from apps.pipeline.models import KINDS
+from apps.pipeline.models import KINDS, STATUS_QUEUED
+
+START_A_WORKER = (
+    "start a worker (`manage.py serve` runs the web server, a worker and beat; or "
+    "`celery -A memoryweb worker -Q quick,embed`), or run it here with --sync"
+)
 
 
 class Command(BaseCommand):
@@ -33,10 +45,18 @@ class Command(BaseCommand):
         )
         if run is None:
             active = scheduling.active_run(profile=target, kind=kind)
-            raise CommandError(f"{kind} for {profile} is already {active.status if active else 'active'} (run #{active.pk if active else '?'})")
+            if active is None:
+                raise CommandError(f"{kind} for {profile} was active a moment ago and has just finished; run the command again")
+            if active.status != STATUS_QUEUED:
+                where = f" by {active.worker}" if active.worker else ""
+                raise CommandError(f"{kind} for {profile} is already {active.status}{where} (run #{active.pk}); wait for it to finish")
+            if not sync:
+                raise CommandError(f"{kind} for {profile} is already queued (run #{active.pk}) and waits for a worker: {START_A_WORKER}")
+            self.stderr.write(f"taking over queued run #{active.pk} ({active.trigger_reason})")
+            run = active
         if not sync:
             run.refresh_from_db()
-            note = f" (not sent: {run.enqueue_error}; the sweep re-sends it)" if run.enqueue_error else ""
+            note = f" (not sent: {run.enqueue_error}; the sweep re-sends it, or {START_A_WORKER})" if run.enqueue_error else ""
             self.stdout.write(f"queued {kind} run #{run.pk} for {profile}{note}")
             return
         finished = jobs.execute_run(run_id=run.pk)
