@@ -6,7 +6,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from apps.conversations.ingest import MAX_KEY_CHARS, MAX_ROWS_PER_CALL
 from apps.memory import services
-from apps.tools.registry import ToolContext, ToolParams, tool
+from apps.tools.registry import IntBetween, NonBlank, ToolContext, ToolParams, tool
 
 
 class IngestMessage(BaseModel):
@@ -47,8 +47,8 @@ def memory_ingest(ctx: ToolContext, params: MemoryIngestParams) -> dict:
 
 
 class MemorySearchParams(ToolParams):
-    query: str = Field(description="What to look for, in any language (Chinese and English both work).")
-    topK: int = Field(5, description="How many memories at most, 1..recall.maxTopK (20).")
+    query: NonBlank = Field(description="What to look for, in any language (Chinese and English both work).")
+    topK: IntBetween(1, 20) = Field(5, description="How many memories at most, 1..recall.maxTopK (20).")  # type: ignore[valid-type]
 
 
 @tool(

@@ -62,7 +62,9 @@ def test_ingest_validates_every_field(agent_api):
     assert status == 400 and body["error"]["details"][0]["field"] == "messages.0.sessionKey"
     status, body = agent_api.call("memory_ingest", messages=[{"role": "user", "content": "a", "id": "same"},
                                                             {"role": "user", "content": "b", "id": "same"}], wait=False)
-    assert status == 400 and "unique within a session" in body["error"]["message"]
+    # SPEC §1.1 [2026-12]: a repeated id is stored once and reported as a duplicate.
+    assert status == 200 and body["appended"] == 1
+    assert [d["index"] for d in body["duplicates"]] == [1]
 
 
 def test_search_lists_memories_with_date_and_type(agent_api):

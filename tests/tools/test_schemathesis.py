@@ -21,6 +21,7 @@ from hypothesis import HealthCheck, settings
 from schemathesis.config import SchemathesisConfig
 
 from apps.accounts.services import profile_create, token_create
+from apps.pipeline import services as pipeline_services
 
 EXAMPLES = 25
 
@@ -67,8 +68,15 @@ def _keep_test_connection():
 
 
 @pytest.fixture
-def admin_token(db, _keep_test_connection):
+def admin_token(db, _keep_test_connection, monkeypatch):
     profile = profile_create(slug="alice", mode="code")
+    # memory_ingest runs its extraction in a thread of the web process and waits for it;
+    # under the test transaction that thread cannot see the run, so every example would
+    # wait the full minute and the thread would outlive the test. The contract run checks
+    # answers, not extraction (tests/mcp does that): answer `pending` at once, run nothing.
+    profile.settings = {"mcp.ingestWaitSeconds": 0}
+    profile.save(update_fields=["settings"])
+    monkeypatch.setattr(pipeline_services, "_execute_here", lambda run_id: None)
     _, plain = token_create(profile=profile, role="admin")
     return plain
 
