@@ -14,6 +14,7 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
+from apps.pipeline.errors import JobFailed
 from apps.pipeline.executor import ToolExecutor, executor_for
 from apps.pipeline.models import (
     DRIVER_LLM,
@@ -28,10 +29,6 @@ from apps.pipeline.models import (
 from apps.pipeline.scheduling import JOB_TIMEOUT_SECONDS, this_worker
 
 logger = logging.getLogger(__name__)
-
-
-class JobFailed(Exception):
-    """A run cannot complete; the message is stored as the run's error."""
 
 
 class RunContext:
