@@ -34,3 +34,8 @@ def record_lineage(*, profile: Profile, record_id: str) -> dict[str, Any]:
         L1Record.objects.filter(profile=profile, replaced_by=record_id).order_by("created_at").values_list("record_id", flat=True)
     )
     return {"recordId": record_id, "replaces": replaced, "replacedBy": record.replaced_by or None}
+
+
+def record_ids_existing(*, profile: Profile, ids: list[str]) -> set[str]:
+    """Which of `ids` name L1 records of this profile (live or tombstoned)."""
+    return set(L1Record.objects.filter(profile=profile, record_id__in=list(ids)).values_list("record_id", flat=True))
