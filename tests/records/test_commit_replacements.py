@@ -154,3 +154,11 @@ def test_a_tombstone_reason_is_bounded_and_only_for_tombstone_items(worker_api, 
     error = fail(worker_api, "l1_commit", 400, "invalid_params", records=[rec("deploys go to canary first", reason="user-forget")], cursor=CURSOR)
     assert error["details"][0]["field"] == "records.0.reason"
     assert snapshot(alice) == before
+
+
+def test_a_tombstone_with_a_reason_is_never_linked_to_the_batch_s_one_new_record(worker_api, alice, stored):
+    forgotten = stored("the user's ex is called Jordan")
+    body = worker_api.ok("l1_commit", records=[{"id": forgotten, "deleted": True, "reason": "user-forget"}, rec("deploys go to canary first")], cursor=CURSOR)
+    new = record(alice, body["stored"][1])
+    assert new.version == 1 and record(alice, forgotten).replaced_by == ""
+    assert not any(w.get("code") == "unlinkedReplacement" for w in body["warnings"])

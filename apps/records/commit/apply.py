@@ -102,15 +102,17 @@ def records_commit(
             item.session_key, item.session_id, item.cwd = session_key, session_id, cwd
     candidates_by_session = session_candidates(profile, items)
 
-    # Implicit linking of tombstone items to the batch's one new record (SPEC §3.2).
+    # Implicit linking of tombstone items to the batch's one new record (SPEC §3.2). A
+    # tombstone with a reason (a forget request) is a deletion of its own, never an update.
     tombstone_ids = [it.record_id for it in items if it.tombstone]
-    if tombstone_ids and kept_new and not any(it.replaces for it in kept_new):
+    linkable = [it.record_id for it in items if it.tombstone and not it.reason]
+    if linkable and kept_new and not any(it.replaces for it in kept_new):
         if len(kept_new) == 1:
-            kept_new[0].replaces = list(tombstone_ids)
+            kept_new[0].replaces = list(linkable)
         else:
             warnings.append({
                 "code": "unlinkedReplacement",
-                "message": f"{len(tombstone_ids)} tombstone item(s) and {len(kept_new)} new records but no 'replaces': nothing was linked and the new records start at version 1",
+                "message": f"{len(linkable)} tombstone item(s) and {len(kept_new)} new records but no 'replaces': nothing was linked and the new records start at version 1",
             })
 
     max_chars = int(profile_setting(profile, "recall.maxCharsPerMemory"))
