@@ -66,7 +66,7 @@ def test_l1_code_conversation_gives_typed_records_with_provenance(coder, l0, run
     rule = records["From now on always run the linter before committing."]
     assert (rule.type, rule.priority, rule.source_message_ids) == ("work_method", 90, ["u1"])
     # Said in the repository's session with project evidence (cwd): scoped to that project.
-    assert rule.metadata["scope"] == "self" and rule.metadata["project"] == PROJ and rule.metadata["projectSource"] == "session"
+    assert rule.metadata["scope"] == "self" and rule.metadata["project"] == PROJ and rule.metadata["projectSource"] == "l0-evidence"
     decision = records["We decided to use PostgreSQL for production."]
     assert decision.type == "work_fact" and decision.source_message_ids == ["u2"]
     assert decision.timestamps == ["2025-11-29T07:06:42.000Z"]

@@ -27,6 +27,10 @@ REMINDER_RE = re.compile(
     r"\b(don't|do not|dont) forget (to|about)\b|\bremember to\b|\bnot forget to\b|别忘了|不要忘了|记得(要|把|去|给|提醒)?", re.IGNORECASE)
 
 PATTERNS: list[tuple[str, re.Pattern[str]]] = [
+    # "I never eat pork", "we don't deploy on Fridays": about the speaker, not an order to the assistant.
+    ("habit", re.compile(
+        r"\b(i|we)\s+(always|never|usually|normally|typically|often|rarely|mostly|don't|do not|can't|cannot|won't|avoid|try to)\b"
+        r"|我(们)?(从不|从来不|一直|总是|一般|通常|向来|不(吃|喝|用|碰|抽))", re.IGNORECASE)),
     ("task_done", re.compile(
         r"\b(i|we|i've|we've|have)\s+(finished|completed|fixed|shipped|merged|resolved)\b|\b(is|are)\s+(done|finished|fixed) now\b"
         r"|已(经)?(完成|修复|搞定|做完|上线|合并)|(做|搞|修)完了", re.IGNORECASE)),
@@ -55,23 +59,23 @@ PATTERNS: list[tuple[str, re.Pattern[str]]] = [
         r"fianc[ée]e?|ex|dog|cat|puppy|kitten|pets?|bird|rabbit|hamster|job|role|team|company|employer|birthday|hometown|home|flat|apartment|house|commute|"
         r"doctor|therapist|mother tongue|native language|first language|office|laptop|editor|shell|keyboard|setup|schedule|standup|gym|diet)\b"
         r"|\bi (speak|use|drive|ride|cycle|bike|walk|commute|run|swim|play|cook|practi[cs]e|teach|study|learn|take|eat|drink|wake up|get up|go to bed)\b"
-        r"|\bi('ve| have) (a|an|two|three|four|been|had|got)\b|\bi('m| am) (learning|studying|training for|taking|on)\b"
+        r"|\bi weigh\b|\bmy (weight|blood pressure|blood sugar|back|knee|health|sleep)\b|\bi('m| am) \d+ (years old|kg|pounds)\b|\bi('ve| have) (a|an|two|three|four|been|had|got)\b|\bi('m| am) (learning|studying|training for|taking|on)\b"
         r"|\bi (usually|normally|typically|often|rarely|mostly|always|never)\b|\bevery (morning|evening|night|day|week|weekday|weekend|monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b"
         r"|我是|我叫|我在\S{1,10}(工作|上班|上学|读书)|我住在|我住|我来自|我老家|我(不|从不|不能|没法)(吃|喝|碰)|过敏|吃素|素食|我(每天|每周|平时|一般|通常|经常|周末)"
-        r"|我(会说|在学|学了|用的是|用)|我有(一|两|三|个)|我家|我们家|我的?(妻子|老婆|老公|丈夫|爱人|对象|孩子|儿子|女儿|宝宝|哥哥|弟弟|姐姐|妹妹|爸爸|妈妈|爸|妈|父母|"
+        r"|体重|身高|血压|血糖|怀孕|失眠|住院|手术|吃药|我(会说|在学|学了|用的是|用)|我有(一|两|三|个)|我家|我们家|我的?(妻子|老婆|老公|丈夫|爱人|对象|孩子|儿子|女儿|宝宝|哥哥|弟弟|姐姐|妹妹|爸爸|妈妈|爸|妈|父母|"
         r"爷爷|奶奶|外婆|外公|朋友|同事|老板|领导|室友|男朋友|女朋友|前任|狗|猫|宠物|工作|职业|生日|家乡|母语)", re.IGNORECASE)),
     ("episode", re.compile(
         r"\b(yesterday|today|tonight|this (morning|week|weekend)|last (week|night|month|year|weekend|summer|winter|spring|fall))\b"
         r"|\b(i|we) (went|visited|met|bought|started|moved|travel(l)?ed|had|got|made|painted|joined|adopted|signed up|saw|watched|read|tried|won|lost|found|received|"
         r"finished|took|attended|ran|hiked|celebrated|cooked|baked|wrote|built|booked|flew|drove|spent)\b"
-        r"|昨天|今天|今晚|上周|上个月|去年|刚才|刚刚|前天|周末|今早|去了|见了|买了|搬到|参加了|报名了|看了|做了|养了", re.IGNORECASE)),
+        r"|\b(recently|lately)\b|最近|昨天|今天|今晚|上周|上个月|去年|刚才|刚刚|前天|周末|今早|去了|见了|买了|搬到|参加了|报名了|看了|做了|养了", re.IGNORECASE)),
     ("fact", re.compile(
         r"\b(uses|is using|runs on|runs in|runs every|runs nightly|depends on|is deployed|is hosted|listens on|port \d+|version \d|is stored in|lives in|is configured"
         r"|is written in|is built (with|on)|talks to|writes to|reads from|is backed by|is served by)\b"
         r"|\b(the|our|this) (api|server|database|db|service|build|ci|config|repo|repository|project|codebase|backend|frontend|app|pipeline|job|cluster|stack|deploy|worker|queue|cache)"
         r" (is|uses|runs|needs|has|handles|does|lives|loads|pulls|pushes|sends|stores|talks|writes|reads|deploys|builds|targets)\b"
         r"|\bwe (use|run|deploy|host|ship|build|keep|store|are on|'re on)\b|\b(the )?stack is\b|\bit('s| is) (a|an|our) \w+"
-        r"|部署在|运行在|跑在|依赖|端口|版本|配置在|存放在|存在|使用的是|用的是|数据库是|项目(是|用)|这个(项目|仓库|服务|工程|库)(是|用|负责|跑|会)|本(项目|仓库)|我们(用|使用|的)|基于|写的", re.IGNORECASE)),
+        r"|每(周|天|月|年|个?星期|个月)|部署在|运行在|跑在|依赖|端口|版本|配置在|存放在|存在|使用的是|用的是|数据库是|项目(是|用)|这个(项目|仓库|服务|工程|库)(是|用|负责|跑|会)|本(项目|仓库)|我们(用|使用|的)|基于|写的", re.IGNORECASE)),
 ]
 ARTIFACT_RE = re.compile(
     r"\b(created|added|wrote|generated|saved|new file|renamed|moved|exported|published)\b|创建了?|新建了?|生成了?|写了|添加了?|保存(了|到)|导出了?",
@@ -83,6 +87,7 @@ REQUEST_RE = re.compile(
     r"^(please |pls |ok,? |okay,? |now,? |also,? |and )?(can|could|would) you\b|^(please )?(fix|run|show|check|look at|rename|refactor|explain|add|remove|delete|update|write|give me|try|change|move|open)\b(?!.*\b(always|never|from now on|going forward)\b)"
     r"|^(请)?(帮我|麻烦|给我|你)(看|查|改|跑|写|加|删|把|解释|运行|生成|整理)", re.IGNORECASE)
 CODE_TYPES = {
+    "habit": ("work_method", 80),
     "instruction": ("work_method", 80),
     "preference": ("work_method", 75),
     "decision": ("work_fact", 75),
@@ -92,6 +97,7 @@ CODE_TYPES = {
     "artifact": ("work_artifact", 55),
 }
 CHAT_TYPES = {
+    "habit": ("persona", 75),
     "instruction": ("instruction", 85),
     "preference": ("persona", 75),
     "persona": ("persona", 70),

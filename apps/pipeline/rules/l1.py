@@ -428,15 +428,33 @@ def _scope(ctx, item: Planned, mode: str, projects: dict[str, dict]) -> dict[str
                 evidence = [{"message_id": item.source_ids[0], "path": path} for path in paths]
                 return {"scope": "self", "project": root, "projectEvidence": evidence}
         return {"scope": "unknown", "project": ""}
-    general = GENERAL_RE.search(cand.content) or (cand.category == "preference" and not REPO_RE.search(cand.content))
-    if cand.type == "work_method" and general and not REPO_RE.search(cand.content):
+    general = GENERAL_RE.search(cand.content) and not REPO_RE.search(cand.content)
+    if cand.type == "work_method" and (general or (cand.category == "preference" and not REPO_RE.search(cand.content))):
         # Only the user's own habits hold in every project ("I always…", "in all my repos").
         return {"scope": "global", "project": ""}
     session = _session_project(ctx, session_key, projects)
+    cwd = str(cand.message.get("cwd") or "")
+    root = _project_of_cwd(ctx.profile, cwd, session)
+    if root:
+        # Said in a known project's workbench: the message's cwd is the evidence (SPEC §3.2).
+        evidence = [{"message_id": message_ref(cand.message), "path": cwd}]
+        return {"scope": "self", "project": root, "projectEvidence": evidence}
     if session.get("flag"):
         item.project_hint = str(session.get("project") or "")
         return {"scope": "self"}  # the server fills the session's project
+    if cand.type == "work_method" and not REPO_RE.search(cand.content):
+        return {"scope": "global", "project": ""}  # a convention said outside any project
     return {"scope": "unknown", "project": ""}
+
+
+def _project_of_cwd(profile, cwd: str, session: dict) -> str:
+    """The known project (or the session's flagged one) that contains the workbench."""
+    if not cwd:
+        return ""
+    roots = sorted((str(p) for p in (profile.known_projects or [])), key=len, reverse=True)
+    if session.get("flag") and session.get("project"):
+        roots.append(str(session["project"]))
+    return next((root for root in roots if path_within(cwd, root)), "")
 
 
 # A rule said about this repository, or about the user's work in general.
