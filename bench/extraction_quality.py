@@ -77,7 +77,7 @@ def _occurs(keyword: str, text: str) -> bool:
     """Latin keywords match whole words ("ex" is not in "next"); Chinese ones as substrings."""
     word = keyword.strip().casefold()
     if re.fullmatch(r"[\w .:/%+-]+", word, re.ASCII):
-        return re.search(rf"(?<![\w]){re.escape(word)}(?![\w])", text) is not None
+        return re.search(rf"(?<![\w]){re.escape(word)}(?:e?s)?(?![\w])", text) is not None  # plurals count
     return word in text
 
 

@@ -70,6 +70,10 @@ def parse_correction(sentence: str) -> Correction | None:
             if m:
                 new = m.group("new").strip()
                 break
+    old = re.split(r"\s[—–-]\s|[—–…]", old)[0].strip()
+    if len(old.split()) > 4:
+        old = ""  # not a value but a whole clause: find the record by the new value instead
+    clause = re.split(r"\s[—–]\s|—", clause)[0].strip() or clause
     clause = re.sub(r"^[,，:：\s—–-]+|[,，\s]+$", "", clause)
     new = _align_new(old, new)
     return Correction(clause=clause or text, old=old, new=new)
@@ -140,7 +144,8 @@ def supersedes(record: str, correction: Correction) -> float:
     overlap = _context_overlap(record, correction)
     if new_vals:
         kind, value = new_vals[-1]
-        if any(k == kind and v != value for k, v in values(record)) and overlap > 0:
+        # A value with a unit ("74kg", "5 个") names its slot well enough; a bare number needs shared words.
+        if any(k == kind and v != value for k, v in values(record)) and (overlap > 0 or ":" in kind):
             return 0.5 + overlap
         return 0.0
     return overlap if overlap >= 0.5 else 0.0
@@ -188,7 +193,14 @@ def forget_subject(sentence: str) -> str | None:
         subject = re.sub(r"^(about|that|what i said about|me|my|the|请|帮我|麻烦|你|我的|我)\s*", "", subject, flags=re.IGNORECASE).strip()
         subject = re.sub(r"\b(please|pls|thanks|thank you)\b", "", subject, flags=re.IGNORECASE).strip(" ,，")
         subject = re.sub(r"^(把|关于)", "", subject).strip()
-        return "" if ANAPHORIC_SUBJECT_RE.match(subject) else subject
+        subject = re.sub(r"(这个|这条|那个|那条|这件事|这事|的事情?|的内容|这些)$", "", subject).strip()
+        subject = re.split(r"[,，;；—–]", subject)[0].strip()  # "forget that, we haven't agreed" → "that"
+        if ANAPHORIC_SUBJECT_RE.match(subject):
+            # "I told you about the budget — forget that": the subject is said before the request.
+            before = text[: m.start()]
+            about = re.search(r"\babout (?:the |my |our )?(?P<what>[\w\- ]{2,40}?)(?:\s+(?:yesterday|earlier|before|last \w+))?\s*(?:[—–,，-]|$)", before, re.IGNORECASE)
+            return about.group("what").strip() if about else ""
+        return subject
     return None
 
 

@@ -100,9 +100,16 @@ def sentences(content: str) -> list[str]:
             if not part:
                 continue
             part = re.sub(r"\s+", " ", part).strip()
-            if part:
+            if not part:
+                continue
+            if out and _ABBREV_END_RE.search(out[-1]):
+                out[-1] = f"{out[-1]} {part}"  # "Prof. Keller" is one name, not two sentences
+            else:
                 out.append(part)
     return out
+
+
+_ABBREV_END_RE = re.compile(r"(?:^|\s)(?:Mr|Mrs|Ms|Dr|Prof|St|Jr|Sr|vs|etc|e\.g|i\.e|approx|No)\.$", re.IGNORECASE)
 
 
 def normalize(text: str) -> str:
@@ -190,8 +197,17 @@ def content_tokens(text: str) -> set[str]:
             if not all(ch in ZH_STOP_CHARS for ch in tok):
                 out.add(tok)
         elif tok not in STOPWORDS and len(tok) > 1 or tok.isdigit():
-            out.add(tok)
+            out.add(_singular(tok))
     return out
+
+
+def _singular(word: str) -> str:
+    """A plain English plural compares equal to its singular ("buses" ~ "bus", "rides" ~ "ride")."""
+    if len(word) > 4 and word.endswith(("ses", "xes", "ches", "shes")):
+        return word[:-2]
+    if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        return word[:-1]
+    return word
 
 
 def containment(part: str, whole: str) -> float:
@@ -202,22 +218,31 @@ def containment(part: str, whole: str) -> float:
 
 _WEEKDAYS_EN = "monday|tuesday|wednesday|thursday|friday|saturday|sunday|mon|tue|tues|wed|thu|thur|thurs|fri|sat|sun"
 VALUE_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
+    # A count with its measure word first: "每周五次" is five times a week, not Friday.
+    ("count", re.compile(r"(?:\d+|[一二三四五六七八九十两]+)\s?(?=[次个岁只位条台张天年周月])")),
     ("weekday", re.compile(rf"\b(?:{_WEEKDAYS_EN})s?\b|(?:周|星期|礼拜)[一二三四五六日天]", re.IGNORECASE)),
     ("time", re.compile(r"\b\d{1,2}(?::\d{2})?\s*(?:am|pm)\b|\b\d{1,2}:\d{2}\b|(?:上午|下午|晚上|早上)?[一二三四五六七八九十\d]{1,3}点(?:半|[一二三四五\d]{1,2}分)?", re.IGNORECASE)),
-    ("number", re.compile(r"(?<![\w.])v?\d+(?:\.\d+)*(?!\w|\.\d)|[一二三四五六七八九十两]+(?=[年个岁只位次条天周月])", re.IGNORECASE)),
+    ("number", re.compile(r"(?<![\w.])v?\d+(?:\.\d+)*(?:\s?(?:kg|km|g|cm|mm|m|gb|mb|tb|ms|s|h|k|%|岁|号|公斤|公里))?(?![\w.]\w|\w)", re.IGNORECASE)),
 ]
+_UNIT_RE = re.compile(r"(kg|km|g|cm|mm|m|gb|mb|tb|ms|s|h|k|%|岁|号|公斤|公里|[次个岁只位条台张天年周月])$", re.IGNORECASE)
 
 
 def values(text: str) -> list[tuple[str, str]]:
-    """Typed values in `text` (weekdays, clock times, numbers and versions), in order."""
+    """Typed values in `text` (counts, weekdays, clock times, numbers with their unit), in
+    order. A number's kind carries its unit ("number:kg"), so 74kg corrects 72kg but not 178."""
     found: list[tuple[int, str, str]] = []
     taken: list[tuple[int, int]] = []
     for kind, pattern in VALUE_PATTERNS:
         for m in pattern.finditer(text):
-            if any(a < m.end() and m.start() < b for a, b in taken):
+            if not m.group(0).strip() or any(a < m.end() and m.start() < b for a, b in taken):
                 continue
             taken.append((m.start(), m.end()))
-            found.append((m.start(), kind, m.group(0)))
+            value, typed = m.group(0).strip(), kind
+            if kind in ("number", "count"):
+                tail = text[m.end(): m.end() + 1] if kind == "count" else ""
+                unit = _UNIT_RE.search(value + tail)
+                typed = f"{kind}:{unit.group(1).lower()}" if unit else kind
+            found.append((m.start(), typed, value))
     return [(kind, value) for _, kind, value in sorted(found)]
 
 

@@ -19,6 +19,8 @@ from apps.pipeline.rules.extract import (
     ACCEPT_RE,
     ANAPHORA_RE,
     DECLINE_RE,
+    QUESTION_RE,
+    REQUEST_RE,
     STRONG_RE,
     Candidate,
     candidate_for,
@@ -74,7 +76,7 @@ def analyse(ctx, messages: list[dict], background: list[dict], mode: str) -> Bat
             out.candidates.extend(found)
             last_assistant[session] = message
             continue
-        parts = sentences(content)
+        parts = sentences(speaker_of(content)[1] if speaker else content)
         subject = next((s for s in (forget_subject(p) for p in parts) if s is not None), None)
         if subject is not None:
             previous = last_user.get(session, (None, []))[0]
@@ -92,7 +94,8 @@ def analyse(ctx, messages: list[dict], background: list[dict], mode: str) -> Bat
             ctx.add("proposalsDeclined")
         plain: list[str] = []
         for part in parts:
-            correction = parse_correction(part)
+            asked = QUESTION_RE.search(part) or (REQUEST_RE.search(part) and not STRONG_RE.search(part))
+            correction = None if asked else parse_correction(part)
             if correction is not None:
                 out.corrections.append(Said(message=message, position=len(out.candidates) + len(found), correction=correction))
                 ctx.add("corrections")
