@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/extraction_quality.py            # every conversation in bench/data/extraction/
     .venv/bin/python bench/extraction_quality.py --only chat-zh-family --show
+    .venv/bin/python bench/extraction_quality.py --set heldout   # the held-out conversations
 
 Each conversation (YAML, written by hand) is logged through the real API
 (`POST /api/v1/l0/messages`, an agent token) into a profile of its own, session by
@@ -43,12 +44,13 @@ sys.path.insert(0, str(BENCH))
 from pipeline import setup_django  # noqa: E402  (bench/pipeline.py: the same throwaway set-up)
 
 DATA = BENCH / "data" / "extraction"
+HELDOUT = BENCH / "data" / "extraction-heldout"  # written after the rules were settled; never tuned against
 STEP_MS = 45_000  # time between two messages of a session
 
 
-def load(only: str = "") -> list[dict]:
+def load(only: str = "", folder: Path = DATA) -> list[dict]:
     convs = []
-    for path in sorted(DATA.glob("*.yaml")):
+    for path in sorted(folder.glob("*.yaml")):
         conv = yaml.safe_load(path.read_text(encoding="utf-8"))
         conv.setdefault("id", path.stem)
         if only and only not in conv["id"]:
@@ -209,6 +211,8 @@ def main() -> None:
     parser.add_argument("--only", default="", help="run conversations whose id contains this")
     parser.add_argument("--show", action="store_true", help="print every conversation's records and misses")
     parser.add_argument("--data-dir", default="", help="keep the throwaway data here")
+    parser.add_argument("--set", choices=("dev", "heldout"), default="dev",
+                        help="dev: the set the rules were developed on; heldout: written afterwards, never tuned against")
     args = parser.parse_args()
     data_dir = Path(args.data_dir or tempfile.mkdtemp(prefix="mw-bench-extraction-"))
     setup_django(data_dir)
@@ -216,7 +220,7 @@ def main() -> None:
 
     from apps.search.embedding import local_model_dir
 
-    convs = load(args.only)
+    convs = load(args.only, HELDOUT if args.set == "heldout" else DATA)
     if not convs:
         raise SystemExit("no conversations")
     model = local_model_dir()

@@ -208,12 +208,25 @@ def test_plain_personal_statements_in_chat_become_persona_records(chat, l0, run_
 
 
 def test_a_named_speaker_and_relative_dates_are_kept_in_every_record_of_the_turn(chat, l0, run_now):
-    l0(chat, [msg("t1", "Mara: I adopted a puppy yesterday. She is called Pixel and I'm taking her to puppy class next week.", session="m", ts=T)])
+    l0(chat, [
+        msg("t1", "Mara: I adopted a puppy yesterday. She is called Pixel and I'm taking her to puppy class next week.", session="m", ts=T),
+        msg("t2", "Jon: Oh nice, I have a cat myself. Her name is Soot.", role="assistant", session="m", ts=T + 1000),
+        msg("t3", "Mara: Ha. Retries: that's how many times Pixel tried to climb the stairs.", session="m", ts=T + 2000),
+        msg("t4", "Jon: Cute. See you at the park tomorrow then.", role="assistant", session="m", ts=T + 3000),
+    ])
     ok(run_now(chat, KIND_L1))
     records = live(chat)
-    assert records and all(r.content.startswith("Mara: ") for r in records)
+    mara = [r for r in records if "t1" in r.source_message_ids]
+    assert mara and all(r.content.startswith("Mara: ") for r in mara)
+    assert any(r.content.startswith("Jon: ") and "Soot" in r.content for r in records)  # the other person's turns are evidence too
     text = live_text(chat)
     assert "yesterday (2025-11-28)" in text and "next week (week of 2025-12-06)" in text
+
+
+def test_a_label_that_opens_one_message_only_is_not_a_speaker(coder, l0, run_now):
+    l0(coder, [code_msg("w1", "Retries: max 5 attempts with exponential backoff; never retry on a 4xx from the mail API.", 0)])
+    ok(run_now(coder, KIND_L1))
+    assert [r.content for r in live(coder)] == ["Retries: max 5 attempts with exponential backoff; never retry on a 4xx from the mail API."]
 
 
 def test_l3_takes_only_durable_traits_and_names_their_sources(chat, l0, run_now):

@@ -18,7 +18,7 @@ CORRECTION_RE = re.compile(
     r"\b(actually|i was wrong|i'm wrong|my bad|my mistake|correction|i misspoke|sorry,? i meant|i meant|scratch that|wait,? no|not anymore|no longer"
     r"|we (moved|switched|migrated|changed|upgraded|downgraded) to|(is|are|it's) now|changed to|instead of|rather than)\b"
     r"|\bnot\s+[^,.;]+?,?\s+but\b|,\s*not\s+\w"
-    r"|改成|改为|改到|更正|纠正一下|记错了|说错了|搞错了|弄错了|其实是|现在是|现在改|换成了|已经不|不再|不是[^，,。]{1,20}[，,]?\s*(而)?是",
+    r"|改成|改为|改到|更正|纠正一下|记错了|说错了|搞错了|弄错了|其实是|现在是|现在改|换成了|已经不|不再|不对[，,]|不是[^，,。]{1,20}[，,]?\s*(而)?是|是[^，,。]{1,20}[，,]?\s*不是",
     re.IGNORECASE,
 )
 _LEAD_RE = re.compile(
@@ -33,7 +33,7 @@ _PAIRS: list[re.Pattern[str]] = [
     re.compile(r"(?P<new>[^,;]+?)\s+(?:instead of|rather than)\s+(?P<old>[^,.;!]+)", re.IGNORECASE),
     re.compile(r"\bfrom\s+(?P<old>[\w.:-]+(?: [\w.:-]+)?)\s+to\s+(?P<new>[\w.:-]+(?: [\w.:-]+)?)", re.IGNORECASE),
     re.compile(r"不是(?P<old>[^，,。；;]+?)[，,]?\s*(?:而)?是(?P<new>[^，,。；;！!]+)"),
-    re.compile(r"是(?P<new>[^，,。；;]+?)[，,]\s*不是(?P<old>[^，,。；;！!]+)"),
+    re.compile(r"是(?P<new>[^，,。；;不]+?)[，,]?\s*不是(?P<old>[^，,。；;！!]+)"),
     re.compile(r"(?P<new>[^，,。；;]+?)[，,]\s*(?:而)?不是(?P<old>[^，,。；;！!]+)"),
     re.compile(r"从(?P<old>[^，,。；;]+?)(?:改成|改为|改到|换成)(?P<new>[^，,。；;！!]+)"),
 ]
@@ -54,6 +54,11 @@ class Correction:
 def parse_correction(sentence: str) -> Correction | None:
     if not CORRECTION_RE.search(sentence):
         return None
+    # "Wait, I said Monday — the sync runs on Tuesday, not Monday": the dash part that states the change.
+    segments = [seg.strip() for seg in re.split(r"\s[—–]\s|—|\s-\s", sentence.strip()) if seg.strip()]
+    if len(segments) > 1:
+        stating = [seg for seg in segments if any(p.search(seg) for p in _PAIRS) or any(p.search(seg) for p in _NEW_ONLY)]
+        sentence = stating[0] if stating else max(segments, key=len)
     text = _LEAD_RE.sub("", sentence.strip()).strip()
     old = new = ""
     clause = text
@@ -73,7 +78,6 @@ def parse_correction(sentence: str) -> Correction | None:
     old = re.split(r"\s[—–-]\s|[—–…]", old)[0].strip()
     if len(old.split()) > 4:
         old = ""  # not a value but a whole clause: find the record by the new value instead
-    clause = re.split(r"\s[—–]\s|—", clause)[0].strip() or clause
     clause = re.sub(r"^[,，:：\s—–-]+|[,，\s]+$", "", clause)
     new = _align_new(old, new)
     return Correction(clause=clause or text, old=old, new=new)
@@ -167,11 +171,12 @@ _FORGET_PATTERNS: list[re.Pattern[str]] = [
     re.compile(r"\b(?:don't|do not|please don't|no need to) (?:remember|keep|store|save|record|note down|memori[sz]e)\s+(?:that|this|it|what i said about|anything about|the bit about)?\s*(?P<subject>[^.!?]*)", re.IGNORECASE),
     re.compile(r"\b(?:delete|remove|erase|drop|wipe)\s+(?:the|that|this|any|all|your)?\s*(?:memor(?:y|ies)|notes?|records?)\s*(?:about|of|on|for)?\s*(?P<subject>[^.!?]*)", re.IGNORECASE),
     re.compile(r"\bstop remembering\s*(?P<subject>[^.!?]*)", re.IGNORECASE),
+    re.compile(r"\b(?:scratch|drop|strike) (?:the (?:bit|part|thing)|what i said|everything i said) about\s+(?P<subject>[^.!?,]*)", re.IGNORECASE),
     re.compile(r"(?:把|关于)?(?P<subject>[^，,。！!？?]*?)(?:的事|的事情|这件事|这事|的内容|的记忆)?(?:就|也|都)?(?:别|不要|不用)(?:再)?记(?:住|下|录|着)?(?:了|啦)?"),
     re.compile(r"(?:把|关于)?(?P<subject>[^，,。！!？?]*?)(?:的事|的事情|这件事|这事|的内容|的记忆)?(?:都|也|就)?(?:忘掉|忘了吧|删掉|删除)(?:吧|它|这条记忆|这条|这个记忆)?"),
 ]
 _FORGET_GUARD_RE = re.compile(r"\b(don't|do not|never|not) forget\b|别忘|不要忘|忘了(带|拿|关|锁|交|写|说|告诉)|我忘了", re.IGNORECASE)
-_MEMORY_WORD_RE = re.compile(r"记|忘掉|忘了吧|memor|forget|remember|record|note", re.IGNORECASE)
+_MEMORY_WORD_RE = re.compile(r"记|忘掉|忘了吧|memor|forget|remember|record|note|scratch|strike|drop (the|what)", re.IGNORECASE)
 ANAPHORIC_SUBJECT_RE = re.compile(r"^(it|that|this|those|these|all that|all of that|what i (just )?said|the last (one|thing)|这条|这个|这些|那个|那条|刚才(那|说的)?(条|个|些)?|上一条|这|那|)$", re.IGNORECASE)
 
 

@@ -231,18 +231,20 @@ def candidate_for(content: str, category: str, message: dict, *, mode: str, spea
     )
 
 
-def extract_from_message(message: dict, *, mode: str, sentences: list[str] | None = None) -> list[Candidate]:
+def extract_from_message(message: dict, *, mode: str, sentences: list[str] | None = None, speakers: set[str] | None = None) -> list[Candidate]:
     """Candidates of one message. Units, not sentences: an anaphoric sentence joins the one
     before it ("Use tabs in Go. Do the same for the Makefile." is one rule), a speaker label
     is kept on every unit of the turn, and relative dates are resolved against the
     message's time."""
     content = str(message.get("content") or "")
     speaker, body = speaker_of(content)
+    if speaker and speaker not in (speakers or set()):
+        speaker, body = "", content  # "Retries: max 5 attempts" is a label, not a person
     role = "user" if speaker else str(message.get("role"))  # a named speaker is a person talking
     if sentences is None:
         parts = split_sentences(body)
     else:
-        parts = [speaker_of(s)[1] if speaker else s for s in sentences]
+        parts = [speaker_of(s)[1] if speaker and speaker_of(s)[0] == speaker else s for s in sentences]
     parts = [RESTATED_RE.sub("", p).strip() for p in parts]
     found: list[Candidate] = []
     previous: Candidate | None = None

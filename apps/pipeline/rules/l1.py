@@ -24,7 +24,7 @@ from apps.pipeline.rules.corrections import (
     forget_matches,
     supersedes,
 )
-from apps.pipeline.rules.extract import Candidate, candidate_for, extract_from_message
+from apps.pipeline.rules.extract import Candidate, extract_from_message
 from apps.pipeline.rules.text import (
     absolute_paths,
     containment,
@@ -33,7 +33,6 @@ from apps.pipeline.rules.text import (
     lexical_similarity,
     normalize,
     path_within,
-    speaker_of,
     tokens,
     values,
 )
@@ -242,11 +241,6 @@ def _standalone(correction: Correction) -> str | None:
     return clause if len(content_tokens(clause)) >= 3 and len(clause) >= 8 else None
 
 
-def _with_speaker(message: dict, text: str) -> str:
-    speaker, _ = speaker_of(str(message.get("content") or ""))
-    return f"{speaker}: {text}" if speaker and not text.startswith(speaker) else text
-
-
 def _cite(item: Planned, message: dict) -> None:
     ref = message_ref(message)
     if str(message.get("sessionKey")) == str(item.candidate.message.get("sessionKey")) and ref not in item.source_ids:
@@ -285,10 +279,7 @@ def _stored_corrections(ctx, analysis: BatchAnalysis, mode: str, projects: dict[
                 best, best_key = record, key
         if best is None:
             # Nothing to correct: what is true now is a plain statement ("actually" is often just a word).
-            found = extract_from_message(said.message, mode=mode, sentences=[correction.clause])
-            if not found and _standalone(correction):
-                found = [c for c in [candidate_for(_with_speaker(said.message, correction.clause), "fact", said.message, mode=mode)] if c]
-            for cand in found:
+            for cand in extract_from_message(said.message, mode=mode, sentences=[correction.clause], speakers=analysis.speakers):
                 item = Planned(candidate=cand, source_ids=[message_ref(said.message)], timestamps=[t for t in [iso_from_ms(said.message.get("timestamp"))] if t])
                 item.metadata = _scope(ctx, item, mode, projects)
                 out.append(item)

@@ -52,16 +52,29 @@ class BatchAnalysis:
     corrections: list[Said] = field(default_factory=list)
     forgets: list[Said] = field(default_factory=list)
     removed: list[Candidate] = field(default_factory=list)  # replaced by a merged unit
+    speakers: set[str] = field(default_factory=set)  # turn labels of logged conversations between people
+
+
+def turn_speakers(rows: list[dict]) -> set[str]:
+    """Labels that open at least two messages of one session ("Nadia: …", "Tom: …"): a log
+    of people talking. A label seen once ("Retries: max 5") is part of what was said."""
+    seen: dict[tuple[str, str], int] = {}
+    for row in rows:
+        name, _ = speaker_of(str(row.get("content") or ""))
+        if name:
+            key = (str(row.get("sessionKey") or ""), name)
+            seen[key] = seen.get(key, 0) + 1
+    return {name for (_session, name), count in seen.items() if count >= 2}
 
 
 def analyse(ctx, messages: list[dict], background: list[dict], mode: str) -> BatchAnalysis:
-    out = BatchAnalysis()
+    out = BatchAnalysis(speakers=turn_speakers([*background, *messages]))
     last_user: dict[str, tuple[dict, list[Candidate]]] = {}
     last_assistant: dict[str, dict] = {}
     for row in background:  # context only: what a follow-up at the start of the batch may refer to
         if quality_gate(row.get("content")):
             continue
-        _remember(row, last_user, last_assistant, [])
+        _remember(row, last_user, last_assistant, [], out.speakers)
     for message in messages:
         reason = quality_gate(message.get("content"))
         if reason:
@@ -71,8 +84,9 @@ def analyse(ctx, messages: list[dict], background: list[dict], mode: str) -> Bat
         session = str(message.get("sessionKey") or "")
         content = str(message["content"])
         speaker, _ = speaker_of(content)
+        speaker = speaker if speaker in out.speakers else ""
         if message.get("role") == "assistant" and not speaker:
-            found = extract_from_message(message, mode=mode, sentences=sentences(content))
+            found = extract_from_message(message, mode=mode, sentences=sentences(content), speakers=out.speakers)
             out.candidates.extend(found)
             last_assistant[session] = message
             continue
@@ -82,7 +96,7 @@ def analyse(ctx, messages: list[dict], background: list[dict], mode: str) -> Bat
             previous = last_user.get(session, (None, []))[0]
             out.forgets.append(Said(message=message, position=len(out.candidates), forget=subject, previous=previous))
             ctx.add("forgetRequests")
-            _remember(message, last_user, last_assistant, [])
+            _remember(message, last_user, last_assistant, [], out.speakers)
             continue
         found: list[Candidate] = []
         accepted = _accepted_proposal(message, parts, session, last_assistant, last_user, mode)
@@ -109,15 +123,15 @@ def analyse(ctx, messages: list[dict], background: list[dict], mode: str) -> Bat
                 found.append(merged)
                 plain = plain[1:]
                 ctx.add("followUpsMerged")
-        found.extend(extract_from_message(message, mode=mode, sentences=plain))
+        found.extend(extract_from_message(message, mode=mode, sentences=plain, speakers=out.speakers))
         out.candidates.extend(found)
-        _remember(message, last_user, last_assistant, found)
+        _remember(message, last_user, last_assistant, found, out.speakers)
     return out
 
 
-def _remember(message: dict, last_user: dict, last_assistant: dict, found: list[Candidate]) -> None:
+def _remember(message: dict, last_user: dict, last_assistant: dict, found: list[Candidate], speakers: set[str]) -> None:
     session = str(message.get("sessionKey") or "")
-    if message.get("role") == "assistant" and not speaker_of(str(message.get("content") or ""))[0]:
+    if message.get("role") == "assistant" and speaker_of(str(message.get("content") or ""))[0] not in speakers:
         last_assistant[session] = message
         return
     # The user's previous message stays the referent of a follow-up even with an assistant
