@@ -265,3 +265,26 @@ def test_l3_in_code_mode_refuses_project_rules_and_tasks(coder, l0, run_now):
     texts = [e["text"] for e in PersonaProposal.objects.get(profile=coder).entries]
     assert any("squash" in t for t in texts)
     assert not any("protobuf" in t or "e2e" in t for t in texts)
+
+
+def test_l2_keeps_one_topic_in_one_block_across_languages_and_opens_with_a_summary(coder, l0, run_now):
+    from apps.pipeline.rules.l2 import block_filename
+    from apps.scenes.models import SceneBlock
+
+    l0(coder, [
+        code_msg("b1", "In this repo, never commit the generated protobuf stubs.", 0),
+        code_msg("b2", "本项目的提交信息统一用英文写。", 1),
+        code_msg("b3", "We still need to add the e2e tests for the loader.", 2),
+    ])
+    ok(run_now(coder, KIND_L1))
+    conventions = [r for r in live(coder) if r.type == "work_method"]
+    assert len(conventions) == 2 and len({r.scene_name for r in conventions}) == 1
+    l0(coder, [code_msg("b4", "本仓库禁止直接往 main 分支推代码。", 3, session="s2")])
+    ok(run_now(coder, KIND_L1))
+    assert len({r.scene_name for r in live(coder) if r.type == "work_method"}) == 1
+    ok(run_now(coder, KIND_L2))
+    block = SceneBlock.objects.get(profile=coder, removed=False, filename=block_filename(conventions[0].scene_name))
+    body = block.content.splitlines()
+    assert body[0].startswith("# ")
+    assert body[2].startswith(("3 memories: 3 conventions.", "共 3 条记忆：3 条工作约定。")), body[2]
+    assert "protobuf" in body[2] and body[4].startswith("## ")
