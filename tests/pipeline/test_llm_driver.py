@@ -382,3 +382,19 @@ def test_a_garbage_body_names_the_endpoint(shop, l0, run_now, llm_on):
     assert f"{fake.base_url}/chat/completions" in run.error
     assert not run.error.startswith("JSONDecodeError")
     assert run.transcript[-1]["ok"] is False
+
+
+def test_the_rule_files_state_corrections_forget_requests_scope_and_sources():
+    code = (PROMPTS_DIR / "extract-code-personal.md").read_text(encoding="utf-8")
+    chat = (PROMPTS_DIR / "extract-chat.md").read_text(encoding="utf-8")
+    dedup = (PROMPTS_DIR / "dedup.md").read_text(encoding="utf-8")
+    l2 = (PROMPTS_DIR / "l2-scene-organizer.md").read_text(encoding="utf-8")
+    l3 = (PROMPTS_DIR / "l3-persona-generator.md").read_text(encoding="utf-8")
+    for text in (code, chat, dedup):
+        assert 'reason: "user-forget"' in text and "replaces: [旧ID]" in text
+    assert "not 5432" in code and "不是周二，是周四" in code and "in this repo" in code and "global" in code
+    assert "forget what I said about my ex" in chat and "这条别记了" in chat
+    assert "user-forget" in l2 and "综述" in l2
+    assert "sources" in l3 and "don't forget to add the e2e tests" in l3
+    # The task message of the L1 run points the model at these files.
+    assert {"extract-code-personal.md", "extract-chat.md", "dedup.md"} <= {p.name for p in PROMPTS_DIR.glob("*.md")}
