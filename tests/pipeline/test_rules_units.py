@@ -30,6 +30,12 @@ def ok(run):
     return run
 
 
+def pyramid(profile, run_now):
+    """L0 → L1 → L2 → L3, each run succeeding."""
+    for kind in (KIND_L1, KIND_L2, KIND_L3):
+        ok(run_now(profile, kind))
+
+
 @pytest.fixture
 def coder(make_profile):
     profile = make_profile("etl", "code")
@@ -238,9 +244,7 @@ def test_l3_takes_only_durable_traits_and_names_their_sources(chat, l0, run_now)
         msg("h3", "Don't forget to remind me to add the e2e tests for the booking flow.", session="h", ts=T + 2000),
         msg("h4", "Yesterday I went to the dentist.", session="h", ts=T + 3000),
     ])
-    ok(run_now(chat, KIND_L1))
-    ok(run_now(chat, KIND_L2))
-    ok(run_now(chat, KIND_L3))
+    pyramid(chat, run_now)
     entries = PersonaProposal.objects.get(profile=chat).entries
     texts = [e["text"] for e in entries]
     assert any("nurse" in t for t in texts) and any("bullet points" in t for t in texts)
@@ -259,9 +263,7 @@ def test_l3_in_code_mode_refuses_project_rules_and_tasks(coder, l0, run_now):
         code_msg("k2", "I always squash my commits before opening a pull request, in every project.", 1),
         code_msg("k3", "We still need to add the e2e tests for the loader.", 2),
     ])
-    ok(run_now(coder, KIND_L1))
-    ok(run_now(coder, KIND_L2))
-    ok(run_now(coder, KIND_L3))
+    pyramid(coder, run_now)
     texts = [e["text"] for e in PersonaProposal.objects.get(profile=coder).entries]
     assert any("squash" in t for t in texts)
     assert not any("protobuf" in t or "e2e" in t for t in texts)
