@@ -208,13 +208,6 @@ def _merge_within_batch(candidates: list[Candidate]) -> list[Planned]:
 # --------------------------------------------------------------------------- corrections and forget requests
 
 
-def _position(planned: list[Planned], analysis: BatchAnalysis, item: Planned) -> int:
-    try:
-        return analysis.candidates.index(item.candidate)
-    except ValueError:
-        return -1
-
-
 def _apply_in_batch_corrections(ctx, analysis: BatchAnalysis, planned: list[Planned]) -> None:
     """A correction of something said earlier in this batch rewrites that unit before anything
     is stored: the superseded value never becomes a record."""
@@ -222,7 +215,7 @@ def _apply_in_batch_corrections(ctx, analysis: BatchAnalysis, planned: list[Plan
         correction = said.correction
         best, best_score = None, 0.0
         for item in planned:
-            if _position(planned, analysis, item) >= said.position:
+            if not analysis.said_before(item.candidate, said):
                 continue
             score = supersedes(item.candidate.content, correction)
             if score > best_score:
@@ -326,7 +319,7 @@ def _forget_in_batch(ctx, analysis: BatchAnalysis, planned: list[Planned]) -> li
     gone: list[Planned] = []
     for said in analysis.forgets:
         for item in planned:
-            if item in gone or _position(planned, analysis, item) >= said.position:
+            if item in gone or not analysis.said_before(item.candidate, said):
                 continue
             if said.forget:
                 hit = forget_matches(item.candidate.content, said.forget)

@@ -40,7 +40,6 @@ class Said:
     """A correction or a forget request, with where it was said."""
 
     message: dict
-    position: int  # index among the batch's candidates when it was said
     correction: Correction | None = None
     forget: str | None = None  # the subject; "" = what was just said
     previous: dict | None = None  # the user's previous message in the session (forget "that")
@@ -53,6 +52,11 @@ class BatchAnalysis:
     forgets: list[Said] = field(default_factory=list)
     removed: list[Candidate] = field(default_factory=list)  # replaced by a merged unit
     speakers: set[str] = field(default_factory=set)  # turn labels of logged conversations between people
+    order: dict[int, int] = field(default_factory=dict)  # id(message) → its index in the batch
+
+    def said_before(self, candidate: Candidate, said: Said) -> bool:
+        """Whether the candidate comes from a message before the correction/forget request."""
+        return self.order.get(id(candidate.message), -1) < self.order.get(id(said.message), -1)
 
 
 def turn_speakers(rows: list[dict]) -> set[str]:
@@ -68,7 +72,7 @@ def turn_speakers(rows: list[dict]) -> set[str]:
 
 
 def analyse(ctx, messages: list[dict], background: list[dict], mode: str) -> BatchAnalysis:
-    out = BatchAnalysis(speakers=turn_speakers([*background, *messages]))
+    out = BatchAnalysis(speakers=turn_speakers([*background, *messages]), order={id(m): i for i, m in enumerate(messages)})
     last_user: dict[str, tuple[dict, list[Candidate]]] = {}
     last_assistant: dict[str, dict] = {}
     for row in background:  # context only: what a follow-up at the start of the batch may refer to
@@ -94,7 +98,7 @@ def analyse(ctx, messages: list[dict], background: list[dict], mode: str) -> Bat
         subject = next((s for s in (forget_subject(p) for p in parts) if s is not None), None)
         if subject is not None:
             previous = last_user.get(session, (None, []))[0]
-            out.forgets.append(Said(message=message, position=len(out.candidates), forget=subject, previous=previous))
+            out.forgets.append(Said(message=message, forget=subject, previous=previous))
             ctx.add("forgetRequests")
             _remember(message, last_user, last_assistant, [], out.speakers)
             continue
@@ -111,7 +115,7 @@ def analyse(ctx, messages: list[dict], background: list[dict], mode: str) -> Bat
             asked = QUESTION_RE.search(part) or (REQUEST_RE.search(part) and not STRONG_RE.search(part))
             correction = None if asked else parse_correction(part)
             if correction is not None:
-                out.corrections.append(Said(message=message, position=len(out.candidates) + len(found), correction=correction))
+                out.corrections.append(Said(message=message, correction=correction))
                 ctx.add("corrections")
             else:
                 plain.append(part)
