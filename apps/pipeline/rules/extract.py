@@ -107,6 +107,10 @@ CODE_TYPES = {
     "task_done": ("work_task", 60),
     "fact": ("work_fact", 60),
     "artifact": ("work_artifact", 55),
+    # A code session's plain statements about the team, its schedule or what happened are
+    # work facts: never dropped for lack of a type.
+    "persona": ("work_fact", 60),
+    "episode": ("work_fact", 55),
 }
 CHAT_TYPES = {
     "habit": ("persona", 75),
