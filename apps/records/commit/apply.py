@@ -14,6 +14,12 @@ from apps.accounts.config import profile_setting
 from apps.accounts.locks import profile_write_lock
 from apps.accounts.models import ROLE_RANK, ROLE_WORKER, Profile
 from apps.accounts.services import audit_record
+from apps.records.commit.plan import (
+    link_implicit,
+    mark_batch_duplicates,
+    mark_live_duplicates,
+    plan_commit,
+)
 from apps.records.commit.provenance import (
     attribute_project,
     resolve_provenance,
@@ -102,18 +108,8 @@ def records_commit(
             item.session_key, item.session_id, item.cwd = session_key, session_id, cwd
     candidates_by_session = session_candidates(profile, items)
 
-    # Implicit linking of tombstone items to the batch's one new record (SPEC §3.2). A
-    # tombstone with a reason (a forget request) is a deletion of its own, never an update.
     tombstone_ids = [it.record_id for it in items if it.tombstone]
-    linkable = [it.record_id for it in items if it.tombstone and not it.reason]
-    if linkable and kept_new and not any(it.replaces for it in kept_new):
-        if len(kept_new) == 1:
-            kept_new[0].replaces = list(linkable)
-        else:
-            warnings.append({
-                "code": "unlinkedReplacement",
-                "message": f"{len(linkable)} tombstone item(s) and {len(kept_new)} new records but no 'replaces': nothing was linked and the new records start at version 1",
-            })
+    warnings.extend(link_implicit(items))
 
     max_chars = int(profile_setting(profile, "recall.maxCharsPerMemory"))
     with profile_write_lock(profile):
@@ -150,32 +146,21 @@ def records_commit(
                     raise invalid_field(f"records.{item.index}.scene_id", f"unknown scene {item.raw.scene_id!r}; pick an id from list_l1_scenes, or give new_scene_name + new_scene_reason")
                 scenes_by_item[item.index] = scene
 
-        # --- value check: duplicates ---
-        replaced_now = all_old_ids
-        batch_keys: dict[str, int] = {}
-        for item in kept_new:
-            if item.drop:
-                continue
-            key = content_key(item.content)
-            if key in batch_keys:
-                item.drop, item.drop_detail = "duplicate", {"duplicateOf": batch_keys[key]}
-                continue
-            batch_keys[key] = item.index
-        live_dupes = {
+        # --- value check: duplicates (a record being replaced is no duplicate of its replacement) ---
+        batch_keys = mark_batch_duplicates(kept_new)
+        mark_live_duplicates(kept_new, {
             key: rid
             for key, rid in L1Record.objects.filter(profile=profile, deleted=False, content_key__in=list(batch_keys))
-            .exclude(record_id__in=replaced_now).values_list("content_key", "record_id")
-        }
-        for item in kept_new:
-            if not item.drop and content_key(item.content) in live_dupes:
-                item.drop, item.drop_detail = "duplicate", {"existingId": live_dupes[content_key(item.content)]}
+            .exclude(record_id__in=all_old_ids).values_list("content_key", "record_id")
+        })
 
         # --- ids for stored records, links for replacements ---
         taken: set[str] = {it.record_id for it in items if it.record_id}
         for item in kept_new:
             if not item.drop and (source == SOURCE_MAIN or not item.record_id):
                 item.record_id = new_record_id(profile, taken)
-        replaced_by_id = {old: it.record_id for it in kept_new if not it.drop for old in it.replaces}
+        plan = plan_commit(items, existing, source=source, now_iso=iso_ms(now), warnings=warnings)
+        replaced_by_id = plan.replaced_by
 
         counts = Counter()
         scene_warns: list[dict[str, Any]] = []
@@ -245,24 +230,11 @@ def records_commit(
                             scene_warns.append({"index": item.index, "message": "no scene_id or new_scene_name: stored under unclassified"})
                     else:
                         scene = scene_reserved(profile=profile, scene_id=SCENE_MAIN_AGENT_LIVE)
-            # Replacement.
-            replaced = [existing[old] for old in item.replaces]
-            version = max((r.version for r in replaced), default=0) + 1
-            timestamps = item.timestamps if source == SOURCE_SUBAGENT else [iso_ms(now)]
-            timestamps = sorted(set(timestamps).union(*(set(r.timestamps or []) for r in replaced)))
-            task_state = None
-            if item.type == "work_task":
-                task_state = raw.taskState or "open"
-                if raw.taskState is None:
-                    closed = sorted(
-                        (r for r in replaced if r.type == "work_task" and r.task_state in ("done", "dropped")),
-                        key=lambda r: r.updated_at,
-                    )
-                    if closed:
-                        task_state = closed[-1].task_state
-                        counts["taskStateDroppedOnReplace"] += 1
-            elif raw.taskState is not None:
-                counts["taskStateIgnored"] += 1
+            # Replacement: what the plan says the record inherits.
+            inherited = plan.inherited[item.index]
+            version, timestamps, task_state = inherited.version, inherited.timestamps, inherited.task_state
+            counts["taskStateDroppedOnReplace"] += int(inherited.closed_state_kept)
+            counts["taskStateIgnored"] += int(inherited.task_state_ignored)
             if raw.priority is None:
                 counts["priorityDefaulted"] += 1
             if len(item.content) > max_chars:
