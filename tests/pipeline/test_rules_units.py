@@ -290,3 +290,16 @@ def test_l2_keeps_one_topic_in_one_block_across_languages_and_opens_with_a_summa
     assert body[0].startswith("# ")
     assert body[2].startswith(("3 memories: 3 conventions.", "共 3 条记忆：3 条工作约定。")), body[2]
     assert "protobuf" in body[2] and body[4].startswith("## ")
+
+
+def test_between_people_every_turn_that_says_something_is_cited_but_small_talk_is_not(chat, l0, run_now):
+    l0(chat, [
+        msg("v1", "Ana: I'm going to Porto in March with my cousin.", session="v", ts=T),
+        msg("v2", "Ben: Take the 28 tram early in the morning, before the crowds.", role="assistant", session="v", ts=T + 1000),
+        msg("v3", "Ana: Ha, thanks!", session="v", ts=T + 2000),
+        msg("v4", "Ben: Taking care of ourselves is so important, don't overdo it with work.", role="assistant", session="v", ts=T + 3000),
+    ])
+    ok(run_now(chat, KIND_L1))
+    cited = {ref for r in live(chat) for ref in r.source_message_ids}
+    assert {"v1", "v2"} <= cited and not cited & {"v3", "v4"}
+    assert any(r.content == "Ben: Take the 28 tram early in the morning, before the crowds." for r in live(chat))

@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass, field
 
 from apps.pipeline.rules.text import (
+    content_tokens,
     file_mentions,
     is_chinese,
     resolve_relative_dates,
@@ -218,6 +219,7 @@ DURABLE_RE = re.compile(
 
 ELABORATION_RE = re.compile(r"^(he|she|it|they|his|her|its|their|a|an|this one|that one)\b|^(她|他|它|他们|她们|一只|一个)", re.IGNORECASE)
 ELABORATION_MAX_CHARS = 120
+SPEAKER_FACT_MIN_WORDS = 4
 FIRST_PERSON_RE = re.compile(r"\b(i|i'm|i've|my|me|we|our)\b|我", re.IGNORECASE)
 
 
@@ -265,8 +267,13 @@ def extract_from_message(message: dict, *, mode: str, sentences: list[str] | Non
                     previous = upgraded
             continue
         category = classify(sentence, role=role)
-        if speaker and category == "instruction" and not FIRST_PERSON_RE.search(sentence):
+        small_talk = bool(speaker and category == "instruction" and not FIRST_PERSON_RE.search(sentence))
+        if small_talk:
             category = None  # two people talking: "taking care of ourselves is so important" is small talk, not a rule
+        if category is None and speaker and not small_talk and not QUESTION_RE.search(sentence) and len(content_tokens(sentence)) >= SPEAKER_FACT_MIN_WORDS:
+            # Between people every turn that says something is evidence of what happened to whom
+            # ("Tom: Take the 28 tram early, before the crowds."): kept as an event of the speaker.
+            category = "episode"
         if category is None and previous is not None and len(sentence) <= ELABORATION_MAX_CHARS and ELABORATION_RE.search(sentence) \
                 and not QUESTION_RE.search(sentence) and len(previous.content) + len(sentence) < 400:
             # "My sister just had a baby. A boy named Felix." — the second sentence belongs to the first.
