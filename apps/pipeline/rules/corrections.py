@@ -87,7 +87,7 @@ def _kept(m: re.Match[str], text: str) -> str:
     """The matched span with the old value and its negation dropped."""
     span = m.group(0)
     pattern = m.re.pattern
-    if pattern.startswith(r"\bnot\s+") or pattern.startswith("不是") or "(?:而)?不是" in pattern:
+    if pattern.startswith((r"\bnot\s+", "不是")) or "(?:而)?不是" in pattern:
         return m.group("new") + text[m.end():]
     if "instead of" in pattern or ",\\s*not" in pattern or "不是(?P<old>" in pattern:
         return m.group("new") + text[m.end():]

@@ -180,11 +180,12 @@ def one_line(text: str, limit: int) -> str:
 
 # ---------------------------------------------------------------- content words and values
 
-STOPWORDS = frozenset("""
+_STOPWORD_TEXT = """
 a an the and or but of to in on at for with from by as is are was were be been being am it its this that these those
 i me my we our us you your he she they them his her their there here so then than too very just also still now
 do does did done have has had will would should could can may might must not no yes please ok okay
-""".split())
+"""
+STOPWORDS = frozenset(_STOPWORD_TEXT.split())
 ZH_STOP_CHARS = frozenset("的了是在我你他她它们这那就都也还和与把被吧呢啊呀吗哦嗯个一不要")
 
 
@@ -260,10 +261,11 @@ def speaker_of(content: str) -> tuple[str, str]:
     return m.group("name"), content[m.end():]
 
 
-_NOT_SPEAKERS = frozenset(
+_NOT_SPEAKER_TEXT = (
     "note error warning todo fixme update edit ps tip info hint question answer example result output input step summary "
-    "reason fix bug issue context goal problem solution rule rules decision status re fyi nb important caution".split()
+    "reason fix bug issue context goal problem solution rule rules decision status re fyi nb important caution"
 )
+_NOT_SPEAKERS = frozenset(_NOT_SPEAKER_TEXT.split())
 _NOT_SPEAKERS_ZH = frozenset({"注意", "问题", "原因", "结论", "总结", "备注", "错误", "警告", "例如", "比如", "更新", "补充", "规则", "决定", "结果"})
 
 
@@ -288,17 +290,17 @@ def _year(ts_ms: int, delta: int) -> str:
 
 
 _RELATIVE_DATES: list[tuple[re.Pattern[str], object]] = [
-    (re.compile(r"\b(the day before yesterday)\b", re.I), lambda ts: _day(ts, -2)),
-    (re.compile(r"\b(yesterday|last night)\b", re.I), lambda ts: _day(ts, -1)),
-    (re.compile(r"\b(today|tonight|this morning|this afternoon|this evening)\b", re.I), lambda ts: _day(ts, 0)),
-    (re.compile(r"\b(tomorrow)\b", re.I), lambda ts: _day(ts, 1)),
-    (re.compile(r"\b(last week)\b", re.I), lambda ts: "week of " + _day(ts, -7)),
-    (re.compile(r"\b(next week)\b", re.I), lambda ts: "week of " + _day(ts, 7)),
-    (re.compile(r"\b(last weekend)\b", re.I), lambda ts: "weekend before " + _day(ts, 0)),
-    (re.compile(r"\b(last month)\b", re.I), lambda ts: _month(ts, -1)),
-    (re.compile(r"\b(next month)\b", re.I), lambda ts: _month(ts, 1)),
-    (re.compile(r"\b(last year)\b", re.I), lambda ts: _year(ts, -1)),
-    (re.compile(r"\b(next year)\b", re.I), lambda ts: _year(ts, 1)),
+    (re.compile(r"\b(the day before yesterday)\b", re.IGNORECASE), lambda ts: _day(ts, -2)),
+    (re.compile(r"\b(yesterday|last night)\b", re.IGNORECASE), lambda ts: _day(ts, -1)),
+    (re.compile(r"\b(today|tonight|this morning|this afternoon|this evening)\b", re.IGNORECASE), lambda ts: _day(ts, 0)),
+    (re.compile(r"\b(tomorrow)\b", re.IGNORECASE), lambda ts: _day(ts, 1)),
+    (re.compile(r"\b(last week)\b", re.IGNORECASE), lambda ts: "week of " + _day(ts, -7)),
+    (re.compile(r"\b(next week)\b", re.IGNORECASE), lambda ts: "week of " + _day(ts, 7)),
+    (re.compile(r"\b(last weekend)\b", re.IGNORECASE), lambda ts: "weekend before " + _day(ts, 0)),
+    (re.compile(r"\b(last month)\b", re.IGNORECASE), lambda ts: _month(ts, -1)),
+    (re.compile(r"\b(next month)\b", re.IGNORECASE), lambda ts: _month(ts, 1)),
+    (re.compile(r"\b(last year)\b", re.IGNORECASE), lambda ts: _year(ts, -1)),
+    (re.compile(r"\b(next year)\b", re.IGNORECASE), lambda ts: _year(ts, 1)),
     (re.compile(r"(前天)"), lambda ts: _day(ts, -2)),
     (re.compile(r"(昨天|昨晚)"), lambda ts: _day(ts, -1)),
     (re.compile(r"(今天|今晚|今早|今天早上)"), lambda ts: _day(ts, 0)),
