@@ -48,8 +48,9 @@ SKIP_SCORE, SKIP_LEXICAL = 0.93, 0.8
 # difference ("…for the billing service" / "…for the inventory service"; dense ≥ 0.93 for
 # both with the e5 model), measured in docs/pipeline.md.
 RESTATE_SCORE, RESTATE_CONTAINMENT = 0.86, 1.0
-# An extension: the live record's content words are (almost) all in the new text, which says more.
-EXTEND_SCORE, EXTEND_CONTAINMENT = 0.86, 0.8
+# An extension: every content word of the live record is in the new text, which says more
+# (a changed word is the refinement rule's case, which also checks the type and wording).
+EXTEND_SCORE, EXTEND_CONTAINMENT = 0.86, 1.0
 CORRECTION_MIN_SCORE = 0.78  # a dense candidate of a correction without the old value said
 FORGET_SEARCH_TOP_K = 10
 TEXT_SCAN_LIMIT = 2000
@@ -86,6 +87,7 @@ class Planned:
     content_override: str | None = None  # an update that keeps the old wording (a task closed)
     project_hint: str = ""  # the session's project when the server will fill it (scene label only)
     fixed: bool = False  # a correction's replacement: already decided, not deduplicated again
+    rule: str = ""  # which dedup rule decided (counted as dedup.<rule>)
 
 
 def message_ref(message: dict) -> str:
@@ -513,17 +515,18 @@ def _decide(item: Planned, candidates: list[dict], full: dict[str, Any], claimed
             # "I finished X" closes the open task X: same task, new state.
             if score >= UPDATE_SCORE and lexical >= CLOSE_LEXICAL:
                 _replace(item, record, claimed, content=record.content)
+                item.rule = "close"
                 return
             continue
         adds_nothing = normalize(cand.content) == normalize(record.content) or tokens(cand.content) <= tokens(record.content)
         if adds_nothing and (score >= SKIP_SCORE or lexical >= SKIP_LEXICAL):
-            item.action = "skip"
+            item.action, item.rule = "skip", "same"
             return
         same_values = _same_values(cand.content, record.content)
         contained = containment(cand.content, record.content)
         if same_values and score >= RESTATE_SCORE and contained >= RESTATE_CONTAINMENT:
             # A shortened or reworded restatement of a live record: nothing new to store.
-            item.action = "skip"
+            item.action, item.rule = "skip", "restatement"
             return
         if (
             same_values and score >= EXTEND_SCORE and record.type == cand.type
@@ -531,6 +534,7 @@ def _decide(item: Planned, candidates: list[dict], full: dict[str, Any], claimed
         ):
             # An extended version ("…, and also Y"): the fuller wording replaces the record.
             _replace(item, record, claimed)
+            item.rule = "extension"
             return
         if (
             score >= UPDATE_SCORE and lexical >= UPDATE_LEXICAL and record.type == cand.type
@@ -539,6 +543,7 @@ def _decide(item: Planned, candidates: list[dict], full: dict[str, Any], claimed
             # A refinement or one changed value of the same statement; two changed terms
             # ("PostgreSQL for billing" → "Redis for search") are a different statement.
             _replace(item, record, claimed)
+            item.rule = "refinement"
             return
     item.action = "store"
 
@@ -682,6 +687,9 @@ def _count_commit(ctx, planned: list[Planned], result: dict) -> None:
     ctx.add("recordsStored", sum(1 for p in planned if p.action == "store"))
     ctx.add("recordsUpdated", sum(1 for p in planned if p.action == "update"))
     ctx.add("recordsSkipped", sum(1 for p in planned if p.action == "skip"))
+    for item in planned:
+        if item.rule:
+            ctx.add(f"dedup.{item.rule}")
     ctx.add("recordsCommitted", sum(1 for s in result.get("stored") or [] if s))
     ctx.add("tombstoned", len(result.get("tombstoned") or []))
     dropped = (result.get("valueCheck") or {}).get("dropped") or []
