@@ -67,7 +67,7 @@ def parse_correction(sentence: str) -> Correction | None:
         if m:
             old, new = m.group("old").strip(), m.group("new").strip()
             # The clause keeps what is true: "the port is 5433, not 5432" → "the port is 5433".
-            clause = (text[: m.start()] + (m.group(0).replace(m.group("old"), "").strip() if False else _kept(m, text))).strip()
+            clause = (text[: m.start()] + _kept(m, text)).strip()
             break
     else:
         for pattern in _NEW_ONLY:

@@ -103,12 +103,12 @@ def analyse(ctx, messages: list[dict], background: list[dict], mode: str) -> Bat
             _remember(message, last_user, last_assistant, [], out.speakers)
             continue
         found: list[Candidate] = []
-        accepted = _accepted_proposal(message, parts, session, last_assistant, last_user, mode)
+        accepted = _accepted_proposal(message, parts, session, last_assistant, mode)
         if accepted is not None:
             found.append(accepted)
             ctx.add("proposalsAccepted")
             parts = parts[1:]
-        elif _declined(parts, session, last_assistant, last_user):
+        elif _declined(parts, session, last_assistant):
             ctx.add("proposalsDeclined")
         plain: list[str] = []
         for part in parts:
@@ -173,7 +173,7 @@ def _pending_proposal(session: str, last_assistant: dict) -> dict | None:
     return last_assistant.get(session)
 
 
-def _accepted_proposal(message: dict, parts: list[str], session: str, last_assistant: dict, last_user: dict, mode: str) -> Candidate | None:
+def _accepted_proposal(message: dict, parts: list[str], session: str, last_assistant: dict, mode: str) -> Candidate | None:
     proposal_message = _pending_proposal(session, last_assistant)
     content = str(message.get("content") or "").strip()
     if proposal_message is None or not parts or len(content) > ACCEPT_MAX_CHARS or not ACCEPT_RE.search(parts[0]):
@@ -190,5 +190,5 @@ def _accepted_proposal(message: dict, parts: list[str], session: str, last_assis
     return cand
 
 
-def _declined(parts: list[str], session: str, last_assistant: dict, last_user: dict) -> bool:
+def _declined(parts: list[str], session: str, last_assistant: dict) -> bool:
     return bool(parts) and _pending_proposal(session, last_assistant) is not None and bool(DECLINE_RE.search(parts[0]))
