@@ -84,7 +84,7 @@ def _rebase(proposal: PersonaProposal, live: list[str], live_number: int) -> Non
     rebased: list[dict[str, Any]] = []
     for text in live:
         if text in by_origin:
-            rebased.append({"text": by_origin[text]["text"], "origin": text})
+            rebased.append({"text": by_origin[text]["text"], "origin": text, "sources": list(by_origin[text].get("sources") or [])})
         elif text in deleted:
             continue
         else:
@@ -97,7 +97,7 @@ def _rebase(proposal: PersonaProposal, live: list[str], live_number: int) -> Non
             continue  # placed above
         if entry["text"] in present or entry["text"] in live_set:
             continue
-        rebased.append({"text": entry["text"], "origin": None})
+        rebased.append({"text": entry["text"], "origin": None, "sources": list(entry.get("sources") or [])})
         present.add(entry["text"])
     proposal.entries = rebased
     proposal.base = list(live)
@@ -168,10 +168,36 @@ def _resolve_target(texts: list[str], target: Any) -> int:
     )
 
 
-def persona_edit(*, profile: Profile, actor: str, action: str, content: str | None = None, target: str | None = None) -> dict[str, Any]:
-    """`l3_edit`: change exactly one entry of the proposal, within the budget (§3.12)."""
+MAX_SOURCES = 20
+
+
+def _check_sources(profile: Profile, sources: Any) -> list[str]:
+    """The L1 record ids an entry names as its sources: existing records of this profile."""
+    from apps.records.selectors import record_ids_existing
+
+    if not isinstance(sources, list) or not all(isinstance(s, str) and s.strip() for s in sources):
+        raise _invalid("sources", "must be a list of L1 record ids")
+    ids = list(dict.fromkeys(s.strip() for s in sources))
+    if len(ids) > MAX_SOURCES:
+        raise _invalid("sources", f"at most {MAX_SOURCES} record ids")
+    unknown = [i for i in ids if i not in record_ids_existing(profile=profile, ids=ids)]
+    if unknown:
+        raise _invalid("sources", f"no L1 record {', '.join(map(repr, unknown[:5]))} in this profile")
+    return ids
+
+
+def persona_edit(
+    *, profile: Profile, actor: str, action: str, content: str | None = None, target: str | None = None,
+    sources: list[str] | None = None,
+) -> dict[str, Any]:
+    """`l3_edit`: change exactly one entry of the proposal, within the budget (§3.12).
+    An entry may name the L1 records it was drawn from (`sources`, SPEC §5)."""
     if action not in EDIT_ACTIONS:
         raise _invalid("action", f"must be one of {', '.join(EDIT_ACTIONS)}")
+    if sources is not None:
+        if action == "delete":
+            raise _invalid("sources", "delete takes no sources")
+        sources = _check_sources(profile, sources)
     if action in ("add", "update"):
         if content is None:
             raise _invalid("content", f"{action} needs content: the single rule line")
@@ -189,7 +215,7 @@ def persona_edit(*, profile: Profile, actor: str, action: str, content: str | No
         if action == "add":
             if content in texts:
                 raise Conflict("USER-temp.md already holds this entry", details={"entry": content})
-            entries.append({"text": content, "origin": None})
+            entries.append({"text": content, "origin": None, "sources": sources or []})
             index = len(entries) - 1
             before_text, after_text = None, content
         else:
@@ -198,7 +224,8 @@ def persona_edit(*, profile: Profile, actor: str, action: str, content: str | No
             if action == "update":
                 if content != before_text and content in texts:
                     raise Conflict("another entry of USER-temp.md already reads exactly this", details={"entry": content})
-                entries[index] = {"text": content, "origin": entries[index].get("origin")}
+                kept = entries[index].get("sources") or []
+                entries[index] = {"text": content, "origin": entries[index].get("origin"), "sources": sources if sources is not None else kept}
                 after_text = content
             else:
                 del entries[index]
@@ -218,7 +245,8 @@ def persona_edit(*, profile: Profile, actor: str, action: str, content: str | No
         proposal.save()
         audit_record(
             profile=profile, actor=actor, tool="l3_edit", action=action, target_type="persona_entry", target_id=f"USER-temp.md#{index + 1}",
-            before={"entry": before_text}, after={"entry": after_text}, note={"position": index + 1, "run": proposal.runs},
+            before={"entry": before_text}, after={"entry": after_text},
+            note={"position": index + 1, "run": proposal.runs, **({"sources": sources} if sources else {})},
         )
         _mirror_on_commit(profile)
     return {

@@ -14,6 +14,7 @@ class L3EditParams(ToolParams):
     action: Literal["add", "update", "delete"]
     content: str | None = Field(None, max_length=5000, description="add/update: the single rule line (no newline, no §, no HTML comment)")
     target: str | None = Field(None, max_length=5000, description="update/delete: a fragment matching exactly one entry")
+    sources: list[str] | None = Field(None, max_length=20, description="add/update: ids of the L1 records the entry was drawn from (at most 20)")
 
 
 @tool(
@@ -26,12 +27,13 @@ class L3EditParams(ToolParams):
         "line without newline, '§' or HTML comment. target is a fragment that must match exactly one entry; 0 "
         "or several matches are refused (conflict) with the candidate list. The first write of a run seeds the "
         "proposal from USER.md plus what the proposal already held. A change that would push the document "
-        "(priced as merged into USER.md) over l3.charLimit is refused. Returns {success, action, position "
+        "(priced as merged into USER.md) over l3.charLimit is refused. sources (add/update): the ids of the L1 "
+        "records the entry is drawn from, kept with the entry. Returns {success, action, position "
         "(1-based), entryCount, usage: {chars, limit}}."
     ),
 )
 def l3_edit(ctx: ToolContext, params: L3EditParams) -> dict:
-    return services.persona_edit(profile=ctx.profile, actor=ctx.actor, action=params.action, content=params.content, target=params.target)
+    return services.persona_edit(profile=ctx.profile, actor=ctx.actor, action=params.action, content=params.content, target=params.target, sources=params.sources)
 
 
 class L3CommitParams(ToolParams):

@@ -15,6 +15,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from apps.metrics.instruments import observe_job
+from apps.pipeline.errors import JobFailed
 from apps.pipeline.executor import ToolExecutor, executor_for
 from apps.pipeline.models import (
     DRIVER_LLM,
@@ -31,10 +32,6 @@ from apps.pipeline.scheduling import JOB_TIMEOUT_SECONDS, this_worker
 logger = logging.getLogger(__name__)
 # One line per finished run (the request log's counterpart), under a name operators can filter.
 job_log = logging.getLogger("memoryweb.job")
-
-
-class JobFailed(Exception):
-    """A run cannot complete; the message is stored as the run's error."""
 
 
 class RunContext:

@@ -18,6 +18,7 @@ from typing import Any
 
 from django.conf import settings
 
+from apps.pipeline.errors import JobFailed
 from apps.pipeline.models import KIND_L1, KIND_L2, KIND_L3, KIND_SKILL
 from apps.pipeline.readtool import (
     PROMPTS_DIR,
@@ -216,8 +217,6 @@ class _State:
 def run_llm_job(ctx) -> None:
     from openai import APIConnectionError, APIError, APITimeoutError, OpenAI
 
-    from apps.pipeline.jobs import JobFailed
-
     kind = ctx.kind
     tools, missing = tool_definitions(kind)
     if missing:
@@ -230,6 +229,7 @@ def run_llm_job(ctx) -> None:
     ctx.transcript.append({"type": "prompt", "prompt": PROMPT_FILES[kind], "task": task, "tools": sorted(allowed), "model": settings.LLM_MODEL})
     state = _State()
     bound = MAX_ITERATIONS[kind]
+    endpoint = f"{settings.LLM_BASE_URL.rstrip('/')}/chat/completions"
     try:
         for step in range(1, bound + 1):
             ctx.check_deadline()
@@ -240,13 +240,24 @@ def run_llm_job(ctx) -> None:
                     model=settings.LLM_MODEL, messages=messages, tools=tools, tool_choice="auto",
                     timeout=max(1.0, min(ctx.remaining(), 120.0)),
                 )
-            except APITimeoutError:
-                raise JobFailed(f"the model endpoint did not answer in time (turn {step}; job limit {ctx.timeout:.0f} s)") from None
+            except APITimeoutError as exc:
+                _failed_call(ctx, step, messages, started, exc)
+                raise JobFailed(f"the model endpoint {endpoint} did not answer in time (turn {step}; job limit {ctx.timeout:.0f} s)") from None
             except APIConnectionError as exc:
-                raise JobFailed(f"the model endpoint is unreachable: {exc}") from None
+                _failed_call(ctx, step, messages, started, exc)
+                raise JobFailed(f"the model endpoint {endpoint} is unreachable: {exc}") from None
             except APIError as exc:
-                raise JobFailed(f"the model endpoint failed: {exc}") from None
+                _failed_call(ctx, step, messages, started, exc)
+                raise JobFailed(f"the model endpoint {endpoint} failed: {exc}") from None
+            except ValueError as exc:  # a body that is not JSON (json.JSONDecodeError is a ValueError)
+                _failed_call(ctx, step, messages, started, exc)
+                raise JobFailed(f"the model endpoint {endpoint} answered with a body that is not JSON: {exc}") from None
             duration = round(time.monotonic() - started, 3)
+            problem = _not_a_completion(response)
+            if problem:
+                # Asking again would only repeat it until the iteration bound: fail now.
+                _failed_call(ctx, step, messages, started, problem, body=response)
+                raise JobFailed(f"the model endpoint {endpoint} answered with something that is not a chat completion: {problem}")
             message, finish, usage = _first_choice(response)
             _tally(state, usage)
             tool_calls = list(getattr(message, "tool_calls", None) or []) if message is not None else []
@@ -302,6 +313,41 @@ def run_llm_job(ctx) -> None:
             from apps.pipeline.rules.skills import _commit_cursor
 
             _commit_cursor(ctx, state.feed_state)
+
+
+def _failed_call(ctx, step: int, messages: list[dict[str, Any]], started: float, error: Any, *, body: Any = None) -> None:
+    """A model call that produced no usable reply goes into the transcript like any turn:
+    what was asked, what went wrong, and how long it took."""
+    entry: dict[str, Any] = {
+        "type": "model", "step": step, "ok": False, "elapsed": ctx.elapsed(),
+        "durationSeconds": round(time.monotonic() - started, 3),
+        "request": {
+            "endpoint": f"{settings.LLM_BASE_URL.rstrip('/')}/chat/completions", "model": settings.LLM_MODEL,
+            "messages": len(messages), "lastRole": messages[-1]["role"] if messages else None,
+        },
+        "error": (f"{type(error).__name__}: {error}" if isinstance(error, Exception) else str(error))[:RESULT_PREVIEW_CHARS],
+    }
+    if body is not None:
+        entry["body"] = repr(body)[:RESULT_PREVIEW_CHARS]
+    ctx.add("modelCallsFailed")
+    ctx.transcript.append(entry)
+
+
+def _not_a_completion(response: Any) -> str | None:
+    """Why a 200 reply is not a chat completion, or None when it is one. The client does
+    not validate bodies, so `choices` can be anything the endpoint sent."""
+    if isinstance(response, (str, bytes)):
+        return f"a {type(response).__name__} body"
+    choices = getattr(response, "choices", None)
+    if not isinstance(choices, list) or not choices:
+        return "no 'choices' list" if not isinstance(choices, list) else "an empty 'choices' list"
+    message = getattr(choices[0], "message", None)
+    if message is None or not hasattr(message, "content"):
+        return "the first choice has no 'message'"
+    calls = getattr(message, "tool_calls", None)
+    if calls is not None and (not isinstance(calls, list) or any(getattr(c, "function", None) is None or not getattr(c.function, "name", None) for c in calls)):
+        return "malformed 'tool_calls' in the message"
+    return None
 
 
 def _first_choice(response) -> tuple[Any, str | None, dict[str, int]]:

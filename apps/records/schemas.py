@@ -34,6 +34,7 @@ class CommitRecordIn(BaseModel):
     sessionId: str | None = None
     cwd: str | None = None
     deleted: bool | None = Field(None, description="true: tombstone the record `id` (a tombstone item).")
+    reason: str | None = Field(None, max_length=200, description="Tombstone items only: why (e.g. 'user-forget' for a user's request to forget); kept as metadata.tombstoneReason.")
     taskState: str | None = Field(None, description="work_task only: open|done|dropped.")
     replaces: list[str] | None = Field(None, description="Ids of the records this new record updates or merges.")
     replacedBy: str | None = None

@@ -13,7 +13,7 @@ from typing import Any
 from django.db.models import Count, Q, QuerySet
 
 from apps.accounts.models import Profile
-from apps.records.commit import _mode_types
+from apps.records.commit.validation import mode_types
 from apps.records.models import ALL_TYPES, SCOPES, TASK_STATES, L1Change, L1Record
 from apps.records.writes import iso_ms
 from apps.tools.errors import NotFound
@@ -81,7 +81,7 @@ def records_by_id(profile: Profile, record_ids: list[str], *, fields: tuple[str,
 
 
 def types_for_mode(profile: Profile) -> tuple[str, ...]:
-    return _mode_types(profile)
+    return mode_types(profile)
 
 
 def record_counts(profile: Profile) -> dict[str, Any]:
@@ -410,3 +410,8 @@ def records_forgotten(*, profile: Profile, limit: int = 200) -> list[L1Record]:
         L1Record.objects.filter(profile=profile, deleted=True, metadata__tombstoneReason=FORGET_REASON)
         .order_by("-updated_at")[: max(1, limit)]
     )
+
+
+def record_ids_existing(*, profile: Profile, ids: list[str]) -> set[str]:
+    """Which of `ids` name L1 records of this profile (live or tombstoned)."""
+    return set(L1Record.objects.filter(profile=profile, record_id__in=list(ids)).values_list("record_id", flat=True))

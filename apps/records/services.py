@@ -51,8 +51,12 @@ def _live_record(profile: Profile, record_id: str) -> L1Record:
 
 
 def _last_fix_at(profile: Profile, record_id: str):
+    """When this record id was last fixed. The change that created a rewrite's new record
+    (note `rewrittenFrom`) is not a fix of that id: the debounce counts one record id only
+    (SPEC §3.5), so a second correction of the same fact in a day applies to the new record."""
     return (
         L1Change.objects.filter(profile=profile, record__record_id=record_id, action="fix")
+        .exclude(note__has_key="rewrittenFrom")
         .order_by("-id").values_list("created_at", flat=True).first()
     )
 
@@ -195,7 +199,7 @@ def record_fix(
                 session_key=record.session_key, session_id=record.session_id, cwd=record.cwd,
                 deleted=False, task_state=record.task_state, source=record.source,
             )
-            # The creating change is a fix too, so the debounce covers the new id.
+            # Recorded as a fix (the audit belongs to it) but not counted by the debounce of the new id.
             record_save_change(record=replacement, action="fix", actor=actor, tool=tool, before=None,
                                note={"audit": audit, "rewrittenFrom": record_id})
             enqueue_index_op(profile=profile, record_id=new_id, op="upsert")

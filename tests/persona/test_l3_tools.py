@@ -232,3 +232,47 @@ def test_l3_commit_cursor_without_a_utc_equivalent_is_invalid(worker_api, alice)
     status, body = worker_api.call("l3_commit", cursor="0001-01-01T00:00:00+14:00")
     assert status == 400 and body["error"]["details"][0]["field"] == "cursor"
     assert state(alice) == before
+
+
+def _records(profile, n):
+    from django.utils import timezone
+
+    from apps.records.models import L1Record
+
+    now = timezone.now()
+    return [
+        L1Record.objects.create(profile=profile, record_id=f"l1_17670000000{i:02d}_ab{i:02d}", content=f"record number {i}", type="work_method",
+                                created_at=now, updated_at=now).record_id
+        for i in range(n)
+    ]
+
+
+def test_an_entry_keeps_the_records_it_was_drawn_from(worker_api, alice):
+    from apps.persona.models import PersonaProposal
+
+    set_live(alice, ["Prefers concise answers"])
+    ids = _records(alice, 3)
+    worker_api.ok("l3_edit", action="add", content="Reviews diffs before every commit", sources=ids[:2])
+    worker_api.ok("l3_edit", action="add", content="Writes commit messages in English")
+    entries = PersonaProposal.objects.get(profile=alice).entries
+    by_text = {e["text"]: e for e in entries}
+    assert by_text["Reviews diffs before every commit"]["sources"] == ids[:2]
+    assert by_text["Writes commit messages in English"]["sources"] == []
+    worker_api.ok("l3_edit", action="update", target="Reviews diffs", content="Reviews every diff before committing")
+    assert {e["text"]: e for e in PersonaProposal.objects.get(profile=alice).entries}["Reviews every diff before committing"]["sources"] == ids[:2]
+    worker_api.ok("l3_edit", action="update", target="Reviews every diff", content="Reviews every diff before a commit", sources=[ids[2]])
+    assert {e["text"]: e for e in PersonaProposal.objects.get(profile=alice).entries}["Reviews every diff before a commit"]["sources"] == [ids[2]]
+    assert AuditEvent.objects.filter(profile=alice, tool="l3_edit", action="add").order_by("id").first().note["sources"] == ids[:2]
+
+
+@pytest.mark.parametrize("sources, message", [
+    (["l1_1767000000000_none"], "no L1 record"),
+    ([f"l1_17670000000{i:02d}_ab{i:02d}" for i in range(21)], "at most 20"),
+    ([""], "must be a list"),
+])
+def test_bad_sources_are_refused(worker_api, alice, sources, message):
+    _records(alice, 2)
+    before = state(alice)
+    status, body = edit(worker_api, action="add", content="Uses Neovim", sources=sources)
+    assert status == 400 and body["error"]["code"] == "invalid_params" and message in body["error"]["message"]
+    assert state(alice) == before

@@ -337,3 +337,64 @@ def test_skill_review_llm_run_creates_a_skill_and_stores_the_feed_cursor(alice, 
     assert skills.skill_list(profile=alice, category="ops")["skills"][0]["name"] == "rotate-tls-cert"
     assert run.counts["skillsChanged"] == 1 and run.counts["feedRowsRead"] == 3
     assert cursor_get(profile=alice, kind="skill_feed")["recordedAt"]
+
+
+def test_a_failed_model_call_is_in_the_transcript(shop, l0, run_now, llm_on):
+    l0(shop, [msg("m1", "We decided to use Redis for the cache.")])
+    with FakeLLM([raw(503, b'{"error": {"message": "model is loading"}}')]) as fake:
+        llm_on(fake)
+        run = run_now(shop, KIND_L1)
+    assert run.status == STATUS_FAILED and f"{fake.base_url}/chat/completions" in run.error
+    failed = [e for e in run.transcript if e.get("type") == "model" and e.get("ok") is False]
+    assert len(failed) == 1
+    entry = failed[0]
+    assert "model is loading" in entry["error"] and entry["durationSeconds"] >= 0
+    assert entry["request"]["endpoint"] == f"{fake.base_url}/chat/completions"
+    assert entry["request"]["model"] == "fake-model" and entry["request"]["messages"] == 2
+    assert run.counts["modelCallsFailed"] == 1
+
+
+@pytest.mark.parametrize("body", [
+    b'{"choices": "garbage"}',
+    b'{"id": "x", "object": "list", "data": []}',
+    b'{"choices": []}',
+    b'{"choices": [{"index": 0, "finish_reason": "stop"}]}',
+])
+def test_a_200_reply_that_is_not_a_completion_fails_at_once_naming_the_endpoint(shop, l0, run_now, llm_on, body):
+    l0(shop, [msg("m1", "We decided to use Redis for the cache.")])
+    before = state(shop)
+    with FakeLLM([raw(200, body)] * 5) as fake:
+        llm_on(fake)
+        run = run_now(shop, KIND_L1)
+    assert len(fake.requests) == 1  # not retried up to the iteration bound
+    assert run.status == STATUS_FAILED
+    assert f"{fake.base_url}/chat/completions" in run.error and "not a chat completion" in run.error
+    assert run.transcript[-1]["ok"] is False and run.transcript[-1]["body"]
+    assert state(shop) == before
+
+
+def test_a_garbage_body_names_the_endpoint(shop, l0, run_now, llm_on):
+    l0(shop, [msg("m1", "We decided to use Redis for the cache.")])
+    with FakeLLM([raw(200, b"{\"choices\": [tru", "application/json")]) as fake:
+        llm_on(fake)
+        run = run_now(shop, KIND_L1)
+    assert run.status == STATUS_FAILED
+    assert f"{fake.base_url}/chat/completions" in run.error
+    assert not run.error.startswith("JSONDecodeError")
+    assert run.transcript[-1]["ok"] is False
+
+
+def test_the_rule_files_state_corrections_forget_requests_scope_and_sources():
+    code = (PROMPTS_DIR / "extract-code-personal.md").read_text(encoding="utf-8")
+    chat = (PROMPTS_DIR / "extract-chat.md").read_text(encoding="utf-8")
+    dedup = (PROMPTS_DIR / "dedup.md").read_text(encoding="utf-8")
+    l2 = (PROMPTS_DIR / "l2-scene-organizer.md").read_text(encoding="utf-8")
+    l3 = (PROMPTS_DIR / "l3-persona-generator.md").read_text(encoding="utf-8")
+    for text in (code, chat, dedup):
+        assert 'reason: "user-forget"' in text and "replaces: [旧ID]" in text
+    assert "not 5432" in code and "不是周二，是周四" in code and "in this repo" in code and "global" in code
+    assert "forget what I said about my ex" in chat and "这条别记了" in chat
+    assert "user-forget" in l2 and "综述" in l2
+    assert "sources" in l3 and "don't forget to add the e2e tests" in l3
+    # The task message of the L1 run points the model at these files.
+    assert {"extract-code-personal.md", "extract-chat.md", "dedup.md"} <= {p.name for p in PROMPTS_DIR.glob("*.md")}

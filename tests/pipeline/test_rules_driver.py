@@ -65,7 +65,8 @@ def test_l1_code_conversation_gives_typed_records_with_provenance(coder, l0, run
     records = live(coder)
     rule = records["From now on always run the linter before committing."]
     assert (rule.type, rule.priority, rule.source_message_ids) == ("work_method", 90, ["u1"])
-    assert rule.metadata["scope"] == "global" and rule.metadata["project"] == ""
+    # Said in the repository's session with project evidence (cwd): scoped to that project.
+    assert rule.metadata["scope"] == "self" and rule.metadata["project"] == PROJ and rule.metadata["projectSource"] == "l0-evidence"
     decision = records["We decided to use PostgreSQL for production."]
     assert decision.type == "work_fact" and decision.source_message_ids == ["u2"]
     assert decision.timestamps == ["2025-11-29T07:06:42.000Z"]
@@ -300,7 +301,7 @@ def test_l1_chinese_code_conversation(coder, l0, run_now):
     assert run.status == STATUS_SUCCEEDED, run.error
     records = live(coder)
     rule = records["以后提交信息只写原因，不要写过程。"]
-    assert rule.type == "work_method" and rule.metadata["scope"] == "global" and rule.scene_name == "通用｜工作约定"
+    assert rule.type == "work_method" and rule.metadata["scope"] == "self" and rule.scene_name == "shop｜工作约定"
     task = next(r for r in records.values() if r.source_message_ids == ["z2"])
     assert task.type == "work_task" and task.metadata["projectSource"] == "l0-evidence" and task.scene_name == "shop｜待办"
     assert records["我们决定缓存改用Redis。"].type == "work_fact"

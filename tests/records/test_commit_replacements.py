@@ -130,3 +130,35 @@ def test_main_agent_cannot_tombstone_or_replace(agent_api, alice, stored):
     fail(agent_api, "l1_commit", 400, "invalid_params", source="main-agent", records=[{"id": a, "deleted": True}])
     fail(agent_api, "l1_commit", 400, "invalid_params", source="main-agent", records=[{"content": "replace it with this", "type": "work_fact", "replaces": [a]}])
     assert snapshot(alice) == before
+
+
+def test_a_tombstone_item_keeps_its_reason_in_metadata_and_the_change_note(worker_api, alice, stored):
+    from apps.hitstats.models import RecordHits
+
+    rid = stored("the user's ex is called Jordan and lives in Porto")
+    RecordHits.objects.create(profile=alice, record_id=rid, hits=12)  # high-value: the user's word still applies
+    body = worker_api.ok("l1_commit", records=[{"id": rid, "deleted": True, "reason": "user-forget"}], cursor=CURSOR)
+    assert body["tombstoned"] == [rid]
+    row = record(alice, rid)
+    assert row.deleted and row.metadata["tombstoneReason"] == "user-forget"
+    change = L1Change.objects.filter(record=row).last()
+    assert change.action == "tombstone" and change.note["reason"] == "user-forget"
+    assert alice.audit_events.filter(target_id=rid, action="l1_tombstone").get().note["reason"] == "user-forget"
+
+
+def test_a_tombstone_reason_is_bounded_and_only_for_tombstone_items(worker_api, alice, stored):
+    rid = stored("deploys go through the staging host")
+    before = snapshot(alice)
+    error = fail(worker_api, "l1_commit", 400, "invalid_params", records=[{"id": rid, "deleted": True, "reason": "x" * 201}], cursor=CURSOR)
+    assert "records.0.reason" in error["message"]
+    error = fail(worker_api, "l1_commit", 400, "invalid_params", records=[rec("deploys go to canary first", reason="user-forget")], cursor=CURSOR)
+    assert error["details"][0]["field"] == "records.0.reason"
+    assert snapshot(alice) == before
+
+
+def test_a_tombstone_with_a_reason_is_never_linked_to_the_batch_s_one_new_record(worker_api, alice, stored):
+    forgotten = stored("the user's ex is called Jordan")
+    body = worker_api.ok("l1_commit", records=[{"id": forgotten, "deleted": True, "reason": "user-forget"}, rec("deploys go to canary first")], cursor=CURSOR)
+    new = record(alice, body["stored"][1])
+    assert new.version == 1 and record(alice, forgotten).replaced_by == ""
+    assert not any(w.get("code") == "unlinkedReplacement" for w in body["warnings"])

@@ -72,22 +72,35 @@ def test_evidence_needs_the_minimum_length_before_debounce(agent_api, alice, sto
     assert snapshot(alice) == before
 
 
-def test_a_second_fix_within_the_debounce_is_refused_also_on_the_rewritten_record(agent_api, alice, stored):
+def test_a_user_who_corrects_the_same_fact_twice_in_a_day_gets_both_corrections(agent_api, alice, stored):
+    # The debounce counts one record id: the record a rewrite creates starts with none.
     rid = stored("deploys go through the staging host")
-    new_id = agent_api.ok("l1_fix", recordId=rid, action="rewrite", newContent="deploys go to production directly", evidence=EVIDENCE)["newRecordId"]
+    second = agent_api.ok("l1_fix", recordId=rid, action="rewrite", newContent="deploys go to production directly", evidence=EVIDENCE)["newRecordId"]
+    third = agent_api.ok("l1_fix", recordId=second, action="rewrite", newContent="deploys go to canary first, then production", evidence=EVIDENCE)["newRecordId"]
+    assert record(alice, second).deleted and record(alice, second).replaced_by == third
+    assert record(alice, third).version == 3 and not record(alice, third).deleted
+    agent_api.ok("l1_fix", recordId=third, action="tombstone", evidence=EVIDENCE)
+
+
+def test_a_second_fix_of_the_same_record_id_within_the_debounce_is_refused(agent_api, alice, stored):
+    rid = stored("deploys go through the staging host")
+    agent_api.ok("l1_fix", recordId=rid, action="tombstone", evidence=EVIDENCE)
+    first_state = record_history(profile=alice, record_id=rid)[0]["changeId"]
+    record_restore_version(profile=alice, record_id=rid, change_id=first_state, actor="user:ann")  # live again, same id
     before = snapshot(alice)
-    error = fail(agent_api, "l1_fix", 409, "conflict", recordId=new_id, action="rewrite", newContent="deploys go to canary first", evidence=EVIDENCE)
-    assert "24" in error["message"]
+    error = fail(agent_api, "l1_fix", 409, "conflict", recordId=rid, action="rewrite", newContent="deploys go to canary first", evidence=EVIDENCE)
+    assert "24" in error["message"] and error["details"]["recordId"] == rid
     assert snapshot(alice) == before
-    L1Change.objects.filter(record__record_id=new_id).update(created_at=timezone.now() - timedelta(hours=25))
-    agent_api.ok("l1_fix", recordId=new_id, action="rewrite", newContent="deploys go to canary first", evidence=EVIDENCE)
+    L1Change.objects.filter(record__record_id=rid, action="fix").update(created_at=timezone.now() - timedelta(hours=25))
+    agent_api.ok("l1_fix", recordId=rid, action="rewrite", newContent="deploys go to canary first", evidence=EVIDENCE)
 
 
 def test_debounce_comes_before_high_value(agent_api, alice, stored):
     rid = stored("deploys go through the staging host")
-    new_id = agent_api.ok("l1_fix", recordId=rid, action="rewrite", newContent="deploys go to production directly", evidence=EVIDENCE)["newRecordId"]
-    RecordHits.objects.create(profile=alice, record_id=new_id, hits=9)
-    assert "fixed at" in fail(agent_api, "l1_fix", 409, "conflict", recordId=new_id, action="tombstone", evidence=EVIDENCE)["message"]
+    agent_api.ok("l1_fix", recordId=rid, action="tombstone", evidence=EVIDENCE)
+    record_restore_version(profile=alice, record_id=rid, change_id=record_history(profile=alice, record_id=rid)[0]["changeId"], actor="user:ann")
+    RecordHits.objects.create(profile=alice, record_id=rid, hits=9)
+    assert "fixed at" in fail(agent_api, "l1_fix", 409, "conflict", recordId=rid, action="tombstone", evidence=EVIDENCE)["message"]
 
 
 def test_high_value_by_hits_is_refused_unless_an_admin_forces(agent_api, admin_api, alice, stored):

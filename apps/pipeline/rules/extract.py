@@ -11,49 +11,96 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from apps.pipeline.rules.text import file_mentions, is_chinese
+from apps.pipeline.rules.text import (
+    content_tokens,
+    file_mentions,
+    is_chinese,
+    resolve_relative_dates,
+    speaker_of,
+)
+from apps.pipeline.rules.text import sentences as split_sentences
 
 # Category patterns, checked in this order (first match wins).
 STRONG_RE = re.compile(r"\b(never|always|must|must not|under no circumstances)\b|务必|必须|禁止|一律|永远不要|绝对不要|千万别", re.IGNORECASE)
 
+# "don't forget to add the e2e tests" is a task, not a rule about how to work.
+REMINDER_RE = re.compile(
+    r"\b(don't|do not|dont) forget (to|about)\b|\bdon't let me forget\b|\bremind me to\b|\bremember to\b|\bnot forget to\b|别忘了|不要忘了|提醒我|记得(要|把|去|给|提醒)?", re.IGNORECASE)
+
 PATTERNS: list[tuple[str, re.Pattern[str]]] = [
+    # "I never eat pork", "we don't deploy on Fridays": about the speaker, not an order to the assistant.
+    ("habit", re.compile(
+        r"\b(i|we)\s+(always|never|usually|normally|typically|often|rarely|mostly|don't|do not|won't|avoid|try to)\b"
+        r"|我(们)?(从不|从来不|一直|总是|一般|通常|向来|不(吃|喝|用|碰|抽))", re.IGNORECASE)),
     ("task_done", re.compile(
         r"\b(i|we|i've|we've|have)\s+(finished|completed|fixed|shipped|merged|resolved)\b|\b(is|are)\s+(done|finished|fixed) now\b"
         r"|已(经)?(完成|修复|搞定|做完|上线|合并)|(做|搞|修)完了", re.IGNORECASE)),
+    ("task", REMINDER_RE),
     ("instruction", re.compile(
         r"\b(always|never|don't|do not|make sure (to|you)|from now on|going forward|in future|please (always|never|use|reply|answer|write|keep|avoid)"
-        r"|remember that|you should (always|never)|must (not )?|avoid)\b"
-        r"|以后|今后|总是|永远|不要|别再|务必|必须|禁止|一律|记住|请(始终|总是|用|使用|回答|回复|保持|避免)|统一(用|使用)|避免", re.IGNORECASE)),
+        r"|remember that|you should (always|never)|must (not )?|avoid|prefer \w+ over|only use|stick to|no more than|keep (it|them|answers|replies)"
+        r"|(go|goes|belong|belongs) (in|under|into)|every new|rule for|rules for|conventions? (for|:)|rule:)\b"
+        r"|以后|今后|总是|永远|不要|别再|务必|必须|禁止|一律|记住|请(始终|总是|用|使用|回答|回复|保持|避免)|统一(用|使用)?|避免|尽量|只用|只能|规则|约定|规范", re.IGNORECASE)),
     ("preference", re.compile(
-        r"\b(i|we) (prefer|like|love|hate|dislike|enjoy|favou?r|tend to)\b|\bmy (preferred|favou?rite)\b|\bi'?d rather\b"
-        r"|我(比较|更|很|不|最)?(喜欢|偏好|习惯|讨厌|爱|倾向)|我们(习惯|偏好)|偏好", re.IGNORECASE)),
+        r"\b(i|we) (really )?(prefer|like|love|hate|dislike|enjoy|favou?r|tend to|can't stand|am into|'m into)\b|\bmy (preferred|favou?rite)\b|\bi'?d rather\b"
+        r"|\b(i'm|i am|we're|we are) (not )?(a big fan|not a fan|fond|big on|a fan of|into)\b|\bi (think|feel|believe) (that )?\w+"
+        r"|我(比较|更|很|不|最|特别|超)?(喜欢|偏好|习惯|讨厌|爱|倾向|受不了)|我们(习惯|偏好)|偏好|我觉得", re.IGNORECASE)),
+    # An explicit to-do wins over the decision it may mention ("下一步要把负采样改成…").
+    ("task", re.compile(r"\b(todo|to-do|next step|still have to|need to|needs to)\b|待办|下一步|还要|要把|还需要", re.IGNORECASE)),
     ("decision", re.compile(
-        r"\b(we|i) (decided|agreed|chose|picked|settled on|will use|'ll use|are going with|switched to|are switching to)\b"
-        r"|\blet'?s (go with|use|switch to|stick with)\b|\bdecision\b"
-        r"|决定|改用|换成|采用|就用|定为|选用|确定用|定下来", re.IGNORECASE)),
+        r"\b(we|i) (decided|agreed|chose|picked|settled on|will use|'ll use|are going with|switched to|are switching to|moved to|migrated to|are moving to)\b"
+        r"|\blet'?s (go with|use|switch to|stick with|split|keep|move|batch|drop|go for|cache|pin)\b|\bdecision\b|\bwe('re| are) going to\b|\bwe'll go with\b"
+        r"|决定|改用|换成|改成|改为|采用|就用|定为|选用|确定用|定下来|迁移到|迁到|设成|设为|设置为|调成|调到", re.IGNORECASE)),
     ("task", re.compile(
-        r"\b(todo|to-do|need to|needs to|we should|i should|remember to|don't forget to|next step|later (we|i)|still have to|have to|follow[- ]up)\b"
-        r"|待办|需要|要做|记得|下一步|回头|稍后|还没|得把|还要|计划", re.IGNORECASE)),
+        r"\b(todo|to-do|need to|needs to|we should|i should|next step|later (we|i)|still have to|have to|follow[- ]up|i'?ll (need|have) to|i'm going to|i plan to|i'm planning to|planning to)\b"
+        r"|\bdeadline\b|\bdue (on|by)\b"
+        r"|待办|需要|要做|下一步|回头|稍后|还没|得把|还要|计划|打算|准备(去|要)?|(下周|明天|这周|今天|之后|月底前?)要|要把|截止", re.IGNORECASE)),
     ("persona", re.compile(
-        r"\b(i am|i'm) (a|an|the)\b|\bmy name is\b|\bi work (as|at|in|on)\b|\bi live in\b|\bi(?:'m| am) from\b"
-        r"|\bmy (wife|husband|partner|son|daughter|kids?|dog|cat|job|role|team|birthday|hometown)\b|\bi have (a|two|three) \w+\b"
-        r"|我是|我叫|我在\S{1,10}(工作|上班|上学)|我住在|我来自|我的(妻子|老婆|老公|丈夫|孩子|儿子|女儿|狗|猫|工作|职业|生日|家乡)", re.IGNORECASE)),
+        r"\b(i am|i'm) (a|an|the)\b|\bmy name is\b|\bi work (as|at|in|on|for|from)\b|\bi live (in|near|with)\b|\bi(?:'m| am) from\b"
+        r"|\b(i|we) (don't|do not|never|can't|cannot) (eat|drink|have|take|touch|do)\b|\ballergic\b|\ballergy\b|\bintolerant\b"
+        r"|\bi('m| am) (vegetarian|vegan|pescatarian|diabetic|pregnant|left-handed|married|single|divorced|retired|colou?r-?blind|self-employed|remote|based in)\b"
+        r"|\b(my|our) (wife|husband|partner|son|daughter|kids?|children|baby|brother|sister|mom|mum|mother|dad|father|parents|grandma|grandmother|grandpa|"
+        r"grandfather|aunt|uncle|cousin|niece|nephew|friend|best friend|boss|manager|colleague|coworker|roommate|flatmate|neighbou?r|girlfriend|boyfriend|"
+        r"fianc[ée]e?|ex|dog|cat|puppy|kitten|pets?|bird|rabbit|hamster|job|role|team|company|employer|birthday|hometown|home|flat|apartment|house|commute|"
+        r"doctor|therapist|mother tongue|native language|first language|office|laptop|editor|shell|keyboard|setup|schedule|standup|gym|diet)\b"
+        r"|\bi (speak|use|drive|ride|cycle|bike|walk|commute|run|swim|play|cook|practi[cs]e|teach|study|learn|take|eat|drink|wake up|get up|get home|go to bed|leave work|start work|call)\b"
+        r"|\bi get (\w+ )?(sick|seasick|carsick|migraines?|headaches?|anxious|nervous|cold)\b|\b(my )?doctor (said|says|told)\b|\bwe('ve| have) (a|an|two|three|got)\b"
+        r"|\bi weigh\b|\bmy (weight|blood pressure|blood sugar|back|knee|health|sleep)\b|\bi('m| am) \d+ (years old|kg|pounds)\b|\bi('ve| have) (a|an|two|three|four|been|had|got)\b|\bi('m| am) (learning|studying|training for|taking|on)\b"
+        r"|\bi (usually|normally|typically|often|rarely|mostly|always|never)\b|\bevery (morning|evening|night|day|week|weekday|weekend|monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b"
+        r"|我(每)?(周|星期|礼拜)[一二三四五六日天]|\bon (mondays|tuesdays|wednesdays|thursdays|fridays|saturdays|sundays|weekends)\b|我是|我叫|我在.{1,24}(工作|上班|上学|读书|读|念)|我住在|家里(有|养)|养了|医生(说|让|建议)|我.{0,12}(受过伤|受伤|有点问题|不太好|疼|过敏)|我住|我来自|我老家|我(不|从不|不能|没法)(吃|喝|碰)|过敏|吃素|素食|我(每天|每周|平时|一般|通常|经常|周末)"
+        r"|体重|身高|血压|血糖|怀孕|失眠|住院|手术|吃药|我(会说|在学|学了|用的是|用)|我有(一|两|三|个)|我家|我们家|我的?(妻子|老婆|老公|丈夫|爱人|对象|孩子|儿子|女儿|宝宝|哥哥|弟弟|姐姐|妹妹|爸爸|妈妈|爸|妈|父母|"
+        r"爷爷|奶奶|外婆|外公|朋友|同事|老板|领导|导师|老师|上司|室友|男朋友|女朋友|前任|狗|猫|宠物|工作|职业|生日|家乡|母语)", re.IGNORECASE)),
     ("episode", re.compile(
-        r"\b(yesterday|today|tonight|this (morning|week|weekend)|last (week|night|month|year|weekend))\b"
-        r"|\b(i|we) (went|visited|met|bought|started|moved|travel(l)?ed|had)\b"
-        r"|昨天|今天|今晚|上周|上个月|去年|刚才|刚刚|前天|周末|今早|去了|见了|买了|搬到", re.IGNORECASE)),
+        r"\b(yesterday|today|tonight|this (morning|week|weekend)|last (week|night|month|year|weekend|summer|winter|spring|fall))\b"
+        r"|\b(i|we) ((also|just|finally|recently|already|even) )?(went|visited|met|bought|sold|started|moved|travel(l)?ed|had|got|made|painted|joined|adopted|signed up|saw|watched|read|tried|won|lost|found|received|"
+        r"finished|took|attended|ran|hiked|celebrated|cooked|baked|wrote|built|booked|flew|drove|spent|quit|left|broke|stayed)\b|\b(i|we)('ve| have) been to\b"
+        r"|\b(recently|lately)\b|最近|昨天|今天|今晚|上周|上个月|去年|刚才|刚刚|前天|周末|今早|去了|见了|买了|搬到|参加了|报名了|看了|做了|养了", re.IGNORECASE)),
+    # What the people the user talks about like ("she loves drawing"): after the events they appear in.
+    ("preference", re.compile(
+        r"\b(he|she|they) (loves?|likes?|hates?|adores?|is into|'s into|are into|prefers?)\b|(她|他)(们)?(比较|很|最|特别|超)?(喜欢|爱|讨厌|迷上)", re.IGNORECASE)),
     ("fact", re.compile(
-        r"\b(uses|is using|runs on|depends on|is deployed|is hosted|listens on|port \d+|version \d|is stored in|lives in|is configured)\b"
-        r"|\b(the|our) (api|server|database|db|service|build|ci|config|repo|project|backend|frontend) (is|uses|runs|needs|has)\b"
-        r"|部署在|运行在|依赖|端口|版本|配置在|存放在|使用的是|用的是|数据库是|项目(是|用)", re.IGNORECASE)),
+        r"\b(uses|is using|runs on|runs in|runs every|runs nightly|depends on|is deployed|is hosted|listens on|port \d+|version \d|is stored in|lives in|is configured"
+        r"|is written in|is built (with|on)|talks to|writes to|reads from|is backed by|is served by|(pulls|loads|reads|writes|pushes|sends|syncs|publishes) (from|into|to))\b"
+        r"|\b(is|are) (the|a|an|our) ([\w+.-]+ ){0,3}(service|app|application|tool|library|package|repo|repository|project|cli|api|backend|front ?end|pipeline|job|bot|site|website|system|module|monorepo|chart)\b"
+        r"|\b(this|it) is (the|a|an|our)\b|\b(state|config|configs|secrets|data|logs|code|tests|docs) (is|are|lives|live|sits|sit) in\b"
+        r"|\b(is|are|has|have|set to|runs with) \d+ (replicas|nodes|brokers|partitions|workers|gb|cores|ms|seconds|minutes|hours)\b"
+        r"|\b(the|our|this) (api|server|database|db|service|build|ci|config|repo|repository|project|codebase|backend|frontend|app|pipeline|job|cluster|stack|deploy|worker|queue|cache)"
+        r" (is|uses|runs|needs|has|handles|does|lives|loads|pulls|pushes|sends|stores|talks|writes|reads|deploys|builds|targets)\b"
+        r"|\bwe (use|run|deploy|host|ship|build|keep|store|are on|'re on)\b|\b(the )?stack is\b|\bit('s| is) (a|an|our) \w+"
+        r"|每(周|天|月|年|个?星期|个月)|在.{1,20}上(跑|运行|训练|部署)|部署在|运行在|跑在|依赖|端口|版本|配置在|存放在|存在|使用的是|用的是|数据库是|项目(是|用)|这个\s*(项目|仓库|服务|工程|库|repo|app|service)|本(项目|仓库)|我们(用|使用|的)|基于|写的"
+        r"|(是|有|为)\s*\d+\s*(个|台|张|核|G|GB|ms|秒|分钟|小时|天|次|%)", re.IGNORECASE)),
 ]
 ARTIFACT_RE = re.compile(
     r"\b(created|added|wrote|generated|saved|new file|renamed|moved|exported|published)\b|创建了?|新建了?|生成了?|写了|添加了?|保存(了|到)|导出了?",
     re.IGNORECASE,
 )
 QUESTION_RE = re.compile(r"[?？]\s*$|^(what|how|why|when|where|which|who|can you|could you|do you|is it|are there)\b|吗[?？]?$|呢[?？]?$", re.IGNORECASE)
-
+# One-off requests to the assistant ("can you rename this", "帮我看一下") are work, not memory.
+REQUEST_RE = re.compile(
+    r"^(please |pls |ok,? |okay,? |now,? |also,? |and )?(can|could|would) you\b|^(please )?(fix|run|show|check|look at|rename|refactor|explain|add|remove|delete|update|write|give me|try|change|move|open)\b(?!.*\b(always|never|from now on|going forward)\b)"
+    r"|(帮我|麻烦你?|给我)(看|查|改|跑|写|加|删|把|解释|运行|生成|整理|算|推荐)|^(请)?你(看|查|改|跑|写|加|删|把)", re.IGNORECASE)
 CODE_TYPES = {
+    "habit": ("work_method", 80),
     "instruction": ("work_method", 80),
     "preference": ("work_method", 75),
     "decision": ("work_fact", 75),
@@ -61,19 +108,74 @@ CODE_TYPES = {
     "task_done": ("work_task", 60),
     "fact": ("work_fact", 60),
     "artifact": ("work_artifact", 55),
+    # A code session's plain statements about the team, its schedule or what happened are
+    # work facts: never dropped for lack of a type.
+    "persona": ("work_fact", 60),
+    "episode": ("work_fact", 55),
 }
 CHAT_TYPES = {
+    "habit": ("persona", 75),
     "instruction": ("instruction", 85),
     "preference": ("persona", 75),
     "persona": ("persona", 70),
     "decision": ("episodic", 60),
     "episode": ("episodic", 55),
     "task": ("episodic", 50),
+    "task_done": ("episodic", 50),
+    "fact": ("persona", 60),  # a plain statement in a chat is about the user's life: never dropped for lack of a type
+    "artifact": ("episodic", 45),
 }
+
+
+# Anaphoric follow-ups: a sentence that only points at what was said before.
+ANAPHORA_RE = re.compile(
+    r"^(and |also |oh,? and )?(do|apply|same|the same|that goes|this goes|that applies|this applies|ditto)\b.{0,60}$"
+    r"|\b(the two|both of them|these two|those two|the same (way|rule|thing|for)|do the same|same (for|goes|with))\b"
+    r"|^(以后)?(都|也)?(照|按|依)(这|此|这个|上面)(个|样|来|办|做)|照这个来|按这个来|也一样|同样(处理|适用|的)|这两个|都这么(做|办|来)|就这样(做|办)?[。！]?$",
+    re.IGNORECASE,
+)
+# A user's acceptance of what the assistant just proposed.
+ACCEPT_RE = re.compile(
+    r"^(yes|yep|yeah|yup|sure|ok(ay)?|sounds good|perfect|great|exactly|agreed|absolutely|correct|right|do it|go ahead|please do|let'?s do (it|that)|lgtm|love it|works for me)\b"
+    r"|\b(add (that|this|the) (rule|convention|setting|check)|exactly what (we|i) want|that's what (we|i) want|make (that|it) (a|the) rule|keep (that|it) as a rule)\b"
+    r"|^(好|好的|行|可以|对|没错|同意|就这么办|就这样|没问题|加上吧|就按(这个|你说的)(来|办)?)"
+    r"|就按(这个|你说的)|就这么(办|定)|这个规则(加上|可以)|正是我(们)?想要的",
+    re.IGNORECASE,
+)
+DECLINE_RE = re.compile(r"^(no|nope|nah|not now|don't|do not|skip (it|that)|never mind|no thanks)\b|^(不|不用|不要|算了|先不|别)", re.IGNORECASE)
+PROPOSAL_RE = re.compile(
+    r"\b(i suggest|i'd suggest|i recommend|i'd recommend|how about|what about|shall i|should i|want me to|would you like (me )?to|we could|you could"
+    r"|consider|my suggestion|i propose|i'd propose|let me add|i can add|i could add|one option is)\b|建议|要不要|可以考虑|不如|我可以(帮你)?(加|添加|改|设)|是否需要|要我",
+    re.IGNORECASE,
+)
+_PROPOSAL_LEAD_RE = re.compile(
+    r"^(?:(?:so|ok|okay|then|also|alternatively)[,，]?\s*)?(?:i(?:'d)? (?:suggest|recommend|propose)(?: that)?|how about|what about|shall i|should i|do you want me to|want me to|would you like me to|would you like to"
+    r"|we could|you could|consider|my suggestion is(?: to)?|one option is(?: to)?|let me|i can|i could)\s+"
+    r"|^(?:我)?建议(?:你|我们)?[，,]?|^要不要|^可以考虑|^不如|^我可以(?:帮你)?|^是否需要|^要我(?:帮你)?",
+    re.IGNORECASE,
+)
+_RULE_LEAD_RE = re.compile(r"^(?:add|adding|write down|record|keep)\s+(?:a|the|this)?\s*(?:rule|convention|note|check)\s*(?:that|:|：|saying)?\s*|^(?:加|添加|记)(?:一条|个)?(?:规则|约定)[：:，,]?\s*", re.IGNORECASE)
+
+
+def proposal_of(text: str) -> str | None:
+    """The content of what an assistant message proposes ("Shall I add a rule that X?" → "X"),
+    or None when it proposes nothing lasting."""
+    for sentence in split_sentences(text):
+        if not PROPOSAL_RE.search(sentence):
+            continue
+        if OFFER_RE.search(sentence) and not DURABLE_RE.search(sentence):
+            return None  # "Want me to compare it with single tickets?": done once, not remembered
+        body = _PROPOSAL_LEAD_RE.sub("", sentence.strip()).strip()
+        body = _RULE_LEAD_RE.sub("", body).strip()
+        body = re.sub(r"[?？]+$", "", body).strip().rstrip(",，")
+        if len(body) >= 8:
+            return body[0].upper() + body[1:] if body[0].isascii() else body
+    return None
 
 
 @dataclass
 class Candidate:
+
     content: str
     type: str
     priority: int
@@ -82,10 +184,14 @@ class Candidate:
     language: str
     task_state: str | None = None
     files: list[str] = field(default_factory=list)
+    speaker: str = ""
+    extra_messages: list[dict] = field(default_factory=list)  # further provenance (a follow-up's referent, an accepted proposal)
 
 
 def classify(sentence: str, *, role: str) -> str | None:
     if QUESTION_RE.search(sentence):
+        return None
+    if REQUEST_RE.search(sentence) and not STRONG_RE.search(sentence):
         return None
     if role == "assistant":
         # An assistant's prose is mostly narration; only the files it produced are facts.
@@ -98,23 +204,92 @@ def classify(sentence: str, *, role: str) -> str | None:
     return None
 
 
-def extract_from_message(message: dict, *, mode: str, sentences: list[str]) -> list[Candidate]:
+# "Reminder: trains only", "提醒一下，…": a restatement says the memory again, the lead-in is not part of it.
+RESTATED_RE = re.compile(
+    r"^(?:(?:just )?(?:a )?reminder[:,：]?\s*|as i (?:said|mentioned)(?: before| earlier)?[,:]?\s*|like i said[,:]?\s*|again[,:]\s*|once more[,:]\s*"
+    r"|提醒一下[，,：:]?\s*|再说一遍[，,：:]?\s*|上次说的[，,：:]?\s*|之前说过[，,：:]?\s*|还是那句话[，,：:]?\s*)",
+    re.IGNORECASE,
+)
+# An offer to do something now ("want me to compare them?") is a one-off; accepted, it is
+# kept only when it sets up something lasting (a rule, a tool, a check).
+OFFER_RE = re.compile(r"\b(shall i|should i|want me to|do you want me to|would you like me to|let me|i can|i could)\b|要不要我|需要我|要我|我可以(帮你)?", re.IGNORECASE)
+DURABLE_RE = re.compile(
+    r"\b(rule|always|never|every|must|should|convention|policy|add|enable|set up|install|introduce|adopt|switch|use|require|enforce|check)\b"
+    r"|规则|以后|统一|都要|每次|加上|启用|接入|改用|引入|要求|必须", re.IGNORECASE)
+
+ELABORATION_RE = re.compile(r"^(he|she|it|they|his|her|its|their|a|an|this one|that one)\b|^(她|他|它|他们|她们|一只|一个)", re.IGNORECASE)
+ELABORATION_MAX_CHARS = 120
+SPEAKER_FACT_MIN_WORDS = 4
+FIRST_PERSON_RE = re.compile(r"\b(i|i'm|i've|my|me|we|our)\b|我", re.IGNORECASE)
+
+
+def candidate_for(content: str, category: str, message: dict, *, mode: str, speaker: str = "") -> Candidate | None:
     table = CODE_TYPES if mode == "code" else CHAT_TYPES
+    if category not in table:
+        return None
+    record_type, priority = table[category]
+    if STRONG_RE.search(content) and category == "instruction":
+        priority = -1 if mode == "chat" else 90
+    return Candidate(
+        content=content, type=record_type, priority=priority, category=category, message=message,
+        language="zh" if is_chinese(content) else "en", task_state="done" if category == "task_done" else None,
+        files=file_mentions(content), speaker=speaker,
+    )
+
+
+def extract_from_message(message: dict, *, mode: str, sentences: list[str] | None = None, speakers: set[str] | None = None) -> list[Candidate]:
+    """Candidates of one message. Units, not sentences: an anaphoric sentence joins the one
+    before it ("Use tabs in Go. Do the same for the Makefile." is one rule), a speaker label
+    is kept on every unit of the turn, and relative dates are resolved against the
+    message's time."""
+    content = str(message.get("content") or "")
+    speaker, body = speaker_of(content)
+    if speaker and speaker not in (speakers or set()):
+        speaker, body = "", content  # "Retries: max 5 attempts" is a label, not a person
+    role = "user" if speaker else str(message.get("role"))  # a named speaker is a person talking
+    if sentences is None:
+        parts = split_sentences(body)
+    else:
+        parts = [speaker_of(s)[1] if speaker and speaker_of(s)[0] == speaker else s for s in sentences]
+    parts = [RESTATED_RE.sub("", p).strip() for p in parts]
     found: list[Candidate] = []
-    for sentence in sentences:
+    previous: Candidate | None = None
+    for sentence in parts:
         if len(sentence) < 6 or len(sentence) > 400:
+            previous = None if len(sentence) > 400 else previous
             continue
-        category = classify(sentence, role=str(message.get("role")))
-        if category is None or category not in table:
+        if previous is not None and ANAPHORA_RE.search(sentence) and len(previous.content) + len(sentence) < 400:
+            previous.content = f"{previous.content.rstrip()} {sentence}" if not is_chinese(sentence) else previous.content.rstrip() + sentence
+            if classify(sentence, role=role) == "instruction" and previous.category != "instruction":
+                upgraded = candidate_for(previous.content, "instruction", message, mode=mode, speaker=speaker)
+                if upgraded is not None:
+                    found[found.index(previous)] = upgraded
+                    previous = upgraded
             continue
-        record_type, priority = table[category]
-        if STRONG_RE.search(sentence) and category == "instruction":
-            priority = -1 if mode == "chat" else 90
-        task_state = "done" if category == "task_done" else None
-        found.append(
-            Candidate(
-                content=sentence, type=record_type, priority=priority, category=category, message=message,
-                language="zh" if is_chinese(sentence) else "en", task_state=task_state, files=file_mentions(sentence),
-            )
-        )
+        category = classify(sentence, role=role)
+        small_talk = bool(speaker and category == "instruction" and not FIRST_PERSON_RE.search(sentence))
+        if small_talk:
+            category = None  # two people talking: "taking care of ourselves is so important" is small talk, not a rule
+        if category is None and speaker and not small_talk and not QUESTION_RE.search(sentence) and len(content_tokens(sentence)) >= SPEAKER_FACT_MIN_WORDS:
+            # Between people every turn that says something is evidence of what happened to whom
+            # ("Tom: Take the 28 tram early, before the crowds."): kept as an event of the speaker.
+            category = "episode"
+        if category is None and previous is not None and len(sentence) <= ELABORATION_MAX_CHARS and ELABORATION_RE.search(sentence) \
+                and not QUESTION_RE.search(sentence) and len(previous.content) + len(sentence) < 400:
+            # "My sister just had a baby. A boy named Felix." — the second sentence belongs to the first.
+            text = resolve_relative_dates(sentence, message.get("timestamp"))
+            previous.content = previous.content.rstrip() + ("" if is_chinese(text) else " ") + text
+            continue
+        if category is None:
+            previous = None
+            continue
+        text = resolve_relative_dates(sentence, message.get("timestamp"))
+        if speaker and not text.lower().startswith(speaker.lower()):
+            text = f"{speaker}: {text}"
+        cand = candidate_for(text, category, message, mode=mode, speaker=speaker)
+        if cand is None:
+            previous = None
+            continue
+        found.append(cand)
+        previous = cand
     return found

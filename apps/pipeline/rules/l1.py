@@ -11,28 +11,49 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from django.utils import timezone
 
+from apps.pipeline.rules.corrections import (
+    Correction,
+    corrected_content,
+    forget_matches,
+    supersedes,
+)
 from apps.pipeline.rules.extract import Candidate, extract_from_message
 from apps.pipeline.rules.text import (
     absolute_paths,
+    containment,
+    content_tokens,
     dropped_weight,
     lexical_similarity,
     normalize,
     path_within,
-    quality_gate,
-    sentences,
     tokens,
+    values,
 )
+from apps.pipeline.rules.units import BatchAnalysis, analyse
 from apps.tools.errors import NotFound, ToolError
 
 # Dedup thresholds: the dense score must be high AND the wording must overlap, so a
 # model whose scores run high for unrelated text cannot merge unrelated memories.
 SKIP_SCORE, SKIP_LEXICAL = 0.93, 0.8
+# A restatement: every content word of the new text is already in the live record (a
+# shortened or reworded repeat) — skipped at a lower dense score than a near-identical one.
+# Partial containment never skips: one new word in a short sentence is often the whole
+# difference ("…for the billing service" / "…for the inventory service"; dense ≥ 0.93 for
+# both with the e5 model), measured in docs/pipeline.md.
+RESTATE_SCORE, RESTATE_CONTAINMENT = 0.86, 1.0
+# An extension: every content word of the live record is in the new text, which says more
+# (a changed word is the refinement rule's case, which also checks the type and wording).
+EXTEND_SCORE, EXTEND_CONTAINMENT = 0.86, 1.0
+CORRECTION_MIN_SCORE = 0.78  # a dense candidate of a correction without the old value said
+FORGET_SEARCH_TOP_K = 10
+TEXT_SCAN_LIMIT = 2000
 UPDATE_SCORE, UPDATE_LEXICAL = 0.85, 0.4
 UPDATE_MAX_DROPPED = 1.0  # at most one English word (or one Chinese word) of the old record may go
 CLOSE_LEXICAL = 0.2  # "finished X" shares fewer words with "need to do X"
@@ -65,6 +86,8 @@ class Planned:
     vector: list[float] | None = None  # queryVector of this exact content, reused by l1_commit
     content_override: str | None = None  # an update that keeps the old wording (a task closed)
     project_hint: str = ""  # the session's project when the server will fill it (scene label only)
+    fixed: bool = False  # a correction's replacement: already decided, not deduplicated again
+    rule: str = ""  # which dedup rule decided (counted as dedup.<rule>)
 
 
 def message_ref(message: dict) -> str:
@@ -132,11 +155,12 @@ def run(ctx) -> None:
         next_cursor = json.dumps(increment.get("nextCursor") or {}, ensure_ascii=False)
         if not messages and next_cursor == cursor:
             break
-        planned = _plan_batch(ctx, messages, mode, projects)
-        records = _records_for_commit(planned, mode)
+        planned, tombstones = _plan_batch(ctx, messages, mode, projects, list(increment.get("background") or []))
+        records = tombstones + _records_for_commit(planned, mode)
         ctx.progress("commit", f"batch {batch}: committing {len(records)} items", force=True)
         result = ctx.tool("l1_commit", {"records": records, "cursor": next_cursor, "source": "subagent"})
         _count_commit(ctx, planned, result)
+        ctx.add("forgetTombstones", len(tombstones))
         cursor = next_cursor
         ctx.add("batches")
         if not increment.get("truncated") or ctx.remaining() < BATCH_TIME_RESERVE:
@@ -144,39 +168,229 @@ def run(ctx) -> None:
             break
 
 
-def _plan_batch(ctx, messages: list[dict], mode: str, projects: dict[str, dict]) -> list[Planned]:
-    candidates: list[Candidate] = []
-    for message in messages:
-        reason = quality_gate(message.get("content"))
-        if reason:
-            ctx.add("messagesGated")
-            ctx.add(f"gated.{reason}")
-            continue
-        candidates.extend(extract_from_message(message, mode=mode, sentences=sentences(str(message["content"]))))
-    ctx.add("candidates", len(candidates))
-    planned = _merge_within_batch(candidates)
+def _plan_batch(ctx, messages: list[dict], mode: str, projects: dict[str, dict], background: list[dict] | None = None) -> tuple[list[Planned], list[dict]]:
+    """The batch's records to store/update/skip, and its forget tombstones."""
+    analysis = analyse(ctx, messages, background or [], mode)
+    ctx.add("candidates", len(analysis.candidates))
+    planned = _merge_within_batch(analysis.candidates)
+    _apply_in_batch_corrections(ctx, analysis, planned)
+    forgotten_here = _forget_in_batch(ctx, analysis, planned)
+    planned = [p for p in planned if p not in forgotten_here]
     for item in planned:
         item.metadata = _scope(ctx, item, mode, projects)
-    _dedup(ctx, planned)
+    claimed: set[str] = set()
+    forget_ids = _forget_stored(ctx, analysis, claimed)
+    planned.extend(_stored_corrections(ctx, analysis, mode, projects, claimed, forget_ids))
+    _dedup(ctx, [p for p in planned if not p.fixed], claimed | set(forget_ids))
     _attribute_scenes(ctx, planned, mode)
-    return planned
+    tombstones = [{"id": rid, "deleted": True, "reason": "user-forget"} for rid in forget_ids]
+    return planned, tombstones
 
 
 def _merge_within_batch(candidates: list[Candidate]) -> list[Planned]:
     by_key: dict[tuple[str, str], Planned] = {}
     for cand in candidates:
         key = (normalize(cand.content), str(cand.message.get("sessionKey")))
-        ref = message_ref(cand.message)
-        stamp = iso_from_ms(cand.message.get("timestamp"))
+        session = str(cand.message.get("sessionKey"))
+        refs = [message_ref(m) for m in cand.extra_messages if str(m.get("sessionKey")) == session] + [message_ref(cand.message)]
+        stamps = [s for s in (iso_from_ms(m.get("timestamp")) for m in [*cand.extra_messages, cand.message]) if s]
         if key in by_key:
             item = by_key[key]
+        else:
+            item = by_key[key] = Planned(candidate=cand, source_ids=[], timestamps=[], task_state=cand.task_state)
+        for ref in refs:
             if ref not in item.source_ids:
                 item.source_ids.append(ref)
-            if stamp and stamp not in item.timestamps:
+        for stamp in stamps:
+            if stamp not in item.timestamps:
                 item.timestamps.append(stamp)
-            continue
-        by_key[key] = Planned(candidate=cand, source_ids=[ref], timestamps=[stamp] if stamp else [], task_state=cand.task_state)
     return list(by_key.values())
+
+
+# --------------------------------------------------------------------------- corrections and forget requests
+
+
+def _apply_in_batch_corrections(ctx, analysis: BatchAnalysis, planned: list[Planned]) -> None:
+    """A correction of something said earlier in this batch rewrites that unit before anything
+    is stored: the superseded value never becomes a record."""
+    for said in analysis.corrections:
+        correction = said.correction
+        best, best_score = None, 0.0
+        for item in planned:
+            if not analysis.said_before(item.candidate, said):
+                continue
+            score = supersedes(item.candidate.content, correction)
+            if score > best_score:
+                best, best_score = item, score
+        if best is None:
+            continue
+        new_content = corrected_content(best.candidate.content, correction) or _standalone(correction)
+        if not new_content:
+            continue
+        best.candidate.content = new_content
+        _cite(best, said.message)
+        said.correction = None  # applied
+        ctx.add("correctionsInBatch")
+
+
+def _standalone(correction: Correction) -> str | None:
+    """The correction's own clause, when it says enough to stand alone as a record."""
+    clause = correction.clause.strip()
+    return clause if len(content_tokens(clause)) >= 3 and len(clause) >= 8 else None
+
+
+def _cite(item: Planned, message: dict) -> None:
+    ref = message_ref(message)
+    if str(message.get("sessionKey")) == str(item.candidate.message.get("sessionKey")) and ref not in item.source_ids:
+        item.source_ids.append(ref)
+        stamp = iso_from_ms(message.get("timestamp"))
+        if stamp and stamp not in item.timestamps:
+            item.timestamps.append(stamp)
+
+
+def _stored_corrections(ctx, analysis: BatchAnalysis, mode: str, projects: dict[str, dict], claimed: set[str], forget_ids: list[str]) -> list[Planned]:
+    """Corrections of live records of earlier batches: the corrected record replaces the
+    superseded one (`replaces` + tombstone; the version chain shows both)."""
+    pending = [s for s in analysis.corrections if s.correction is not None]
+    if not pending:
+        return []
+    queries = [(s.correction.clause + " " + s.correction.old).strip() for s in pending]
+    found = _search(ctx, queries, top_k=5)
+    out: list[Planned] = []
+    for said, candidates in zip(pending, found):
+        correction = said.correction
+        ids = {c["record_id"] for c in candidates if c.get("record_id")}
+        if correction.old:
+            ids |= _records_containing(ctx.profile, correction.old)
+        full = _full_records(ctx.profile, ids)
+        scores = {str(c.get("record_id")): float(c.get("score") or 0) for c in candidates}
+        best, best_key = None, (0.0, 0.0)
+        for record in full.values():
+            if record.deleted or record.record_id in claimed or record.record_id in forget_ids:
+                continue
+            strength = supersedes(record.content, correction)
+            dense = scores.get(record.record_id, 0.0)
+            if strength <= 0 or (not correction.old and dense < CORRECTION_MIN_SCORE):
+                continue
+            key = (strength, dense)
+            if key > best_key:
+                best, best_key = record, key
+        if best is None:
+            # Nothing to correct: what is true now is a plain statement ("actually" is often just a word).
+            for cand in extract_from_message(said.message, mode=mode, sentences=[correction.clause], speakers=analysis.speakers):
+                item = Planned(candidate=cand, source_ids=[message_ref(said.message)], timestamps=[t for t in [iso_from_ms(said.message.get("timestamp"))] if t])
+                item.metadata = _scope(ctx, item, mode, projects)
+                out.append(item)
+            ctx.add("correctionsUnmatched")
+            continue
+        new_content = corrected_content(best.content, correction) or _standalone(correction)
+        if not new_content or normalize(new_content) == normalize(best.content):
+            continue
+        out.append(_replacement_of(ctx, best, new_content, said.message, mode, projects, claimed))
+        ctx.add("correctionsOfStored")
+    return out
+
+
+def _replacement_of(ctx, record, content: str, message: dict, mode: str, projects: dict[str, dict], claimed: set[str]) -> Planned:
+    cand = Candidate(
+        content=content, type=record.type, priority=record.priority, category="correction", message=message,
+        language="zh" if _zh(content) else "en",
+    )
+    ref = message_ref(message)
+    same_session = str(message.get("sessionKey") or "") == (record.session_key or "")
+    item = Planned(candidate=cand, source_ids=[*(record.source_message_ids or []), ref] if same_session else [ref], timestamps=[], fixed=True)
+    stamp = iso_from_ms(message.get("timestamp"))
+    item.timestamps = [t for t in [stamp] if t]
+    meta = dict(record.metadata or {})
+    if same_session or meta.get("scope") == "global":
+        item.metadata = {k: v for k, v in meta.items() if k in ("scope", "project", "projectEvidence")} or {"scope": "unknown", "project": ""}
+    else:
+        item.metadata = _scope(ctx, item, mode, projects)
+    _replace(item, record, claimed)
+    return item
+
+
+def _zh(text: str) -> bool:
+    from apps.pipeline.rules.text import is_chinese
+
+    return is_chinese(text)
+
+
+def _forget_in_batch(ctx, analysis: BatchAnalysis, planned: list[Planned]) -> list[Planned]:
+    """Units of this batch that a later request forgets: never stored."""
+    gone: list[Planned] = []
+    for said in analysis.forgets:
+        for item in planned:
+            if item in gone or not analysis.said_before(item.candidate, said):
+                continue
+            if said.forget:
+                hit = forget_matches(item.candidate.content, said.forget)
+            else:
+                hit = said.previous is not None and message_ref(said.previous) in item.source_ids
+            if hit:
+                gone.append(item)
+    ctx.add("forgottenInBatch", len(gone))
+    return gone
+
+
+def _forget_stored(ctx, analysis: BatchAnalysis, claimed: set[str]) -> list[str]:
+    """Live records a forget request names: tombstoned with reason `user-forget` — the
+    user's word, applied to high-value records too (l1_commit tombstones have no
+    high-value guard; that guard belongs to l1_fix, an agent's correction)."""
+    if not analysis.forgets:
+        return []
+    from apps.records.models import L1Record
+
+    ids: list[str] = []
+    subjects = [s for s in analysis.forgets if s.forget]
+    found = _search(ctx, [s.forget for s in subjects], top_k=FORGET_SEARCH_TOP_K) if subjects else []
+    recent = list(
+        L1Record.objects.filter(profile=ctx.profile, deleted=False).order_by("-updated_at")
+        .values_list("record_id", "content", "source_message_ids")[:TEXT_SCAN_LIMIT]
+    )
+    for said, candidates in zip(subjects, found):
+        for c in candidates:
+            if c.get("record_id") and forget_matches(str(c.get("content") or ""), said.forget):
+                ids.append(str(c["record_id"]))
+        ids.extend(rid for rid, content, _src in recent if forget_matches(content, said.forget))
+    for said in analysis.forgets:
+        if said.forget or said.previous is None:
+            continue
+        ref = message_ref(said.previous)
+        ids.extend(rid for rid, _content, src in recent if ref in (src or []))
+    unique = [rid for rid in dict.fromkeys(ids) if rid not in claimed]
+    live = _full_records(ctx.profile, set(unique))
+    unique = [rid for rid in unique if rid in live and not live[rid].deleted]
+    ctx.add("forgotten", len(unique))
+    return unique
+
+
+def _records_containing(profile, text: str) -> set[str]:
+    from apps.records.models import L1Record
+
+    if len(text.strip()) < 1:
+        return set()
+    return set(
+        L1Record.objects.filter(profile=profile, deleted=False, content__icontains=text.strip())
+        .order_by("-updated_at").values_list("record_id", flat=True)[:20]
+    )
+
+
+def _search(ctx, queries: list[str], *, top_k: int) -> list[list[dict]]:
+    """embed_and_search answers per query ([] where the index could not answer)."""
+    out: list[list[dict]] = [[] for _ in queries]
+    for start in range(0, len(queries), EMBED_CHUNK):
+        chunk = queries[start : start + EMBED_CHUNK]
+        try:
+            answer = ctx.tool("embed_and_search", {"queries": chunk, "topK": top_k})
+        except ToolError as exc:
+            ctx.counts["searchError"] = exc.message[:300]
+            continue
+        for entry in answer.get("results") or []:
+            idx = entry.get("index")
+            if isinstance(idx, int) and 0 <= idx < len(chunk) and not entry.get("fallback"):
+                out[start + idx] = list(entry.get("candidates") or [])
+    return out
 
 
 # --------------------------------------------------------------------------- project scope
@@ -209,20 +423,49 @@ def _scope(ctx, item: Planned, mode: str, projects: dict[str, dict]) -> dict[str
                 evidence = [{"message_id": item.source_ids[0], "path": path} for path in paths]
                 return {"scope": "self", "project": root, "projectEvidence": evidence}
         return {"scope": "unknown", "project": ""}
-    if cand.type == "work_method":
-        # Conventions and habits without a path hold in any project.
+    general = GENERAL_RE.search(cand.content) and not REPO_RE.search(cand.content)
+    if cand.type == "work_method" and (general or (cand.category == "preference" and not REPO_RE.search(cand.content))):
+        # Only the user's own habits hold in every project ("I always…", "in all my repos").
         return {"scope": "global", "project": ""}
     session = _session_project(ctx, session_key, projects)
+    cwd = str(cand.message.get("cwd") or "")
+    root = _project_of_cwd(ctx.profile, cwd, session)
+    if root:
+        # Said in a known project's workbench: the message's cwd is the evidence (SPEC §3.2).
+        evidence = [{"message_id": message_ref(cand.message), "path": cwd}]
+        return {"scope": "self", "project": root, "projectEvidence": evidence}
     if session.get("flag"):
         item.project_hint = str(session.get("project") or "")
         return {"scope": "self"}  # the server fills the session's project
+    if cand.type == "work_method" and not REPO_RE.search(cand.content):
+        return {"scope": "global", "project": ""}  # a convention said outside any project
     return {"scope": "unknown", "project": ""}
+
+
+def _project_of_cwd(profile, cwd: str, session: dict) -> str:
+    """The known project (or the session's flagged one) that contains the workbench."""
+    if not cwd:
+        return ""
+    roots = sorted((str(p) for p in (profile.known_projects or [])), key=len, reverse=True)
+    if session.get("flag") and session.get("project"):
+        roots.append(str(session["project"]))
+    return next((root for root in roots if path_within(cwd, root)), "")
+
+
+# A rule said about this repository, or about the user's work in general.
+REPO_RE = re.compile(
+    r"\b(in|for|of|to) (this|our|the) (repo|repository|project|codebase|service|app)\b|\bhere\b|\bthis (repo|repository|project|codebase)\b"
+    r"|本项目|本仓库|这个(项目|仓库|工程|库|服务)|该项目|项目里|仓库里|这里", re.IGNORECASE)
+GENERAL_RE = re.compile(
+    r"\b(in|for|across) (all|every|any) (of )?(my |our )?(projects?|repos?|repositories|codebases?)\b|\beverywhere\b|\bglobally\b|\bin general\b"
+    r"|\bi (always|never|usually|prefer|like|hate|tend to)\b|\bmy (habit|preference|style|rule of thumb)\b|\bpersonally\b|\bwherever\b"
+    r"|所有(的)?项目|每个项目|任何项目|我(一直|总是|一般|习惯|喜欢|偏好|个人)|无论哪个项目", re.IGNORECASE)
 
 
 # --------------------------------------------------------------------------- dedup
 
 
-def _dedup(ctx, planned: list[Planned]) -> None:
+def _dedup(ctx, planned: list[Planned], claimed: set[str] | None = None) -> None:
     if not planned:
         return
     results: dict[int, list[dict]] = {}
@@ -254,7 +497,7 @@ def _dedup(ctx, planned: list[Planned]) -> None:
         for i, cands in zip(failed, fallback):
             results[i] = cands
     full = _full_records(ctx.profile, {c["record_id"] for cands in results.values() for c in cands if c.get("record_id")})
-    claimed: set[str] = set()
+    claimed = claimed if claimed is not None else set()
     for idx, item in enumerate(planned):
         _decide(item, results.get(idx, []), full, claimed)
 
@@ -272,11 +515,26 @@ def _decide(item: Planned, candidates: list[dict], full: dict[str, Any], claimed
             # "I finished X" closes the open task X: same task, new state.
             if score >= UPDATE_SCORE and lexical >= CLOSE_LEXICAL:
                 _replace(item, record, claimed, content=record.content)
+                item.rule = "close"
                 return
             continue
         adds_nothing = normalize(cand.content) == normalize(record.content) or tokens(cand.content) <= tokens(record.content)
         if adds_nothing and (score >= SKIP_SCORE or lexical >= SKIP_LEXICAL):
-            item.action = "skip"
+            item.action, item.rule = "skip", "same"
+            return
+        same_values = _same_values(cand.content, record.content)
+        contained = containment(cand.content, record.content)
+        if same_values and score >= RESTATE_SCORE and contained >= RESTATE_CONTAINMENT:
+            # A shortened or reworded restatement of a live record: nothing new to store.
+            item.action, item.rule = "skip", "restatement"
+            return
+        if (
+            same_values and score >= EXTEND_SCORE and record.type == cand.type
+            and containment(record.content, cand.content) >= EXTEND_CONTAINMENT
+        ):
+            # An extended version ("…, and also Y"): the fuller wording replaces the record.
+            _replace(item, record, claimed)
+            item.rule = "extension"
             return
         if (
             score >= UPDATE_SCORE and lexical >= UPDATE_LEXICAL and record.type == cand.type
@@ -285,8 +543,18 @@ def _decide(item: Planned, candidates: list[dict], full: dict[str, Any], claimed
             # A refinement or one changed value of the same statement; two changed terms
             # ("PostgreSQL for billing" → "Redis for search") are a different statement.
             _replace(item, record, claimed)
+            item.rule = "refinement"
             return
     item.action = "store"
+
+
+def _same_values(a: str, b: str) -> bool:
+    """No typed value (number, weekday, time) of one text contradicts the other's."""
+    va, vb = values(a), values(b)
+    for kind in {k for k, _ in va} & {k for k, _ in vb}:
+        if {v.lower() for k, v in va if k == kind} != {v.lower() for k, v in vb if k == kind}:
+            return False
+    return True
 
 
 def _replace(item: Planned, record, claimed: set[str], *, content: str | None = None) -> None:
@@ -336,9 +604,9 @@ def _text_fallback(profile, queries: list[str]) -> list[list[dict]]:
 # --------------------------------------------------------------------------- scenes
 
 
-def scene_label(item: Planned, mode: str) -> str:
+def scene_label(item: Planned, mode: str, *, zh: bool | None = None) -> str:
     cand = item.candidate
-    zh = cand.language == "zh"
+    zh = cand.language == "zh" if zh is None else zh
     topic = TOPICS.get(cand.type, ("其他", "other"))[0 if zh else 1]
     if mode == "chat":
         owner = "用户" if zh else "user"
@@ -349,6 +617,10 @@ def scene_label(item: Planned, mode: str) -> str:
 
 
 def _attribute_scenes(ctx, planned: list[Planned], mode: str) -> None:
+    """One scene per owner and topic, whatever language a record is in: a pool scene with
+    either language's label is reused; a new scene takes the label in the language most of
+    the batch's records of that topic are in (a Chinese and an English rule about the same
+    project's conventions belong to one block)."""
     live = [p for p in planned if p.action != "skip"]
     if not live:
         return
@@ -358,15 +630,23 @@ def _attribute_scenes(ctx, planned: list[Planned], mode: str) -> None:
         ctx.counts["scenePoolError"] = exc.message[:300]
         pool = []
     by_name = {str(s.get("name")): str(s.get("id")) for s in pool}
+    votes: dict[tuple[str, str], list[bool]] = {}
     for item in live:
-        label = scene_label(item, mode)
-        if label in by_name:
-            item.scene = {"scene_id": by_name[label]}
-        else:
-            item.scene = {
-                "new_scene_name": label,
-                "new_scene_reason": f"no pool scene covers {item.candidate.type} memories of this owner yet",
-            }
+        votes.setdefault((scene_label(item, mode, zh=False), scene_label(item, mode, zh=True)), []).append(item.candidate.language == "zh")
+    for item in live:
+        variants = (scene_label(item, mode, zh=False), scene_label(item, mode, zh=True))
+        existing = next((name for name in (scene_label(item, mode),) + variants if by_name.get(name)), None)
+        if existing:
+            item.scene = {"scene_id": by_name[existing]}
+            continue
+        zh_votes = votes[variants]
+        zh = sum(zh_votes) * 2 > len(zh_votes) or (sum(zh_votes) * 2 == len(zh_votes) and zh_votes[0])  # a tie: the first record's language
+        label = variants[1] if zh else variants[0]
+        by_name[label] = by_name.get(label) or ""  # later items of the batch name the same new scene
+        item.scene = {
+            "new_scene_name": label,
+            "new_scene_reason": f"no pool scene covers {item.candidate.type} memories of this owner yet",
+        }
 
 
 # --------------------------------------------------------------------------- commit
@@ -407,6 +687,9 @@ def _count_commit(ctx, planned: list[Planned], result: dict) -> None:
     ctx.add("recordsStored", sum(1 for p in planned if p.action == "store"))
     ctx.add("recordsUpdated", sum(1 for p in planned if p.action == "update"))
     ctx.add("recordsSkipped", sum(1 for p in planned if p.action == "skip"))
+    for item in planned:
+        if item.rule:
+            ctx.add(f"dedup.{item.rule}")
     ctx.add("recordsCommitted", sum(1 for s in result.get("stored") or [] if s))
     ctx.add("tombstoned", len(result.get("tombstoned") or []))
     dropped = (result.get("valueCheck") or {}).get("dropped") or []

@@ -147,7 +147,7 @@ def render_block(scene_name: str, members: list) -> tuple[str, str]:
     groups: dict[str, list] = defaultdict(list)
     for m in members:
         groups[m.type].append(m)
-    lines = [f"# {scene_name}", ""]
+    lines = [f"# {scene_name}", "", synthesis(members, zh=zh), ""]
     for rtype, (heading_zh, heading_en) in HEADINGS.items():
         items = groups.get(rtype)
         if not items:
@@ -163,6 +163,37 @@ def render_block(scene_name: str, members: list) -> tuple[str, str]:
     top = max(members, key=lambda r: (_rank(r.priority), r.created_at))
     summary = one_line(f"{len(members)} memories ({kinds}); key: {top.content}", 300)
     return "\n".join(lines).rstrip() + "\n", summary
+
+
+KIND_WORDS = {
+    "work_method": ("条工作约定", "convention", "conventions"),
+    "work_fact": ("条决策与事实", "decision or fact", "decisions and facts"),
+    "work_task": ("个待办", "task", "tasks"),
+    "work_artifact": ("个产物", "artifact", "artifacts"),
+    "persona": ("条个人信息", "personal fact", "personal facts"),
+    "instruction": ("条回复要求", "instruction", "instructions"),
+    "episodic": ("段经历", "event", "events"),
+}
+SYNTHESIS_KEY_ITEMS = 3
+SYNTHESIS_ITEM_CHARS = 70
+
+
+def synthesis(members: list, *, zh: bool) -> str:
+    """The block's opening paragraph: what kinds of memory it holds, how many tasks are still
+    open, and its most important points in short — a summary to read before the bullets."""
+    counts: dict[str, int] = defaultdict(int)
+    for m in members:
+        counts[m.type] += 1
+    kinds = [(t, counts[t]) for t in HEADINGS if counts.get(t)]
+    open_tasks = sum(1 for m in members if m.type == "work_task" and (m.task_state or "open") == "open")
+    key = [one_line(m.content, SYNTHESIS_ITEM_CHARS) for m in sorted(members, key=lambda r: (-_rank(r.priority), r.created_at))[:SYNTHESIS_KEY_ITEMS]]
+    if zh:
+        parts = "、".join(f"{n} {KIND_WORDS[t][0]}" for t, n in kinds)
+        text = f"共 {len(members)} 条记忆：{parts}" + (f"，其中 {open_tasks} 个待办未完成" if open_tasks else "") + "。"
+        return text + "要点：" + "；".join(k.rstrip("。.") for k in key) + "。"
+    parts = ", ".join(f"{n} {KIND_WORDS[t][1] if n == 1 else KIND_WORDS[t][2]}" for t, n in kinds)
+    text = f"{len(members)} memories: {parts}" + (f"; {open_tasks} task{'s' if open_tasks != 1 else ''} still open" if open_tasks else "") + "."
+    return text + " Key points: " + "; ".join(k.rstrip("。.") for k in key) + "."
 
 
 def _rank(priority: int) -> int:

@@ -4,8 +4,10 @@ Reads the scene blocks updated after the L3 cursor (read_scene_blocks), takes th
 member records of the persona kinds (chat: persona, instruction; code: work_method with
 global scope — the user's conventions that hold in every project), ranks them (strict
 rules first, then priority, effective hits, recency) and adds each one that the proposal
-does not already say, one l3_edit per entry, until the budget refuses. l3_commit is
-always the last call, with the newest `updated` of the blocks it read.
+does not already say, one l3_edit per entry naming the record as its source, until the
+budget refuses. Only durable traits (SPEC §5 [2026-12]): a record that reads as a task, a
+reminder or a one-off event is left out even when it was typed persona/instruction.
+l3_commit is always the last call, with the newest `updated` of the blocks it read.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from __future__ import annotations
 from datetime import UTC
 from typing import Any
 
+from apps.pipeline.rules.extract import PATTERNS, REMINDER_RE
 from apps.pipeline.rules.text import lexical_similarity, normalize, one_line
 from apps.tools.errors import Conflict, ToolError
 
@@ -52,7 +55,7 @@ def run(ctx) -> None:
     ctx.add("candidates", len(candidates))
     existing = _existing_entries(profile)
     added = 0
-    for content in candidates:
+    for content, record_id in candidates:
         if added >= MAX_NEW_ENTRIES:
             break
         entry = one_line(content, ENTRY_MAX_CHARS)
@@ -60,7 +63,7 @@ def run(ctx) -> None:
             ctx.add("entriesAlreadyPresent")
             continue
         try:
-            ctx.tool("l3_edit", {"action": "add", "content": entry})
+            ctx.tool("l3_edit", {"action": "add", "content": entry, "sources": [record_id]})
         except Conflict as exc:
             ctx.counts["budgetStop"] = exc.message[:300]
             break
@@ -79,7 +82,15 @@ def run(ctx) -> None:
         ctx.counts["note"] = "no scene blocks yet: nothing to commit"
 
 
-def _ranked_candidates(profile, member_ids: list[str]) -> list[str]:
+_NOT_DURABLE = [pattern for category, pattern in PATTERNS if category in ("task", "task_done", "episode")] + [REMINDER_RE]
+
+
+def durable(content: str) -> bool:
+    """A trait or a standing rule, not a task, a reminder or something that happened once."""
+    return not any(p.search(content) for p in _NOT_DURABLE)
+
+
+def _ranked_candidates(profile, member_ids: list[str]) -> list[tuple[str, str]]:
     from apps.hitstats.models import RecordHits
     from apps.records.models import L1Record
 
@@ -90,14 +101,14 @@ def _ranked_candidates(profile, member_ids: list[str]) -> list[str]:
         qs = qs.filter(type__in=("persona", "instruction"))
     else:
         qs = qs.filter(type="work_method")
-    rows = [r for r in qs if profile.mode == "chat" or r.scope == "global"]
+    rows = [r for r in qs if (profile.mode == "chat" or r.scope == "global") and durable(r.content)]
     hits = {h.record_id: h.effective_hits for h in RecordHits.objects.filter(profile=profile, record_id__in=[r.record_id for r in rows])}
 
     def key(r) -> tuple[Any, ...]:
         strict = 1 if r.priority == -1 else 0
         return (strict, r.priority, hits.get(r.record_id, 0), r.updated_at)
 
-    return [r.content for r in sorted(rows, key=key, reverse=True)]
+    return [(r.content, r.record_id) for r in sorted(rows, key=key, reverse=True)]
 
 
 def _existing_entries(profile) -> list[str]:

@@ -60,21 +60,56 @@ def is_chinese(text: str) -> bool:
     return len(CJK_RE.findall(text)) / letters >= 0.3
 
 
-_SPLIT_RE = re.compile(r"(?<=[。！？；!?;])\s*|\n+|(?<=[a-z0-9)\]\"']\.)\s+(?=[A-Z\u4e00-\u9fff\"'(])")
+# Sentence ends, Chinese and English. ";" does not end a sentence: a rule said across
+# ";" ("use tabs in Go; spaces everywhere else; don't combine the two") is one statement.
+_SPLIT_RE = re.compile(r"(?<=[。！？!?])\s*|(?<=[a-z0-9)\]\"']\.)\s+(?=[A-Z\u4e00-\u9fff\"'(])")
+_LIST_ITEM_RE = re.compile(r"^\s*(?:[-*•]|\d+[.)、])\s+")
+LIST_JOIN_MAX = 400
+
+
+def _lines_as_units(text: str) -> list[str]:
+    """Lines of a message, a list joined to the line that introduces it: an intro ending
+    with ':' and its items ("Two rules for the importer: - never X - always Y") stay one
+    statement, so no item loses what it is about."""
+    out: list[str] = []
+    intro: int | None = None
+    for raw_line in text.split("\n"):
+        line = raw_line.strip()
+        if not line:
+            intro = None
+            continue
+        is_item = bool(_LIST_ITEM_RE.match(line))
+        item = _LIST_ITEM_RE.sub("", line).strip()
+        if is_item and intro is not None and len(out[intro]) + len(item) < LIST_JOIN_MAX:
+            joined = out[intro]
+            sep = " " if joined.endswith((":", "：")) else "; "
+            out[intro] = joined + sep + item.rstrip("。.;；")
+            continue
+        out.append(item if is_item else line)
+        intro = len(out) - 1 if line.endswith((":", "：")) else (intro if is_item and intro is not None else None)
+    return out
 
 
 def sentences(content: str) -> list[str]:
-    """Split a message into sentences, dropping fenced code and list markers."""
+    """Split a message into sentences, dropping fenced code and list markers; a list stays
+    with its introducing line."""
     text = CODE_FENCE_RE.sub("\n", content)
     out = []
-    for part in _SPLIT_RE.split(text):
-        if not part:
-            continue
-        part = re.sub(r"^\s*(?:[-*•]|\d+[.)、])\s+", "", part)
-        part = re.sub(r"\s+", " ", part).strip()
-        if part:
-            out.append(part)
+    for line in _lines_as_units(text):
+        for part in _SPLIT_RE.split(line):
+            if not part:
+                continue
+            part = re.sub(r"\s+", " ", part).strip()
+            if not part:
+                continue
+            if out and _ABBREV_END_RE.search(out[-1]):
+                out[-1] = f"{out[-1]} {part}"  # "Prof. Keller" is one name, not two sentences
+            else:
+                out.append(part)
     return out
+
+
+_ABBREV_END_RE = re.compile(r"(?:^|\s)(?:Mr|Mrs|Ms|Dr|Prof|St|Jr|Sr|vs|etc|e\.g|i\.e|approx|No)\.$", re.IGNORECASE)
 
 
 def normalize(text: str) -> str:
@@ -141,3 +176,151 @@ def path_within(path: str, root: str) -> bool:
 def one_line(text: str, limit: int) -> str:
     text = re.sub(r"\s+", " ", text.replace("§", " ")).replace("<!--", "").strip()
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+# ---------------------------------------------------------------- content words and values
+
+_STOPWORD_TEXT = """
+a an the and or but of to in on at for with from by as is are was were be been being am it its this that these those
+i me my we our us you your he she they them his her their there here so then than too very just also still now
+do does did done have has had will would should could can may might must not no yes please ok okay
+"""
+STOPWORDS = frozenset(_STOPWORD_TEXT.split())
+ZH_STOP_CHARS = frozenset("的了是在我你他她它们这那就都也还和与把被吧呢啊呀吗哦嗯个一不要")
+
+
+def content_tokens(text: str) -> set[str]:
+    """Tokens that carry meaning: English words minus stopwords; Chinese bigrams without
+    function characters at both ends."""
+    out = set()
+    for tok in tokens(text):
+        if is_cjk_char(tok[0]):
+            if not all(ch in ZH_STOP_CHARS for ch in tok):
+                out.add(tok)
+        elif tok not in STOPWORDS and len(tok) > 1 or tok.isdigit():
+            out.add(_singular(tok))
+    return out
+
+
+def _singular(word: str) -> str:
+    """A plain English plural compares equal to its singular ("buses" ~ "bus", "rides" ~ "ride")."""
+    if len(word) > 4 and word.endswith(("ses", "xes", "ches", "shes")):
+        return word[:-2]
+    if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        return word[:-1]
+    return word
+
+
+def containment(part: str, whole: str) -> float:
+    """Share of `part`'s content words found in `whole` (1.0: `part` says nothing new)."""
+    p, w = content_tokens(part), content_tokens(whole)
+    return len(p & w) / len(p) if p else 0.0
+
+
+_WEEKDAYS_EN = "monday|tuesday|wednesday|thursday|friday|saturday|sunday|mon|tue|tues|wed|thu|thur|thurs|fri|sat|sun"
+VALUE_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
+    # A count with its measure word first: "每周五次" is five times a week, not Friday.
+    ("count", re.compile(r"(?:\d+|[一二三四五六七八九十两]+)\s?(?=[次个岁只位条台张天年周月])")),
+    ("weekday", re.compile(rf"\b(?:{_WEEKDAYS_EN})s?\b|(?:周|星期|礼拜)[一二三四五六日天]", re.IGNORECASE)),
+    ("time", re.compile(r"\b\d{1,2}(?::\d{2})?\s*(?:am|pm)\b|\b\d{1,2}:\d{2}\b|(?:上午|下午|晚上|早上)?[一二三四五六七八九十\d]{1,3}点(?:半|[一二三四五\d]{1,2}分)?", re.IGNORECASE)),
+    ("number", re.compile(r"(?<![\w.])v?\d+(?:\.\d+)*(?:\s?(?:kg|km|g|cm|mm|m|gb|mb|tb|ms|s|h|k|%|岁|号|公斤|公里))?(?![\w.]\w|\w)", re.IGNORECASE)),
+]
+_UNIT_RE = re.compile(r"(kg|km|g|cm|mm|m|gb|mb|tb|ms|s|h|k|%|岁|号|公斤|公里|[次个岁只位条台张天年周月])$", re.IGNORECASE)
+
+
+def values(text: str) -> list[tuple[str, str]]:
+    """Typed values in `text` (counts, weekdays, clock times, numbers with their unit), in
+    order. A number's kind carries its unit ("number:kg"), so 74kg corrects 72kg but not 178."""
+    found: list[tuple[int, str, str]] = []
+    taken: list[tuple[int, int]] = []
+    for kind, pattern in VALUE_PATTERNS:
+        for m in pattern.finditer(text):
+            if not m.group(0).strip() or any(a < m.end() and m.start() < b for a, b in taken):
+                continue
+            taken.append((m.start(), m.end()))
+            value, typed = m.group(0).strip(), kind
+            if kind in ("number", "count"):
+                tail = text[m.end(): m.end() + 1] if kind == "count" else ""
+                unit = _UNIT_RE.search(value + tail)
+                typed = f"{kind}:{unit.group(1).lower()}" if unit else kind
+            found.append((m.start(), typed, value))
+    return [(kind, value) for _, kind, value in sorted(found)]
+
+
+# ---------------------------------------------------------------- speakers and dates
+
+SPEAKER_RE = re.compile(r"^\s*(?P<name>[A-Z][a-zA-Z'\-]{1,20}(?: [A-Z][a-zA-Z'\-]{1,20})?|[\u4e00-\u9fff]{1,4})\s*[:：]\s+(?=\S)")
+
+
+def speaker_of(content: str) -> tuple[str, str]:
+    """A speaker label at the start of a turn ("Mara: I went ..."): (name, rest), or ("", content).
+    Labels that are ordinary words ("Note:", "Error:", "TODO:") are not speakers."""
+    m = SPEAKER_RE.match(content)
+    if not m or m.group("name").lower() in _NOT_SPEAKERS or m.group("name") in _NOT_SPEAKERS_ZH:
+        return "", content
+    return m.group("name"), content[m.end():]
+
+
+_NOT_SPEAKER_TEXT = (
+    "note error warning todo fixme update edit ps tip info hint question answer example result output input step summary "
+    "reason fix bug issue context goal problem solution rule rules decision status re fyi nb important caution"
+)
+_NOT_SPEAKERS = frozenset(_NOT_SPEAKER_TEXT.split())
+_NOT_SPEAKERS_ZH = frozenset({"注意", "问题", "原因", "结论", "总结", "备注", "错误", "警告", "例如", "比如", "更新", "补充", "规则", "决定", "结果"})
+
+
+def _day(ts_ms: int, delta_days: int) -> str:
+    from datetime import UTC, datetime, timedelta
+
+    return (datetime.fromtimestamp(ts_ms / 1000, tz=UTC) + timedelta(days=delta_days)).strftime("%Y-%m-%d")
+
+
+def _month(ts_ms: int, delta: int) -> str:
+    from datetime import UTC, datetime
+
+    d = datetime.fromtimestamp(ts_ms / 1000, tz=UTC)
+    y, m = divmod(d.year * 12 + d.month - 1 + delta, 12)
+    return f"{y:04d}-{m + 1:02d}"
+
+
+def _year(ts_ms: int, delta: int) -> str:
+    from datetime import UTC, datetime
+
+    return str(datetime.fromtimestamp(ts_ms / 1000, tz=UTC).year + delta)
+
+
+_RELATIVE_DATES: list[tuple[re.Pattern[str], object]] = [
+    (re.compile(r"\b(the day before yesterday)\b", re.IGNORECASE), lambda ts: _day(ts, -2)),
+    (re.compile(r"\b(yesterday|last night)\b", re.IGNORECASE), lambda ts: _day(ts, -1)),
+    (re.compile(r"\b(today|tonight|this morning|this afternoon|this evening)\b", re.IGNORECASE), lambda ts: _day(ts, 0)),
+    (re.compile(r"\b(tomorrow)\b", re.IGNORECASE), lambda ts: _day(ts, 1)),
+    (re.compile(r"\b(last week)\b", re.IGNORECASE), lambda ts: "week of " + _day(ts, -7)),
+    (re.compile(r"\b(next week)\b", re.IGNORECASE), lambda ts: "week of " + _day(ts, 7)),
+    (re.compile(r"\b(last weekend)\b", re.IGNORECASE), lambda ts: "weekend before " + _day(ts, 0)),
+    (re.compile(r"\b(last month)\b", re.IGNORECASE), lambda ts: _month(ts, -1)),
+    (re.compile(r"\b(next month)\b", re.IGNORECASE), lambda ts: _month(ts, 1)),
+    (re.compile(r"\b(last year)\b", re.IGNORECASE), lambda ts: _year(ts, -1)),
+    (re.compile(r"\b(next year)\b", re.IGNORECASE), lambda ts: _year(ts, 1)),
+    (re.compile(r"(前天)"), lambda ts: _day(ts, -2)),
+    (re.compile(r"(昨天|昨晚)"), lambda ts: _day(ts, -1)),
+    (re.compile(r"(今天|今晚|今早|今天早上)"), lambda ts: _day(ts, 0)),
+    (re.compile(r"(明天)"), lambda ts: _day(ts, 1)),
+    (re.compile(r"(上周|上个星期|上礼拜)"), lambda ts: _day(ts, -7) + " 那周"),
+    (re.compile(r"(下周|下个星期)"), lambda ts: _day(ts, 7) + " 那周"),
+    (re.compile(r"(上个月)"), lambda ts: _month(ts, -1)),
+    (re.compile(r"(下个月)"), lambda ts: _month(ts, 1)),
+    (re.compile(r"(去年)"), lambda ts: _year(ts, -1)),
+    (re.compile(r"(明年)"), lambda ts: _year(ts, 1)),
+]
+
+
+def resolve_relative_dates(text: str, ts_ms: object) -> str:
+    """"yesterday" → "yesterday (2026-11-09)" against the message's own time, so a record
+    read months later still says when. Without a timestamp the text is unchanged."""
+    if isinstance(ts_ms, bool) or not isinstance(ts_ms, (int, float)) or ts_ms <= 0:
+        return text
+    ts = int(ts_ms)
+    for pattern, when in _RELATIVE_DATES:
+        zh = bool(CJK_RE.match(pattern.pattern.strip("()")[:1] or "a"))
+        text = pattern.sub(lambda m, when=when, zh=zh: f"{m.group(1)}（{when(ts)}）" if zh else f"{m.group(1)} ({when(ts)})", text)
+    return text

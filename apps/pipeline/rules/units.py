@@ -1,0 +1,194 @@
+"""What one batch of L0 messages says, message by message and across neighbouring messages.
+
+The extraction unit is a message or a short window, not a sentence:
+* a follow-up that only points back ("以后都照这个来。", "Do the same for the importer.")
+  joins the statement it points at, with both messages as provenance;
+* a user's acceptance of an assistant's proposal ("yes, add that rule — exactly what we
+  want") becomes a record of the proposal's content, citing both messages; a declined
+  proposal stores nothing (an assistant's words are never evidence by themselves);
+* a correction and a request to forget are collected for l1.py, which finds what they
+  refer to (in this batch or among live records) — a forget request itself stores nothing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from apps.pipeline.rules.corrections import Correction, forget_subject, parse_correction
+from apps.pipeline.rules.extract import (
+    ACCEPT_RE,
+    ANAPHORA_RE,
+    DECLINE_RE,
+    QUESTION_RE,
+    REQUEST_RE,
+    STRONG_RE,
+    Candidate,
+    candidate_for,
+    classify,
+    extract_from_message,
+    proposal_of,
+)
+from apps.pipeline.rules.text import quality_gate, sentences, speaker_of
+
+FOLLOW_UP_MAX_CHARS = 80  # an anaphoric follow-up is short; a long message says its own thing
+ACCEPT_MAX_CHARS = 200
+REFERENT_MAX_CHARS = 360
+
+
+@dataclass
+class Said:
+    """A correction or a forget request, with where it was said."""
+
+    message: dict
+    correction: Correction | None = None
+    forget: str | None = None  # the subject; "" = what was just said
+    previous: dict | None = None  # the user's previous message in the session (forget "that")
+
+
+@dataclass
+class BatchAnalysis:
+    candidates: list[Candidate] = field(default_factory=list)
+    corrections: list[Said] = field(default_factory=list)
+    forgets: list[Said] = field(default_factory=list)
+    removed: list[Candidate] = field(default_factory=list)  # replaced by a merged unit
+    speakers: set[str] = field(default_factory=set)  # turn labels of logged conversations between people
+    order: dict[int, int] = field(default_factory=dict)  # id(message) → its index in the batch
+
+    def said_before(self, candidate: Candidate, said: Said) -> bool:
+        """Whether the candidate comes from a message before the correction/forget request."""
+        return self.order.get(id(candidate.message), -1) < self.order.get(id(said.message), -1)
+
+
+def turn_speakers(rows: list[dict]) -> set[str]:
+    """Labels that open at least two messages of one session ("Nadia: …", "Tom: …"): a log
+    of people talking. A label seen once ("Retries: max 5") is part of what was said."""
+    seen: dict[tuple[str, str], int] = {}
+    for row in rows:
+        name, _ = speaker_of(str(row.get("content") or ""))
+        if name:
+            key = (str(row.get("sessionKey") or ""), name)
+            seen[key] = seen.get(key, 0) + 1
+    return {name for (_session, name), count in seen.items() if count >= 2}
+
+
+def analyse(ctx, messages: list[dict], background: list[dict], mode: str) -> BatchAnalysis:
+    out = BatchAnalysis(speakers=turn_speakers([*background, *messages]), order={id(m): i for i, m in enumerate(messages)})
+    last_user: dict[str, tuple[dict, list[Candidate]]] = {}
+    last_assistant: dict[str, dict] = {}
+    for row in background:  # context only: what a follow-up at the start of the batch may refer to
+        if quality_gate(row.get("content")):
+            continue
+        _remember(row, last_user, last_assistant, [], out.speakers)
+    for message in messages:
+        reason = quality_gate(message.get("content"))
+        if reason:
+            ctx.add("messagesGated")
+            ctx.add(f"gated.{reason}")
+            continue
+        session = str(message.get("sessionKey") or "")
+        content = str(message["content"])
+        speaker, _ = speaker_of(content)
+        speaker = speaker if speaker in out.speakers else ""
+        if message.get("role") == "assistant" and not speaker:
+            found = extract_from_message(message, mode=mode, sentences=sentences(content), speakers=out.speakers)
+            out.candidates.extend(found)
+            last_assistant[session] = message
+            continue
+        parts = sentences(speaker_of(content)[1] if speaker else content)
+        subject = next((s for s in (forget_subject(p) for p in parts) if s is not None), None)
+        if subject is not None:
+            previous = last_user.get(session, (None, []))[0]
+            out.forgets.append(Said(message=message, forget=subject, previous=previous))
+            ctx.add("forgetRequests")
+            _remember(message, last_user, last_assistant, [], out.speakers)
+            continue
+        found: list[Candidate] = []
+        accepted = _accepted_proposal(message, parts, session, last_assistant, mode)
+        if accepted is not None:
+            found.append(accepted)
+            ctx.add("proposalsAccepted")
+            parts = parts[1:]
+        elif _declined(parts, session, last_assistant):
+            ctx.add("proposalsDeclined")
+        plain: list[str] = []
+        for part in parts:
+            asked = QUESTION_RE.search(part) or (REQUEST_RE.search(part) and not STRONG_RE.search(part))
+            correction = None if asked else parse_correction(part)
+            if correction is not None:
+                out.corrections.append(Said(message=message, correction=correction))
+                ctx.add("corrections")
+            else:
+                plain.append(part)
+        if plain and _is_follow_up(plain[0], content) and session in last_user:
+            merged = _merge_follow_up(message, plain[0], last_user[session], mode)
+            if merged is not None:
+                out.removed.extend(c for c in last_user[session][1] if c in out.candidates)
+                out.candidates = [c for c in out.candidates if c not in last_user[session][1]]
+                found.append(merged)
+                plain = plain[1:]
+                ctx.add("followUpsMerged")
+        found.extend(extract_from_message(message, mode=mode, sentences=plain, speakers=out.speakers))
+        out.candidates.extend(found)
+        _remember(message, last_user, last_assistant, found, out.speakers)
+    return out
+
+
+def _remember(message: dict, last_user: dict, last_assistant: dict, found: list[Candidate], speakers: set[str]) -> None:
+    session = str(message.get("sessionKey") or "")
+    if message.get("role") == "assistant" and speaker_of(str(message.get("content") or ""))[0] not in speakers:
+        last_assistant[session] = message
+        return
+    # The user's previous message stays the referent of a follow-up even with an assistant
+    # reply in between ("Set X to 30 s." / "Done." / "以后都照这个来。").
+    last_user[session] = (message, list(found))
+    last_assistant.pop(session, None)  # a proposal is answered by the next user message only
+
+
+def _is_follow_up(sentence: str, content: str) -> bool:
+    return len(content.strip()) <= FOLLOW_UP_MAX_CHARS and bool(ANAPHORA_RE.search(sentence))
+
+
+def _merge_follow_up(message: dict, sentence: str, previous: tuple[dict, list[Candidate]], mode: str) -> Candidate | None:
+    """The follow-up with what it refers to: the previous message's units, or its text."""
+    prev_message, prev_found = previous
+    if prev_found:
+        referent = " ".join(c.content.rstrip() for c in prev_found)
+    else:
+        referent = " ".join(p for p in sentences(str(prev_message.get("content") or "")) if classify(p, role="user") is not None or len(p) >= 12)
+    referent = referent.strip()
+    if not referent or len(referent) > REFERENT_MAX_CHARS:
+        return None
+    joiner = "" if referent.endswith(("。", "！", "；")) else " "
+    text = f"{referent}{joiner}{sentence}"
+    category = classify(sentence, role="user")
+    if category not in ("instruction", "preference"):
+        category = prev_found[0].category if prev_found else (classify(referent, role="user") or "instruction")
+    cand = candidate_for(text, category, message, mode=mode)
+    if cand is not None:
+        cand.extra_messages = [prev_message]
+    return cand
+
+
+def _pending_proposal(session: str, last_assistant: dict) -> dict | None:
+    return last_assistant.get(session)
+
+
+def _accepted_proposal(message: dict, parts: list[str], session: str, last_assistant: dict, mode: str) -> Candidate | None:
+    proposal_message = _pending_proposal(session, last_assistant)
+    content = str(message.get("content") or "").strip()
+    if proposal_message is None or not parts or len(content) > ACCEPT_MAX_CHARS or not ACCEPT_RE.search(parts[0]):
+        return None
+    proposal = proposal_of(str(proposal_message.get("content") or ""))
+    if proposal is None:
+        return None
+    category = classify(proposal, role="user")
+    if category is None or category in ("episode", "artifact"):
+        category = "instruction" if STRONG_RE.search(proposal) or mode == "code" else "preference"
+    cand = candidate_for(proposal, category, message, mode=mode)
+    if cand is not None:
+        cand.extra_messages = [proposal_message]
+    return cand
+
+
+def _declined(parts: list[str], session: str, last_assistant: dict) -> bool:
+    return bool(parts) and _pending_proposal(session, last_assistant) is not None and bool(DECLINE_RE.search(parts[0]))
