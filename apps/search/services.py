@@ -170,6 +170,18 @@ class Ranked:
     fused: float = 0.0
     boosts: dict[str, float] = field(default_factory=dict)
     score: float = 0.0
+    dense_score: float | None = None
+    sparse_score: float | None = None
+    relevance: float = 0.0
+    held_below: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Candidates:
+    """Fused candidates of one query plus what the relevance calibration needs."""
+    ranked: list[Ranked]
+    dense_floor: float = 0.0  # lowest dense score returned (bound for records the dense side missed)
+    query_weight: float = 1.0  # sum of the query's sparse weights (normalises BM25)
 
 
 def _fuse(dense: list[index.Candidate], sparse_: list[index.Candidate]) -> list[Ranked]:
@@ -177,33 +189,88 @@ def _fuse(dense: list[index.Candidate], sparse_: list[index.Candidate]) -> list[
     for rank, cand in enumerate(dense, start=1):
         item = ranked.setdefault(cand.record_id, Ranked(cand.record_id))
         item.dense_rank = rank
+        item.dense_score = cand.score
         item.fused += 1.0 / (RRF_K + rank)
     for rank, cand in enumerate(sparse_, start=1):
         item = ranked.setdefault(cand.record_id, Ranked(cand.record_id))
         item.sparse_rank = rank
+        item.sparse_score = cand.score
         item.fused += 1.0 / (RRF_K + rank)
     return sorted(ranked.values(), key=lambda r: -r.fused)
 
 
-def index_ready(profile: Profile) -> bool:
-    """Whether the index can answer for this profile (main thread: touches the database).
-    False when there is nothing to search; raises IndexUnavailable when records exist
-    but the profile has no collection."""
-    if index.current_collection(profile) is None:
+# ----------------------------------------------------------- relevance (§3.14)
+# relevance = sigmoid(b0 + b1·cos + b2·bm25n + b3·both), fitted by logistic regression on
+# the calibration half of the quality benchmark (`bench/recall_quality.py --calibrate`,
+# docs/retrieval.md): cos = the candidate's dense cosine in the debiased space (the lowest
+# returned cosine when the dense side missed it), bm25n = its BM25 score divided by the
+# query's total sparse weight (0 when the sparse side missed it), both = 1 when both
+# sides returned it. Then made non-increasing along the final order, so it is monotone in
+# the ranking.
+RELEVANCE_COEF = (-9.0, 14.0, 1.2, 1.0)
+
+
+def _relevance(item: Ranked, cands: Candidates) -> float:
+    b0, b1, b2, b3 = RELEVANCE_COEF
+    cos = item.dense_score if item.dense_score is not None else cands.dense_floor
+    bm = (item.sparse_score or 0.0) / max(cands.query_weight, 1e-9)
+    both = 1.0 if item.dense_rank is not None and item.sparse_rank is not None else 0.0
+    z = b0 + b1 * cos + b2 * bm + b3 * both
+    return 1.0 / (1.0 + math.exp(-max(-50.0, min(50.0, z))))
+
+
+def _beats_on_both(a: Ranked, b: Ranked) -> bool:
+    """Both rankings place `a` above `b` (a side that missed a record ranks it last)."""
+    inf = float("inf")
+    da, db = a.dense_rank or inf, b.dense_rank or inf
+    sa, sb = a.sparse_rank or inf, b.sparse_rank or inf
+    return da < db and sa < sb
+
+
+def _final_order(items: list[Ranked]) -> list[Ranked]:
+    """Order by boosted score, except that a boost never lifts a record above one that
+    both rankings place higher (SPEC §4): the next record is the best-scored one that no
+    remaining record beats on both sides. Records passed over note who held them."""
+    remaining = sorted(items, key=lambda r: -r.score)
+    out: list[Ranked] = []
+    while remaining:
+        for pos, cand in enumerate(remaining):
+            blockers = [o.record_id for o in remaining if o is not cand and _beats_on_both(o, cand)]
+            if not blockers:
+                out.append(remaining.pop(pos))
+                break
+            for rid in blockers:
+                if rid not in cand.held_below and any(o.record_id == rid and o.score < cand.score for o in remaining):
+                    cand.held_below.append(rid)
+    return out
+
+
+def index_ready(profile: Profile) -> str | None:
+    """The space state of the profile's index (`index.SPACE_*`; main thread: touches the
+    database), None when there is nothing to search. Raises IndexUnavailable when records
+    exist but the profile has no collection, or while an index of another model is being
+    rebuilt (recall answers degraded meanwhile)."""
+    name = index.current_collection(profile)
+    if name is None:
         if L1Record.objects.filter(profile=profile, deleted=False).exists():
             raise index.IndexUnavailable(f"profile {profile.slug} has records but no index; run `manage.py reindex`")
-        return False
-    return True
+        return None
+    state = index.check_space(profile, name)
+    if state == index.SPACE_FOREIGN:
+        raise index.IndexUnavailable(f"the index of profile {profile.slug} is being rebuilt for the current embedding model")
+    return state
 
 
-def index_candidates(profile: Profile, query: str, *, limit: int, filters: Filters) -> list[Ranked]:
+def index_candidates(profile: Profile, query: str, *, limit: int, filters: Filters, raw: bool = False) -> Candidates:
     """Hybrid candidates from the index (no database access: may run in a worker thread).
+    `raw`: the collection is still in the space before debiasing (being rebuilt).
     Raises IndexUnavailable / EmbeddingUnavailable."""
-    qvec = embedding.embed_one(query, kind=embedding.QUERY)
+    qvec = embedding.embed([query], kind=embedding.QUERY, raw=raw)[0]
     spec = filters.spec()
     dense = index.search_dense(profile, qvec, limit=limit, spec=spec)
     sparse_ = index.search_sparse(profile, query, limit=limit, spec=spec)
-    return _fuse(dense, sparse_)
+    return Candidates(_fuse(dense, sparse_), dense_floor=min((c.score for c in dense), default=0.0),
+                      query_weight=sum(sparse.query_vector(query).values) or 1.0)
 
 
 def _apply_boosts(profile: Profile, ranked: list[Ranked], rows: dict[str, L1Record]) -> None:
@@ -239,7 +306,7 @@ def keyword_candidates(profile: Profile, query: str, *, limit: int, filters: Fil
         if matched:
             scored.append((matched / len(terms), row.priority, row.record_id))
     scored.sort(key=lambda s: (-s[0], -s[1]))
-    return [Ranked(record_id=rid, fused=score, score=score) for score, _, rid in scored[:limit]]
+    return [Ranked(record_id=rid, fused=score, score=score, relevance=score) for score, _, rid in scored[:limit]]
 
 
 def _content_cut(content: str, limit: int) -> tuple[str, bool]:
@@ -248,11 +315,12 @@ def _content_cut(content: str, limit: int) -> tuple[str, bool]:
     return content[: max(0, limit - 1)] + "…", True
 
 
-def _record_out(row: L1Record, score: float, max_chars: int) -> dict[str, Any]:
+def _record_out(row: L1Record, ranked: Ranked, max_chars: int) -> dict[str, Any]:
     content, cut = _content_cut(row.content, max_chars)
     out: dict[str, Any] = {
         "recordId": row.record_id,
-        "score": round(score, 6),
+        "score": round(ranked.score, 6),
+        "relevance": round(ranked.relevance, 4),
         "content": content,
         "type": row.type,
         "priority": row.priority,
@@ -296,36 +364,55 @@ class RecallOutcome:
     reason: str = ""
 
 
-def _finish(profile: Profile, ranked: list[Ranked], *, top_k: int, filters: Filters, degraded: bool) -> list[tuple[L1Record, Ranked]]:
+def _finish(profile: Profile, cands: Candidates, *, top_k: int, filters: Filters, degraded: bool,
+            min_relevance: float) -> list[tuple[L1Record, Ranked]]:
+    ranked = cands.ranked
     ids = [r.record_id for r in ranked]
     rows = {r.record_id: r for r in L1Record.objects.filter(profile=profile, record_id__in=ids).select_related("scene")}
     kept = [r for r in ranked if r.record_id in rows and filters.accepts(rows[r.record_id])]
-    if not degraded:
+    if degraded:  # keyword share: its own relevance, no calibration to apply
+        kept.sort(key=lambda r: -r.score)
+    else:
         _apply_boosts(profile, kept, rows)
-    kept.sort(key=lambda r: -r.score)
+        for item in kept:
+            item.relevance = _relevance(item, cands)
+        kept = _final_order(kept)
+        ceiling = 1.0
+        for item in kept:  # monotone in the final order
+            ceiling = item.relevance = min(item.relevance, ceiling)
+        kept = [r for r in kept if r.relevance >= min_relevance]
     return [(rows[r.record_id], r) for r in kept[:top_k]]
 
 
+def min_relevance(profile: Profile) -> float:
+    return float(profile_setting(profile, "recall.minRelevance"))
+
+
 def recall_search(profile: Profile, query: str, *, top_k: int, filters: Filters, timeout: float | None = None) -> RecallOutcome:
-    """Hybrid search with the database check; falls back to keyword search.
-    With `timeout` (seconds) the index part runs in a worker thread; raises
-    FutureTimeout when it does not answer in time."""
+    """Hybrid search with the database check and the relevance threshold; falls back to
+    keyword search. With `timeout` (seconds) the index part runs in a worker thread;
+    raises FutureTimeout when it does not answer in time."""
     limit = 3 * top_k
+    threshold = min_relevance(profile)
     try:
         if timeout is None:  # a bounded call must not spend its time embedding pending commits
             _try_drain(profile)
-        if not index_ready(profile):
-            ranked = []
+        state = index_ready(profile)
+        raw = state == index.SPACE_RAW
+        if state is None:
+            cands = Candidates([])
         elif timeout is None:
-            ranked = index_candidates(profile, query, limit=limit, filters=filters)
+            cands = index_candidates(profile, query, limit=limit, filters=filters, raw=raw)
         else:
-            future = _pool.submit(index_candidates, profile, query, limit=limit, filters=filters)
-            ranked = future.result(timeout=timeout)
-        return RecallOutcome(_finish(profile, ranked, top_k=top_k, filters=filters, degraded=False), degraded=False)
+            future = _pool.submit(index_candidates, profile, query, limit=limit, filters=filters, raw=raw)
+            cands = future.result(timeout=timeout)
+        rows = _finish(profile, cands, top_k=top_k, filters=filters, degraded=False, min_relevance=threshold)
+        return RecallOutcome(rows, degraded=False)
     except (index.IndexUnavailable, embedding.EmbeddingUnavailable) as exc:
         logger.warning("recall degraded for profile %s: %s", profile.slug, exc)
-        ranked = keyword_candidates(profile, query, limit=limit, filters=filters)
-        return RecallOutcome(_finish(profile, ranked, top_k=top_k, filters=filters, degraded=True), degraded=True, reason=str(exc))
+        cands = Candidates(keyword_candidates(profile, query, limit=limit, filters=filters))
+        rows = _finish(profile, cands, top_k=top_k, filters=filters, degraded=True, min_relevance=threshold)
+        return RecallOutcome(rows, degraded=True, reason=str(exc))
 
 
 # --------------------------------------------------------------- the tools
@@ -349,27 +436,42 @@ def recall_records(
             "Answer from the context you have.",
             details={"limit": limit, "sessionKey": session_key, "turn": turn},
         ) from None
-    filters = Filters(
-        types=types, scene_ids=scene_ids, project_key=index.project_key(caller_project(profile=profile, session_key=session_key, cwd=cwd)),
-        hide_closed=_hide_closed(profile, include_closed_tasks),
-    )
-    outcome = recall_search(profile, query, top_k=top_k, filters=filters)
-    max_chars = int(profile_setting(profile, "recall.maxCharsPerMemory"))
-    records = [_record_out(row, r.score, max_chars) for row, r in outcome.rows]
-    hitstats.hits_record(
-        profile=profile, query=query, results=[(row.record_id, r.score) for row, r in outcome.rows],
-        session_key=session_key, turn=turn, source="recall_l1_records", degraded=outcome.degraded,
-    )
+    try:
+        filters = Filters(
+            types=types, scene_ids=scene_ids,
+            project_key=index.project_key(caller_project(profile=profile, session_key=session_key, cwd=cwd)),
+            hide_closed=_hide_closed(profile, include_closed_tasks),
+        )
+        outcome = recall_search(profile, query, top_k=top_k, filters=filters)
+        max_chars = int(profile_setting(profile, "recall.maxCharsPerMemory"))
+        records = [_record_out(row, r, max_chars) for row, r in outcome.rows]
+        if outcome.rows:  # an abstention gives no hits
+            hitstats.hits_record(
+                profile=profile, query=query, results=[(row.record_id, r.score) for row, r in outcome.rows],
+                session_key=session_key, turn=turn, source="recall_l1_records", degraded=outcome.degraded,
+            )
+    except BaseException:  # only answered recalls count against the turn's budget
+        hitstats.recall_budget_release(profile=profile, session_key=session_key, turn=turn)
+        raise
     result: dict[str, Any] = {"records": records}
+    if not records:
+        result["noRelevantMemory"] = True
     if trace:
-        result["trace"] = [
-            {"recordId": r.record_id, "denseRank": r.dense_rank, "sparseRank": r.sparse_rank,
-             "fused": round(r.fused, 6), "boosts": r.boosts}
-            for _, r in outcome.rows
-        ]
+        result["trace"] = [_trace_entry(r) for _, r in outcome.rows]
     if outcome.degraded:
         result["degraded"] = True
     return result
+
+
+def _trace_entry(r: Ranked) -> dict[str, Any]:
+    """Ranks, fused score, boosts and why the order stands: `heldBelow` lists records a
+    boost would have passed but both rankings place higher."""
+    entry: dict[str, Any] = {"recordId": r.record_id, "denseRank": r.dense_rank, "sparseRank": r.sparse_rank,
+                             "fused": round(r.fused, 6), "boosts": r.boosts, "score": round(r.score, 6),
+                             "relevance": round(r.relevance, 4)}
+    if r.held_below:
+        entry["heldBelow"] = list(r.held_below)
+    return entry
 
 
 def embed_and_search(*, profile: Profile, queries: list[str] | None, query_text: str | None, top_k: int = 5) -> dict[str, Any]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.http import HttpRequest
-from pydantic import ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from apps.search import services
 from apps.tools.dispatch import invalid_from_validation
@@ -13,10 +13,17 @@ from apps.tools.errors import InvalidParams
 from apps.tools.http import api_view
 
 
+class RecallContextBody(BaseModel):
+    """The request body: validated here and published in the OpenAPI document (urls.py)."""
+
+    model_config = ConfigDict(extra="forbid")
+    query: str = Field(description="The user's message of this turn.")
+    sessionKey: str = Field("", description="Conversation key (default: X-Memory-Session).")
+    cwd: str = Field("", description="The agent's working directory (default: X-Memory-Cwd).")
+
+
 @api_view(methods=("POST",), min_role="agent")
 def recall_context(request: HttpRequest, ctx, body) -> Any:
-    from apps.search.urls import RecallContextBody
-
     if not isinstance(body, dict):
         raise InvalidParams("the request body must be a JSON object", details=[{"field": "(body)", "message": "must be an object"}])
     try:
