@@ -42,6 +42,7 @@ TRANSFORM_VERSION = 1
 # "weighted" (default): a mixed text subtracts both centroids in proportion to its CJK
 # share; "hard": the centroid of its majority language; "off": raw model vectors.
 DEBIAS_MODE = "weighted"
+DEBIAS_SCALE = 1.0  # share of the centroid subtracted (1.0 = all of it)
 # Weight of one Latin letter against one CJK character when measuring the CJK share: a
 # CJK character carries about a syllable, an English syllable takes about three letters.
 LATIN_LETTERS_PER_CJK = 3.0
@@ -137,7 +138,7 @@ def _centroid_arrays(block: dict) -> dict[str, dict[str, np.ndarray]]:
 def _space(name: str, dim: int, build: str) -> str:
     from apps.search import calibration, sparse
 
-    return f"{name}:{dim}:{build}/debias{TRANSFORM_VERSION}-{DEBIAS_MODE}-{calibration.digest()}/sparse{sparse.VERSION}"
+    return f"{name}:{dim}:{build}/debias{TRANSFORM_VERSION}-{DEBIAS_MODE}-{DEBIAS_SCALE:g}-{calibration.digest()}/sparse{sparse.VERSION}"
 
 
 def space_id() -> str:
@@ -162,7 +163,7 @@ def debias(vectors: np.ndarray, texts: list[str], *, kind: str, centroids: dict[
     if DEBIAS_MODE == "hard":
         shares = (shares >= 0.5).astype(np.float32)
     mean = shares[:, None] * centroids["zh"][kind][None, :] + (1.0 - shares)[:, None] * centroids["en"][kind][None, :]
-    out = vectors - mean
+    out = vectors - DEBIAS_SCALE * mean
     norms = np.linalg.norm(out, axis=1, keepdims=True)
     return (out / np.where(norms > 0, norms, 1.0)).astype(np.float32)
 

@@ -184,7 +184,29 @@ class Candidates:
     query_weight: float = 1.0  # sum of the query's sparse weights (normalises BM25)
 
 
+# Each side votes in the fusion only with candidates close to its own best: a sparse hit
+# scoring below SPARSE_GATE × the best BM25 score of the query matched incidental words
+# (in a bilingual store, mostly same-language words such as 用户 / "user"); a dense hit
+# more than DENSE_GATE below the best cosine is far off. Without the gate, records that
+# both sides list weakly outvote the record one side puts first (measured in
+# docs/retrieval.md). Ranks are counted among the candidates that pass.
+SPARSE_GATE = 0.5
+DENSE_GATE = 0.15
+
+
+def _gate(cands: list[index.Candidate], *, ratio: float | None = None, margin: float | None = None) -> list[index.Candidate]:
+    if not cands:
+        return cands
+    best = cands[0].score
+    if ratio is not None:
+        return [c for c in cands if c.score >= ratio * best]
+    assert margin is not None
+    return [c for c in cands if c.score >= best - margin]
+
+
 def _fuse(dense: list[index.Candidate], sparse_: list[index.Candidate]) -> list[Ranked]:
+    dense = _gate(dense, margin=DENSE_GATE)
+    sparse_ = _gate(sparse_, ratio=SPARSE_GATE)
     ranked: dict[str, Ranked] = {}
     for rank, cand in enumerate(dense, start=1):
         item = ranked.setdefault(cand.record_id, Ranked(cand.record_id))
@@ -205,9 +227,10 @@ def _fuse(dense: list[index.Candidate], sparse_: list[index.Candidate]) -> list[
 # docs/retrieval.md): cos = the candidate's dense cosine in the debiased space (the lowest
 # returned cosine when the dense side missed it), bm25n = its BM25 score divided by the
 # query's total sparse weight (0 when the sparse side missed it), both = 1 when both
-# sides returned it. Then made non-increasing along the final order, so it is monotone in
-# the ranking.
-RELEVANCE_COEF = (-9.0, 14.0, 1.2, 1.0)
+# sides returned it. Then made non-increasing along the final order (a record gets at
+# least the relevance of any record ranked below it), so it is monotone in the ranking and
+# the threshold keeps a prefix of the order that holds every record passing on its own.
+RELEVANCE_COEF = (-8.59, 14.38, 0.91, 0.89)
 
 
 def _relevance(item: Ranked, cands: Candidates) -> float:
@@ -377,9 +400,9 @@ def _finish(profile: Profile, cands: Candidates, *, top_k: int, filters: Filters
         for item in kept:
             item.relevance = _relevance(item, cands)
         kept = _final_order(kept)
-        ceiling = 1.0
-        for item in kept:  # monotone in the final order
-            ceiling = item.relevance = min(item.relevance, ceiling)
+        floor = 0.0
+        for item in reversed(kept):  # monotone in the final order: never below a record under it
+            floor = item.relevance = max(item.relevance, floor)
         kept = [r for r in kept if r.relevance >= min_relevance]
     return [(rows[r.record_id], r) for r in kept[:top_k]]
 
