@@ -177,20 +177,19 @@ def table(report: dict) -> str:
 
 # ------------------------------------------------------------ calibration
 def features(records, queries) -> list[tuple[int, list[tuple[list[float], int]]]]:
-    """Per query: candidate features (cos, bm25n, both) and labels, from the index."""
+    """Per query: candidate features (cos, coverage, both) and labels, from the index."""
     from apps.search import services
 
+    from apps.records.models import L1Record
+
     profile, _ = store(records)
+    content = dict(L1Record.objects.filter(profile=profile).values_list("record_id", "content"))
     out = []
     for i, q in enumerate(queries):
         cands = services.index_candidates(profile, q["text"], limit=3 * K, filters=filters_for(profile, q))
         wanted = {f"l1_eval_{e}" for e in q["expect"]}
-        items = []
-        for item in cands.ranked:
-            cos = item.dense_score if item.dense_score is not None else cands.dense_floor
-            bm = (item.sparse_score or 0.0) / max(cands.query_weight, 1e-9)
-            both = 1.0 if item.dense_rank is not None and item.sparse_rank is not None else 0.0
-            items.append(([cos, bm, both], int(item.record_id in wanted)))
+        items = [(list(services.relevance_features(item, cands, content[item.record_id])), int(item.record_id in wanted))
+                 for item in cands.ranked]
         out.append((i, items))
     return out
 
@@ -229,8 +228,7 @@ def calibrate(records, queries) -> None:
     def top_rel(items):
         if not items:
             return 0.0
-        b0, b1, b2, b3 = services.RELEVANCE_COEF
-        return max(1 / (1 + math.exp(-(b0 + b1 * x[0] + b2 * x[1] + b3 * x[2]))) for x, _ in items)
+        return max(services._relevance(tuple(x)) for x, _ in items)
 
     grid = [round(0.01 * i, 2) for i in range(1, 10)] + [round(0.02 * i, 2) for i in range(5, 40)]
 

@@ -181,7 +181,7 @@ class Candidates:
     """Fused candidates of one query plus what the relevance calibration needs."""
     ranked: list[Ranked]
     dense_floor: float = 0.0  # lowest dense score returned (bound for records the dense side missed)
-    query_weight: float = 1.0  # sum of the query's sparse weights (normalises BM25)
+    query_terms: dict[str, float] = field(default_factory=dict)  # query token -> weight (expansions lower)
 
 
 # Each side votes in the fusion only with candidates close to its own best: a sparse hit
@@ -222,23 +222,45 @@ def _fuse(dense: list[index.Candidate], sparse_: list[index.Candidate]) -> list[
 
 
 # ----------------------------------------------------------- relevance (§3.14)
-# relevance = sigmoid(b0 + b1·cos + b2·bm25n + b3·both), fitted by logistic regression on
-# the calibration half of the quality benchmark (`bench/recall_quality.py --calibrate`,
+# relevance = sigmoid(b0 + b1·cos + b2·coverage + b3·both), fitted by logistic regression
+# on the calibration half of the quality benchmark (`bench/recall_quality.py --calibrate`,
 # docs/retrieval.md): cos = the candidate's dense cosine in the debiased space (the lowest
-# returned cosine when the dense side missed it), bm25n = its BM25 score divided by the
-# query's total sparse weight (0 when the sparse side missed it), both = 1 when both
-# sides returned it. Then made non-increasing along the final order (a record gets at
-# least the relevance of any record ranked below it), so it is monotone in the ranking and
-# the threshold keeps a prefix of the order that holds every record passing on its own.
-RELEVANCE_COEF = (-8.59, 14.38, 0.91, 0.89)
+# returned cosine when the dense side missed it); coverage = the weighted share of the
+# query's terms (dictionary translations at the expansion weight) that the record's terms
+# and their translations contain; both = 1 when both sides returned the record. Neither
+# feature depends on the size of the store (BM25 scores do, through IDF), so the same
+# threshold holds for three memories and for ten thousand. Then made non-increasing
+# along the final order (a record gets at least the relevance of any record ranked below
+# it), so it is monotone in the ranking and the threshold keeps a prefix of the order
+# that holds every record passing on its own.
+RELEVANCE_COEF = (-8.48, 12.68, 2.71, 1.60)
 
 
-def _relevance(item: Ranked, cands: Candidates) -> float:
-    b0, b1, b2, b3 = RELEVANCE_COEF
+def query_terms(query: str) -> dict[str, float]:
+    tokens = list(dict.fromkeys(sparse.tokenize(query)))
+    terms = {t: sparse.EXPANSION_WEIGHT for t in sparse.expansions(tokens)}
+    terms.update({t: 1.0 for t in tokens})
+    return terms
+
+
+def coverage(terms: dict[str, float], content: str) -> float:
+    if not terms:
+        return 0.0
+    tokens = sparse.tokenize(content)
+    present = set(tokens) | set(sparse.expansions(tokens))
+    return sum(w for t, w in terms.items() if t in present) / sum(terms.values())
+
+
+def relevance_features(item: Ranked, cands: Candidates, content: str) -> tuple[float, float, float]:
     cos = item.dense_score if item.dense_score is not None else cands.dense_floor
-    bm = (item.sparse_score or 0.0) / max(cands.query_weight, 1e-9)
     both = 1.0 if item.dense_rank is not None and item.sparse_rank is not None else 0.0
-    z = b0 + b1 * cos + b2 * bm + b3 * both
+    return cos, coverage(cands.query_terms, content), both
+
+
+def _relevance(features: tuple[float, float, float]) -> float:
+    b0, b1, b2, b3 = RELEVANCE_COEF
+    cos, cov, both = features
+    z = b0 + b1 * cos + b2 * cov + b3 * both
     return 1.0 / (1.0 + math.exp(-max(-50.0, min(50.0, z))))
 
 
@@ -293,7 +315,7 @@ def index_candidates(profile: Profile, query: str, *, limit: int, filters: Filte
     dense = index.search_dense(profile, qvec, limit=limit, spec=spec)
     sparse_ = index.search_sparse(profile, query, limit=limit, spec=spec)
     return Candidates(_fuse(dense, sparse_), dense_floor=min((c.score for c in dense), default=0.0),
-                      query_weight=sum(sparse.query_vector(query).values) or 1.0)
+                      query_terms=query_terms(query))
 
 
 def _apply_boosts(profile: Profile, ranked: list[Ranked], rows: dict[str, L1Record]) -> None:
@@ -397,12 +419,11 @@ def _finish(profile: Profile, cands: Candidates, *, top_k: int, filters: Filters
         kept.sort(key=lambda r: -r.score)
     else:
         _apply_boosts(profile, kept, rows)
-        for item in kept:
-            item.relevance = _relevance(item, cands)
-        kept = _final_order(kept)
+        kept = _final_order(kept)[:top_k]
         floor = 0.0
         for item in reversed(kept):  # monotone in the final order: never below a record under it
-            floor = item.relevance = max(item.relevance, floor)
+            own = _relevance(relevance_features(item, cands, rows[item.record_id].content))
+            floor = item.relevance = max(own, floor)
         kept = [r for r in kept if r.relevance >= min_relevance]
     return [(rows[r.record_id], r) for r in kept[:top_k]]
 

@@ -140,7 +140,8 @@ def _merge(weights: dict[int, float]) -> SparseVec:
     return SparseVec([i for i, _ in items], [v for _, v in items])
 
 
-def _expansions(tokens: list[str]) -> list[str]:
+def expansions(tokens: list[str]) -> list[str]:
+    """Dictionary translations of index tokens (none when expansion is off)."""
     if not EXPAND or not tokens:
         return []
     from apps.search import bilingual
@@ -162,12 +163,12 @@ def document_vector(text: str) -> SparseVec:
             weights[idx] = weights.get(idx, 0.0) + value  # hash collisions add up
 
     add(Counter(tokens), 1.0)
-    add(Counter(_expansions(tokens)), EXPANSION_WEIGHT)
+    add(Counter(expansions(tokens)), EXPANSION_WEIGHT)
     return _merge(weights)
 
 
 def query_vector(text: str) -> SparseVec:
     tokens = list(dict.fromkeys(tokenize(text)))
-    weights = {token_index(t): EXPANSION_WEIGHT for t in _expansions(tokens)}
+    weights = {token_index(t): EXPANSION_WEIGHT for t in expansions(tokens)}
     weights.update({token_index(t): 1.0 for t in tokens})
     return _merge(weights)
