@@ -181,6 +181,7 @@ class Candidates:
     """Fused candidates of one query plus what the relevance calibration needs."""
     ranked: list[Ranked]
     dense_floor: float = 0.0  # lowest dense score returned (bound for records the dense side missed)
+    dense_median: float = 0.0  # median dense score returned: how far a candidate stands out
     query_terms: dict[str, float] = field(default_factory=dict)  # query token -> weight (expansions lower)
 
 
@@ -222,18 +223,21 @@ def _fuse(dense: list[index.Candidate], sparse_: list[index.Candidate]) -> list[
 
 
 # ----------------------------------------------------------- relevance (§3.14)
-# relevance = sigmoid(b0 + b1·cos + b2·coverage + b3·both), fitted by logistic regression
-# on the calibration half of the quality benchmark (`bench/recall_quality.py --calibrate`,
-# docs/retrieval.md): cos = the candidate's dense cosine in the debiased space (the lowest
-# returned cosine when the dense side missed it); coverage = the weighted share of the
-# query's terms (dictionary translations at the expansion weight) that the record's terms
-# and their translations contain; both = 1 when both sides returned the record. Neither
-# feature depends on the size of the store (BM25 scores do, through IDF), so the same
-# threshold holds for three memories and for ten thousand. Then made non-increasing
+# relevance = sigmoid(b0 + b1·cos + b2·coverage + b3·both + b4·margin), fitted by logistic
+# regression on the calibration half of the quality benchmark (`bench/recall_quality.py
+# --calibrate`, docs/retrieval.md): cos = the candidate's dense cosine in the debiased
+# space (the lowest returned cosine when the dense side missed it); coverage = the weighted
+# share of the query's terms (dictionary translations at the expansion weight) that the
+# record's terms and their translations contain; both = 1 when both sides returned the
+# record; margin = cos minus the median cosine of the dense candidates (how far it stands
+# out). BM25 scores are not used: through IDF they depend on the size of the store, and
+# the threshold must hold for three memories as for ten thousand. Then made non-increasing
 # along the final order (a record gets at least the relevance of any record ranked below
 # it), so it is monotone in the ranking and the threshold keeps a prefix of the order
 # that holds every record passing on its own.
-RELEVANCE_COEF = (-8.48, 12.68, 2.71, 1.60)
+# Median debiased cosine between a question and every record of the benchmark store.
+UNRELATED_COS = 0.10
+RELEVANCE_COEF = (-3.97, -3.62, 3.19, 0.84, 22.80)
 
 
 def query_terms(query: str) -> dict[str, float]:
@@ -251,25 +255,26 @@ def coverage(terms: dict[str, float], content: str) -> float:
     return sum(w for t, w in terms.items() if t in present) / sum(terms.values())
 
 
-def relevance_features(item: Ranked, cands: Candidates, content: str) -> tuple[float, float, float]:
+def relevance_features(item: Ranked, cands: Candidates, content: str) -> tuple[float, ...]:
     cos = item.dense_score if item.dense_score is not None else cands.dense_floor
     both = 1.0 if item.dense_rank is not None and item.sparse_rank is not None else 0.0
-    return cos, coverage(cands.query_terms, content), both
+    return cos, coverage(cands.query_terms, content), both, cos - cands.dense_median
 
 
-def _relevance(features: tuple[float, float, float]) -> float:
-    b0, b1, b2, b3 = RELEVANCE_COEF
-    cos, cov, both = features
-    z = b0 + b1 * cos + b2 * cov + b3 * both
+def _relevance(features: tuple[float, ...]) -> float:
+    b0, *coef = RELEVANCE_COEF
+    z = b0 + sum(b * x for b, x in zip(coef, features))
     return 1.0 / (1.0 + math.exp(-max(-50.0, min(50.0, z))))
 
 
 def _beats_on_both(a: Ranked, b: Ranked) -> bool:
-    """Both rankings place `a` above `b` (a side that missed a record ranks it last)."""
+    """The two rankings agree that `a` is above `b`: neither places `b` higher and at least
+    one places `a` higher (a side that missed a record ranks it last, so when both missed
+    it that side is silent, not in disagreement)."""
     inf = float("inf")
     da, db = a.dense_rank or inf, b.dense_rank or inf
     sa, sb = a.sparse_rank or inf, b.sparse_rank or inf
-    return da < db and sa < sb
+    return da <= db and sa <= sb and (da < db or sa < sb)
 
 
 def _final_order(items: list[Ranked]) -> list[Ranked]:
@@ -314,8 +319,12 @@ def index_candidates(profile: Profile, query: str, *, limit: int, filters: Filte
     spec = filters.spec()
     dense = index.search_dense(profile, qvec, limit=limit, spec=spec)
     sparse_ = index.search_sparse(profile, query, limit=limit, spec=spec)
-    return Candidates(_fuse(dense, sparse_), dense_floor=min((c.score for c in dense), default=0.0),
-                      query_terms=query_terms(query))
+    scores = sorted(c.score for c in dense)
+    # A store (or filter) with fewer records than `limit` counts the missing ones at the
+    # cosine of an unrelated text, so one relevant memory still stands out from "nothing".
+    padded = sorted(scores + [UNRELATED_COS] * max(0, limit - len(scores)))
+    return Candidates(_fuse(dense, sparse_), dense_floor=scores[0] if scores else 0.0,
+                      dense_median=padded[len(padded) // 2] if padded else 0.0, query_terms=query_terms(query))
 
 
 def _apply_boosts(profile: Profile, ranked: list[Ranked], rows: dict[str, L1Record]) -> None:
