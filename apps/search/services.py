@@ -223,21 +223,22 @@ def _fuse(dense: list[index.Candidate], sparse_: list[index.Candidate]) -> list[
 
 
 # ----------------------------------------------------------- relevance (§3.14)
-# relevance = sigmoid(b0 + b1·cos + b2·coverage + b3·both + b4·margin), fitted by logistic
+# relevance = sigmoid(b0 + b1·coverage + b2·both + b3·margin), fitted by logistic
 # regression on the calibration half of the quality benchmark (`bench/recall_quality.py
-# --calibrate`, docs/retrieval.md): cos = the candidate's dense cosine in the debiased
-# space (the lowest returned cosine when the dense side missed it); coverage = the weighted
-# share of the query's terms (dictionary translations at the expansion weight) that the
-# record's terms and their translations contain; both = 1 when both sides returned the
-# record; margin = cos minus the median cosine of the dense candidates (how far it stands
-# out). BM25 scores are not used: through IDF they depend on the size of the store, and
-# the threshold must hold for three memories as for ten thousand. Then made non-increasing
-# along the final order (a record gets at least the relevance of any record ranked below
-# it), so it is monotone in the ranking and the threshold keeps a prefix of the order
-# that holds every record passing on its own.
-# Median debiased cosine between a question and every record of the benchmark store.
-UNRELATED_COS = 0.10
-RELEVANCE_COEF = (-3.97, -3.62, 3.19, 0.84, 22.80)
+# --calibrate`, docs/retrieval.md): coverage = the weighted share of the query's terms
+# (dictionary translations at the expansion weight) that the record's terms and their
+# translations contain; both = 1 when both sides returned the record; margin = the
+# record's dense cosine in the debiased space (the lowest returned cosine when the dense
+# side missed it) minus the median cosine of the dense candidates, i.e. how far it stands
+# out (the median taken over `limit` candidates, missing ones and the median itself at
+# least MEDIAN_FLOOR). BM25 scores are not used: through IDF they depend on the size of
+# the store, and the threshold must hold for three memories as for ten thousand. Then
+# made non-increasing along the final order (a record gets at least the relevance of any
+# record ranked below it), so it is monotone in the ranking and the threshold keeps a
+# prefix of the order that holds every record passing on its own.
+# The lower quartile of the median top-15 dense cosine over the benchmark's questions.
+MEDIAN_FLOOR = 0.24
+RELEVANCE_COEF = (-4.93, 3.23, 0.93, 18.23)
 
 
 def query_terms(query: str) -> dict[str, float]:
@@ -258,7 +259,7 @@ def coverage(terms: dict[str, float], content: str) -> float:
 def relevance_features(item: Ranked, cands: Candidates, content: str) -> tuple[float, ...]:
     cos = item.dense_score if item.dense_score is not None else cands.dense_floor
     both = 1.0 if item.dense_rank is not None and item.sparse_rank is not None else 0.0
-    return cos, coverage(cands.query_terms, content), both, cos - cands.dense_median
+    return coverage(cands.query_terms, content), both, cos - cands.dense_median
 
 
 def _relevance(features: tuple[float, ...]) -> float:
@@ -320,11 +321,13 @@ def index_candidates(profile: Profile, query: str, *, limit: int, filters: Filte
     dense = index.search_dense(profile, qvec, limit=limit, spec=spec)
     sparse_ = index.search_sparse(profile, query, limit=limit, spec=spec)
     scores = sorted(c.score for c in dense)
-    # A store (or filter) with fewer records than `limit` counts the missing ones at the
-    # cosine of an unrelated text, so one relevant memory still stands out from "nothing".
-    padded = sorted(scores + [UNRELATED_COS] * max(0, limit - len(scores)))
-    return Candidates(_fuse(dense, sparse_), dense_floor=scores[0] if scores else 0.0,
-                      dense_median=padded[len(padded) // 2] if padded else 0.0, query_terms=query_terms(query))
+    # The median never counts below that of a populated store (missing candidates count at
+    # that floor): in a small store (or a narrow filter) every record would otherwise stand
+    # out from a handful of unrelated ones, or never stand out from itself.
+    padded = sorted(scores + [MEDIAN_FLOOR] * max(0, limit - len(scores)))
+    median = max(padded[len(padded) // 2] if padded else 0.0, MEDIAN_FLOOR)
+    return Candidates(_fuse(dense, sparse_), dense_floor=scores[0] if scores else 0.0, dense_median=median,
+                      query_terms=query_terms(query))
 
 
 def _apply_boosts(profile: Profile, ranked: list[Ranked], rows: dict[str, L1Record]) -> None:
