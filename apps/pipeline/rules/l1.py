@@ -32,11 +32,13 @@ from apps.tools.errors import NotFound, ToolError
 
 # Dedup thresholds: the dense score must be high AND the wording must overlap, so a
 # model whose scores run high for unrelated text cannot merge unrelated memories.
-SKIP_SCORE, SKIP_LEXICAL = 0.93, 0.8
-UPDATE_SCORE, UPDATE_LEXICAL = 0.85, 0.4
+# Scores are cosines in the debiased space (docs/retrieval.md): unrelated texts sit near
+# 0 there and a reworded update of a memory at about 0.7 (0.93 before debiasing).
+SKIP_SCORE, SKIP_LEXICAL = 0.85, 0.8
+UPDATE_SCORE, UPDATE_LEXICAL = 0.6, 0.4
 UPDATE_MAX_DROPPED = 1.0  # at most one English word (or one Chinese word) of the old record may go
 CLOSE_LEXICAL = 0.2  # "finished X" shares fewer words with "need to do X"
-SCENE_VOTE_SCORE = 0.85
+SCENE_VOTE_SCORE = 0.6
 BATCH_TIME_RESERVE = 20.0  # seconds a batch needs; no new batch starts with less left
 EMBED_CHUNK = 50
 FALLBACK_DAYS = 30
