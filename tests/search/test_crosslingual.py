@@ -119,21 +119,21 @@ def test_a_mixed_text_subtracts_both_centroids_by_its_share():
 
 
 # -------------------------------------------------------- cross-language recall
-def test_a_chinese_question_finds_the_english_record_among_chinese_ones(alice, agent_api):
-    for text in ZH_NOISE:
+@pytest.mark.parametrize(
+    ("noise", "target", "query"),
+    [
+        (ZH_NOISE, "The user is allergic to peanuts and cashews.", "用户对什么东西过敏？"),
+        (EN_NOISE, "用户对花生和腰果过敏，吃东西前要确认没有坚果。", "what is the user allergic to?"),
+    ],
+    ids=["zh-question-en-record", "en-question-zh-record"],
+)
+def test_a_question_finds_the_record_in_the_other_language_among_same_language_ones(alice, agent_api, noise, target, query):
+    for text in noise:
         write_record(alice, text)
-    target = write_record(alice, "The user is allergic to peanuts and cashews.")
-    body = agent_api.ok("recall_l1_records", query="用户对什么东西过敏？")
-    assert body["records"][0]["recordId"] == target.record_id
+    rec = write_record(alice, target)
+    body = agent_api.ok("recall_l1_records", query=query)
+    assert body["records"][0]["recordId"] == rec.record_id
     assert "noRelevantMemory" not in body
-
-
-def test_an_english_question_finds_the_chinese_record_among_english_ones(alice, agent_api):
-    for text in EN_NOISE:
-        write_record(alice, text)
-    target = write_record(alice, "用户对花生和腰果过敏，吃东西前要确认没有坚果。")
-    body = agent_api.ok("recall_l1_records", query="what is the user allergic to?")
-    assert body["records"][0]["recordId"] == target.record_id
 
 
 def test_the_sparse_side_expands_terms_across_languages():
@@ -309,7 +309,9 @@ def test_an_index_built_before_debiasing_is_queried_with_raw_vectors(alice, monk
 
 
 # -------------------------------------------------------- model build
-def test_a_model_folder_without_centroids_gets_them_from_build(tmp_path):
+def _model_without_centroids(tmp_path):
+    """A model folder like one built before the centroids existed (files linked to the
+    real build, manifest without `centroids`); returns (base, the removed centroids)."""
     source = embedding.local_model_dir()
     base = tmp_path / "models"
     target = model_build.model_dir(base)
@@ -318,8 +320,14 @@ def test_a_model_folder_without_centroids_gets_them_from_build(tmp_path):
         if path.name != "manifest.json":
             (target / path.name).symlink_to(path)
     manifest = json.loads((source / "manifest.json").read_text())
-    del manifest["centroids"]
+    removed = manifest.pop("centroids")
     (target / "manifest.json").write_text(json.dumps(manifest))
+    return base, removed
+
+
+def test_a_model_folder_without_centroids_gets_them_from_build(tmp_path):
+    base, _ = _model_without_centroids(tmp_path)
+    target = model_build.model_dir(base)
     assert not model_build.centroids_current(model_build.read_manifest(target))
     messages = []
     built = model_build.build(base, say=messages.append)
@@ -332,20 +340,12 @@ def test_a_model_folder_without_centroids_gets_them_from_build(tmp_path):
 
 
 def test_a_model_without_centroids_computes_them_on_load(settings, tmp_path):
-    source = embedding.local_model_dir()
-    base = tmp_path / "models"
-    target = model_build.model_dir(base)
-    target.mkdir(parents=True)
-    for path in source.iterdir():
-        if path.name != "manifest.json":
-            (target / path.name).symlink_to(path)
-    manifest = json.loads((source / "manifest.json").read_text())
-    reference = manifest.pop("centroids")
-    (target / "manifest.json").write_text(json.dumps(manifest))
+    original = settings.EMBED_MODEL_DIR
+    base, reference = _model_without_centroids(tmp_path)
     settings.EMBED_MODEL_DIR = str(base)
     try:
         loaded = embedding.get_model()
         assert np.allclose(loaded.centroids["zh"]["passage"], reference["vectors"]["zh"]["passage"], atol=1e-3)
     finally:
-        settings.EMBED_MODEL_DIR = str(source.parent)
+        settings.EMBED_MODEL_DIR = original
         embedding.get_model()
