@@ -257,6 +257,7 @@ def space_state(name: str) -> str:
 
 
 # Background rebuilds after a change of space (SPEC §4): profile slug -> progress.
+REBUILD_RETRY_SECONDS = 60
 _rebuilds: dict[str, dict[str, Any]] = {}
 _rebuilds_lock = threading.Lock()
 
@@ -268,6 +269,8 @@ def rebuild_in_background(profile: Profile, *, reason: str) -> bool:
         state = _rebuilds.get(profile.slug)
         if state is not None and state["state"] == "running":
             return False
+        if state is not None and state["state"] == "failed" and time.time() - state["finishedAt"] < REBUILD_RETRY_SECONDS:
+            return False  # a failing rebuild is retried at most once a minute, not on every recall
         state = _rebuilds[profile.slug] = {"state": "running", "reason": reason, "done": 0, "total": None,
                                            "startedAt": time.time(), "error": ""}
     thread = threading.Thread(target=_rebuild_run, args=(profile.pk, state), name=f"reindex-{profile.slug}", daemon=True)

@@ -349,3 +349,21 @@ def test_a_model_without_centroids_computes_them_on_load(settings, tmp_path):
     finally:
         settings.EMBED_MODEL_DIR = original
         embedding.get_model()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_failed_rebuild_is_reported_and_not_retried_on_every_recall(alice, monkeypatch):
+    calls = []
+
+    def broken(profile, **kwargs):
+        calls.append(1)
+        raise index.IndexUnavailable("disk full")
+
+    monkeypatch.setattr(index, "reindex_profile", broken)
+    monkeypatch.setattr(index, "_rebuilds", {})
+    assert index.rebuild_in_background(alice, reason="test")
+    index._rebuilds[alice.slug]["thread"].join(timeout=30)
+    status = index.rebuild_status()[alice.slug]
+    assert status["state"] == "failed" and "disk full" in status["error"]
+    assert not index.rebuild_in_background(alice, reason="test")  # within the retry pause
+    assert calls == [1]
