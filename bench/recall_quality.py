@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import re
 import sys
 import tempfile
@@ -178,9 +177,8 @@ def table(report: dict) -> str:
 # ------------------------------------------------------------ calibration
 def features(records, queries) -> list[tuple[int, list[tuple[list[float], int]]]]:
     """Per query: candidate features (cos, coverage, both) and labels, from the index."""
-    from apps.search import services
-
     from apps.records.models import L1Record
+    from apps.search import services
 
     profile, _ = store(records)
     content = dict(L1Record.objects.filter(profile=profile).values_list("record_id", "content"))
@@ -221,8 +219,8 @@ def calibrate(records, queries) -> None:
     xs = [x for _, items in train for x, _ in items]
     ys = [y for _, items in train for _, y in items]
     coef = fit_logistic(xs, ys)
-    print("fitted on the even-numbered queries (%d candidates, %d positive):" % (len(ys), sum(ys)))
-    print("RELEVANCE_COEF = (%s)" % ", ".join(f"{c:.2f}" for c in coef))
+    print(f"fitted on the even-numbered queries ({len(ys)} candidates, {sum(ys)} positive):")
+    print(f"RELEVANCE_COEF = ({', '.join(f'{c:.2f}' for c in coef)})")
     services.RELEVANCE_COEF = tuple(round(float(c), 2) for c in coef)
 
     def top_rel(items):

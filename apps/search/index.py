@@ -630,10 +630,9 @@ def _drain_batch(profile_id: int, batch: int) -> tuple[int, int]:
 
 def _mark_failed(ops: list, error: str) -> None:
     from django.db.models import F
+    from django.utils import timezone
 
     from apps.search.models import IndexOp
-
-    from django.utils import timezone
 
     IndexOp.objects.filter(pk__in=[op.pk for op in ops]).update(
         attempts=F("attempts") + 1, last_error=error[:2000], last_attempt_at=timezone.now()
