@@ -16,6 +16,14 @@ _ids = itertools.count(1)
 
 
 @pytest.fixture(autouse=True)
+def _no_background_rebuilds(request, monkeypatch):
+    """A rebuild thread outlives its test (and a test database transaction it cannot see):
+    only tests marked `background_rebuild` let a space change start one."""
+    monkeypatch.setattr(index, "_rebuilds", {})
+    monkeypatch.setattr(index, "AUTO_REBUILD", request.node.get_closest_marker("background_rebuild") is not None)
+
+
+@pytest.fixture(autouse=True)
 def _private_index(settings, tmp_path):
     settings.QDRANT_PATH = str(tmp_path / "qdrant")
     settings.QDRANT_URL = ""

@@ -262,6 +262,7 @@ def test_a_failed_recall_does_not_use_up_the_turn_budget(alice, agent_api, monke
 
 
 # ------------------------------------------------------- embedding spaces
+@pytest.mark.background_rebuild
 @pytest.mark.django_db(transaction=True)
 def test_a_space_change_rebuilds_in_the_background_while_recall_answers(alice, agent_api, monkeypatch):
     current = embedding.space_id()
@@ -296,6 +297,7 @@ def test_a_space_change_rebuilds_in_the_background_while_recall_answers(alice, a
     assert health["rebuilds"][alice.slug]["state"] == "done"
 
 
+@pytest.mark.background_rebuild
 def test_an_index_built_before_debiasing_is_queried_with_raw_vectors(alice, monkeypatch):
     rec = write_record(alice, "The user goes to the gym on Tuesday and Thursday evenings.")
     name = index.current_collection(alice)
@@ -360,7 +362,6 @@ def test_a_failed_rebuild_is_reported_and_not_retried_on_every_recall(alice, mon
         raise index.IndexUnavailable("disk full")
 
     monkeypatch.setattr(index, "reindex_profile", broken)
-    monkeypatch.setattr(index, "_rebuilds", {})
     assert index.rebuild_in_background(alice, reason="test")
     index._rebuilds[alice.slug]["thread"].join(timeout=30)
     status = index.rebuild_status()[alice.slug]
