@@ -181,7 +181,7 @@ class Candidates:
     """Fused candidates of one query plus what the relevance calibration needs."""
     ranked: list[Ranked]
     dense_floor: float = 0.0  # lowest dense score returned (bound for records the dense side missed)
-    dense_median: float = 0.0  # median dense score returned: how far a candidate stands out
+    dense_median: float = 0.0  # median of the dense scores (padded and floored, see index_candidates)
     query_terms: dict[str, float] = field(default_factory=dict)  # query token -> weight (expansions lower)
 
 
