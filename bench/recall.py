@@ -2,6 +2,8 @@
 
     .venv/bin/python bench/recall.py                      # 1k, 10k, 100k
     .venv/bin/python bench/recall.py --sizes 1000,10000   # a quicker run
+    .venv/bin/python bench/recall.py --latency-only --sizes 10000 --distinct 2000 --min-relevance 0
+                                                          # recall latency only (before/after checks)
 
 Each size runs in its own process (so peak memory is per size) on a throwaway data dir
 (SQLite + embedded Qdrant) with the model built by `make embeddings`. Records are
@@ -83,11 +85,15 @@ def pct(values: list[float], q: float) -> float:
 
 
 # ----------------------------------------------------------------- one size
-def run_size(size: int, distinct: int, queries: int, seed: int) -> dict:
+def run_size(size: int, distinct: int, queries: int, seed: int, min_relevance: float | None = None) -> dict:
     import numpy as np
 
     data_dir = Path(tempfile.mkdtemp(prefix=f"mw-bench-{size}-"))
     setup_django(data_dir)
+    if min_relevance is not None:  # 0 = every recall answers and logs its hits, as before abstention existed
+        from django.conf import settings
+
+        settings.MEMORYWEB_DEFAULTS["recall.minRelevance"] = min_relevance
     from django.utils import timezone
 
     from apps.accounts.services import profile_create
@@ -224,12 +230,14 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--commit-records", type=int, default=500)
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--latency-only", action="store_true", help="only the per-size index and recall figures")
+    parser.add_argument("--min-relevance", type=float, help="override recall.minRelevance in the size runs")
     parser.add_argument("--one", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--commit", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--throughput", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.one:
-        print(json.dumps(run_size(args.one, args.distinct, args.queries, args.seed)))
+        print(json.dumps(run_size(args.one, args.distinct, args.queries, args.seed, args.min_relevance)))
         return
     if args.commit:
         print(json.dumps(run_commit(args.commit_records, args.seed)))
@@ -238,18 +246,25 @@ def main() -> None:
         print(json.dumps(run_throughput(args.throughput, args.seed)))
         return
 
-    report: dict = {"throughput": _child(["--throughput", "2000", "--seed", str(args.seed)])}
-    t = report["throughput"]
-    print(f"embedding: {t['textsPerSecond']} short texts/s wall, {t['textsPerCpuSecond']} per CPU-second "
-          f"({t['texts']} texts, avg {t['avgChars']} chars, {t['cpus']} CPUs, load average {t['loadAverage']})", flush=True)
+    report: dict = {}
+    if not args.latency_only:
+        report["throughput"] = _child(["--throughput", "2000", "--seed", str(args.seed)])
+        t = report["throughput"]
+        print(f"embedding: {t['textsPerSecond']} short texts/s wall, {t['textsPerCpuSecond']} per CPU-second "
+              f"({t['texts']} texts, avg {t['avgChars']} chars, {t['cpus']} CPUs, load average {t['loadAverage']})", flush=True)
     report["sizes"] = []
+    extra = ["--min-relevance", str(args.min_relevance)] if args.min_relevance is not None else []
     for size in [int(s) for s in args.sizes.split(",") if s]:
-        res = _child(["--one", str(size), "--distinct", str(args.distinct), "--queries", str(args.queries), "--seed", str(args.seed)])
+        res = _child(["--one", str(size), "--distinct", str(args.distinct), "--queries", str(args.queries), "--seed",
+                      str(args.seed), *extra])
         report["sizes"].append(res)
         reuse = f" ({res['vectorsReusedWithNoise']} vectors reused with noise)" if res["vectorsReusedWithNoise"] else ""
         print(f"{size:>7} records{reuse}: build {res['indexBuildSeconds']} s; recall index-only p50 "
               f"{res['recallIndexOnlyMs']['p50']} ms p95 {res['recallIndexOnlyMs']['p95']} ms; full recall p50 "
-              f"{res['recallFullMs']['p50']} ms p95 {res['recallFullMs']['p95']} ms; peak RSS {res['peakRssMb']} MB", flush=True)
+              f"{res['recallFullMs']['p50']} ms p95 {res['recallFullMs']['p95']} ms; peak RSS {res['peakRssMb']} MB; "
+              f"load average {res['loadAverage']}", flush=True)
+    if args.latency_only:
+        return
     report["commit"] = _child(["--commit", "--commit-records", str(args.commit_records), "--seed", str(args.seed)])
     c = report["commit"]
     print(f"l1_commit with embedding: {c['recordsPerSecond']} records/s ({c['records']} records in batches of {c['batch']}; "

@@ -1,26 +1,36 @@
-"""Retrieval quality on a labelled bilingual set: recall@5 and MRR@10 for dense-only,
-sparse-only (BM25) and hybrid (RRF k=60 over 3×topK per side).
+"""Retrieval quality on the hand-written bilingual evaluation set in `bench/data/`.
 
-    .venv/bin/python bench/recall_quality.py [--subjects 200] [--seed 3]
+    .venv/bin/python bench/recall_quality.py                 # the table
+    .venv/bin/python bench/recall_quality.py --calibrate     # fit the relevance calibration
+    .venv/bin/python bench/recall_quality.py --debias hard   # measure a variant
+    .venv/bin/python bench/recall_quality.py --expansion-weight 0 --senses 2
 
-The set is generated from templates: `--subjects` systems (half with English names and
-English records, half with Chinese names and Chinese records), ten facts each (port,
-owner, database, release day, language, on-call person, config path, timeout, region,
-incident ticket) — 2,000 records by default. Each labelled query targets one record:
-* exact queries repeat a rare token of the record (a port, a path, a ticket id): the
-  sparse side should win;
-* paraphrase queries name the system but ask about the fact in other words: every
-  record of that system shares the name, so only meaning separates them;
-* cross-language queries ask in the other language (the name is kept).
-Half of the queries are Chinese. Nothing is tuned on this set; the numbers are what the
-shipped model and tokenizer give.
+The set (`bench/data/README.md`): ~350 memories of one user in code and chat modes, half
+Chinese, and ~220 questions of six kinds — paraphrase, keyword (an identifier, path or
+number), cross-language (split by direction: `zh→en` = a Chinese question about an
+English record), stale (the fact was replaced; the replaced record is tombstoned),
+project (the answer depends on the caller's project) and never (nothing stored answers
+it). Every record is committed to the index the way the service stores it; replaced
+records are then tombstoned.
+
+Printed per kind and direction: recall@1 / recall@5 / MRR@10 for
+* dense — cosine top-15 (`query:` embedding) with the caller's scope filter;
+* sparse — BM25 top-15 with the same filter;
+* hybrid — RRF (k = 60) over 3 × topK per side;
+* final — `recall_l1_records` as an agent calls it (topK 5, cwd of the query: scope,
+  database check, boosts, dominance rule, relevance threshold);
+and for the final pipeline the abstention: the share of never-stored questions answered
+with `noRelevantMemory`, and the share of answerable questions wrongly abstained.
+
+It runs on whatever code is in the tree it is started from (it only uses services that
+existed before debiasing), so the same script measures an older checkout too.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import random
+import re
 import sys
 import tempfile
 import time
@@ -29,162 +39,254 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from recall import REPO, setup_django
 
-EN_PRE = ["orion", "atlas", "nova", "zephyr", "quartz", "ember", "lumen", "vortex", "cobalt", "summit"]
-EN_SUF = ["api", "billing", "queue", "gateway", "search", "ledger", "auth", "notifier", "scheduler", "reports"]
-ZH_PRE = ["星河", "云雀", "北辰", "青松", "赤焰", "白鹭", "紫藤", "金乌", "玄武", "朱雀"]
-ZH_SUF = ["支付服务", "消息队列", "用户中心", "订单系统", "搜索服务", "推荐引擎", "日志平台", "网关", "风控系统", "报表服务"]
-TEAMS = ["atlas", "borealis", "cobalt", "delta", "ember", "fjord", "granite", "harbor"]
-ZH_TEAMS = ["基础架构", "支付", "增长", "数据平台", "安全", "移动端", "搜索", "运维"]
-DBS = ["PostgreSQL", "MySQL", "MongoDB", "Cassandra", "Redis", "ClickHouse"]
-DAYS = [("Monday", "周一"), ("Tuesday", "周二"), ("Wednesday", "周三"), ("Thursday", "周四"), ("Friday", "周五")]
-LANGS = ["Go", "Rust", "Java", "Python", "Kotlin", "TypeScript"]
-PEOPLE = [("Alice", "张伟"), ("Bob", "李娜"), ("Carol", "王芳"), ("Dave", "刘洋"), ("Erin", "陈静"), ("Frank", "赵磊")]
-REGIONS = [("Frankfurt", "法兰克福"), ("Singapore", "新加坡"), ("Virginia", "弗吉尼亚"), ("Tokyo", "东京"), ("Sydney", "悉尼")]
-
-# kind -> (EN record, EN paraphrase query, ZH record, ZH paraphrase query, exact query or None)
-FACTS = {
-    "port": ("{s} listens on port {port}.", "which network port is {s} bound to",
-             "{s}监听 {port} 端口。", "{s}用的是哪个端口号", "port {port}"),
-    "owner": ("{s} is maintained by the {team} team.", "who looks after {s}",
-              "{s}由{zteam}团队维护。", "{s}归哪个组负责", None),
-    "db": ("{s} stores its data in {db}.", "what storage engine backs {s}",
-           "{s}的数据存放在 {db} 里。", "{s}后端用什么数据库", None),
-    "release": ("{s} is released every {day}.", "when do new versions of {s} go out",
-                "{s}每{zday}发布新版本。", "{s}一般哪天上线", None),
-    "lang": ("{s} is written in {lang}.", "what programming language is {s} implemented in",
-             "{s}是用 {lang} 开发的。", "{s}的开发语言是什么", None),
-    "oncall": ("{person} is on call for {s} this month.", "who should I page if {s} breaks",
-               "{zperson}这个月负责{s}的值班。", "{s}出故障了该找谁", None),
-    "config": ("{s} reads its settings from {path}.", "where does {s} load its configuration",
-               "{s}从 {path} 读取配置。", "{s}的配置文件放在哪里", "{path}"),
-    "timeout": ("{s} gives up on a request after {sec} seconds.", "how long does {s} wait before a request times out",
-                "{s}的请求超过 {sec} 秒就放弃。", "{s}请求多久算超时", None),
-    "region": ("{s} runs in the {region} data centre.", "where is {s} hosted geographically",
-               "{s}部署在{zregion}机房。", "{s}的服务器在哪个城市", None),
-    "incident": ("Incident {ticket} happened because {s} ran out of memory.", "what went wrong with {s} memory usage",
-                 "事故 {ticket} 的原因是{s}内存耗尽。", "{s}因为什么出过事故", "{ticket}"),
-}
-# Cross-language paraphrase questions (asked in the other language than the record).
-CROSS = {
-    "port": ("{s}监听哪个端口", "which port does {s} listen on"),
-    "db": ("{s}用什么数据库存数据", "which database does {s} use"),
-    "lang": ("{s}是用什么语言写的", "which programming language is {s} written in"),
-    "region": ("{s}部署在哪个地区", "which region does {s} run in"),
-}
+DATA = Path(__file__).resolve().parent / "data"
+K = 5
+MRR_DEPTH = 10
+CJK = re.compile(r"[\u3400-\u9fff]")
+KINDS = ["paraphrase", "keyword", "cross zh→en", "cross en→zh", "stale", "project"]
 
 
-def build_set(subjects: int, seed: int):
-    rng = random.Random(seed)
-    names = [f"{p}-{s}" for p in EN_PRE for s in EN_SUF]
-    znames = [f"{p}{s}" for p in ZH_PRE for s in ZH_SUF]
-    rng.shuffle(names)
-    rng.shuffle(znames)
-    half = subjects // 2
-    systems = [("en", n) for n in names[:half]] + [("zh", n) for n in znames[: subjects - half]]
-    records: list[tuple[str, str]] = []  # (key, text)
-    queries: list[dict] = []
-    used_ports: set[int] = set()
-    for idx, (lang, name) in enumerate(systems):
-        port = rng.randint(2000, 65000)
-        while port in used_ports:
-            port = rng.randint(2000, 65000)
-        used_ports.add(port)
-        day, zday = rng.choice(DAYS)
-        person, zperson = rng.choice(PEOPLE)
-        region, zregion = rng.choice(REGIONS)
-        fill = {
-            "s": name, "port": port, "team": rng.choice(TEAMS), "zteam": rng.choice(ZH_TEAMS), "db": rng.choice(DBS),
-            "day": day, "zday": zday, "lang": rng.choice(LANGS), "person": person, "zperson": zperson,
-            "path": f"/etc/{name.split('-')[0] if lang == 'en' else 'svc' + str(idx)}/{rng.choice(['app', 'main', 'svc'])}-{idx}.toml",
-            "sec": rng.randint(3, 120), "region": region, "zregion": zregion, "ticket": f"INC-{rng.randint(10000, 99999)}",
-        }
-        for kind, (en_rec, en_q, zh_rec, zh_q, exact) in FACTS.items():
-            key = f"{idx}:{kind}"
-            records.append((key, (en_rec if lang == "en" else zh_rec).format(**fill)))
-            queries.append({"key": key, "kind": "paraphrase", "lang": lang, "text": (en_q if lang == "en" else zh_q).format(**fill)})
-            if exact:
-                queries.append({"key": key, "kind": "exact", "lang": lang, "text": exact.format(**fill)})
-            if kind in CROSS:
-                zh_cross, en_cross = CROSS[kind]
-                text = (zh_cross if lang == "en" else en_cross).format(**fill)
-                queries.append({"key": key, "kind": "cross-language", "lang": "zh" if lang == "en" else "en", "text": text})
+def lang(text: str) -> str:
+    cjk = len(CJK.findall(text))
+    latin = len(re.findall(r"[A-Za-z]", text)) / 3.0
+    return "zh" if cjk >= latin else "en"
+
+
+def load() -> tuple[list[dict], list[dict]]:
+    records = [json.loads(line) for line in (DATA / "records.jsonl").read_text().splitlines() if line.strip()]
+    queries = [json.loads(line) for line in (DATA / "queries.jsonl").read_text().splitlines() if line.strip()]
+    by_id = {r["id"]: r for r in records}
+    for q in queries:
+        q["lang"] = lang(q["text"])
+        label = q["kind"]
+        if label == "cross":
+            target = lang(by_id[q["expect"][0]]["content"])
+            label = f"cross {q['lang']}→{target}"
+        q["label"] = label
     return records, queries
 
 
-def evaluate(records, queries, *, k: int = 5, mrr_depth: int = 10) -> dict:
+def store(records: list[dict]):
+    """Create the profile and its records, index them, tombstone the replaced ones."""
     from django.utils import timezone
 
+    from apps.accounts.models import Profile
     from apps.accounts.services import profile_create
     from apps.records.models import L1Record
     from apps.records.normalize import content_key
-    from apps.search import embedding, index, services
+    from apps.search import index
 
     profile = profile_create(slug="quality")
+    projects = sorted({r["project"] for r in records if r.get("project")})
+    Profile.objects.filter(pk=profile.pk).update(known_projects=projects)
+    profile.refresh_from_db()
     now = timezone.now()
     rows = [
-        L1Record(profile=profile, record_id=f"l1_q_{i:05d}", content=text, type="work_fact", priority=60,
-                 metadata={"scope": "global", "project": ""}, created_at=now, updated_at=now, content_key=content_key(text))
-        for i, (_, text) in enumerate(records)
+        L1Record(profile=profile, record_id=f"l1_eval_{r['id']}", content=r["content"], type=r["type"],
+                 priority=r.get("priority", 60), metadata={"scope": r.get("scope", "global"), "project": r.get("project", "")},
+                 created_at=now, updated_at=now, content_key=content_key(r["content"]),
+                 task_state="open" if r["type"] == "work_task" else None)
+        for r in records
     ]
-    L1Record.objects.bulk_create(rows, batch_size=2000)
-    key_of = {f"l1_q_{i:05d}": key for i, (key, _) in enumerate(records)}
+    L1Record.objects.bulk_create(rows, batch_size=1000)
     rows = list(L1Record.objects.filter(profile=profile).order_by("record_id"))
     started = time.perf_counter()
-    for start in range(0, len(rows), 256):
-        index.upsert_records(profile, rows[start : start + 256])
-    index_seconds = time.perf_counter() - started
+    for start in range(0, len(rows), 128):
+        index.upsert_records(profile, rows[start : start + 128])
+    gone = [f"l1_eval_{r['id']}" for r in records if r.get("deleted")]
+    L1Record.objects.filter(profile=profile, record_id__in=gone).update(deleted=True)
+    index.delete_points(profile, gone)
+    return profile, time.perf_counter() - started
 
+
+def filters_for(profile, q):
+    from apps.search import index, services
+
+    project = services.caller_project(profile=profile, session_key="", cwd=q.get("cwd", ""))
+    return services.Filters(project_key=index.project_key(project))
+
+
+def rank_of(ids: list[str], expect: list[str]) -> int | None:
+    wanted = {f"l1_eval_{e}" for e in expect}
+    return next((i + 1 for i, rid in enumerate(ids) if rid in wanted), None)
+
+
+def run(records, queries) -> dict:
+    from apps.hitstats.models import RecordHits
+    from apps.search import embedding, index, services
+
+    profile, index_seconds = store(records)
     qvecs = embedding.embed([q["text"] for q in queries], kind=embedding.QUERY)
-    depth = max(mrr_depth, 3 * k)
-    per_mode: dict[str, list[int | None]] = {"dense": [], "sparse": [], "hybrid": []}
+    depth = 3 * K
+    out = []
     for q, vec in zip(queries, qvecs):
-        dense = index.search_dense(profile, vec, limit=depth)
-        sparse_ = index.search_sparse(profile, q["text"], limit=depth)
-        hybrid = services._fuse(dense[: 3 * k], sparse_[: 3 * k])
-        for mode, ranked in (("dense", [c.record_id for c in dense]), ("sparse", [c.record_id for c in sparse_]),
-                             ("hybrid", [r.record_id for r in hybrid])):
-            rank = next((i + 1 for i, rid in enumerate(ranked) if key_of[rid] == q["key"]), None)
-            per_mode[mode].append(rank)
-
-    def summarise(ranks: list[int | None]) -> dict:
-        n = len(ranks)
-        return {
-            "recallAt5": round(sum(1 for r in ranks if r is not None and r <= k) / n, 4),
-            "mrr": round(sum(1.0 / r for r in ranks if r is not None and r <= mrr_depth) / n, 4),
-            "queries": n,
-        }
-
-    report = {"records": len(records), "queries": len(queries), "indexSeconds": round(index_seconds, 1), "overall": {}, "byKind": {}, "byLanguage": {}}
-    for mode, ranks in per_mode.items():
-        report["overall"][mode] = summarise(ranks)
-        for group, field in (("byKind", "kind"), ("byLanguage", "lang")):
-            for value in sorted({q[field] for q in queries}):
-                sel = [r for r, q in zip(ranks, queries) if q[field] == value]
-                report[group].setdefault(value, {})[mode] = summarise(sel)
+        spec = filters_for(profile, q).spec()
+        dense = index.search_dense(profile, vec, limit=depth, spec=spec)
+        sparse_ = index.search_sparse(profile, q["text"], limit=depth, spec=spec)
+        hybrid = services._fuse(dense, sparse_)
+        body = services.recall_records(profile=profile, query=q["text"], top_k=K, cwd=q.get("cwd", ""))
+        RecordHits.objects.filter(profile=profile).delete()  # each question on the same store
+        final_ids = [r["recordId"] for r in body["records"]]
+        out.append({
+            "id": q["id"], "label": q["label"], "never": q["kind"] == "never",
+            "dense": rank_of([c.record_id for c in dense], q["expect"]),
+            "sparse": rank_of([c.record_id for c in sparse_], q["expect"]),
+            "hybrid": rank_of([r.record_id for r in hybrid], q["expect"]),
+            "final": rank_of(final_ids, q["expect"]),
+            "abstained": bool(body.get("noRelevantMemory")) or not final_ids,
+            "topRelevance": body["records"][0].get("relevance") if body["records"] else None,
+        })
     index.close_clients()
-    return report
+    return {"records": len(records), "queries": len(queries), "indexSeconds": round(index_seconds, 1), "results": out}
+
+
+def summarise(rows: list[dict], mode: str) -> dict:
+    n = len(rows)
+    ranks = [r[mode] for r in rows]
+    return {
+        "n": n,
+        "r1": sum(1 for x in ranks if x == 1) / n if n else 0.0,
+        "r5": sum(1 for x in ranks if x is not None and x <= K) / n if n else 0.0,
+        "mrr": sum(1.0 / x for x in ranks if x is not None and x <= MRR_DEPTH) / n if n else 0.0,
+    }
+
+
+def table(report: dict) -> str:
+    rows = report["results"]
+    answerable = [r for r in rows if not r["never"]]
+    modes = ["dense", "sparse", "hybrid", "final"]
+    lines = [f"{report['records']} records, {report['queries']} queries; indexing {report['indexSeconds']} s",
+             f"{'':14}" + "".join(f"{m:>20}" for m in modes) + "   (recall@1 / recall@5 / MRR@10)"]
+    groups = [("answerable", answerable)] + [(k, [r for r in answerable if r["label"] == k]) for k in KINDS]
+    for label, sel in groups:
+        if not sel:
+            continue
+        cells = ""
+        for m in modes:
+            s = summarise(sel, m)
+            cells += f"{s['r1']:>8.3f}/{s['r5']:.3f}/{s['mrr']:.3f}"
+        lines.append(f"{label:<14}{cells}   n={len(sel)}")
+    never = [r for r in rows if r["never"]]
+    abst = sum(1 for r in never if r["abstained"]) / len(never) if never else 0.0
+    wrong = sum(1 for r in answerable if r["abstained"]) / len(answerable) if answerable else 0.0
+    lines.append(f"abstention (final): never-stored answered noRelevantMemory {abst:.3f} (n={len(never)}); "
+                 f"answerable wrongly abstained {wrong:.3f} (n={len(answerable)})")
+    return "\n".join(lines)
+
+
+# ------------------------------------------------------------ calibration
+def features(records, queries) -> list[tuple[int, list[tuple[list[float], int]]]]:
+    """Per query: candidate features (cos, coverage, both) and labels, from the index."""
+    from apps.records.models import L1Record
+    from apps.search import services
+
+    profile, _ = store(records)
+    content = dict(L1Record.objects.filter(profile=profile).values_list("record_id", "content"))
+    out = []
+    for i, q in enumerate(queries):
+        cands = services.index_candidates(profile, q["text"], limit=3 * K, filters=filters_for(profile, q))
+        wanted = {f"l1_eval_{e}" for e in q["expect"]}
+        items = [(list(services.relevance_features(item, cands, content[item.record_id])), int(item.record_id in wanted))
+                 for item in cands.ranked]
+        out.append((i, items))
+    return out
+
+
+def fit_logistic(xs, ys, *, l2: float = 1e-3, steps: int = 4000, lr: float = 0.5):
+    import numpy as np
+
+    X = np.hstack([np.ones((len(xs), 1)), np.asarray(xs, dtype=np.float64)])
+    y = np.asarray(ys, dtype=np.float64)
+    mu, sd = X[:, 1:].mean(0), X[:, 1:].std(0) + 1e-9
+    Z = X.copy()
+    Z[:, 1:] = (X[:, 1:] - mu) / sd
+    w = np.zeros(X.shape[1])
+    for _ in range(steps):
+        p = 1 / (1 + np.exp(-Z @ w))
+        grad = Z.T @ (p - y) / len(y) + l2 * np.r_[0, w[1:]]
+        w -= lr * grad
+    coef = w.copy()  # back to raw feature scale
+    coef[1:] = w[1:] / sd
+    coef[0] = w[0] - (w[1:] * mu / sd).sum()
+    return coef
+
+
+def calibrate(records, queries) -> None:
+    from apps.search import services
+
+    feats = features(records, queries)
+    train = [f for f in feats if f[0] % 2 == 0]
+    xs = [x for _, items in train for x, _ in items]
+    ys = [y for _, items in train for _, y in items]
+    coef = fit_logistic(xs, ys)
+    print(f"fitted on the even-numbered queries ({len(ys)} candidates, {sum(ys)} positive):")
+    print(f"RELEVANCE_COEF = ({', '.join(f'{c:.2f}' for c in coef)})")
+    services.RELEVANCE_COEF = tuple(round(float(c), 2) for c in coef)
+
+    def top_rel(items):
+        if not items:
+            return 0.0
+        return max(services._relevance(tuple(x)) for x, _ in items)
+
+    grid = [round(0.01 * i, 2) for i in range(1, 10)] + [round(0.02 * i, 2) for i in range(5, 40)]
+
+    def rates(sel, t):
+        never = [top_rel(items) < t for i, items in sel if queries[i]["kind"] == "never"]
+        ans = [top_rel(items) < t for i, items in sel if queries[i]["kind"] != "never"]
+        return sum(never) / len(never), sum(ans) / len(ans)
+
+    train_sel = [f for f in feats if f[0] % 2 == 0]
+    chosen = max((t for t in grid if rates(train_sel, t)[1] <= 0.03), default=grid[0])
+    print(f"highest threshold abstaining at most 3 % of the answerable calibration questions: {chosen:.2f}")
+    for split, sel in (("calibration (even)", train_sel), ("held-out (odd)", [f for f in feats if f[0] % 2 == 1]), ("all", feats)):
+        print(f"\n{split}: threshold → never-stored abstained / answerable abstained")
+        for t in sorted(set(grid[:9] + grid[9::2])):
+            never, ans = rates(sel, t)
+            print(f"  {t:.2f}: {never:.3f} / {ans:.3f}{'   <- chosen' if t == chosen else ''}")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--subjects", type=int, default=200)
-    parser.add_argument("--seed", type=int, default=3)
+    parser.add_argument("--calibrate", action="store_true", help="fit the relevance calibration and print thresholds")
+    parser.add_argument("--debias", choices=["weighted", "hard", "off"], help="dense transform variant")
+    parser.add_argument("--debias-scale", type=float, help="share of the language centroid subtracted")
+    parser.add_argument("--expansion-weight", type=float, help="weight of dictionary expansion terms (0 = none)")
+    parser.add_argument("--senses", type=int, help="CC-CEDICT senses per headword used for expansion")
+    parser.add_argument("--gates", help="SPARSE_GATE,DENSE_GATE of the fusion (e.g. 0,1 = no gate)")
+    parser.add_argument("--min-relevance", type=float, help="override recall.minRelevance")
+    parser.add_argument("--label", default="", help="name of this run in bench/out/")
     args = parser.parse_args()
-    records, queries = build_set(args.subjects, args.seed)
+    records, queries = load()
     setup_django(Path(tempfile.mkdtemp(prefix="mw-quality-")))
-    report = evaluate(records, queries)
-    zh = sum(1 for q in queries if q["lang"] == "zh")
-    print(f"{report['records']} records, {report['queries']} queries ({zh} Chinese); indexing {report['indexSeconds']} s")
-    print(f"{'':16}{'dense':>16}{'sparse':>16}{'hybrid':>16}   (recall@5 / MRR@10)")
-    rows = [("overall", report["overall"])] + [(f"  {k}", v) for k, v in report["byKind"].items()] + \
-        [(f"  lang={k}", v) for k, v in report["byLanguage"].items()]
-    for label, modes in rows:
-        n = modes["hybrid"]["queries"]
-        cells = "".join(f"{modes[m]['recallAt5']:>9.3f}/{modes[m]['mrr']:.3f}" for m in ("dense", "sparse", "hybrid"))
-        print(f"{label:<16}{cells}   n={n}")
+    from django.conf import settings
+
+    from apps.search import embedding, sparse
+
+    if args.debias:
+        embedding.DEBIAS_MODE = args.debias
+    if args.debias_scale is not None:
+        embedding.DEBIAS_SCALE = args.debias_scale
+    if args.expansion_weight is not None:
+        sparse.EXPANSION_WEIGHT = args.expansion_weight
+        sparse.EXPAND = args.expansion_weight > 0
+    if args.senses is not None:
+        from apps.search import bilingual
+
+        bilingual.MAX_SENSES = args.senses
+    if args.gates:
+        from apps.search import services
+
+        services.SPARSE_GATE, services.DENSE_GATE = (float(x) for x in args.gates.split(","))
+    if args.min_relevance is not None:
+        settings.MEMORYWEB_DEFAULTS["recall.minRelevance"] = args.min_relevance
+    if args.calibrate:
+        calibrate(records, queries)
+        return
+    report = run(records, queries)
+    print(table(report))
     out = REPO / "bench" / "out"
     out.mkdir(parents=True, exist_ok=True)
-    (out / "recall_quality.json").write_text(json.dumps(report, indent=1, ensure_ascii=False))
+    (out / f"recall_quality{'-' + args.label if args.label else ''}.json").write_text(json.dumps(report, indent=1, ensure_ascii=False))
 
 
 if __name__ == "__main__":

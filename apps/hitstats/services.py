@@ -52,6 +52,14 @@ def recall_budget_take(*, profile: Profile, session_key: str, turn: str, limit: 
         return budget.calls + 1
 
 
+def recall_budget_release(*, profile: Profile, session_key: str, turn: str) -> None:
+    """Give back the call `recall_budget_take` counted when the recall then failed: the
+    budget counts answered recalls only."""
+    if not turn:
+        return
+    RecallBudget.objects.filter(profile=profile, turn_key=RecallBudget.key_of(session_key, turn), calls__gt=0).update(calls=F("calls") - 1)
+
+
 def hits_record(
     *, profile: Profile, query: str, results: list[tuple[str, float]], session_key: str = "", turn: str = "",
     source: str = "recall_l1_records", degraded: bool = False,

@@ -8,11 +8,21 @@ e5 is trained with prefixes: recall queries are embedded as `query: <text>`, sto
 records as `passage: <text>`. `embed_and_search` compares candidate records with stored
 records (a symmetric task) and returns a vector the caller may pass back at commit, so it
 embeds as `passage:` too.
+
+Language-centroid debiasing (SPEC §4): every vector this module returns has the mean
+vector of its language and prefix subtracted and is renormalised. The centroids come
+from neutral calibration sentences (`calibration.py`), stored in the model manifest at
+build (computed on load for a model without them). A text's language is its CJK share
+(`cjk_share`); a mixed text subtracts the two centroids weighted by that share. Raw model
+vectors never leave this module except through `embed(..., raw=True)` (the space of an
+index built before debiasing, used while it is rebuilt).
 """
 
 from __future__ import annotations
 
 import hashlib
+import logging
+import re
 import threading
 import time
 from collections import OrderedDict
@@ -25,9 +35,21 @@ from django.conf import settings
 from apps.metrics.instruments import observe_embedding
 from apps.search import model_build
 
+logger = logging.getLogger(__name__)
+
 QUERY = "query"
 PASSAGE = "passage"
 _CACHE_SIZE = 4096
+TRANSFORM_VERSION = 1
+# "weighted" (default): a mixed text subtracts both centroids in proportion to its CJK
+# share; "hard": the centroid of its majority language; "off": raw model vectors.
+DEBIAS_MODE = "weighted"
+DEBIAS_SCALE = 1.0  # share of the centroid subtracted (1.0 = all of it)
+# Weight of one Latin letter against one CJK character when measuring the CJK share: a
+# CJK character carries about a syllable, an English syllable takes about three letters.
+LATIN_LETTERS_PER_CJK = 3.0
+_CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002ffff]")
+_LATIN = re.compile(r"[A-Za-z]")
 
 
 class EmbeddingUnavailable(RuntimeError):
@@ -41,6 +63,8 @@ class _Loaded:
     dim: int
     prefixes: bool
     model: object
+    centroids: dict[str, dict[str, np.ndarray]]
+    space: str
 
 
 _lock = threading.Lock()
@@ -82,7 +106,10 @@ def _load(key: str) -> _Loaded:
         except Exception as exc:
             raise EmbeddingUnavailable(f"cannot load fastembed model {name!r} (MEMORYWEB_EMBED_MODEL): {exc}") from exc
         dim = len(next(iter(model.embed(["probe"]))))
-        return _Loaded(key=key, name=name, dim=dim, prefixes="e5" in name.lower(), model=model)
+        prefixes = "e5" in name.lower()
+        block = model_build.compute_centroids(model, prefixes=prefixes)
+        return _Loaded(key=key, name=name, dim=dim, prefixes=prefixes, model=model, centroids=_centroid_arrays(block),
+                       space=_space(name, dim, "fastembed"))
     folder = local_model_dir()
     manifest = model_build.read_manifest(folder)
     if manifest is None or not model_build.manifest_files_ok(folder, manifest):
@@ -94,7 +121,53 @@ def _load(key: str) -> _Loaded:
         model = model_build.load_fastembed(folder)
     except Exception as exc:
         raise EmbeddingUnavailable(f"cannot load the embedding model in {folder}: {exc}; rebuild with `embeddings build --force`") from exc
-    return _Loaded(key=key, name=model_build.MODEL_NAME, dim=int(manifest["dim"]), prefixes=True, model=model)
+    if model_build.centroids_current(manifest):
+        block = manifest["centroids"]
+    else:  # a folder built before the centroids existed: usable, `make embeddings` stores them
+        logger.warning("the model in %s has no current language centroids; computing them now "
+                       "(run `python manage.py embeddings build` to store them)", folder)
+        block = model_build.compute_centroids(model)
+    dim = int(manifest["dim"])
+    return _Loaded(key=key, name=model_build.MODEL_NAME, dim=dim, prefixes=True, model=model,
+                   centroids=_centroid_arrays(block), space=_space(model_build.MODEL_NAME, dim, manifest["source"]["sha256"][:12]))
+
+
+def _centroid_arrays(block: dict) -> dict[str, dict[str, np.ndarray]]:
+    return {lang: {kind: np.asarray(vec, dtype=np.float32) for kind, vec in kinds.items()}
+            for lang, kinds in block["vectors"].items()}
+
+
+def _space(name: str, dim: int, build: str) -> str:
+    from apps.search import calibration, sparse
+
+    return f"{name}:{dim}:{build}/debias{TRANSFORM_VERSION}-{DEBIAS_MODE}-{DEBIAS_SCALE:g}-{calibration.digest()}/sparse{sparse.VERSION}"
+
+
+def space_id() -> str:
+    """The embedding space of the vectors this process writes: model + transform version
+    (+ the sparse tokenizer's version). An index built in another space is rebuilt."""
+    return get_model().space
+
+
+def cjk_share(text: str) -> float:
+    """Share of the text that is Chinese: CJK characters against Latin letters (three
+    letters weigh as one character); 0.0 for a text with neither."""
+    cjk = len(_CJK.findall(text))
+    latin = len(_LATIN.findall(text)) / LATIN_LETTERS_PER_CJK
+    return cjk / (cjk + latin) if cjk + latin else 0.0
+
+
+def debias(vectors: np.ndarray, texts: list[str], *, kind: str, centroids: dict[str, dict[str, np.ndarray]]) -> np.ndarray:
+    """Subtract each text's language centroid (by CJK share) and renormalise."""
+    if DEBIAS_MODE == "off" or not len(texts):
+        return vectors
+    shares = np.array([cjk_share(t) for t in texts], dtype=np.float32)
+    if DEBIAS_MODE == "hard":
+        shares = (shares >= 0.5).astype(np.float32)
+    mean = shares[:, None] * centroids["zh"][kind][None, :] + (1.0 - shares)[:, None] * centroids["en"][kind][None, :]
+    out = vectors - DEBIAS_SCALE * mean
+    norms = np.linalg.norm(out, axis=1, keepdims=True)
+    return (out / np.where(norms > 0, norms, 1.0)).astype(np.float32)
 
 
 def model_name() -> str:
@@ -109,8 +182,9 @@ def text_hash(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def embed(texts: list[str], *, kind: str, batch_size: int = 64) -> np.ndarray:
-    """Embed texts as `kind` (QUERY or PASSAGE); rows are L2-normalised float32."""
+def embed(texts: list[str], *, kind: str, batch_size: int = 64, raw: bool = False) -> np.ndarray:
+    """Embed texts as `kind` (QUERY or PASSAGE); rows are L2-normalised float32 in the
+    debiased space (`raw=True`: the model's own vectors, the space before debiasing)."""
     loaded = get_model()
     if not texts:
         return np.zeros((0, loaded.dim), dtype=np.float32)
@@ -138,7 +212,8 @@ def embed(texts: list[str], *, kind: str, batch_size: int = 64) -> np.ndarray:
                 _cache[(loaded.key, kind, text_hash(texts[i]))] = vec
                 while len(_cache) > _CACHE_SIZE:
                     _cache.popitem(last=False)
-    return np.vstack(out).astype(np.float32)
+    vectors = np.vstack(out).astype(np.float32)
+    return vectors if raw else debias(vectors, texts, kind=kind, centroids=loaded.centroids)
 
 
 def embed_one(text: str, *, kind: str) -> np.ndarray:
@@ -146,10 +221,11 @@ def embed_one(text: str, *, kind: str) -> np.ndarray:
 
 
 def cached(text: str, *, kind: str) -> np.ndarray | None:
-    """The embedding this process computed recently for `text`, if any."""
+    """The (debiased) embedding this process computed recently for `text`, if any."""
     loaded = get_model()
     with _cache_lock:
-        return _cache.get((loaded.key, kind, text_hash(text)))
+        hit = _cache.get((loaded.key, kind, text_hash(text)))
+    return None if hit is None else debias(hit[None, :], [text], kind=kind, centroids=loaded.centroids)[0]
 
 
 def health() -> dict:
@@ -157,7 +233,7 @@ def health() -> dict:
         loaded = get_model()
     except EmbeddingUnavailable as exc:
         return {"ok": False, "error": str(exc)}
-    return {"ok": True, "model": loaded.name, "dim": loaded.dim}
+    return {"ok": True, "model": loaded.name, "dim": loaded.dim, "space": loaded.space}
 
 
 # (anchor, similar, unrelated): English, Chinese and across the two languages.

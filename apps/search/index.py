@@ -221,7 +221,99 @@ def _create_collection(client, name: str, dim: int) -> None:
         collection_name=name,
         vectors_config={DENSE: qm.VectorParams(size=dim, distance=qm.Distance.COSINE)},
         sparse_vectors_config={SPARSE: qm.SparseVectorParams(modifier=qm.Modifier.IDF)},
+        metadata={"space": embedding.space_id()},
     )
+    _spaces[name] = embedding.space_id()
+
+
+# ------------------------------------------------------------ embedding space
+# Collection name -> the embedding space its vectors were written in (collection metadata;
+# "" for a collection built before spaces were recorded: raw vectors of the same model).
+_spaces: dict[str, str] = {}
+SPACE_CURRENT = "current"
+SPACE_RAW = "raw"  # built before debiasing: query it with raw vectors until rebuilt
+SPACE_NEAR = "near"  # same model, other transform or tokenizer version: current vectors are close
+SPACE_FOREIGN = "foreign"  # another model: the dense side cannot be queried
+
+
+def collection_space(name: str) -> str:
+    space = _spaces.get(name)
+    if space is None:
+        info = _call(get_client().get_collection, name)
+        space = _spaces[name] = str((info.config.metadata or {}).get("space") or "")
+    return space
+
+
+def space_state(name: str) -> str:
+    """How the collection's space relates to this process's space."""
+    space, current = collection_space(name), embedding.space_id()
+    if space == current:
+        return SPACE_CURRENT
+    if _collection_dim(get_client(), name) != embedding.dimension():
+        return SPACE_FOREIGN
+    if not space:
+        return SPACE_RAW
+    return SPACE_NEAR if space.split("/")[0] == current.split("/")[0] else SPACE_FOREIGN
+
+
+# Background rebuilds after a change of space (SPEC §4): profile slug -> progress.
+REBUILD_RETRY_SECONDS = 60
+_rebuilds: dict[str, dict[str, Any]] = {}
+_rebuilds_lock = threading.Lock()
+
+
+def rebuild_in_background(profile: Profile, *, reason: str) -> bool:
+    """Start `reindex_profile` in a thread unless one runs for this profile already.
+    Recall keeps answering from the old collection meanwhile (see `space_state`)."""
+    with _rebuilds_lock:
+        state = _rebuilds.get(profile.slug)
+        if state is not None and state["state"] == "running":
+            return False
+        if state is not None and state["state"] == "failed" and time.time() - state["finishedAt"] < REBUILD_RETRY_SECONDS:
+            return False  # a failing rebuild is retried at most once a minute, not on every recall
+        state = _rebuilds[profile.slug] = {"state": "running", "reason": reason, "done": 0, "total": None,
+                                           "startedAt": time.time(), "error": ""}
+    thread = threading.Thread(target=_rebuild_run, args=(profile.pk, state), name=f"reindex-{profile.slug}", daemon=True)
+    thread.start()
+    state["thread"] = thread
+    return True
+
+
+def _rebuild_run(profile_id: int, state: dict[str, Any]) -> None:
+    from django.db import connection
+
+    from apps.records.models import L1Record
+
+    try:
+        profile = Profile.objects.get(pk=profile_id)
+        state["total"] = L1Record.objects.filter(profile=profile, deleted=False).count()
+
+        def progress(n: int) -> None:
+            state["done"] += n
+
+        result = reindex_profile(profile, progress=progress)
+        state.update(state="done", finishedAt=time.time(), collection=result["collection"])
+    except Exception as exc:  # reported through health; the next recall tries again
+        logger.exception("background reindex of profile %s failed", profile_id)
+        state.update(state="failed", error=f"{exc.__class__.__name__}: {exc}", finishedAt=time.time())
+    finally:
+        connection.close()
+
+
+def rebuild_status() -> dict[str, dict[str, Any]]:
+    return {slug: {k: v for k, v in st.items() if k != "thread"} for slug, st in _rebuilds.items()}
+
+
+AUTO_REBUILD = True  # tests switch it off unless a rebuild is what they test
+
+
+def check_space(profile: Profile, name: str) -> str:
+    """The collection's space state; anything but current starts a background rebuild."""
+    state = space_state(name)
+    if state != SPACE_CURRENT and AUTO_REBUILD:
+        rebuild_in_background(profile, reason=f"index space {collection_space(name) or '(before debiasing)'} "
+                                              f"!= {embedding.space_id()}")
+    return state
 
 
 def _new_collection_name(profile: Profile) -> str:
@@ -250,6 +342,7 @@ def ensure_collection(profile: Profile) -> str:
               change_aliases_operations=[qm.CreateAliasOperation(create_alias=qm.CreateAlias(collection_name=name, alias_name=alias))])
         return name
     existing = _collection_dim(client, name)
+    check_space(profile, name)
     if existing != dim:
         raise IndexUnavailable(
             f"the index of profile {profile.slug} holds {existing}-dimensional vectors but the embedding model "
@@ -289,7 +382,8 @@ def _point(record, dense_vec) -> Any:
     sp = sparse.document_vector(record.content)
     if not sp.empty:
         vec[SPARSE] = qm.SparseVector(indices=sp.indices, values=sp.values)
-    return qm.PointStruct(id=point_id(record.record_id), vector=vec, payload=record_payload(record))
+    return qm.PointStruct(id=point_id(record.record_id), vector=vec,
+                          payload={**record_payload(record), "space": embedding.space_id()})
 
 
 def client_vector_usable(vector: list[float] | None, content: str) -> Any:
@@ -539,10 +633,9 @@ def _drain_batch(profile_id: int, batch: int) -> tuple[int, int]:
 
 def _mark_failed(ops: list, error: str) -> None:
     from django.db.models import F
+    from django.utils import timezone
 
     from apps.search.models import IndexOp
-
-    from django.utils import timezone
 
     IndexOp.objects.filter(pk__in=[op.pk for op in ops]).update(
         attempts=F("attempts") + 1, last_error=error[:2000], last_attempt_at=timezone.now()
@@ -579,8 +672,16 @@ def health() -> dict[str, Any]:
         collections = len(_call(client.get_collections).collections)
     except IndexUnavailable as exc:
         return {"ok": False, "error": str(exc), "location": describe_location(), "pendingOps": pending}
-    return {"ok": True, "mode": "server" if settings.QDRANT_URL else "embedded", "collections": collections,
-            "pendingOps": pending, "failingOps": failing}
+    out = {"ok": True, "mode": "server" if settings.QDRANT_URL else "embedded", "collections": collections,
+           "pendingOps": pending, "failingOps": failing}
+    try:
+        out["space"] = embedding.space_id()
+    except embedding.EmbeddingUnavailable:
+        pass
+    rebuilds = rebuild_status()
+    if rebuilds:
+        out["rebuilds"] = rebuilds
+    return out
 
 
 # -------------------------------------------------------------------- reindex
@@ -622,6 +723,8 @@ def reindex_profile(profile: Profile, *, progress=None, batch: int = 128) -> dic
                 progress(len(chunk))
         second = timezone.now() - timedelta(seconds=2)
         caught = _catch_up(profile, new, since=started)
+        if _aliases(client).get(alias) != old:  # another rebuild switched first: it wins
+            raise IndexUnavailable(f"the alias {alias} moved while rebuilding; keeping the other build")
         ops: list[Any] = []
         if old is not None:
             ops.append(qm.DeleteAliasOperation(delete_alias=qm.DeleteAlias(alias_name=alias)))

@@ -3,7 +3,9 @@
 For texts that are deliberately not in the index — records tombstoned at the user's
 request — a caller may still need to know whether one of them is what a query is about,
 without ever showing it. The texts are embedded as passages and compared to the query by
-cosine similarity, like the dense side of recall.
+cosine similarity in the model's own space (`raw`): the floor the caller compares
+against was measured there (bench/forget_match.py), and the language debiasing of recall
+would move every score.
 """
 
 from __future__ import annotations
@@ -20,6 +22,6 @@ def similarities(query: str, texts: list[str]) -> list[float]:
     Raises EmbeddingUnavailable when the model cannot be loaded."""
     if not texts:
         return []
-    q = embedding.embed([query], kind=embedding.QUERY)[0]
-    passages = embedding.embed(texts, kind=embedding.PASSAGE)
+    q = embedding.embed([query], kind=embedding.QUERY, raw=True)[0]
+    passages = embedding.embed(texts, kind=embedding.PASSAGE, raw=True)
     return [float(x) for x in np.asarray(passages @ q, dtype=np.float64)]

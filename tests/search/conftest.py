@@ -9,9 +9,18 @@ from django.utils import timezone
 
 from apps.records.models import L1Record
 from apps.records.normalize import content_key
+from apps.search import index
 from apps.search.outbox import drain_outbox, enqueue_index_op
 
 _ids = itertools.count(1)
+
+
+@pytest.fixture(autouse=True)
+def _no_background_rebuilds(request, monkeypatch):
+    """A rebuild thread outlives its test (and a test database transaction it cannot see):
+    only tests marked `background_rebuild` let a space change start one."""
+    monkeypatch.setattr(index, "_rebuilds", {})
+    monkeypatch.setattr(index, "AUTO_REBUILD", request.node.get_closest_marker("background_rebuild") is not None)
 
 
 @pytest.fixture(autouse=True)

@@ -157,7 +157,11 @@ def test_health_reports_index_and_model(alice, admin_api):
     write_record(alice, "Health checks read the index.")
     body = admin_api.get("/api/v1/health")[1]
     assert body["checks"]["index"]["ok"] is True
-    assert body["checks"]["embedding_model"] == {"ok": True, "model": "memoryweb/multilingual-e5-small-int8", "dim": 384}
+    model = body["checks"]["embedding_model"]
+    assert {k: model[k] for k in ("ok", "model", "dim")} == {"ok": True, "model": "memoryweb/multilingual-e5-small-int8", "dim": 384}
+    # the embedding space names the model and the transform; the index reports the same one
+    assert model["space"].startswith("memoryweb/multilingual-e5-small-int8:384:") and "/debias1-" in model["space"]
+    assert body["checks"]["index"]["space"] == model["space"]
 
 
 def test_health_reports_a_held_index(alice, admin_api, foreign_holder):

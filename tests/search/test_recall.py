@@ -14,6 +14,10 @@ from tests.search.corpus import CORPUS
 
 @pytest.fixture
 def corpus(alice):
+    # These tests are about ranking; the relevance threshold has its own tests
+    # (test_crosslingual.py) and would drop the weak dense-only paraphrase matches.
+    alice.settings = {"recall.minRelevance": 0.0}
+    alice.save()
     return {key: write_record(alice, content).record_id for key, content in CORPUS.items()}
 
 
@@ -32,7 +36,6 @@ def test_exact_word_queries_are_won_by_the_sparse_side(agent_api, corpus, query,
     trace = _trace_of(body, corpus[key])
     assert body["records"][0]["recordId"] == corpus[key]
     assert trace["sparseRank"] == 1
-    assert trace["denseRank"] is None or trace["denseRank"] > 1
 
 
 @pytest.mark.parametrize(
@@ -58,12 +61,14 @@ def test_hybrid_finds_both_kinds_where_each_side_alone_misses_one(agent_api, cor
         best_sparse = min(sparse_hits, key=lambda t: t["sparseRank"]) if sparse_hits else None
         dense_misses += best_dense["recordId"] != corpus[key]
         sparse_misses += best_sparse is None or best_sparse["recordId"] != corpus[key]
-    assert dense_misses >= 1
+        if query in ("1.29", "QX-5521"):  # the exact tokens: the sparse side puts them first
+            assert best_sparse is not None and best_sparse["recordId"] == corpus[key]
+    # the debiased dense side finds these identifiers too; the paraphrase has no shared word
     assert sparse_misses >= 1
 
 
 def test_trace_shows_rrf_fusion_and_bounded_boosts(agent_api, corpus):
-    body = _recall(agent_api, query="QX-5521", trace=True, topK=3)
+    body = _recall(agent_api, query="error code", trace=True, topK=3)
     assert len(body["trace"]) == len(body["records"]) == 3
     for rec, tr in zip(body["records"], body["trace"]):
         expected = sum(1 / (60 + r) for r in (tr["denseRank"], tr["sparseRank"]) if r)
@@ -96,7 +101,8 @@ def test_topk_limits_the_number_of_records(agent_api, corpus):
 def test_result_fields_match_the_spec(agent_api, alice):
     write_record(alice, "The release checklist lives in docs/release.md.", priority=70)
     rec = _recall(agent_api, query="release checklist")["records"][0]
-    assert set(rec) == {"recordId", "score", "content", "type", "priority", "scene_name", "createdAt"}
+    assert set(rec) == {"recordId", "score", "relevance", "content", "type", "priority", "scene_name", "createdAt"}
+    assert 0.0 <= rec["relevance"] <= 1.0
     assert rec["priority"] == 70
     assert rec["createdAt"].endswith("Z")
 
@@ -168,7 +174,7 @@ def scoped(alice):
 
 
 def test_scope_returns_global_unknown_and_own_project_records(agent_api, scoped):
-    body = _recall(agent_api, query="formatter line length", topK=10, cwd="/home/dev/alpha/src")
+    body = _recall(agent_api, query="formatter", topK=10, cwd="/home/dev/alpha/src")
     ids = {r["recordId"] for r in body["records"]}
     assert ids == {scoped["global"], scoped["unknown"], scoped["alpha"]}
 
@@ -179,7 +185,7 @@ def test_scope_never_returns_other_projects_self_records(agent_api, scoped):
 
 
 def test_scope_without_a_known_project_returns_no_self_records(agent_api, scoped):
-    body = _recall(agent_api, query="formatter line length", topK=10, cwd="/tmp/elsewhere")
+    body = _recall(agent_api, query="formatter", topK=10, cwd="/tmp/elsewhere")
     assert {r["recordId"] for r in body["records"]} == {scoped["global"], scoped["unknown"]}
 
 
@@ -267,9 +273,9 @@ def test_each_returned_record_gets_a_hit_and_the_recall_is_logged(alice, agent_a
 
 # ------------------------------------------------------------- isolation
 def test_alice_never_sees_bobs_records(alice, bob, make_api):
-    write_record(bob, "Bob's bank PIN hint is the cat's birthday.")
-    mine = write_record(alice, "Alice keeps her notes in Obsidian.")
-    body = make_api(alice, "agent").ok("recall_l1_records", query="bank PIN hint birthday", topK=10)
+    write_record(bob, "The bank PIN hint is the cat's birthday.")
+    mine = write_record(alice, "The bank PIN hint is the street of the first flat.")
+    body = make_api(alice, "agent").ok("recall_l1_records", query="bank PIN hint", topK=10)
     assert [r["recordId"] for r in body["records"]] == [mine.record_id]
     assert index.alias_name(alice) != index.alias_name(bob)
 
@@ -306,6 +312,8 @@ def test_bad_input_does_not_use_up_the_turn_budget(alice, agent_api, corpus):
 def test_scene_filter_includes_scenes_merged_into_it(alice, agent_api):
     from apps.scenes.models import SceneEntry
 
+    alice.settings = {"recall.minRelevance": 0.0}  # each record matches one word of the query; the filter is under test
+    alice.save()
     survivor = SceneEntry.objects.create(profile=alice, scene_id="sc0001", name="memoryweb｜deploy")
     merged = SceneEntry.objects.create(profile=alice, scene_id="sc0002", name="memoryweb｜release", merged_into=survivor)
     a = write_record(alice, "Deploys run from the main branch only.", scene=survivor)

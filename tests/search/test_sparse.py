@@ -39,7 +39,8 @@ def test_punctuation_only_text_has_no_tokens_and_an_empty_vector():
     assert sparse.query_vector("the of and").empty
 
 
-def test_document_vector_saturates_repeated_terms():
+def test_document_vector_saturates_repeated_terms(monkeypatch):
+    monkeypatch.setattr(sparse, "EXPAND", False)
     once = sparse.document_vector("backup")
     many = sparse.document_vector("backup backup backup backup")
     assert once.indices == many.indices
@@ -47,6 +48,7 @@ def test_document_vector_saturates_repeated_terms():
     assert many.values[0] < 4 * once.values[0]
 
 
-def test_query_vector_weights_each_distinct_token_once():
+def test_query_vector_weights_each_distinct_token_once(monkeypatch):
+    monkeypatch.setattr(sparse, "EXPAND", False)
     vec = sparse.query_vector("backup backup 备份")
     assert sorted(vec.values) == [1.0, 1.0]
