@@ -10,6 +10,7 @@ import time
 import numpy as np
 import pytest
 
+from apps.accounts.services import token_create
 from apps.hitstats.models import RecallBudget, RecallEvent, RecordHits
 from apps.search import embedding, index, model_build, services, sparse
 from apps.search.outbox import drain_outbox
@@ -293,7 +294,8 @@ def test_a_space_change_rebuilds_in_the_background_while_recall_answers(alice, a
     assert index.count_points(alice) == 6
     body = agent_api.ok("recall_l1_records", query="what food does the user love")
     assert body["records"][0]["recordId"] == recs[5].record_id
-    health = agent_api.client.get("/api/v1/health").json()["checks"]["index"]
+    _, admin_token = token_create(profile=alice, role="admin")  # health details are for admins
+    health = agent_api.client.get("/api/v1/health", HTTP_AUTHORIZATION=f"Bearer {admin_token}").json()["checks"]["index"]
     assert health["rebuilds"][alice.slug]["state"] == "done"
 
 
