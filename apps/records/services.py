@@ -9,6 +9,7 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
+from django.db.models import Max
 from django.utils import timezone
 
 from apps.accounts.config import profile_setting
@@ -54,11 +55,13 @@ def _last_fix_at(profile: Profile, record_id: str):
     """When this record id was last fixed. The change that created a rewrite's new record
     (note `rewrittenFrom`) is not a fix of that id: the debounce counts one record id only
     (SPEC §3.5), so a second correction of the same fact in a day applies to the new record."""
-    return (
-        L1Change.objects.filter(profile=profile, record__record_id=record_id, action="fix")
-        .exclude(note__has_key="rewrittenFrom")
-        .order_by("-id").values_list("created_at", flat=True).first()
-    )
+    # By the record's key, then its own changes (the change table's record index): ordering
+    # the profile's changes by id made SQLite walk the whole (profile, id) index instead.
+    record_pk = L1Record.objects.filter(profile=profile, record_id=record_id).values_list("pk", flat=True).first()
+    if record_pk is None:
+        return None
+    fixes = L1Change.objects.filter(record_id=record_pk, action="fix").exclude(note__has_key="rewrittenFrom")
+    return fixes.aggregate(last=Max("created_at"))["last"]
 
 
 def _is_scene_member(profile: Profile, record_id: str) -> bool:
