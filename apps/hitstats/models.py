@@ -39,6 +39,7 @@ class RecallEvent(models.Model):
     session_key = models.TextField(blank=True)
     turn = models.TextField(blank=True)
     source = models.CharField(max_length=32, default="recall_l1_records")  # or recall_context, dashboard
+    actor = models.CharField(max_length=200, blank=True, default="")  # who asked: token:<name>:<role>, user:…
     results = models.JSONField(default=list)  # [{recordId, score}]
     degraded = models.BooleanField(default=False)
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)

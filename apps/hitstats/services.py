@@ -62,13 +62,13 @@ def recall_budget_release(*, profile: Profile, session_key: str, turn: str) -> N
 
 def hits_record(
     *, profile: Profile, query: str, results: list[tuple[str, float]], session_key: str = "", turn: str = "",
-    source: str = "recall_l1_records", degraded: bool = False,
+    source: str = "recall_l1_records", degraded: bool = False, actor: str = "",
 ) -> RecallEvent:
     """Log one recall and give each returned record a hit."""
     now = timezone.now()
     with transaction.atomic():
         event = RecallEvent.objects.create(
-            profile=profile, query=query[:4000], session_key=session_key, turn=turn, source=source,
+            profile=profile, query=query[:4000], session_key=session_key, turn=turn, source=source, actor=actor[:200],
             results=[{"recordId": rid, "score": round(score, 6)} for rid, score in results], degraded=degraded,
         )
         RecallHit.objects.bulk_create(

@@ -121,11 +121,13 @@ def _run_summary(run) -> dict[str, Any]:
 
 
 # ------------------------------------------------------------------ memory_search
-def memory_search(*, profile: Profile, query: str, top_k: int, session_key: str, turn: str, cwd: str) -> dict[str, Any]:
+def memory_search(*, profile: Profile, query: str, top_k: int, session_key: str, turn: str, cwd: str,
+                  actor: str = "") -> dict[str, Any]:
     """Recall answered as text: one memory per line with its date and type; a plain
     sentence when recall abstains; a notice (never the content) when the best match is
     a record the user asked to forget."""
-    recalled = recall_records(profile=profile, query=query, top_k=top_k, session_key=session_key, turn=turn, cwd=cwd)
+    recalled = recall_records(profile=profile, query=query, top_k=top_k, session_key=session_key, turn=turn, cwd=cwd,
+                              actor=actor)
     records = [] if recalled.get("noRelevantMemory") else list(recalled.get("records") or [])
     forgotten = _best_match_forgotten(profile, query, records)
     lines = [_line(record) for record in records]

@@ -67,4 +67,5 @@ class MemorySearchParams(ToolParams):
 def memory_search(ctx: ToolContext, params: MemorySearchParams) -> dict:
     return services.memory_search(
         profile=ctx.profile, query=params.query, top_k=params.topK, session_key=ctx.session_key, turn=ctx.turn, cwd=ctx.cwd,
+        actor=ctx.actor,
     )

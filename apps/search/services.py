@@ -475,8 +475,9 @@ def recall_search(profile: Profile, query: str, *, top_k: int, filters: Filters,
 def recall_records(
     *, profile: Profile, query: str, top_k: int = 5, types: list[str] | None = None, scene_id: str | None = None,
     include_closed_tasks: bool | None = None, trace: bool = False, session_key: str = "", turn: str = "", cwd: str = "",
+    actor: str = "",
 ) -> dict[str, Any]:
-    """SPEC §3.14 `recall_l1_records`."""
+    """SPEC §3.14 `recall_l1_records`; `actor` (who asked) goes into the recall log."""
     _check_query(query, "query")
     _check_top_k(top_k, int(profile_setting(profile, "recall.maxTopK")))
     types = _check_types(types)
@@ -505,6 +506,7 @@ def recall_records(
             hitstats.hits_record(
                 profile=profile, query=query, results=[(row.record_id, r.score) for row, r in outcome.rows],
                 session_key=session_key, turn=turn, source="recall_l1_records", degraded=outcome.degraded,
+                actor=actor,
             )
     except BaseException:  # only answered recalls count against the turn's budget
         hitstats.recall_budget_release(profile=profile, session_key=session_key, turn=turn)
@@ -594,7 +596,7 @@ def embed_and_search(*, profile: Profile, queries: list[str] | None, query_text:
     return {"results": results}
 
 
-def recall_context(*, profile: Profile, query: str, session_key: str, cwd: str) -> dict[str, Any]:
+def recall_context(*, profile: Profile, query: str, session_key: str, cwd: str, actor: str = "") -> dict[str, Any]:
     """SPEC §3.19: the live USER.md, then the top `recall.autoInjectTopK` records as
     `- [type|scene] content` lines, within `recall.timeoutMs`."""
     started = time.monotonic()
@@ -632,7 +634,7 @@ def recall_context(*, profile: Profile, query: str, session_key: str, cwd: str) 
         parts.append("\n".join(lines))
     if injected:
         hitstats.hits_record(profile=profile, query=query, results=injected, session_key=session_key,
-                             source="recall_context", degraded=degraded)
+                             source="recall_context", degraded=degraded, actor=actor)
     result: dict[str, Any] = {"block": "\n\n".join(parts), "timedOut": False, "recordIds": [rid for rid, _ in injected]}
     if degraded:
         result["degraded"] = True

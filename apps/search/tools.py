@@ -55,7 +55,7 @@ def recall_l1_records(ctx: ToolContext, params: RecallParams) -> dict:
     result = services.recall_records(
         profile=ctx.profile, query=params.query, top_k=params.topK, types=params.types, scene_id=params.sceneId,
         include_closed_tasks=params.includeClosedTasks, trace=params.trace, session_key=ctx.session_key,
-        turn=ctx.turn, cwd=ctx.cwd,
+        turn=ctx.turn, cwd=ctx.cwd, actor=ctx.actor,
     )
     observe_recall(seconds=time.monotonic() - started, records=len(result.get("records") or []),
                    abstained=result.get("noRelevantMemory") is True)

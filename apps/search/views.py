@@ -26,4 +26,5 @@ def recall_context(request: HttpRequest, ctx, body) -> Any:
     params = validate_body(RecallContextBody, body)
     return services.recall_context(
         profile=ctx.profile, query=params.query, session_key=params.sessionKey or ctx.session_key, cwd=params.cwd or ctx.cwd,
+        actor=ctx.actor,
     )

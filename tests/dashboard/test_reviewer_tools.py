@@ -247,13 +247,14 @@ def test_rewritten_record_diffs_against_its_predecessor(login, alice, make_recor
 def test_record_shows_created_by_and_last_recall(login, alice, make_record):
     record = make_record(alice, "Use pnpm, not npm")
     event = RecallEvent.objects.create(profile=alice, query="which package manager", session_key="sess-9", source="recall_context",
-                                       results=[{"recordId": record.record_id, "score": 0.8}])
+                                       actor="token:laptop-claude:agent", results=[{"recordId": record.record_id, "score": 0.8}])
     RecallHit.objects.create(event=event, profile=alice, record_id=record.record_id, score=0.8)
     body = login("alice").get(f"/p/alice/records/{record.record_id}/").content.decode()
     created_by = body.split("<dt>created by</dt>")[1].split("</dd>")[0]
     assert 'title="test">test</span>' in created_by  # the actor of the record's first change
     last = body.split("<dt>last recalled</dt>")[1].split("</dd>")[0]
     assert "via recall_context" in last and "sess-9" in last and "UTC" in last
+    assert "by <span" in last and "laptop-claude" in last  # the token that asked, by its name
 
 
 def test_lineage_of_a_record_goes_from_message_to_persona(login, alice, make_record, make_block):

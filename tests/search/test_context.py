@@ -103,3 +103,20 @@ def test_needs_a_token(client):
 def test_listed_in_openapi(client):
     doc = client.get("/api/v1/openapi.json").json()
     assert "/api/v1/recall/context" in doc["paths"]
+
+
+def test_the_recall_log_names_the_token_that_asked(alice, make_api):
+    # The dashboard's "last recalled by" reads who asked from the recall log.
+    from django.test import Client
+
+    from apps.accounts.services import token_create
+    from tests.conftest import Api
+
+    write_record(alice, "The team deploys the web app with Kamal to two Hetzner boxes")
+    _, plain = token_create(profile=alice, role="agent", name="laptop-claude")
+    api = Api(client=Client(), token=plain, profile=alice, role="agent")
+    api.ok("recall_l1_records", query="how do we deploy the web app?", session="s1", turn="t1")
+    status, _ = api.post("/api/v1/recall/context", {"query": "how do we deploy the web app?", "sessionKey": "s1"})
+    assert status == 200
+    actors = {(e.source, e.actor) for e in RecallEvent.objects.filter(profile=alice)}
+    assert actors == {("recall_l1_records", "token:laptop-claude:agent"), ("recall_context", "token:laptop-claude:agent")}
