@@ -46,7 +46,7 @@ def known_project_add(*, profile: Profile, root: str, actor: str, tool: str) -> 
     fresh = Profile.objects.filter(pk=profile.pk).values_list("known_projects", flat=True).first() or []
     if any(path_key(normalize_path(p) or p) == path_key(normalized) for p in fresh):
         return False
-    updated = list(fresh) + [normalized]
+    updated = [*fresh, normalized]
     Profile.objects.filter(pk=profile.pk).update(known_projects=updated)
     profile.known_projects = updated
     audit_record(

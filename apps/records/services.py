@@ -256,7 +256,7 @@ def record_set_task_state(
                 metadata = dict(record.metadata or {})
                 history = metadata.get("taskStateChange")
                 history = list(history) if isinstance(history, list) else ([history] if isinstance(history, dict) else [])
-                metadata["taskStateChange"] = history + [entry]
+                metadata["taskStateChange"] = [*history, entry]
                 record.metadata = metadata
                 record.task_state = state
                 record.updated_at = now

@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
-
 import json
-from typing import Annotated
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 

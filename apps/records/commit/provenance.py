@@ -99,7 +99,7 @@ def attribute_project(
                 warn("scope self without a usable project (no evidence and no flagged session candidate): stored as unknown")
                 scope, project = "unknown", ""
     else:
-        if isinstance(project, str) and project.strip() or evidence:
+        if (isinstance(project, str) and project.strip()) or evidence:
             warn(f"scope {scope} always stores an empty project; metadata.project/projectEvidence were cleared")
         project = ""
     meta["scope"] = scope
