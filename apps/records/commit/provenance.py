@@ -86,7 +86,7 @@ def attribute_project(
                 warn(f"project evidence rejected, stored as unknown: {problem}")
                 scope, project = "unknown", ""
             else:
-                project = _project_spelling(profile, project, evidence)
+                project = _project_spelling(profile, str(project), evidence)  # a str: evidence_problem refuses others
                 meta["projectEvidence"] = evidence
                 meta["projectSource"] = "l0-evidence"
                 confirmed = project
