@@ -67,11 +67,13 @@ class L1Record(models.Model):
 
     @property
     def scope(self) -> str:
-        return str((self.metadata or {}).get("scope", "unknown"))
+        scope: str = (self.metadata or {}).get("scope", "unknown")  # validated on write
+        return scope
 
     @property
     def project(self) -> str:
-        return str((self.metadata or {}).get("project", ""))
+        project: str = (self.metadata or {}).get("project", "")  # validated on write
+        return project
 
     def as_dict(self) -> dict[str, Any]:
         """The record in the SPEC §1.2 field names (the form tools and exports use)."""
