@@ -47,8 +47,10 @@ test-postgres: $(BIN)/activate embeddings
 test-contract: $(BIN)/activate embeddings
 	$(BIN)/pytest tests/tools/test_schemathesis.py
 
+# Ruff over the tree and mypy over its configured scope (both set up in pyproject.toml).
 lint: $(BIN)/activate
 	$(BIN)/ruff check .
+	$(BIN)/mypy
 
 clean:
 	rm -rf $(VENV) var .pytest_cache

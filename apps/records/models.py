@@ -8,6 +8,7 @@ until commit, so within one profile change ids grow in commit order.
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 from django.db import models
@@ -66,11 +67,13 @@ class L1Record(models.Model):
 
     @property
     def scope(self) -> str:
-        return (self.metadata or {}).get("scope", "unknown")
+        scope: str = (self.metadata or {}).get("scope", "unknown")  # validated on write
+        return scope
 
     @property
     def project(self) -> str:
-        return (self.metadata or {}).get("project", "")
+        project: str = (self.metadata or {}).get("project", "")  # validated on write
+        return project
 
     def as_dict(self) -> dict[str, Any]:
         """The record in the SPEC §1.2 field names (the form tools and exports use)."""
@@ -114,7 +117,7 @@ class L1Change(models.Model):
         indexes = [models.Index(fields=["profile", "id"])]
 
 
-def _iso(value) -> str | None:
+def _iso(value: datetime | None) -> str | None:
     if value is None:
         return None
     return value.isoformat().replace("+00:00", "Z")

@@ -46,7 +46,7 @@ def known_project_add(*, profile: Profile, root: str, actor: str, tool: str) -> 
     fresh = Profile.objects.filter(pk=profile.pk).values_list("known_projects", flat=True).first() or []
     if any(path_key(normalize_path(p) or p) == path_key(normalized) for p in fresh):
         return False
-    updated = list(fresh) + [normalized]
+    updated = [*fresh, normalized]
     Profile.objects.filter(pk=profile.pk).update(known_projects=updated)
     profile.known_projects = updated
     audit_record(
@@ -157,7 +157,7 @@ def evidence_problem(
         path = normalize_path(raw_path)
         if not path:
             return f"projectEvidence[{n}].path {raw_path!r} is not an absolute path"
-        content = row.get("content") if isinstance(row.get("content"), str) else ""
+        content = row["content"] if isinstance(row.get("content"), str) else ""
         literal = raw_path.strip() and (raw_path.strip() in content or raw_path.strip() in (row.get("cwd") or ""))
         if not literal and not any(path_within(m, path) for m in _mentions_in(row)):
             return f"projectEvidence[{n}].path {raw_path!r} does not occur in message {message_id!r} (content or cwd)"

@@ -10,13 +10,15 @@ from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
 
-from django.db.models import Count, Q, QuerySet
+from django.db.models import Count, Max, Q, QuerySet
 
 from apps.accounts.models import Profile
+from apps.accounts.paths import PathOutsideProfile, confine, profile_dir
 from apps.records.commit.validation import mode_types
 from apps.records.models import ALL_TYPES, SCOPES, TASK_STATES, L1Change, L1Record
 from apps.records.writes import iso_ms
-from apps.tools.errors import NotFound
+from apps.scenes.services.cursor import _invalid, _stored_l2_cursor, resolve_l2_cursor
+from apps.tools.errors import Forbidden, NotFound
 
 
 def record_get(*, profile: Profile, record_id: str) -> L1Record:
@@ -415,3 +417,51 @@ def records_forgotten(*, profile: Profile, limit: int = 200) -> list[L1Record]:
 def record_ids_existing(*, profile: Profile, ids: list[str]) -> set[str]:
     """Which of `ids` name L1 records of this profile (live or tombstoned)."""
     return set(L1Record.objects.filter(profile=profile, record_id__in=list(ids)).values_list("record_id", flat=True))
+
+
+# ---------------------------------------------------------------- read_l1_increment
+
+MAX_INCREMENT = 200
+
+
+def l1_increment_read(*, profile: Profile, cursor: Any = None, max_records: int = 50, l1_dir: str | None = None) -> dict[str, Any]:
+    """Records changed after the L2 cursor, each once at its newest state, in the order of
+    their newest change (SPEC §3.8). Tombstones are included. The cursor is the scene
+    organizer's (`apps.scenes.services.cursor`); the records and their changes are ours."""
+    if not isinstance(max_records, int) or isinstance(max_records, bool) or not 1 <= max_records <= MAX_INCREMENT:
+        raise _invalid("maxRecords", f"must be between 1 and {MAX_INCREMENT}")
+    if l1_dir is not None and l1_dir.strip():
+        # The records live in the database; a directory is accepted for compatibility
+        # with the seed's call shape, but only one inside the calling profile.
+        try:
+            confine(profile_dir(profile), l1_dir)
+        except PathOutsideProfile as exc:
+            raise Forbidden(f"l1Dir: {exc}", details=[{"field": "l1Dir", "message": str(exc)}]) from None
+    after = (
+        _stored_l2_cursor(profile)
+        if cursor is None or (isinstance(cursor, str) and not cursor.strip())
+        else resolve_l2_cursor(profile=profile, value=cursor)
+    )
+    newest = (
+        L1Change.objects.filter(profile=profile, id__gt=after)
+        .values("record")
+        .annotate(last=Max("id"))
+        .order_by("last")
+    )
+    total = newest.count()
+    page = list(newest[:max_records])
+    by_pk = {r.pk: r for r in L1Record.objects.filter(profile=profile, pk__in=[row["record"] for row in page]).select_related("scene")}
+    records = []
+    for row in page:
+        record = by_pk[row["record"]]
+        data = record.as_dict()
+        data["changeId"] = row["last"]
+        records.append(data)
+    next_cursor = page[-1]["last"] if page else after
+    return {
+        "records": records,
+        "nextCursor": str(next_cursor),
+        "totalNew": total,
+        "returned": len(records),
+        "truncated": total > len(records),
+    }

@@ -6,7 +6,7 @@ profile write lock and leaves an `L1Change` and an `AuditEvent` per changed reco
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from django.db.models import Max
@@ -51,7 +51,7 @@ def _live_record(profile: Profile, record_id: str) -> L1Record:
     return record
 
 
-def _last_fix_at(profile: Profile, record_id: str):
+def _last_fix_at(profile: Profile, record_id: str) -> datetime | None:
     """When this record id was last fixed. The change that created a rewrite's new record
     (note `rewrittenFrom`) is not a fix of that id: the debounce counts one record id only
     (SPEC §3.5), so a second correction of the same fact in a day applies to the new record."""
@@ -181,6 +181,7 @@ def record_fix(
         new_id = None
         before = record_state(record)
         if action == "rewrite":
+            assert new_content is not None  # a rewrite without new content was refused above
             if content_key(new_content) == record.content_key:
                 raise invalid_field("newContent", "is the same as the current content")
             duplicate = (
@@ -259,7 +260,7 @@ def record_set_task_state(
                 metadata = dict(record.metadata or {})
                 history = metadata.get("taskStateChange")
                 history = list(history) if isinstance(history, list) else ([history] if isinstance(history, dict) else [])
-                metadata["taskStateChange"] = history + [entry]
+                metadata["taskStateChange"] = [*history, entry]
                 record.metadata = metadata
                 record.task_state = state
                 record.updated_at = now

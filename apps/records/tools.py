@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import Field
 
@@ -33,13 +33,13 @@ class LoadMemoryRulesParams(ToolParams):
         "mode='always' stays for this session. Returns {rules, mode, expiresAfterCommit}."
     ),
 )
-def load_memory_rules(ctx: ToolContext, params: LoadMemoryRulesParams) -> dict:
+def load_memory_rules(ctx: ToolContext, params: LoadMemoryRulesParams) -> dict[str, Any]:
     return rules_load(profile=ctx.profile, session_key=ctx.session_key, mode=params.mode)
 
 
 class L1CommitParams(ToolParams):
     records: list[CommitRecordIn] = Field(..., description="New records, and tombstone items {id, deleted: true}.")
-    cursor: str | dict | None = Field(None, description="Subagent mode (required): the nextCursor of read_l0_increment, JSON-serialized v2 cursor.")
+    cursor: str | dict[str, Any] | None = Field(None, description="Subagent mode (required): the nextCursor of read_l0_increment, JSON-serialized v2 cursor.")
     source: Literal["subagent", "main-agent"] = Field("subagent", description="subagent (worker tokens: the L1 extractor) or main-agent (an agent recording mid-session).")
 
 
@@ -62,7 +62,7 @@ class L1CommitParams(ToolParams):
         "taskStateIgnored, taskStateDroppedOnReplace, sceneWarns, projectWarnings, rulesLoaded, warnings}."
     ),
 )
-def l1_commit(ctx: ToolContext, params: L1CommitParams) -> dict:
+def l1_commit(ctx: ToolContext, params: L1CommitParams) -> dict[str, Any]:
     return records_commit(
         profile=ctx.profile, records=params.records, cursor=params.cursor, source=params.source, role=ctx.role,
         actor=ctx.actor, session_key=ctx.session_key, session_id=ctx.session_id, cwd=ctx.cwd,
@@ -85,7 +85,7 @@ class ListL1ScenesParams(ToolParams):
         "scenes and scenes unused for over 60 days are absent. cwd is the session workbench, never the project."
     ),
 )
-def list_l1_scenes(ctx: ToolContext, params: ListL1ScenesParams) -> dict:
+def list_l1_scenes(ctx: ToolContext, params: ListL1ScenesParams) -> dict[str, Any]:
     return scenes_for_session(profile=ctx.profile, limit=params.limit, session_key=ctx.session_key, cwd=ctx.cwd)
 
 
@@ -104,7 +104,7 @@ class L1ProjectGetParams(ToolParams):
         "(evidence concentration, not a probability)."
     ),
 )
-def l1_project_get(ctx: ToolContext, params: L1ProjectGetParams) -> dict:
+def l1_project_get(ctx: ToolContext, params: L1ProjectGetParams) -> dict[str, Any]:
     return project_for_session(profile=ctx.profile, session_key=params.sessionKey)
 
 
@@ -131,7 +131,7 @@ class L1FixParams(ToolParams):
         "{success, action, recordId, newRecordId?, audit}."
     ),
 )
-def l1_fix(ctx: ToolContext, params: L1FixParams) -> dict:
+def l1_fix(ctx: ToolContext, params: L1FixParams) -> dict[str, Any]:
     return record_fix(
         profile=ctx.profile, record_id=params.recordId, action=params.action, evidence=params.evidence,
         actor=ctx.actor, new_content=params.newContent, reason=params.reason, priority=params.priority,
@@ -156,7 +156,7 @@ class L1TaskStateParams(ToolParams):
         "The whole call fails only when the profile's write lock stays busy (locked) — retry then."
     ),
 )
-def l1_task_state(ctx: ToolContext, params: L1TaskStateParams) -> dict:
+def l1_task_state(ctx: ToolContext, params: L1TaskStateParams) -> dict[str, Any]:
     return record_set_task_state(
         profile=ctx.profile, ids=params.ids, state=params.state, reason=params.reason, actor=ctx.actor
     )

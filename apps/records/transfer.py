@@ -169,17 +169,17 @@ def records_import(
         pending.append((None, record.updated_at, L1Change(
             profile=profile, record_id=record.pk, action=CHANGE_ACTIONS_IMPORTED, actor=actor, state=record_state(record),
         )))
-    created = L1Change.objects.bulk_create([p[2] for p in pending], batch_size=500)
-    if created and created[0].pk is None:  # a backend that does not return ids from bulk inserts
-        created = list(L1Change.objects.filter(profile=profile, record_id__in=pk_of.values()).order_by("id"))
+    new_changes = L1Change.objects.bulk_create([p[2] for p in pending], batch_size=500)
+    if new_changes and new_changes[0].pk is None:  # a backend that does not return ids from bulk inserts
+        new_changes = list(L1Change.objects.filter(profile=profile, record_id__in=pk_of.values()).order_by("id"))
     seq_map: dict[int, int] = {}
     last: dict[int, int] = {}
-    for (seq, at, _), change in zip(pending, created, strict=True):
-        change.created_at = at  # auto_now_add set it to now; the history keeps its own times
+    for (seq, at, _), stored_change in zip(pending, new_changes, strict=True):
+        stored_change.created_at = at  # auto_now_add set it to now; the history keeps its own times
         if seq is not None:
-            seq_map[int(seq)] = change.pk
-        last[change.record_id] = max(last.get(change.record_id, 0), change.pk)
-    L1Change.objects.bulk_update(created, ["created_at"], batch_size=500)
+            seq_map[int(seq)] = stored_change.pk
+        last[stored_change.record_id] = max(last.get(stored_change.record_id, 0), stored_change.pk)
+    L1Change.objects.bulk_update(new_changes, ["created_at"], batch_size=500)
     for record in objects:
         record.last_change = last.get(record.pk, 0)
     L1Record.objects.bulk_update(objects, ["last_change"], batch_size=500)
@@ -188,11 +188,11 @@ def records_import(
             enqueue_index_op(profile=profile, record_id=record.record_id, op="upsert")
     if objects:
         audit_record(profile=profile, actor=actor, tool="import", action="l1_import", target_type="l1_record", target_id="*",
-                     before=None, after=None, note={"records": len(objects), "changes": len(created), "skipped": len(rows) - len(fresh)})
+                     before=None, after=None, note={"records": len(objects), "changes": len(new_changes), "skipped": len(rows) - len(fresh)})
     return {
         "records": len(objects),
         "tombstones": sum(1 for o in objects if o.deleted),
-        "changes": len(created),
+        "changes": len(new_changes),
         "skipped": len(rows) - len(fresh),
         "seqMap": seq_map,
     }

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
-
 import json
-from typing import Annotated
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from apps.records import selectors as records
 from apps.scenes import services
 from apps.tools.registry import MAX_BIGINT, NonBlank, ToolContext, ToolParams, tool
 
@@ -17,7 +16,7 @@ class ReadL1IncrementParams(ToolParams):
     cursor: str | Annotated[int, Field(ge=0, le=MAX_BIGINT)] | dict[str, Any] | None = Field(
         None, description="L2 cursor (lastRecordId: a change id, or its JSON object); default the stored L2 cursor"
     )
-    maxRecords: int = Field(50, ge=1, le=services.MAX_INCREMENT)
+    maxRecords: int = Field(50, ge=1, le=records.MAX_INCREMENT)
 
     @field_validator("cursor")
     @classmethod
@@ -52,7 +51,7 @@ class ReadL1IncrementParams(ToolParams):
     ),
 )
 def read_l1_increment(ctx: ToolContext, params: ReadL1IncrementParams) -> dict:
-    return services.l1_increment_read(profile=ctx.profile, cursor=params.cursor, max_records=params.maxRecords, l1_dir=params.l1Dir)
+    return records.l1_increment_read(profile=ctx.profile, cursor=params.cursor, max_records=params.maxRecords, l1_dir=params.l1Dir)
 
 
 class SceneMeta(BaseModel):

@@ -118,13 +118,15 @@ def read_json_body(request: HttpRequest) -> Any:
     return value
 
 
-def api_view(*, methods: tuple[str, ...], min_role: str | None = None, parse_body: bool = True):
+def api_view(
+    *, methods: tuple[str, ...], min_role: str | None = None, parse_body: bool = True
+) -> Callable[[Callable[..., Any]], Callable[..., JsonResponse]]:
     """Wrap a JSON endpoint: `view(request, ctx, body)`; errors become the error shape.
 
     With `min_role=None` the endpoint needs no token (ctx is None).
     """
 
-    def decorator(view: Callable[..., Any]):
+    def decorator(view: Callable[..., Any]) -> Callable[..., JsonResponse]:
         @csrf_exempt
         @functools.wraps(view)
         def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> JsonResponse:
@@ -134,7 +136,7 @@ def api_view(*, methods: tuple[str, ...], min_role: str | None = None, parse_bod
                 ctx = None
                 if min_role is not None:
                     ctx = context_from_request(request)
-                    request.tool_context = ctx  # the request log names the profile
+                    request.tool_context = ctx  # type: ignore[attr-defined]  # an ad-hoc attribute: the request log names the profile
                     if ROLE_RANK[ctx.role] < ROLE_RANK[min_role]:
                         raise Forbidden(f"role {ctx.role!r} may not use this endpoint (needs {min_role})")
                     context_check(ctx)  # the headers obey the rules of the parameters

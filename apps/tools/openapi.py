@@ -32,7 +32,7 @@ def _lift_defs(schema: dict[str, Any], components: dict[str, Any]) -> dict[str, 
     defs = schema.pop("$defs", {})
     for key, value in defs.items():
         components[key] = value
-    text_schema = _rewrite_refs(schema)
+    text_schema: dict[str, Any] = _rewrite_refs(schema)
     for key in list(defs):
         components[key] = _rewrite_refs(components[key])
     return text_schema

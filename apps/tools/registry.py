@@ -15,7 +15,6 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 from apps.accounts.models import ROLE_ADMIN, ROLE_AGENT, ROLE_RANK, ROLE_WORKER, Profile
 
-
 # Python's whitespace (`str.isspace`), spelled out so that Pydantic, JSON Schema (ECMA)
 # and Python's `re` agree on it: "not blank" in a schema means what `.strip()` means in
 # the services.
@@ -98,13 +97,16 @@ class ToolSpec:
 _REGISTRY: dict[str, ToolSpec] = {}
 
 
-def tool(name: str, *, params: type[ToolParams], min_role: str, description: str, text_result: str | None = None):
+ToolFunc = Callable[["ToolContext", Any], Any]
+
+
+def tool(name: str, *, params: type[ToolParams], min_role: str, description: str, text_result: str | None = None) -> Callable[[ToolFunc], ToolFunc]:
     """Register a tool. `min_role`: the lowest role allowed (agent < worker < admin);
     `text_result`: the result field a model reads as the answer (see ToolSpec)."""
     if min_role not in ROLE_RANK:
         raise ValueError(f"unknown role {min_role!r}")
 
-    def decorator(func: Callable[[ToolContext, Any], Any]):
+    def decorator(func: ToolFunc) -> ToolFunc:
         if name in _REGISTRY and _REGISTRY[name].func.__qualname__ != func.__qualname__:
             raise RuntimeError(f"tool {name!r} registered twice")
         _REGISTRY[name] = ToolSpec(

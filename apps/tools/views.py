@@ -12,11 +12,11 @@ from apps.tools.dispatch import call_tool
 from apps.tools.errors import Unavailable
 from apps.tools.http import api_view, context_from_request, ok_response
 from apps.tools.openapi import openapi_document
-from apps.tools.registry import all_tools, health_checks
+from apps.tools.registry import ToolContext, all_tools, health_checks
 
 
 @api_view(methods=("GET",), min_role="agent", parse_body=False)
-def tools_catalog(request: HttpRequest, ctx, body) -> Any:
+def tools_catalog(request: HttpRequest, ctx: ToolContext | None, body: Any) -> Any:
     return [
         {"name": spec.name, "description": spec.description, "parameters": spec.json_schema(), "roles": spec.roles}
         for spec in all_tools()
@@ -24,35 +24,35 @@ def tools_catalog(request: HttpRequest, ctx, body) -> Any:
 
 
 @api_view(methods=("GET",), min_role=None, parse_body=False)
-def openapi(request: HttpRequest, ctx, body) -> Any:
+def openapi(request: HttpRequest, ctx: ToolContext | None, body: Any) -> Any:
     return openapi_document()
 
 
 @api_view(methods=("POST",), min_role="agent")
-def tool_call(request: HttpRequest, ctx, body, name: str) -> Any:
+def tool_call(request: HttpRequest, ctx: ToolContext, body: Any, name: str) -> Any:
     return call_tool(name, body, ctx)
 
 
 @api_view(methods=("GET",), min_role=None, parse_body=False)
-def health(request: HttpRequest, ctx, body) -> Any:
+def health(request: HttpRequest, ctx: ToolContext | None, body: Any) -> Any:
     """Anyone may ask whether the service is up; only an admin token sees the checks,
     whose messages name hosts, paths and versions."""
     detailed = False
     if request.headers.get("Authorization"):
         ctx = context_from_request(request)  # a bad token is refused, not ignored
-        request.tool_context = ctx
+        request.tool_context = ctx  # type: ignore[attr-defined]  # an ad-hoc attribute read by the request log
         detailed = ctx.role == ROLE_ADMIN
     checks: dict[str, Any] = {}
     try:
         with connection.cursor() as cursor:
             cursor.execute("SELECT 1")
         checks["database"] = {"ok": True, "vendor": connection.vendor}
-    except Exception as exc:  # health must answer, whatever is broken
+    except Exception as exc:  # noqa: BLE001 — health must answer, whatever is broken
         checks["database"] = {"ok": False, "error": str(exc)}
     for name, func in health_checks().items():
         try:
             checks[name] = func()
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 — one failing check must not hide the others
             checks[name] = {"ok": False, "error": str(exc)}
     ok = checks["database"]["ok"]
     status = "ok" if all(c.get("ok") for c in checks.values()) else ("degraded" if ok else "down")

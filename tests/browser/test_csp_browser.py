@@ -10,8 +10,8 @@ import time
 import pytest
 from playwright.sync_api import expect
 
+from tests import factories
 from tests.browser.conftest import log_in
-from tests.dashboard import factories
 
 pytestmark = pytest.mark.browser
 

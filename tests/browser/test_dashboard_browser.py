@@ -9,8 +9,8 @@ import pytest
 
 from apps.conversations.services import l0_append
 from apps.records.models import L1Record
+from tests import factories
 from tests.browser.conftest import log_in
-from tests.dashboard import factories
 
 pytestmark = pytest.mark.browser
 

@@ -6,8 +6,8 @@ import zipfile
 
 import pytest
 
+from tests import factories
 from tests.browser.conftest import log_in
-from tests.dashboard import factories
 
 pytestmark = pytest.mark.browser
 

@@ -12,8 +12,8 @@ from apps.conversations.services import l0_append
 from apps.persona.models import PersonaProposal
 from apps.persona.services import persona_edit, persona_import
 from apps.records.models import L1Record
+from tests import factories
 from tests.browser.conftest import log_in
-from tests.dashboard import factories
 
 pytestmark = pytest.mark.browser
 

@@ -10,7 +10,7 @@ from django.contrib.auth import get_user_model
 from django.test import Client
 
 from apps.accounts.models import ProfileAccess
-from tests.dashboard import factories
+from tests import factories
 
 
 @pytest.fixture(autouse=True)

@@ -181,7 +181,7 @@ def test_runjob_refuses_a_second_active_run_and_unknown_profiles(alice, sent, mo
     monkeypatch.delenv("MEMORYWEB_PROCESS_ROLE", raising=False)
 
     call_command("runjob", KIND_L1, "alice")
-    with pytest.raises(CommandError, match="already queued .* start a worker"):
+    with pytest.raises(CommandError, match=r"already queued .* start a worker"):
         call_command("runjob", KIND_L1, "alice")
     with pytest.raises(CommandError, match="no profile"):
         call_command("runjob", KIND_L1, "nobody")

@@ -390,8 +390,8 @@ def test_the_rule_files_state_corrections_forget_requests_scope_and_sources():
     dedup = (PROMPTS_DIR / "dedup.md").read_text(encoding="utf-8")
     l2 = (PROMPTS_DIR / "l2-scene-organizer.md").read_text(encoding="utf-8")
     l3 = (PROMPTS_DIR / "l3-persona-generator.md").read_text(encoding="utf-8")
-    for text in (code, chat, dedup):
-        assert 'reason: "user-forget"' in text and "replaces: [旧ID]" in text
+    for prompt in (code, chat, dedup):
+        assert 'reason: "user-forget"' in prompt and "replaces: [旧ID]" in prompt
     assert "not 5432" in code and "不是周二，是周四" in code and "in this repo" in code and "global" in code
     assert "forget what I said about my ex" in chat and "这条别记了" in chat
     assert "user-forget" in l2 and "综述" in l2

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import itertools
 import json
 import os
 import time
@@ -27,21 +26,13 @@ from apps.pipeline.models import (
     JobRun,
     JobSignal,
 )
-from apps.records.models import L1Change, L1Record
+from tests import factories
 from tests.pipeline.conftest import msg
-
-_ids = itertools.count(1)
 
 
 def make_record(profile, content="a durable fact about the build", *, source="subagent", type="work_fact"):
-    now = timezone.now()
-    rid = f"l1_{int(now.timestamp() * 1000)}_{next(_ids):04d}"
-    record = L1Record.objects.create(
-        profile=profile, record_id=rid, content=content, type=type, created_at=now, updated_at=now,
-        content_key=f"k{rid}", source=source, metadata={"scope": "unknown", "project": ""},
-    )
-    L1Change.objects.create(profile=profile, record=record, action="store", actor="test", state=record.as_dict())
-    return record
+    return factories.make_record(profile, content, source=source, type=type, created_at=timezone.now(),
+                                 metadata={"scope": "unknown", "project": ""})
 
 
 def finished_run(profile, kind, *, status=STATUS_SUCCEEDED, started=None):

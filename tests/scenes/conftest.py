@@ -2,31 +2,19 @@
 
 from __future__ import annotations
 
-import itertools
 from datetime import timedelta
 
 import pytest
 from django.utils import timezone
 
-from apps.records.models import L1Change, L1Record
+from apps.records.models import L1Record
 from apps.scenes.models import SceneBlock
-
-_seq = itertools.count(1)
+from tests import factories
 
 
 def write_record(profile, *, record_id: str | None = None, content: str = "a fact worth keeping", deleted: bool = False, action: str = "store") -> L1Record:
     """Store or change a record the way the records app does: newest state + one change row."""
-    now = timezone.now()
-    record_id = record_id or f"l1_{1732870000000 + next(_seq)}_ab{next(_seq) % 100:02d}"
-    record, _ = L1Record.objects.update_or_create(
-        profile=profile, record_id=record_id,
-        defaults={"content": content, "type": "work_fact", "priority": 60, "created_at": now, "updated_at": now,
-                  "content_key": f"{record_id}-{content}"[:64], "deleted": deleted},
-    )
-    change = L1Change.objects.create(profile=profile, record=record, action=action, actor="test", state=record.as_dict())
-    record.last_change = change.pk
-    record.save(update_fields=["last_change"])
-    return record
+    return factories.make_record(profile, content, record_id=record_id, deleted=deleted, action=action, metadata={}, created_at=timezone.now())
 
 
 @pytest.fixture

@@ -41,7 +41,8 @@ def test_guide_reports_facts_from_real_data(worker_api, alice):
 
 def test_guide_archivable_hard_blocks(worker_api, alice):
     ok(worker_api, [create("young.md"), create("old.md"), create("dup.md")])
-    make_old(alice, "old.md"); make_old(alice, "dup.md")
+    make_old(alice, "old.md")
+    make_old(alice, "dup.md")
     ok(worker_api, [{"action": "archive", "filename": "dup.md", "reason": "finished"}])
     ok(worker_api, [create("dup.md")])
     make_old(alice, "dup.md")

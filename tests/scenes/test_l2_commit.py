@@ -250,7 +250,8 @@ def test_a_batch_that_frees_slots_is_accepted_at_the_cap(worker_api, alice):
 
 def test_archive_requires_reason_and_one_per_batch(worker_api, alice):
     ok(worker_api, [create("a.md"), create("b.md")])
-    make_old(alice, "a.md"); make_old(alice, "b.md")
+    make_old(alice, "a.md")
+    make_old(alice, "b.md")
     before = state(alice)
     assert commit(worker_api, [{"action": "archive", "filename": "a.md"}])[0] == 400
     status, body = commit(worker_api, [{"action": "archive", "filename": "a.md", "reason": "done"}, {"action": "archive", "filename": "b.md", "reason": "done"}])

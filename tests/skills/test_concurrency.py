@@ -31,7 +31,7 @@ def test_parallel_writers_all_land_and_are_all_audited():
             services.skill_patch(
                 profile=profile, actor=f"writer-{index}", name="deploy", old_string="1. run it\n", new_string=f"1. run it\n- note {index}\n"
             )
-        except BaseException as exc:  # collected and asserted below
+        except BaseException as exc:  # noqa: BLE001 — collected in the thread, asserted below
             errors.append(exc)
         finally:
             connection.close()

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 
-import pytest
 from django.test import Client
 
 from apps.accounts.models import ApiToken

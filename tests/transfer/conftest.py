@@ -90,7 +90,7 @@ def build_rich_profile(make_api, profile) -> dict:
         {"content": "The staging database runs PostgreSQL 16 since the Friday upgrade", "type": "work_fact", "priority": 65,
          "source_message_ids": ["u2"], "metadata": {"scope": "global", "project": ""}, "replaces": [pg15_id]},
     ])
-    pg16_id = [i for i in replaced["stored"] if i][0]
+    pg16_id = next(i for i in replaced["stored"] if i)
     worker.ok("l1_task_state", ids=[rotate_id], state="done", reason="key rotated on Monday")
     worker.ok("l1_task_state", ids=[changelog_id], state="dropped", reason="the release notes cover it")
     agent = make_api(profile, "agent")

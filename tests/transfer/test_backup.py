@@ -59,7 +59,7 @@ def test_backup_under_a_commit_burst_restores_every_acknowledged_commit(tmp_path
         assert proc.returncode == 0, proc.stderr[-3000:]
         assert "SQLite online backup" in proc.stdout and "reindex" in proc.stdout
     finally:
-        out, err = burst.communicate(timeout=300)
+        _out, err = burst.communicate(timeout=300)
     assert burst.returncode == 0, err[-3000:]
     assert still_running, "the burst ended before the backup did; the test would prove nothing"
 

@@ -23,7 +23,7 @@ from apps.transfer.exporter import profile_export_zip
 @require_GET
 def profile_export(request: HttpRequest, slug: str) -> HttpResponse:
     pv = _get_profile_for_user(request, slug)
-    handle = tempfile.TemporaryFile()
+    handle = tempfile.TemporaryFile()  # noqa: SIM115 -- handed to the streaming response, which closes it
     try:
         counts = profile_export_zip(profile=pv.profile, handle=handle)
     except ToolError as exc:  # e.g. a profile folder that is a link: never followed

@@ -553,10 +553,10 @@ def _decide(item: Planned, candidates: list[dict], full: dict[str, Any], claimed
 def _same_values(a: str, b: str) -> bool:
     """No typed value (number, weekday, time) of one text contradicts the other's."""
     va, vb = values(a), values(b)
-    for kind in {k for k, _ in va} & {k for k, _ in vb}:
-        if {v.lower() for k, v in va if k == kind} != {v.lower() for k, v in vb if k == kind}:
-            return False
-    return True
+    return all(
+        {v.lower() for k, v in va if k == kind} == {v.lower() for k, v in vb if k == kind}
+        for kind in {k for k, _ in va} & {k for k, _ in vb}
+    )
 
 
 def _replace(item: Planned, record, claimed: set[str], *, content: str | None = None) -> None:
@@ -637,7 +637,7 @@ def _attribute_scenes(ctx, planned: list[Planned], mode: str) -> None:
         votes.setdefault((scene_label(item, mode, zh=False), scene_label(item, mode, zh=True)), []).append(item.candidate.language == "zh")
     for item in live:
         variants = (scene_label(item, mode, zh=False), scene_label(item, mode, zh=True))
-        existing = next((name for name in (scene_label(item, mode),) + variants if by_name.get(name)), None)
+        existing = next((name for name in (scene_label(item, mode), *variants) if by_name.get(name)), None)
         if existing:
             item.scene = {"scene_id": by_name[existing]}
             continue

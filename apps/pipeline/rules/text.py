@@ -197,7 +197,7 @@ def content_tokens(text: str) -> set[str]:
         if is_cjk_char(tok[0]):
             if not all(ch in ZH_STOP_CHARS for ch in tok):
                 out.add(tok)
-        elif tok not in STOPWORDS and len(tok) > 1 or tok.isdigit():
+        elif (tok not in STOPWORDS and len(tok) > 1) or tok.isdigit():
             out.add(_singular(tok))
     return out
 

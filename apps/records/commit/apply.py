@@ -162,7 +162,7 @@ def records_commit(
         plan = plan_commit(items, existing, source=source, now_iso=iso_ms(now), warnings=warnings)
         replaced_by_id = plan.replaced_by
 
-        counts = Counter()
+        counts: Counter[str] = Counter()
         scene_warns: list[dict[str, Any]] = []
         project_warnings: list[dict[str, Any]] = []
         stored_ids: list[str | None] = []
@@ -248,8 +248,8 @@ def records_commit(
                 session_key=item.session_key or "", session_id=item.session_id or "", cwd=item.cwd or "",
                 deleted=False, task_state=task_state, source=source,
             )
-            note = {"replaces": item.replaces} if item.replaces else None
-            record_save_change(record=record, action="store", actor=actor, tool=TOOL, before=None, note=note)
+            store_note = {"replaces": item.replaces} if item.replaces else None
+            record_save_change(record=record, action="store", actor=actor, tool=TOOL, before=None, note=store_note)
             vector = raw.embedding if raw.embedding and (raw.content or "") == item.content else None
             enqueue_index_op(profile=profile, record_id=record.record_id, op="upsert", vector=vector)
             stored_ids.append(record.record_id)
@@ -266,6 +266,7 @@ def records_commit(
         cursor_committed = False
         if source == SOURCE_SUBAGENT:
             before_cursor = cursor_get(profile=profile, kind="l1")
+            assert parsed_cursor is not None  # parsed (or refused) above for every subagent commit
             after_cursor = _merged_cursor(before_cursor, parsed_cursor)
             cursor_set(profile=profile, kind="l1", value=after_cursor)
             audit_record(

@@ -86,7 +86,7 @@ def attribute_project(
                 warn(f"project evidence rejected, stored as unknown: {problem}")
                 scope, project = "unknown", ""
             else:
-                project = _project_spelling(profile, project, evidence)
+                project = _project_spelling(profile, str(project), evidence)  # a str: evidence_problem refuses others
                 meta["projectEvidence"] = evidence
                 meta["projectSource"] = "l0-evidence"
                 confirmed = project
@@ -99,7 +99,7 @@ def attribute_project(
                 warn("scope self without a usable project (no evidence and no flagged session candidate): stored as unknown")
                 scope, project = "unknown", ""
     else:
-        if isinstance(project, str) and project.strip() or evidence:
+        if (isinstance(project, str) and project.strip()) or evidence:
             warn(f"scope {scope} always stores an empty project; metadata.project/projectEvidence were cleared")
         project = ""
     meta["scope"] = scope

@@ -1,5 +1,6 @@
-"""L2 services: the L1 increment for the organizer, scene-block commits, the archive
-guide and block reads (SPEC §3.8–§3.11). The dashboard calls the same functions.
+"""L2 services: scene-block commits, the archive guide and block reads (SPEC §3.9–§3.11;
+the L1 increment of §3.8 is read by `apps.records.selectors`). The dashboard calls the
+same functions.
 
 One module per concern; every public name is re-exported here so callers keep importing
 `from apps.scenes.services import ...`."""
@@ -28,8 +29,6 @@ from apps.scenes.services.imports import (
     scene_pool_restore,
 )
 from apps.scenes.services.reads import (
-    MAX_INCREMENT,
-    l1_increment_read,
     scene_block_history,
     scene_blocks_read,
     scene_persona_requests,
@@ -43,8 +42,6 @@ __all__ = [
     "CURSOR_KIND",
     "FUTURE_SLACK",
     "HEAT_MAX",
-    "MAX_INCREMENT",
-    "l1_increment_read",
     "parse_l2_cursor",
     "resolve_l2_cursor",
     "scene_archive_guide",
