@@ -61,7 +61,8 @@ def _last_fix_at(profile: Profile, record_id: str) -> datetime | None:
     if record_pk is None:
         return None
     fixes = L1Change.objects.filter(record_id=record_pk, action="fix").exclude(note__has_key="rewrittenFrom")
-    return fixes.aggregate(last=Max("created_at"))["last"]
+    last: datetime | None = fixes.aggregate(last=Max("created_at"))["last"]
+    return last
 
 
 def _is_scene_member(profile: Profile, record_id: str) -> bool:
