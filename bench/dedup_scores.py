@@ -13,7 +13,6 @@ with its query (corrected clause plus the old value when it is said).
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import tempfile
 from pathlib import Path
