@@ -32,6 +32,12 @@ import django
 
 django.setup()
 
+import logging
+
+# One log line per request (and per login) would bury the figures this script prints.
+for _name in ("memoryweb.request", "axes"):
+    logging.getLogger(_name).setLevel(logging.WARNING)
+
 from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.db import connection, transaction
