@@ -30,7 +30,7 @@ from apps.persona import document
 from apps.persona.models import PersonaProposal, PersonaVersion
 from apps.scenes.blocks import iso, parse_iso
 from apps.scenes.models import SceneBlock
-from apps.tools.errors import Conflict, InvalidParams, NotFound
+from apps.tools.errors import Conflict, NotFound, invalid_field
 
 logger = logging.getLogger(__name__)
 
@@ -130,23 +130,20 @@ def persona_proposal_text(*, profile: Profile) -> str:
 
 def _check_entry(text: Any, field_name: str) -> str:
     if not isinstance(text, str):
-        raise _invalid(field_name, "must be a string")
+        raise invalid_field(field_name, "must be a string")
     cleaned = text.strip()
     problem = document.entry_problem(cleaned if cleaned else text)
     if problem:
-        raise _invalid(field_name, problem)
+        raise invalid_field(field_name, problem)
     return cleaned
 
-
-def _invalid(field_name: str, message: str) -> InvalidParams:
-    return InvalidParams(f"{field_name}: {message}", details=[{"field": field_name, "message": message}])
 
 
 def _resolve_target(texts: list[str], target: Any) -> int:
     if not isinstance(target, str) or not target.strip():
-        raise _invalid("target", "update and delete need a target: a fragment of exactly one entry")
+        raise invalid_field("target", "update and delete need a target: a fragment of exactly one entry")
     if "\n" in target:
-        raise _invalid("target", "must be one line")
+        raise invalid_field("target", "must be one line")
     fragment = target.strip()
     matches = [i for i, text in enumerate(texts) if fragment in text]
     if len(matches) == 1:
@@ -176,13 +173,13 @@ def _check_sources(profile: Profile, sources: Any) -> list[str]:
     from apps.records.selectors import record_ids_existing
 
     if not isinstance(sources, list) or not all(isinstance(s, str) and s.strip() for s in sources):
-        raise _invalid("sources", "must be a list of L1 record ids")
+        raise invalid_field("sources", "must be a list of L1 record ids")
     ids = list(dict.fromkeys(s.strip() for s in sources))
     if len(ids) > MAX_SOURCES:
-        raise _invalid("sources", f"at most {MAX_SOURCES} record ids")
+        raise invalid_field("sources", f"at most {MAX_SOURCES} record ids")
     unknown = [i for i in ids if i not in record_ids_existing(profile=profile, ids=ids)]
     if unknown:
-        raise _invalid("sources", f"no L1 record {', '.join(map(repr, unknown[:5]))} in this profile")
+        raise invalid_field("sources", f"no L1 record {', '.join(map(repr, unknown[:5]))} in this profile")
     return ids
 
 
@@ -193,19 +190,19 @@ def persona_edit(
     """`l3_edit`: change exactly one entry of the proposal, within the budget (§3.12).
     An entry may name the L1 records it was drawn from (`sources`, SPEC §5)."""
     if action not in EDIT_ACTIONS:
-        raise _invalid("action", f"must be one of {', '.join(EDIT_ACTIONS)}")
+        raise invalid_field("action", f"must be one of {', '.join(EDIT_ACTIONS)}")
     if sources is not None:
         if action == "delete":
-            raise _invalid("sources", "delete takes no sources")
+            raise invalid_field("sources", "delete takes no sources")
         sources = _check_sources(profile, sources)
     if action in ("add", "update"):
         if content is None:
-            raise _invalid("content", f"{action} needs content: the single rule line")
+            raise invalid_field("content", f"{action} needs content: the single rule line")
         content = _check_entry(content, "content")
     elif content is not None:
-        raise _invalid("content", "delete takes no content")
+        raise invalid_field("content", "delete takes no content")
     if action == "add" and target is not None:
-        raise _invalid("target", "add takes no target")
+        raise invalid_field("target", "add takes no target")
     limit = int(profile_setting(profile, "l3.charLimit"))
     with profile_write_lock(profile):
         proposal, _live, _number = _current(profile)
@@ -266,7 +263,7 @@ def persona_cursor_commit(*, profile: Profile, actor: str, cursor: str) -> dict[
     """`l3_commit`: advance the L3 cursor and close the run. Never writes `USER.md`."""
     parsed = parse_iso(cursor)
     if parsed is None:
-        raise _invalid("cursor", "must be the ISO 8601 `updated` time of the newest scene block processed")
+        raise invalid_field("cursor", "must be the ISO 8601 `updated` time of the newest scene block processed")
     value = iso(parsed)
     # The cursor selects the blocks the next run reads (meta.updated after it): one past
     # every block would make the next runs skip blocks written with an earlier `updated`.
@@ -276,10 +273,10 @@ def persona_cursor_commit(*, profile: Profile, actor: str, cursor: str) -> dict[
     if stored is not None and parsed <= stored:
         pass
     elif newest_block is not None and parsed > newest_block:
-        raise _invalid("cursor", f"no scene block was updated at {value} or later (newest: {iso(newest_block)}); "
+        raise invalid_field("cursor", f"no scene block was updated at {value} or later (newest: {iso(newest_block)}); "
                                  "pass the newest meta.updated among the blocks processed")
     elif newest_block is None and parsed > timezone.now() + timedelta(minutes=5):
-        raise _invalid("cursor", "lies in the future")
+        raise invalid_field("cursor", "lies in the future")
     with profile_write_lock(profile):
         previous = cursor_get(profile=profile, kind=CURSOR_KIND)
         previous_time = parse_iso(previous.get("updated"))
@@ -402,7 +399,7 @@ def persona_merge_change(*, profile: Profile, actor: str, change_id: str, text: 
         change = _find_change(proposal, change_id)
         if text is not None:
             if change["kind"] == "delete":
-                raise _invalid("text", "a deletion has no text to edit")
+                raise invalid_field("text", "a deletion has no text to edit")
             text = _check_entry(text, "text")
         accepted = text if text is not None else change["after"]
         if change["kind"] == "add":
@@ -474,10 +471,10 @@ def persona_merge_entry(
     an added/updated entry by its 0-based index in `USER-temp.md`, a deleted entry by its text.
     `decision`: accept, reject, or edit (accept with `text` as the entry)."""
     if decision not in ("accept", "reject", "edit"):
-        raise _invalid("decision", "must be accept, reject or edit")
+        raise invalid_field("decision", "must be accept, reject or edit")
     change_kind = _KIND_ALIASES.get(kind)
     if change_kind is None:
-        raise _invalid("kind", "must be added, updated or deleted")
+        raise invalid_field("kind", "must be added, updated or deleted")
     proposal = PersonaProposal.objects.filter(profile=profile).first()
     if change_kind == "delete":
         wanted_before, wanted_after = (text or "").strip(), None

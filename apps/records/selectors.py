@@ -17,8 +17,8 @@ from apps.accounts.paths import PathOutsideProfile, confine, profile_dir
 from apps.records.commit.validation import mode_types
 from apps.records.models import ALL_TYPES, SCOPES, TASK_STATES, L1Change, L1Record
 from apps.records.writes import iso_ms
-from apps.scenes.services.cursor import _invalid, _stored_l2_cursor, resolve_l2_cursor
-from apps.tools.errors import Forbidden, NotFound
+from apps.scenes.services.cursor import resolve_l2_cursor, stored_l2_cursor
+from apps.tools.errors import Forbidden, NotFound, invalid_field
 
 
 def record_get(*, profile: Profile, record_id: str) -> L1Record:
@@ -429,7 +429,7 @@ def l1_increment_read(*, profile: Profile, cursor: Any = None, max_records: int 
     their newest change (SPEC §3.8). Tombstones are included. The cursor is the scene
     organizer's (`apps.scenes.services.cursor`); the records and their changes are ours."""
     if not isinstance(max_records, int) or isinstance(max_records, bool) or not 1 <= max_records <= MAX_INCREMENT:
-        raise _invalid("maxRecords", f"must be between 1 and {MAX_INCREMENT}")
+        raise invalid_field("maxRecords", f"must be between 1 and {MAX_INCREMENT}")
     if l1_dir is not None and l1_dir.strip():
         # The records live in the database; a directory is accepted for compatibility
         # with the seed's call shape, but only one inside the calling profile.
@@ -438,7 +438,7 @@ def l1_increment_read(*, profile: Profile, cursor: Any = None, max_records: int 
         except PathOutsideProfile as exc:
             raise Forbidden(f"l1Dir: {exc}", details=[{"field": "l1Dir", "message": str(exc)}]) from None
     after = (
-        _stored_l2_cursor(profile)
+        stored_l2_cursor(profile)
         if cursor is None or (isinstance(cursor, str) and not cursor.strip())
         else resolve_l2_cursor(profile=profile, value=cursor)
     )

@@ -71,7 +71,6 @@ TEXT_SCAN_LIMIT = 2000
 UPDATE_SCORE, UPDATE_LEXICAL = 0.6, 0.4
 UPDATE_MAX_DROPPED = 1.0  # at most one English word (or one Chinese word) of the old record may go
 CLOSE_LEXICAL = 0.2  # "finished X" shares fewer words with "need to do X"
-SCENE_VOTE_SCORE = 0.6
 BATCH_TIME_RESERVE = 20.0  # seconds a batch needs; no new batch starts with less left
 EMBED_CHUNK = 50
 FALLBACK_DAYS = 30

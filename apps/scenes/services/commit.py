@@ -27,12 +27,11 @@ from apps.scenes.models import (
 )
 from apps.scenes.services.cursor import (
     CURSOR_KIND,
-    _invalid,
     _newest_change_id,
-    _stored_l2_cursor,
     resolve_l2_cursor,
+    stored_l2_cursor,
 )
-from apps.tools.errors import Conflict, Forbidden, InvalidParams, NotFound, ToolError
+from apps.tools.errors import Conflict, Forbidden, InvalidParams, NotFound, ToolError, invalid_field
 
 ACTIONS = ("create", "update", "delete", "merge", "consolidate", "archive", "restore")
 BODY_ACTIONS = ("create", "update", "merge", "consolidate")
@@ -171,16 +170,16 @@ def scene_commit(
     """Apply a batch of scene writes and advance the L2 cursor, all or nothing (§3.9)."""
     new_cursor = resolve_l2_cursor(profile=profile, value=cursor) if cursor is not None else None
     if persona_reason and len(persona_reason) > 2000:
-        raise _invalid("personaReason", "must be at most 2000 characters")
+        raise invalid_field("personaReason", "must be at most 2000 characters")
     if persona_reason and B.text_problem(persona_reason):
-        raise _invalid("personaReason", B.text_problem(persona_reason) or "")
+        raise invalid_field("personaReason", B.text_problem(persona_reason) or "")
     with profile_write_lock(profile):
         now = timezone.now()
         maximum = int(profile_setting(profile, "l2.maxScenes"))
         live = {b.filename: b for b in SceneBlock.objects.filter(profile=profile, removed=False, archived=False).prefetch_related("member_rows")}
         archived = {b.filename: b for b in SceneBlock.objects.filter(profile=profile, removed=False, archived=True)}
         plans, errors = _plan_batch(profile=profile, writes=scene_writes, live=live, archived=archived, now=now)
-        before_cursor = _stored_l2_cursor(profile)
+        before_cursor = stored_l2_cursor(profile)
         if new_cursor is not None and new_cursor != before_cursor:
             newest = _newest_change_id(profile)
             if new_cursor > newest:

@@ -11,7 +11,7 @@ from apps.accounts.models import Profile
 from apps.conversations.cursors import cursor_get
 from apps.records.models import L1Change
 from apps.scenes import blocks as B
-from apps.tools.errors import InvalidParams
+from apps.tools.errors import InvalidParams, invalid_field
 
 CURSOR_KIND = "l2"
 
@@ -26,21 +26,21 @@ def parse_l2_cursor(value: Any, *, field_name: str = "cursor") -> int:
             try:
                 raw = json.loads(text)
             except json.JSONDecodeError:
-                raise _invalid(field_name, "not valid JSON") from None
+                raise invalid_field(field_name, "not valid JSON") from None
         else:
             raw = text
     if isinstance(raw, dict):
         if set(raw) - {"lastRecordId"} or "lastRecordId" not in raw:
-            raise _invalid(field_name, "a cursor object holds exactly one key, lastRecordId")
+            raise invalid_field(field_name, "a cursor object holds exactly one key, lastRecordId")
         raw = raw["lastRecordId"]
         if isinstance(raw, str):
             raw = raw.strip()
     if isinstance(raw, bool):
-        raise _invalid(field_name, "must be a change id")
+        raise invalid_field(field_name, "must be a change id")
     if isinstance(raw, str) and raw.isascii() and raw.isdigit():
         raw = int(raw)
     if not isinstance(raw, int) or raw < 0:
-        raise _invalid(field_name, f"must be a change id (a non-negative integer), got {value!r}")
+        raise invalid_field(field_name, f"must be a change id (a non-negative integer), got {value!r}")
     return raw
 
 
@@ -57,15 +57,15 @@ def resolve_l2_cursor(*, profile: Profile, value: Any, field_name: str = "cursor
             raw = decoded.get("lastRecordId")
     if isinstance(raw, str) and raw.strip().startswith("l1_"):
         if B.text_problem(raw):
-            raise _invalid(field_name, f"{raw.strip()!r} is not a record of this profile")
+            raise invalid_field(field_name, f"{raw.strip()!r} is not a record of this profile")
         newest = L1Change.objects.filter(profile=profile, record__record_id=raw.strip()).aggregate(m=Max("id"))["m"]
         if newest is None:
-            raise _invalid(field_name, f"{raw.strip()} is not a record of this profile")
+            raise invalid_field(field_name, f"{raw.strip()} is not a record of this profile")
         return newest
     return parse_l2_cursor(value, field_name=field_name)
 
 
-def _stored_l2_cursor(profile: Profile) -> int:
+def stored_l2_cursor(profile: Profile) -> int:
     value = cursor_get(profile=profile, kind=CURSOR_KIND).get("lastRecordId", 0)
     try:
         return parse_l2_cursor(value)
@@ -76,6 +76,3 @@ def _stored_l2_cursor(profile: Profile) -> int:
 def _newest_change_id(profile: Profile) -> int:
     return L1Change.objects.filter(profile=profile).aggregate(m=Max("id"))["m"] or 0
 
-
-def _invalid(field_name: str, message: str) -> InvalidParams:
-    return InvalidParams(f"{field_name}: {message}", details=[{"field": field_name, "message": message}])

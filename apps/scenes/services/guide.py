@@ -17,8 +17,7 @@ from apps.scenes import blocks as B
 from apps.scenes.models import (
     SceneBlock,
 )
-from apps.scenes.services.cursor import _invalid
-from apps.tools.errors import Forbidden, NotFound
+from apps.tools.errors import Forbidden, NotFound, invalid_field
 
 # --------------------------------------------------------------- l2_archive_guide
 
@@ -98,7 +97,7 @@ def scene_archive_guide(*, profile: Profile, filename: str | None = None) -> dic
                 raise Forbidden(f"filename: {filename!r} resolves outside the profile") from None
         problem = B.filename_problem(filename)
         if problem:
-            raise _invalid("filename", problem)
+            raise invalid_field("filename", problem)
         live_block = next((b for b in blocks if b.filename == filename and not b.archived), None)
         archived_block = next((b for b in blocks if b.filename == filename and b.archived), None)
         if live_block is None and archived_block is None:

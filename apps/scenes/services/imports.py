@@ -19,7 +19,7 @@ from apps.scenes.services.commit import (
     _set_members,
     _snapshot,
 )
-from apps.scenes.services.cursor import _invalid
+from apps.tools.errors import invalid_field
 
 
 def scene_block_import(*, profile: Profile, actor: str, filename: str, text: str, archived: bool = False) -> dict[str, Any]:
@@ -29,9 +29,9 @@ def scene_block_import(*, profile: Profile, actor: str, filename: str, text: str
     has no members line); the import order of L1 and L2 does not matter."""
     problem = B.filename_problem(filename)
     if problem:
-        raise _invalid("filename", problem)
+        raise invalid_field("filename", problem)
     if B.text_problem(text):
-        raise _invalid("text", B.text_problem(text) or "")
+        raise invalid_field("text", B.text_problem(text) or "")
     meta, members, body = B.parse_file(text)
     if members is None:
         # A file without a members line (TencentDB-Agent-Memory form): the members are the
