@@ -99,12 +99,22 @@ def job_run_now(
 
 
 def _execute_here(run_id: int) -> None:
-    from django.db import connections
+    from django.db import OperationalError, connections
 
     from apps.pipeline.jobs import execute_run
 
     try:
-        execute_run(run_id=run_id)  # None when a worker claimed it first: it runs there
+        # The claim is a conditional update (queued -> running), so trying it again is safe:
+        # a run already claimed is not run twice. SQLite answers "table is locked" at once
+        # (no busy wait) while the requesting thread reads the run, which left it queued.
+        for attempt in range(6):
+            try:
+                execute_run(run_id=run_id)  # None when a worker claimed it first: it runs there
+                break
+            except OperationalError as exc:
+                if "locked" not in str(exc) or attempt == 5:
+                    raise
+                time.sleep(0.05 * 2**attempt)
     except Exception:  # a thread has no caller to tell: the run row carries the failure
         logger.exception("run %s failed in the requesting process", run_id)
     finally:
