@@ -6,24 +6,61 @@ from __future__ import annotations
 
 import itertools
 from datetime import timedelta
+from typing import Any
 
 from django.utils import timezone
 
+from apps.accounts.models import Profile
 from apps.records.models import L1Change, L1Record
 
 _seq = itertools.count(1)
 
 
-def make_record(profile, content: str = "The build uses make test for every change", *, action: str = "store", **fields) -> L1Record:
+def make_record(
+    profile: Profile,
+    content: str = "The build uses make test for every change",
+    *,
+    action: str = "store",
+    record_id: str | None = None,
+    type: str | None = None,
+    priority: int | None = None,
+    scope: str | None = None,
+    project: str | None = None,
+    metadata: dict[str, Any] | None = None,
+    task_state: str | None = None,
+    deleted: bool | None = None,
+    source: str | None = None,
+    **fields: Any,
+) -> L1Record:
     """A record with one change row (`action`). Without `created_at` each new record is a
     minute older than the one before, so lists have a stable order. Given the `record_id`
-    of an existing record, the call changes that record (new fields, one more change row),
-    as a fix or a tombstone does."""
+    of an existing record, the call changes that record (the arguments given, one more
+    change row), as a fix or a tombstone does.
+
+    A new record defaults to a global `work_fact` of priority 60 from the subagent;
+    `scope`/`project` set those keys of `metadata` (default `{"scope": "global",
+    "project": ""}`). Any other model field (`scene`, `created_at`, `content_key`,
+    `source_message_ids`, …) passes through as given."""
     n = next(_seq)
-    record_id = fields.pop("record_id", None) or f"l1_{1700000000000 + n}_t{n:03d}"
+    # The number in the id is unique per call; the tail stays 4 characters (the shape
+    # l1_commit accepts) however many records a run writes.
+    record_id = record_id or f"l1_{1700000000000 + n}_t{n % 1000:03d}"
     existing = L1Record.objects.filter(profile=profile, record_id=record_id).first()
+    given = {name: value for name, value in {
+        "type": type, "priority": priority, "task_state": task_state, "deleted": deleted, "source": source,
+    }.items() if value is not None}
+    if existing is None or metadata is not None or scope is not None or project is not None:
+        if metadata is not None:
+            meta = dict(metadata)
+        else:
+            meta = dict(existing.metadata) if existing is not None else {"scope": "global", "project": ""}
+        if scope is not None:
+            meta["scope"] = scope
+        if project is not None:
+            meta["project"] = project
+        given["metadata"] = meta
     if existing is not None:
-        for name, value in {"content": content, "updated_at": timezone.now(), **fields}.items():
+        for name, value in {"content": content, "updated_at": timezone.now(), **given, **fields}.items():
             setattr(existing, name, value)
         existing.save()
         record = existing
@@ -33,9 +70,7 @@ def make_record(profile, content: str = "The build uses make test for every chan
             profile=profile,
             record_id=record_id,
             content=content,
-            type=fields.pop("type", "work_fact"),
-            priority=fields.pop("priority", 60),
-            metadata=fields.pop("metadata", {"scope": "global", "project": ""}),
+            **{"type": "work_fact", "priority": 60, **given},
             created_at=now,
             updated_at=fields.pop("updated_at", now),
             content_key=fields.pop("content_key", f"k{n}-{profile.pk}"),

@@ -1,3 +1,8 @@
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
 from django.apps import AppConfig
 from django.core import checks
 
@@ -10,7 +15,7 @@ class SearchConfig(AppConfig):
         checks.register(embedding_model_check, "memoryweb")
 
 
-def embedding_model_check(app_configs=None, **kwargs):
+def embedding_model_check(app_configs: Sequence[AppConfig] | None = None, **kwargs: Any) -> list[checks.CheckMessage]:
     """At start-up: warn (recall runs degraded) when the default model is not built.
     Cheap: reads the manifest and looks for the files; `embeddings check` verifies fully."""
     from django.conf import settings

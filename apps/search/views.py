@@ -10,6 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from apps.search import services
 from apps.tools.dispatch import validate_body
 from apps.tools.http import api_view
+from apps.tools.registry import ToolContext
 
 
 class RecallContextBody(BaseModel):
@@ -22,7 +23,7 @@ class RecallContextBody(BaseModel):
 
 
 @api_view(methods=("POST",), min_role="agent")
-def recall_context(request: HttpRequest, ctx, body) -> Any:
+def recall_context(request: HttpRequest, ctx: ToolContext, body: Any) -> dict[str, Any]:
     params = validate_body(RecallContextBody, body)
     return services.recall_context(
         profile=ctx.profile, query=params.query, session_key=params.sessionKey or ctx.session_key, cwd=params.cwd or ctx.cwd,

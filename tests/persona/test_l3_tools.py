@@ -3,6 +3,7 @@ import pytest
 from apps.accounts.models import AuditEvent
 from apps.conversations.cursors import cursor_get
 from apps.persona.services import persona_live_text, persona_proposal_entries
+from tests import factories
 
 from .conftest import set_live, state
 
@@ -237,12 +238,10 @@ def test_l3_commit_cursor_without_a_utc_equivalent_is_invalid(worker_api, alice)
 def _records(profile, n):
     from django.utils import timezone
 
-    from apps.records.models import L1Record
-
     now = timezone.now()
     return [
-        L1Record.objects.create(profile=profile, record_id=f"l1_17670000000{i:02d}_ab{i:02d}", content=f"record number {i}", type="work_method",
-                                created_at=now, updated_at=now).record_id
+        factories.make_record(profile, f"record number {i}", record_id=f"l1_17670000000{i:02d}_ab{i:02d}", type="work_method",
+                              created_at=now).record_id
         for i in range(n)
     ]
 

@@ -31,8 +31,7 @@ from tests.pipeline.conftest import msg
 
 
 def make_record(profile, content="a durable fact about the build", *, source="subagent", type="work_fact"):
-    return factories.make_record(profile, content, source=source, type=type, created_at=timezone.now(),
-                                 metadata={"scope": "unknown", "project": ""})
+    return factories.make_record(profile, content, source=source, type=type, scope="unknown", created_at=timezone.now())
 
 
 def finished_run(profile, kind, *, status=STATUS_SUCCEEDED, started=None):

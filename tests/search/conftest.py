@@ -1,18 +1,15 @@
-"""Fixtures for retrieval tests: a private embedded index per test and a record factory."""
+"""Fixtures for retrieval tests: a private embedded index per test; records are written
+by `tests.factories.make_record` and then indexed."""
 
 from __future__ import annotations
-
-import itertools
 
 import pytest
 from django.utils import timezone
 
-from apps.records.models import L1Record
 from apps.records.normalize import content_key
 from apps.search import index
 from apps.search.outbox import drain_outbox, enqueue_index_op
-
-_ids = itertools.count(1)
+from tests import factories
 
 
 @pytest.fixture(autouse=True)
@@ -30,31 +27,24 @@ def _private_index(private_index):
 
 def write_record(profile, content, *, type="work_fact", scope="global", project="", task_state=None, priority=60,
                  scene=None, record_id=None, drain=True, **metadata):
-    """Store an L1 record the way the commit service does (row + index op), then drain."""
+    """Store an L1 record the way the commit service does (row, change row, index op),
+    then drain: created now, with the real content key and the task state a new task gets."""
     now = timezone.now()
-    rid = record_id or f"l1_{int(now.timestamp() * 1000)}_{next(_ids):04d}"
-    meta = {"scope": scope, "project": project if scope == "self" else "", **metadata}
-    record = L1Record.objects.create(
-        profile=profile, record_id=rid, content=content, type=type, priority=priority, metadata=meta,
-        created_at=now, updated_at=now, content_key=content_key(content),
+    record = factories.make_record(
+        profile, content, record_id=record_id, type=type, priority=priority, scope=scope,
+        project=project if scope == "self" else "", metadata=metadata,
         task_state=(task_state or "open") if type == "work_task" else None,
-        scene=scene, scene_name=scene.name if scene else "",
+        scene=scene, scene_name=scene.name if scene else "", created_at=now, updated_at=now, content_key=content_key(content),
     )
-    enqueue_index_op(profile=profile, record_id=rid, op="upsert")
+    enqueue_index_op(profile=profile, record_id=record.record_id, op="upsert")
     if drain:
         drain_outbox(profile.pk)
     return record
 
 
 def tombstone(record, *, drain=True):
-    record.deleted = True
-    record.updated_at = timezone.now()
-    record.save(update_fields=["deleted", "updated_at"])
+    factories.make_record(record.profile, record.content, record_id=record.record_id, deleted=True, action="tombstone")
+    record.refresh_from_db()
     enqueue_index_op(profile=record.profile, record_id=record.record_id, op="delete")
     if drain:
         drain_outbox(record.profile_id)
-
-
-@pytest.fixture
-def record_factory(db):
-    return write_record

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import sys
 import time
+from argparse import ArgumentParser
 from pathlib import Path
-from typing import ClassVar
+from typing import Any
 
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
@@ -16,9 +17,9 @@ from apps.search import embedding, model_build
 class Command(BaseCommand):
     help = "Build (once, cached) or check the offline multilingual embedding model."
     # Needs neither the database nor the URL map: it runs first, on a fresh checkout.
-    requires_system_checks: ClassVar[list] = []
+    requires_system_checks: list[str] = []
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: ArgumentParser) -> None:
         sub = parser.add_subparsers(dest="action", required=True)
         build = sub.add_parser("build", help="download the source once and convert it (idempotent)")
         build.add_argument("--force", action="store_true", help="rebuild even when a valid build exists")
@@ -27,7 +28,7 @@ class Command(BaseCommand):
         check = sub.add_parser("check", help="load the model and verify it embeds as built")
         check.add_argument("--dir", help="folder (default: settings.EMBED_MODEL_DIR)")
 
-    def handle(self, *args, action: str, **options):
+    def handle(self, *args: str, action: str, **options: Any) -> None:
         base = Path(options.get("dir") or settings.EMBED_MODEL_DIR)
         if action == "build":
             self._build(base, force=options["force"], source=options.get("source"))

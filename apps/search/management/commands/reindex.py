@@ -4,6 +4,8 @@ empty-recall window (new collection, then an alias switch)."""
 from __future__ import annotations
 
 import sys
+from argparse import ArgumentParser
+from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
@@ -15,10 +17,10 @@ from apps.search import embedding, index
 class Command(BaseCommand):
     help = "Rebuild the search index of one or more profiles (all when none is named) from the database."
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: ArgumentParser) -> None:
         parser.add_argument("profiles", nargs="*", help="profile slugs (default: every profile)")
 
-    def handle(self, *args, profiles: list[str], **options):
+    def handle(self, *args: str, profiles: list[str], **options: Any) -> None:
         from tqdm import tqdm
 
         if profiles:
