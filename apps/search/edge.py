@@ -70,11 +70,14 @@ AUTO_COMPACT = True
 
 
 def available() -> bool:
+    """Whether qdrant-edge-py is installed (found, not imported: a process that does not
+    use the engine does not load it)."""
+    import importlib.util
+
     try:
-        import qdrant_edge  # noqa: F401
-    except ImportError:
+        return importlib.util.find_spec("qdrant_edge") is not None
+    except (ImportError, ValueError):
         return False
-    return True
 
 
 def idf(df: int, n: int) -> float:
@@ -292,8 +295,8 @@ class _Collection:
                 self.shard.update(qe.UpdateOperation.set_payload([pid], payload))
             if self.journal is not None:
                 self.journal.append((kind, arg))
-        if kind == "upsert" and AUTO_COMPACT and self.needs_compaction():
-            self.store.compact_in_background(self.name)
+        if kind == "upsert" and AUTO_COMPACT and self.needs_compaction() and self.store.is_live(self.name):
+            self.store.compact_in_background(self.name)  # a collection still being built is optimised by finish_build
 
     def needs_compaction(self) -> bool:
         if self.compacting is not None and self.compacting.is_alive():
@@ -312,7 +315,7 @@ class _Collection:
     # ---------------------------------------------------------- optimisation
     def finish_build(self) -> float:
         """Optimise this (not yet live) collection in place, in a child process."""
-        with self.write_lock:
+        with self.compact_lock, self.write_lock:
             self.gate.close()
             try:
                 self.shard.close()
@@ -446,6 +449,9 @@ class EdgeStore:
     # -------------------------------------------------------------- collections
     def aliases(self) -> dict[str, str]:
         return dict(self._aliases)
+
+    def is_live(self, name: str) -> bool:
+        return name in self._aliases.values()
 
     def collections(self) -> list[str]:
         return sorted(p.name for p in (self.root / "collections").iterdir() if (p / "meta.json").exists())

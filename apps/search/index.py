@@ -180,9 +180,19 @@ def close_clients() -> None:
         _owners.clear()
 
 
+_stopping = threading.Event()
+
+
 def _close_at_exit() -> None:
     # Closing explicitly keeps qdrant-client's __del__ from running while the interpreter
-    # is tearing down (it printed an ImportError traceback at every exit).
+    # is tearing down (it printed an ImportError traceback at every exit). A background
+    # rebuild stops at its next batch (native code still running in a daemon thread while
+    # the interpreter finalises can abort the process).
+    _stopping.set()
+    for state in list(_rebuilds.values()):
+        thread = state.get("thread")
+        if thread is not None and thread.is_alive():
+            thread.join(timeout=10)
     close_clients()
 
 
@@ -678,6 +688,8 @@ def reindex_profile(profile: Profile, *, progress: Callable[[int], Any] | None =
         chunk: list[Any] = []
         for record in live.iterator(chunk_size=batch):
             chunk.append(record)
+            if _stopping.is_set():
+                raise IndexUnavailable("the process is exiting; the rebuild starts again at the next start")
             if len(chunk) >= batch:
                 upsert_records(profile, chunk, collection=new)
                 done += len(chunk)
