@@ -74,6 +74,8 @@ def available() -> bool:
     use the engine does not load it)."""
     import importlib.util
 
+    if "qdrant_edge" in sys.modules:
+        return sys.modules["qdrant_edge"] is not None  # None: imports of it fail
     try:
         return importlib.util.find_spec("qdrant_edge") is not None
     except (ImportError, ValueError):
