@@ -195,8 +195,9 @@ def run_build(engine: str, size: int, data_dir: Path, seed: int) -> dict[str, An
     setup_django(data_dir, engine)
     from apps.accounts.models import Profile
     from apps.records.models import L1Record
-    from apps.search import index
+    from apps.search import edge, index
 
+    edge.AUTO_COMPACT = False  # a bulk build is optimised once at the end, as a rebuild is (finish_build)
     profile = Profile.objects.get(slug="bench")
     vectors = record_vectors(size, data_dir, seed)
     name = index.ensure_collection(profile)
@@ -623,7 +624,7 @@ def main() -> None:
             row.update(_child(serve_args))
             rows.append(row)
             (REPO / "bench" / "out").mkdir(parents=True, exist_ok=True)
-            (REPO / "bench" / "out" / "recall-partial.json").write_text(json.dumps(rows, indent=1))
+            (REPO / "bench" / "out" / f"recall-partial-{args.sizes.replace(',', '-')}.json").write_text(json.dumps(rows, indent=1))
             print(f"{size:>7} {serve_engine}: done ({round(time.perf_counter() - t0)} s so far for this size, load "
                   f"{row['loadAverage']})", flush=True)
         if not args.keep:
@@ -638,8 +639,8 @@ def main() -> None:
         c = report["commit"]
         print(f"l1_commit with embedding: {c['recordsPerSecond']} records/s ({c['records']} records in batches of {c['batch']}; "
               f"{c['indexedPoints']} indexed, {c['pendingOps']} pending)")
-    (out / "recall.json").write_text(json.dumps(report, indent=1))
-    print(f"wrote {out / 'recall.json'}")
+    (out / f"recall-{args.sizes.replace(',', '-')}.json").write_text(json.dumps(report, indent=1))
+    print(f"wrote {out}/recall-{args.sizes.replace(',', '-')}.json")
 
 
 if __name__ == "__main__":

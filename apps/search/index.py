@@ -566,13 +566,13 @@ def _drain_batch(profile_id: int, batch: int) -> tuple[int, int]:
     if not ops:
         return 0, 0
     profile = Profile.objects.get(pk=profile_id)
-    by_record: dict[str, list] = {}
+    by_record: dict[str, list[Any]] = {}
     for op in ops:
         by_record.setdefault(op.record_id, []).append(op)
     rows = {r.record_id: r for r in L1Record.objects.filter(profile_id=profile_id, record_id__in=list(by_record)).select_related("scene")}
     to_delete: list[str] = []
-    to_upsert: list = []
-    to_payload: list = []
+    to_upsert: list[Any] = []
+    to_payload: list[Any] = []
     vectors: dict[str, Any] = {}
     for record_id, record_ops in by_record.items():
         row = rows.get(record_id)
@@ -607,7 +607,7 @@ def _drain_batch(profile_id: int, batch: int) -> tuple[int, int]:
     return len(ops), 0
 
 
-def _mark_failed(ops: list, error: str) -> None:
+def _mark_failed(ops: list[Any], error: str) -> None:
     from django.db.models import F
     from django.utils import timezone
 

@@ -318,5 +318,5 @@ class _nolock:
     def __enter__(self) -> _nolock:
         return self
 
-    def __exit__(self, *exc: object) -> bool:
-        return False
+    def __exit__(self, *exc: object) -> None:
+        return None
