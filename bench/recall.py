@@ -549,6 +549,7 @@ def main() -> None:
     parser.add_argument("--min-relevance", type=float, help="override recall.minRelevance in the size runs")
     parser.add_argument("--crash", action="store_true", help="kill -9 mid-write and reopen, both engines")
     parser.add_argument("--keep", action="store_true", help="keep the data dirs")
+    parser.add_argument("--work-dir", help="where the per-size data dirs go (default: the system temp dir)")
     parser.add_argument("--prepare", nargs=2, help=argparse.SUPPRESS)
     parser.add_argument("--build", nargs=3, help=argparse.SUPPRESS)
     parser.add_argument("--serve", nargs=3, help=argparse.SUPPRESS)
@@ -603,7 +604,7 @@ def main() -> None:
     extra = ["--min-relevance", str(args.min_relevance)] if args.min_relevance is not None else []
     started_all = time.perf_counter()
     for size in [int(s) for s in args.sizes.split(",") if s]:
-        data_dir = Path(tempfile.mkdtemp(prefix=f"mw-bench-{size}-"))
+        data_dir = Path(tempfile.mkdtemp(prefix=f"mw-bench-{size}-", dir=args.work_dir))
         t0 = time.perf_counter()
         prep = _child(["--prepare", str(size), str(data_dir), *common])
         reuse = size - prep["distinctEmbedded"]

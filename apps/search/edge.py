@@ -190,6 +190,15 @@ def _edge_point(p: IndexPoint) -> Any:
     return qe.Point(point_id(p.record_id), vec, p.payload)
 
 
+TIE_MARGIN = 8  # extra hits fetched so equal scores at the cut are ordered like the mirror's
+
+
+def _ordered(hits: list[Hit], limit: int) -> list[Hit]:
+    """Equal scores in record-id order (record ids follow insertion, which is the mirror's
+    tie order): two engines then rank the same records the same way."""
+    return sorted(hits, key=lambda h: (-h[1], h[0]))[:limit]
+
+
 def optimize_offline(path: Path) -> float:
     """Optimise the (closed) shard at `path` in a child process; returns its seconds."""
     started = time.perf_counter()
@@ -547,11 +556,10 @@ class EdgeStore:
         import qdrant_edge as qe
 
         coll = self._coll(name)
-        request = qe.QueryRequest(limit=limit, query=qe.Query.Nearest(np.asarray(vector, dtype=np.float32).tolist(),
-                                                                      using=DENSE),
-                                  filter=edge_filter(spec), with_payload=["record_id"])
+        request = qe.QueryRequest(limit=limit + TIE_MARGIN, query=qe.Query.Nearest(
+            np.asarray(vector, dtype=np.float32).tolist(), using=DENSE), filter=edge_filter(spec), with_payload=["record_id"])
         found = self._call(lambda: coll.query(request))
-        return [(str((p.payload or {})["record_id"]), float(p.score)) for p in found]
+        return _ordered([(str((p.payload or {})["record_id"]), float(p.score)) for p in found], limit)
 
     def search_sparse(self, name: str, indices: list[int], values: list[float], limit: int,
                       spec: FilterSpec | None) -> list[Hit]:
@@ -562,11 +570,11 @@ class EdgeStore:
         weighted = [(int(i), float(v) * idf(coll.df[i], n)) for i, v in zip(indices, values) if coll.df.get(i)]
         if not weighted:
             return []
-        request = qe.QueryRequest(limit=limit, query=qe.Query.Nearest(
+        request = qe.QueryRequest(limit=limit + TIE_MARGIN, query=qe.Query.Nearest(
             qe.SparseVector(indices=[i for i, _ in weighted], values=[v for _, v in weighted]), using=SPARSE),
             filter=edge_filter(spec), with_payload=["record_id"])
         found = self._call(lambda: coll.query(request))
-        return [(str((p.payload or {})["record_id"]), float(p.score)) for p in found if p.score > 0]
+        return _ordered([(str((p.payload or {})["record_id"]), float(p.score)) for p in found if p.score > 0], limit)
 
     # ------------------------------------------------------------ optimisation
     def finish_build(self, name: str) -> None:
