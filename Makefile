@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 PG_TEST_URL ?= postgres://postgres@127.0.0.1:5432/test
 
-.PHONY: run test test-sqlite test-postgres test-contract setup migrate demo clean lint embeddings
+.PHONY: run test test-sqlite test-postgres test-contract test-fallback-engine setup migrate demo clean lint embeddings
 
 $(BIN)/activate: requirements.txt client/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -23,6 +23,7 @@ run: setup
 # (CI requires it: with CI=true an unreachable PostgreSQL fails the run).
 test: $(BIN)/activate
 	$(MAKE) test-sqlite
+	$(MAKE) test-fallback-engine
 	$(MAKE) test-postgres
 
 # The offline embedding model, built once into var/models (the tests share this build).
@@ -32,6 +33,11 @@ embeddings: $(BIN)/activate
 
 test-sqlite: $(BIN)/activate embeddings
 	$(BIN)/pytest
+
+# The retrieval tests again on the fallback engine (qdrant-client local mode + the mirror),
+# which platforms without a qdrant-edge-py wheel use.
+test-fallback-engine: $(BIN)/activate embeddings
+	MEMORYWEB_INDEX_ENGINE=local $(BIN)/pytest tests/search
 
 test-postgres: $(BIN)/activate embeddings
 	@if $(BIN)/python -c "import psycopg,sys; psycopg.connect('$(PG_TEST_URL)', connect_timeout=3).close()" 2>/dev/null; then \

@@ -233,7 +233,10 @@ MEMORYWEB_DEFAULTS: dict[str, object] = {
 }
 
 # Retrieval (apps/search is the only user of these).
-QDRANT_PATH = env_str("QDRANT_PATH", str(DATA_DIR / "qdrant"))
+QDRANT_PATH = env_str("QDRANT_PATH", str(DATA_DIR / "qdrant"))  # qdrant-client local mode (the fallback engine)
+# Embedded engine: auto (Qdrant Edge when qdrant-edge-py is installed, else local mode), edge, local.
+INDEX_ENGINE = env_str("MEMORYWEB_INDEX_ENGINE", "auto")
+QDRANT_EDGE_PATH = env_str("QDRANT_EDGE_PATH", str(DATA_DIR / "index-edge"))
 QDRANT_URL = env_str("QDRANT_URL", "")
 QDRANT_API_KEY = env_str("QDRANT_API_KEY", "")
 EMBED_MODEL = env_str("MEMORYWEB_EMBED_MODEL", "")

@@ -26,6 +26,7 @@ def private_index(settings, tmp_path):
     from apps.search import index
 
     settings.QDRANT_PATH = str(tmp_path / "qdrant")
+    settings.QDRANT_EDGE_PATH = str(tmp_path / "index-edge")
     settings.QDRANT_URL = ""
     index.close_clients()
     yield

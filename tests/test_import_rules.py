@@ -18,7 +18,7 @@ FRONT_IMPORTERS = {"transfer": {"dashboard"}}
 # The base: they import no domain app.
 BASE = {"accounts": {"tools"}, "tools": {"accounts"}}
 # Libraries of the vector index and the embedding model: apps/search alone.
-SEARCH_ONLY = {"qdrant_client", "fastembed", "onnxruntime"}
+SEARCH_ONLY = {"qdrant_client", "qdrant_edge", "fastembed", "onnxruntime"}
 # The dashboard reads through the owners' selectors. It may use the accounts models (login,
 # profile access and tokens are its concern) and, from other apps' models, only what it
 # uses today: constants for forms and filters and the model classes named here. The list

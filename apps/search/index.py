@@ -1,64 +1,90 @@
-"""The Qdrant index: one collection per profile, reached through an alias.
+"""The search index: one collection per profile, reached through an alias.
 
-Named vectors: `dense` (cosine, the embedding model) and `sparse` (BM25 with IDF from the
-index). Payload holds what recall filters on; tombstoned records are deleted, never
+Named vectors: `dense` (cosine, the embedding model) and `sparse` (BM25 with IDF over the
+live points). Payload holds what recall filters on; tombstoned records are deleted, never
 stored. The database stays the source of truth: every write comes from the outbox
 (`drain_outbox`) and every search result is re-checked against the database.
 
-Embedded local mode (`QDRANT_PATH`) by default; `QDRANT_URL` (+ `QDRANT_API_KEY`) for a
-server — the same code path. Embedded Qdrant can be opened by one process only; a second
-process gets `IndexLocked` with a message saying what to do.
+Engines (`apps/search/store.py`): with `QDRANT_URL` a Qdrant server; otherwise an embedded
+index owned by this process — Qdrant Edge (`apps/search/edge.py`, `QDRANT_EDGE_PATH`) where
+`qdrant-edge-py` is installed, else qdrant-client's local mode (`QDRANT_PATH`) searched
+through the in-memory mirror. `MEMORYWEB_INDEX_ENGINE` = `auto` (default) | `edge` |
+`local` forces one. A profile whose collection still lives in the other embedded engine
+(an install that switched) is rebuilt from the database into the chosen one in the
+background, and answers from the old one until the switch. An embedded index can be opened
+by one process only; a second process gets `IndexLocked` with a message saying what to do.
 """
 
 from __future__ import annotations
 
+import json
 import logging
+import os
 import threading
 import time
 import uuid
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
+import numpy as np
 from django.conf import settings
 from django.db import transaction
 
 from apps.accounts.models import Profile
-from apps.search import embedding, sparse
-from apps.search.mirror import FilterSpec, Mirror
+from apps.search import edge, embedding, sparse
+from apps.search.mirror import FilterSpec
+from apps.search.store import (
+    DENSE,
+    SPARSE,
+    ClientStore,
+    IndexLocked,
+    IndexPoint,
+    IndexUnavailable,
+    Store,
+    locked_message,
+    point_id,
+)
 
 logger = logging.getLogger(__name__)
 
-DENSE = "dense"
-SPARSE = "sparse"
-_POINT_NS = uuid.UUID("5b0f3c52-8d4e-4a8e-9a55-6d8f3d0e7a11")
+__all__ = ["DENSE", "SPARSE", "IndexLocked", "IndexUnavailable", "point_id"]
+
+ENGINES = ("auto", "edge", "local")
 
 
-class IndexUnavailable(RuntimeError):
-    """The index cannot serve right now (missing, locked, server down, model missing)."""
+# ---------------------------------------------------------------------- engines
+def engine() -> str:
+    """The engine this process uses: `server`, `edge` or `local`."""
+    if settings.QDRANT_URL:
+        return "server"
+    choice = (getattr(settings, "INDEX_ENGINE", "auto") or "auto").lower()
+    if choice not in ENGINES:
+        raise IndexUnavailable(f"MEMORYWEB_INDEX_ENGINE={choice!r}: use one of {', '.join(ENGINES)}")
+    if choice == "auto":
+        return "edge" if edge.available() else "local"
+    return choice
 
 
-class IndexLocked(IndexUnavailable):
-    pass
-
-
-# ---------------------------------------------------------------------- client
-_clients: dict[str, Any] = {}
-_clients_lock = threading.Lock()
-
-
-def _client_key() -> str:
-    return f"url:{settings.QDRANT_URL}" if settings.QDRANT_URL else f"path:{settings.QDRANT_PATH}"
+def _location(kind: str) -> str:
+    if kind == "server":
+        return str(settings.QDRANT_URL)
+    if kind == "edge":
+        return str(settings.QDRANT_EDGE_PATH)
+    return str(settings.QDRANT_PATH)
 
 
 def describe_location() -> str:
-    return settings.QDRANT_URL or str(settings.QDRANT_PATH)
+    try:
+        return _location(engine())
+    except IndexUnavailable:
+        return str(settings.QDRANT_PATH)
 
 
 def _embedded_forbidden() -> bool:
     """Job workers never open the embedded index: its single lock belongs to the web
     process, and a worker holding it would lock the server out."""
-    import os
     import sys
 
     if os.environ.get("MEMORYWEB_INDEX_OPEN_EMBEDDED") == "1":
@@ -69,19 +95,9 @@ def _embedded_forbidden() -> bool:
     return argv0 == "celery" or (len(sys.argv) > 1 and sys.argv[1] in ("worker", "beat") and "celery" in argv0)
 
 
-def _locked_message(path: str) -> str:
-    return (
-        f"the embedded index at {path} is held by another process (the running web server owns it). Go through "
-        "the server's API, stop the server first, or use a Qdrant server (QDRANT_URL) so every process can open "
-        "the index."
-    )
-
-
 def _probe_embedded_lock(path: str) -> None:
-    """Fail fast when another process holds the embedded index: qdrant-client reads every
+    """Fail fast when another process holds the local-mode index: qdrant-client reads every
     stored point before it tries the lock, which costs seconds on a large index."""
-    import os
-
     import portalocker
 
     lock_path = os.path.join(path, ".lock")
@@ -91,138 +107,171 @@ def _probe_embedded_lock(path: str) -> None:
         try:
             portalocker.lock(handle, portalocker.LockFlags.EXCLUSIVE | portalocker.LockFlags.NON_BLOCKING)
         except portalocker.exceptions.LockException:
-            raise IndexLocked(_locked_message(path)) from None
+            raise IndexLocked(locked_message(path)) from None
         portalocker.unlock(handle)
 
 
-def get_client():
-    key = _client_key()
-    client = _clients.get(key)
-    if client is not None:
-        return client
-    with _clients_lock:
-        client = _clients.get(key)
-        if client is not None:
-            return client
-        from qdrant_client import QdrantClient
+_stores: dict[str, Store] = {}
+_stores_lock = threading.Lock()
 
-        if not settings.QDRANT_URL and _embedded_forbidden():
-            raise IndexLocked(
-                f"the embedded index at {settings.QDRANT_PATH} belongs to the web process; jobs reach it through "
-                "the tool API (or configure QDRANT_URL)"
-            )
-        if not settings.QDRANT_URL:
-            _probe_embedded_lock(str(settings.QDRANT_PATH))
-        try:
-            if settings.QDRANT_URL:
-                client = QdrantClient(
-                    url=settings.QDRANT_URL, api_key=settings.QDRANT_API_KEY or None, timeout=10, check_compatibility=False
-                )
-            else:
-                client = QdrantClient(path=str(settings.QDRANT_PATH))
-        except RuntimeError as exc:
-            if "already accessed" in str(exc):
-                raise IndexLocked(_locked_message(str(settings.QDRANT_PATH))) from exc
-            raise IndexUnavailable(f"cannot open the index at {describe_location()}: {exc}") from exc
-        except Exception as exc:
-            raise IndexUnavailable(f"cannot open the index at {describe_location()}: {exc}") from exc
-        _clients[key] = client
-        return client
+
+def _open_store(kind: str) -> Store:
+    from qdrant_client import QdrantClient
+
+    if kind != "server" and _embedded_forbidden():
+        raise IndexLocked(
+            f"the embedded index at {_location(kind)} belongs to the web process; jobs reach it through "
+            "the tool API (or configure QDRANT_URL)"
+        )
+    location = _location(kind)
+    if kind == "edge":
+        if not edge.available():
+            raise IndexUnavailable("MEMORYWEB_INDEX_ENGINE=edge but qdrant-edge-py is not installed on this platform; "
+                                   "use MEMORYWEB_INDEX_ENGINE=auto or local")
+        return edge.EdgeStore(location)
+    if kind == "local":
+        _probe_embedded_lock(location)
+    try:
+        if kind == "server":
+            client = QdrantClient(url=location, api_key=settings.QDRANT_API_KEY or None, timeout=10,
+                                  check_compatibility=False)
+        else:
+            client = QdrantClient(path=location)
+    except RuntimeError as exc:
+        if "already accessed" in str(exc):
+            raise IndexLocked(locked_message(location)) from exc
+        raise IndexUnavailable(f"cannot open the index at {location}: {exc}") from exc
+    except Exception as exc:
+        raise IndexUnavailable(f"cannot open the index at {location}: {exc}") from exc
+    return ClientStore(client, kind=kind, location=location)
+
+
+def store(kind: str | None = None) -> Store:
+    """The open store of `kind` (default: this process's engine), opened on first use."""
+    kind = kind or engine()
+    key = f"{kind}:{_location(kind)}"
+    found = _stores.get(key)
+    if found is not None:
+        return found
+    with _stores_lock:
+        found = _stores.get(key)
+        if found is None:
+            found = _stores[key] = _open_store(kind)
+        return found
+
+
+def get_client() -> Any:
+    """The qdrant-client of the server or local-mode engine (that engine's own tools)."""
+    kind = engine()
+    opened = store(kind if kind != "edge" else "local")
+    assert isinstance(opened, ClientStore)
+    return opened.client
 
 
 def close_clients() -> None:
-    """Close every open client (tests; shutdown). Releases the embedded lock."""
-    with _clients_lock:
-        for client in _clients.values():
+    """Close every open store (tests; shutdown; exit). Releases the embedded lock."""
+    with _stores_lock:
+        for opened in _stores.values():
             try:
-                client.close()
+                opened.close()
             except Exception:  # closing must not fail a shutdown
-                logger.debug("closing a Qdrant client failed", exc_info=True)
-        _clients.clear()
+                logger.debug("closing the index at %s failed", opened.location, exc_info=True)
+        _stores.clear()
+        _owners.clear()
 
 
-_local_lock = threading.RLock()
-# Embedded mode only: collection name -> in-memory search mirror (see mirror.py).
-_mirrors: dict[str, Mirror] = {}
+_stopping = threading.Event()
+
+
+def _close_at_exit() -> None:
+    # Closing explicitly keeps qdrant-client's __del__ from running while the interpreter
+    # is tearing down (it printed an ImportError traceback at every exit). A background
+    # rebuild stops at its next batch (native code still running in a daemon thread while
+    # the interpreter finalises can abort the process).
+    _stopping.set()
+    for state in list(_rebuilds.values()):
+        thread = state.get("thread")
+        if thread is not None and thread.is_alive():
+            thread.join(timeout=10)
+    close_clients()
+
+
+import atexit  # noqa: E402
+
+atexit.register(_close_at_exit)
 
 
 def _embedded() -> bool:
     return not settings.QDRANT_URL
 
 
-def _mirror(name: str) -> Mirror | None:
-    """The loaded mirror of `name`, loading it from the store on first use (embedded
-    mode; None with a server)."""
-    if not _embedded():
-        return None
-    with _local_lock:
-        mirror = _mirrors.get(name)
-        if mirror is not None:
-            return mirror
-        client = get_client()
-        mirror = Mirror(dim=_collection_dim(client, name))
-        offset = None
-        while True:
-            points, offset = _call(client.scroll, collection_name=name, limit=2048, offset=offset,
-                                   with_payload=True, with_vectors=True)
-            for p in points:
-                vec = p.vector or {}
-                sp = vec.get(SPARSE)
-                mirror.upsert(p.payload["record_id"], vec[DENSE], list(sp.indices) if sp else [],
-                              list(sp.values) if sp else [], p.payload)
-            if offset is None:
-                break
-        _mirrors[name] = mirror
-        return mirror
-
-
-def _loaded_mirror(name: str) -> Mirror | None:
-    return _mirrors.get(name) if _embedded() else None
-
-
-def _call(fn, *args, **kwargs):
-    """Run a client call, turning transport/storage failures into IndexUnavailable.
-    Embedded mode is not thread-safe: its calls are serialised."""
-    try:
-        if settings.QDRANT_URL:
-            return fn(*args, **kwargs)
-        with _local_lock:
-            return fn(*args, **kwargs)
-    except IndexUnavailable:
-        raise
-    except (ValueError, KeyError) as exc:
-        raise IndexUnavailable(f"index error: {exc}") from exc
-    except Exception as exc:
-        raise IndexUnavailable(f"index at {describe_location()} failed: {exc.__class__.__name__}: {exc}") from exc
-
-
 # ------------------------------------------------------------------ collections
+# Collection name -> the store that holds it (a migrating profile's collection lives in
+# the other embedded engine until its rebuild switches).
+_owners: dict[str, Store] = {}
+
+
 def alias_name(profile: Profile) -> str:
     return f"mw-{profile.slug}"
 
 
-def point_id(record_id: str) -> str:
-    return str(uuid.uuid5(_POINT_NS, record_id))
+def _other_embedded(kind: str) -> str | None:
+    return {"edge": "local", "local": "edge"}.get(kind)
 
 
-def _aliases(client) -> dict[str, str]:
-    return {a.alias_name: a.collection_name for a in _call(client.get_aliases).aliases}
+def _legacy_aliases(kind: str) -> dict[str, str]:
+    """Aliases of an embedded store read from its files, without opening it (opening
+    local mode loads every point)."""
+    try:
+        if kind == "local":
+            meta = Path(settings.QDRANT_PATH) / "meta.json"
+            return dict(json.loads(meta.read_text()).get("aliases") or {}) if meta.exists() else {}
+        if kind == "edge":
+            path = Path(settings.QDRANT_EDGE_PATH) / "aliases.json"
+            return dict(json.loads(path.read_text())) if path.exists() and edge.available() else {}
+    except (OSError, ValueError):
+        logger.warning("could not read the aliases of the %s index", kind, exc_info=True)
+    return {}
+
+
+def _locate(profile: Profile) -> tuple[Store, str] | None:
+    """The store and collection that answer for `profile` now (None: nothing yet)."""
+    primary = store()
+    alias = alias_name(profile)
+    name = primary.aliases().get(alias)
+    if name is not None:
+        _owners[name] = primary
+        return primary, name
+    other = _other_embedded(primary.kind)
+    if other and alias in _legacy_aliases(other):
+        legacy = store(other)
+        name = legacy.aliases().get(alias)
+        if name is not None:
+            _owners[name] = legacy
+            if AUTO_REBUILD:
+                rebuild_in_background(profile, reason=f"index engine {legacy.kind} -> {primary.kind}")
+            return legacy, name
+    return None
+
+
+def _store_of(name: str) -> Store:
+    return _owners.get(name) or store()
 
 
 def current_collection(profile: Profile) -> str | None:
-    return _aliases(get_client()).get(alias_name(profile))
+    found = _locate(profile)
+    return found[1] if found else None
 
 
-def _create_collection(client, name: str, dim: int) -> None:
-    from qdrant_client import models as qm
+def collection_names() -> list[str]:
+    """The collections of this process's engine."""
+    return store().collections()
 
-    _call(
-        client.create_collection,
-        collection_name=name,
-        vectors_config={DENSE: qm.VectorParams(size=dim, distance=qm.Distance.COSINE)},
-        sparse_vectors_config={SPARSE: qm.SparseVectorParams(modifier=qm.Modifier.IDF)},
-        metadata={"space": embedding.space_id()},
-    )
+
+def _create_collection(name: str, dim: int) -> None:
+    primary = store()
+    primary.create_collection(name, dim, embedding.space_id())
+    _owners[name] = primary
     _spaces[name] = embedding.space_id()
 
 
@@ -239,8 +288,7 @@ SPACE_FOREIGN = "foreign"  # another model: the dense side cannot be queried
 def collection_space(name: str) -> str:
     space = _spaces.get(name)
     if space is None:
-        info = _call(get_client().get_collection, name)
-        space = _spaces[name] = str((info.config.metadata or {}).get("space") or "")
+        space = _spaces[name] = _store_of(name).space(name)
     return space
 
 
@@ -249,7 +297,7 @@ def space_state(name: str) -> str:
     space, current = collection_space(name), embedding.space_id()
     if space == current:
         return SPACE_CURRENT
-    if _collection_dim(get_client(), name) != embedding.dimension():
+    if _store_of(name).dim(name) != embedding.dimension():
         return SPACE_FOREIGN
     if not space:
         return SPACE_RAW
@@ -320,28 +368,18 @@ def _new_collection_name(profile: Profile) -> str:
     return f"mw-{profile.slug}-{time.strftime('%Y%m%d%H%M%S')}-{uuid.uuid4().hex[:6]}"
 
 
-def _collection_dim(client, name: str) -> int:
-    info = _call(client.get_collection, name)
-    vectors = info.config.params.vectors
-    return int(vectors[DENSE].size)
-
-
 def ensure_collection(profile: Profile) -> str:
     """The profile's live collection, created on first use. Raises IndexUnavailable when the
     collection was built for another embedding dimension (run `manage.py reindex`)."""
-    from qdrant_client import models as qm
-
-    client = get_client()
-    alias = alias_name(profile)
-    name = _aliases(client).get(alias)
+    found = _locate(profile)
     dim = embedding.dimension()
-    if name is None:
+    if found is None:
         name = _new_collection_name(profile)
-        _create_collection(client, name, dim)
-        _call(client.update_collection_aliases,
-              change_aliases_operations=[qm.CreateAliasOperation(create_alias=qm.CreateAlias(collection_name=name, alias_name=alias))])
+        _create_collection(name, dim)
+        store().set_alias(alias_name(profile), name)
         return name
-    existing = _collection_dim(client, name)
+    owner, name = found
+    existing = owner.dim(name)
     check_space(profile, name)
     if existing != dim:
         raise IndexUnavailable(
@@ -362,7 +400,7 @@ def project_key(project: str) -> str:
     return path_key(normalize_path(project) or project)
 
 
-def record_payload(record) -> dict[str, Any]:
+def record_payload(record: Any) -> dict[str, Any]:
     meta = record.metadata or {}
     return {
         "record_id": record.record_id,
@@ -375,22 +413,15 @@ def record_payload(record) -> dict[str, Any]:
     }
 
 
-def _point(record, dense_vec) -> Any:
-    from qdrant_client import models as qm
-
-    vec: dict[str, Any] = {DENSE: [float(x) for x in dense_vec]}
+def _point(record: Any, dense_vec: Any) -> IndexPoint:
     sp = sparse.document_vector(record.content)
-    if not sp.empty:
-        vec[SPARSE] = qm.SparseVector(indices=sp.indices, values=sp.values)
-    return qm.PointStruct(id=point_id(record.record_id), vector=vec,
-                          payload={**record_payload(record), "space": embedding.space_id()})
+    return IndexPoint(record.record_id, np.asarray(dense_vec, dtype=np.float32), list(sp.indices), list(sp.values),
+                      {**record_payload(record), "space": embedding.space_id()})
 
 
 def client_vector_usable(vector: list[float] | None, content: str) -> Any:
     """A client-supplied vector is used only when it has the model's dimension and is the
     model's own embedding of exactly `content` (recognised from this process's cache)."""
-    import numpy as np
-
     if not vector:
         return None
     if len(vector) != embedding.dimension():
@@ -403,59 +434,37 @@ def client_vector_usable(vector: list[float] | None, content: str) -> Any:
     return cached
 
 
-def upsert_records(profile: Profile, records: list, *, vectors: dict[str, Any] | None = None, collection: str | None = None) -> None:
+def upsert_records(profile: Profile, records: list[Any], *, vectors: dict[str, Any] | None = None,
+                   collection: str | None = None) -> None:
     if not records:
         return
     vectors = vectors or {}
-    client = get_client()
     name = collection or ensure_collection(profile)
     todo = [r for r in records if vectors.get(r.record_id) is None]
     if todo:
         embedded = embedding.embed([r.content for r in todo], kind=embedding.PASSAGE)
         for record, vec in zip(todo, embedded):
             vectors[record.record_id] = vec
-    points = [_point(r, vectors[r.record_id]) for r in records]
-    with _local_lock if _embedded() else _nolock():
-        _call(client.upsert, collection_name=name, points=points, wait=True)
-        mirror = _loaded_mirror(name)
-        if mirror is not None:
-            for point in points:
-                sp = point.vector.get(SPARSE)
-                mirror.upsert(point.payload["record_id"], point.vector[DENSE], list(sp.indices) if sp else [],
-                              list(sp.values) if sp else [], point.payload)
+    _store_of(name).upsert(name, [_point(r, vectors[r.record_id]) for r in records])
 
 
 def delete_points(profile: Profile, record_ids: Iterable[str], *, collection: str | None = None) -> None:
-    from qdrant_client import models as qm
-
-    record_ids = list(record_ids)
-    ids = [point_id(r) for r in record_ids]
+    ids = list(record_ids)
     if not ids:
         return
-    record_ids = list(record_ids)
     name = collection or ensure_collection(profile)
-    with _local_lock if _embedded() else _nolock():
-        _call(get_client().delete, collection_name=name, points_selector=qm.PointIdsList(points=ids), wait=True)
-        mirror = _loaded_mirror(name)
-        if mirror is not None:
-            for rid in record_ids:
-                mirror.delete(rid)
+    _store_of(name).delete(name, ids)
 
 
-def update_payloads(profile: Profile, records: list) -> None:
+def update_payloads(profile: Profile, records: list[Any]) -> None:
     """Payload-only changes; a record whose point is missing is upserted instead."""
-    client = get_client()
     name = ensure_collection(profile)
-    present = {p.id for p in _call(client.retrieve, collection_name=name, ids=[point_id(r.record_id) for r in records])}
-    missing = [r for r in records if point_id(r.record_id) not in present]
+    owner = _store_of(name)
+    present = owner.present(name, [r.record_id for r in records])
     for record in records:
-        if point_id(record.record_id) in present:
-            payload = record_payload(record)
-            with _local_lock if _embedded() else _nolock():
-                _call(client.set_payload, collection_name=name, payload=payload, points=[point_id(record.record_id)], wait=True)
-                mirror = _loaded_mirror(name)
-                if mirror is not None:
-                    mirror.set_payload(record.record_id, payload)
+        if record.record_id in present:
+            owner.set_payload(name, record.record_id, record_payload(record))
+    missing = [r for r in records if r.record_id not in present]
     if missing:
         upsert_records(profile, missing, collection=name)
 
@@ -464,7 +473,22 @@ def count_points(profile: Profile) -> int:
     name = current_collection(profile)
     if name is None:
         return 0
-    return int(_call(get_client().count, collection_name=name, exact=True).count)
+    return _store_of(name).count(name)
+
+
+def stored_point(profile: Profile, record_id: str) -> tuple[np.ndarray, dict[str, Any]] | None:
+    """A record's stored dense vector and payload (diagnostics and tests)."""
+    name = current_collection(profile)
+    return None if name is None else _store_of(name).point(name, record_id)
+
+
+def compact(profile: Profile) -> dict[str, float]:
+    """Optimise the profile's live collection now (edge engine; a no-op elsewhere)."""
+    name = current_collection(profile)
+    owner = _store_of(name) if name else None
+    if name is None or not isinstance(owner, edge.EdgeStore):
+        return {}
+    return owner.compact(name)
 
 
 # ------------------------------------------------------------------- search
@@ -474,69 +498,21 @@ class Candidate:
     score: float
 
 
-def build_filter(spec: FilterSpec | None):
-    """The Qdrant filter of a FilterSpec (server mode)."""
-    from qdrant_client import models as qm
-
-    if spec is None:
-        return None
-    must: list[Any] = []
-    must_not: list[Any] = []
-    if spec.types:
-        must.append(qm.FieldCondition(key="type", match=qm.MatchAny(any=list(spec.types))))
-    if spec.scene_ids:
-        must.append(qm.FieldCondition(key="scene_id", match=qm.MatchAny(any=list(spec.scene_ids))))
-    if spec.hide_closed:
-        must_not.append(qm.FieldCondition(key="task_state", match=qm.MatchAny(any=["done", "dropped"])))
-    if spec.scope_filter:
-        should: list[Any] = [qm.FieldCondition(key="scope", match=qm.MatchAny(any=["global", "unknown"]))]
-        if spec.project:
-            should.append(qm.Filter(must=[
-                qm.FieldCondition(key="scope", match=qm.MatchValue(value="self")),
-                qm.FieldCondition(key="project", match=qm.MatchValue(value=spec.project)),
-            ]))
-        must.append(qm.Filter(should=should))
-    if not must and not must_not:
-        return None
-    return qm.Filter(must=must or None, must_not=must_not or None)
-
-
-def search_dense(profile: Profile, vector, *, limit: int, spec: FilterSpec | None = None) -> list[Candidate]:
+def search_dense(profile: Profile, vector: Any, *, limit: int, spec: FilterSpec | None = None) -> list[Candidate]:
     name = current_collection(profile)
     if name is None:
         return []
-    mirror = _mirror(name)
-    if mirror is not None:
-        with _local_lock:
-            return [Candidate(rid, score) for rid, score in mirror.search_dense(vector, limit, spec)]
-    res = _call(get_client().query_points, collection_name=name, query=[float(x) for x in vector], using=DENSE,
-                limit=limit, query_filter=build_filter(spec), with_payload=["record_id"])
-    return [Candidate(p.payload["record_id"], float(p.score)) for p in res.points]
+    hits = _store_of(name).search_dense(name, np.asarray(vector, dtype=np.float32), limit, spec)
+    return [Candidate(rid, score) for rid, score in hits]
 
 
 def search_sparse(profile: Profile, text: str, *, limit: int, spec: FilterSpec | None = None) -> list[Candidate]:
-    from qdrant_client import models as qm
-
     name = current_collection(profile)
     sp = sparse.query_vector(text)
     if name is None or sp.empty:
         return []
-    mirror = _mirror(name)
-    if mirror is not None:
-        with _local_lock:
-            return [Candidate(rid, score) for rid, score in mirror.search_sparse(sp.indices, sp.values, limit, spec)]
-    res = _call(get_client().query_points, collection_name=name,
-                query=qm.SparseVector(indices=sp.indices, values=sp.values), using=SPARSE, limit=limit,
-                query_filter=build_filter(spec), with_payload=["record_id"])
-    return [Candidate(p.payload["record_id"], float(p.score)) for p in res.points]
-
-
-class _nolock:
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return False
+    hits = _store_of(name).search_sparse(name, list(sp.indices), list(sp.values), limit, spec)
+    return [Candidate(rid, score) for rid, score in hits]
 
 
 # --------------------------------------------------------------------- outbox
@@ -590,13 +566,13 @@ def _drain_batch(profile_id: int, batch: int) -> tuple[int, int]:
     if not ops:
         return 0, 0
     profile = Profile.objects.get(pk=profile_id)
-    by_record: dict[str, list] = {}
+    by_record: dict[str, list[Any]] = {}
     for op in ops:
         by_record.setdefault(op.record_id, []).append(op)
     rows = {r.record_id: r for r in L1Record.objects.filter(profile_id=profile_id, record_id__in=list(by_record)).select_related("scene")}
     to_delete: list[str] = []
-    to_upsert: list = []
-    to_payload: list = []
+    to_upsert: list[Any] = []
+    to_payload: list[Any] = []
     vectors: dict[str, Any] = {}
     for record_id, record_ops in by_record.items():
         row = rows.get(record_id)
@@ -631,7 +607,7 @@ def _drain_batch(profile_id: int, batch: int) -> tuple[int, int]:
     return len(ops), 0
 
 
-def _mark_failed(ops: list, error: str) -> None:
+def _mark_failed(ops: list[Any], error: str) -> None:
     from django.db.models import F
     from django.utils import timezone
 
@@ -668,12 +644,12 @@ def health() -> dict[str, Any]:
     outbox = index_outbox_stats()
     pending, failing = outbox["pending"], outbox["failing"]
     try:
-        client = get_client()
-        collections = len(_call(client.get_collections).collections)
+        primary = store()
+        collections = len(primary.collections())
     except IndexUnavailable as exc:
         return {"ok": False, "error": str(exc), "location": describe_location(), "pendingOps": pending}
-    out = {"ok": True, "mode": "server" if settings.QDRANT_URL else "embedded", "collections": collections,
-           "pendingOps": pending, "failingOps": failing}
+    out: dict[str, Any] = {"ok": True, "mode": "server" if settings.QDRANT_URL else "embedded", "engine": primary.kind,
+                           "collections": collections, "pendingOps": pending, "failingOps": failing}
     try:
         out["space"] = embedding.space_id()
     except embedding.EmbeddingUnavailable:
@@ -685,31 +661,35 @@ def health() -> dict[str, Any]:
 
 
 # -------------------------------------------------------------------- reindex
-def reindex_profile(profile: Profile, *, progress=None, batch: int = 128) -> dict[str, Any]:
-    """Rebuild the profile's index into a new collection, then switch the alias over.
+def reindex_profile(profile: Profile, *, progress: Callable[[int], Any] | None = None, batch: int = 128) -> dict[str, Any]:
+    """Rebuild the profile's index into a new collection of this process's engine, then
+    switch the alias over.
 
-    Recall keeps using the old collection until the switch (no empty window). Records
+    Recall keeps using the old collection until the switch (no empty window); the old one
+    may live in the other embedded engine (an engine switch migrates this way). Records
     changed while the build ran are caught up before and after the switch, so nothing
     committed meanwhile is lost; the old collection is dropped last."""
     from datetime import timedelta
 
     from django.utils import timezone
-    from qdrant_client import models as qm
 
     from apps.records.models import L1Record
 
-    client = get_client()
+    primary = store()
     alias = alias_name(profile)
-    old = _aliases(client).get(alias)
+    before = _locate(profile)
+    old_store, old = before if before else (None, None)
     new = _new_collection_name(profile)
-    _create_collection(client, new, embedding.dimension())
+    _create_collection(new, embedding.dimension())
     started = timezone.now() - timedelta(seconds=2)
     live = L1Record.objects.filter(profile=profile, deleted=False).select_related("scene").order_by("pk")
     done = 0
     try:
-        chunk: list = []
+        chunk: list[Any] = []
         for record in live.iterator(chunk_size=batch):
             chunk.append(record)
+            if _stopping.is_set():
+                raise IndexUnavailable("the process is exiting; the rebuild starts again at the next start")
             if len(chunk) >= batch:
                 upsert_records(profile, chunk, collection=new)
                 done += len(chunk)
@@ -721,33 +701,49 @@ def reindex_profile(profile: Profile, *, progress=None, batch: int = 128) -> dic
             done += len(chunk)
             if progress:
                 progress(len(chunk))
+        primary.finish_build(new)  # edge: HNSW built in a child process before the collection goes live
         second = timezone.now() - timedelta(seconds=2)
         caught = _catch_up(profile, new, since=started)
-        if _aliases(client).get(alias) != old:  # another rebuild switched first: it wins
+        now = _locate(profile)
+        if (now[1] if now else None) != old:  # another rebuild switched first: it wins
             raise IndexUnavailable(f"the alias {alias} moved while rebuilding; keeping the other build")
-        ops: list[Any] = []
-        if old is not None:
-            ops.append(qm.DeleteAliasOperation(delete_alias=qm.DeleteAlias(alias_name=alias)))
-        ops.append(qm.CreateAliasOperation(create_alias=qm.CreateAlias(collection_name=new, alias_name=alias)))
-        _call(client.update_collection_aliases, change_aliases_operations=ops)
+        primary.set_alias(alias, new)
     except BaseException:
         try:
-            _call(client.delete_collection, new)
-            _mirrors.pop(new, None)
+            primary.delete_collection(new)
         except IndexUnavailable:
             logger.warning("could not drop the unfinished collection %s", new)
         raise
     caught += _catch_up(profile, new, since=second)
-    if old is not None:
+    if old is not None and old_store is not None:
         try:
-            _call(client.delete_collection, old)
-            _mirrors.pop(old, None)
+            if old_store is not primary:
+                old_store.drop_alias(alias)
+            old_store.delete_collection(old)
+            _owners.pop(old, None)
         except IndexUnavailable:
             logger.warning("could not drop the replaced collection %s", old)
+        if old_store is not primary:
+            _release_if_empty(old_store)
     return {"profile": profile.slug, "collection": new, "replaced": old, "records": done, "caughtUp": caught}
 
 
-def _catch_up(profile: Profile, collection: str, *, since) -> int:
+def _release_if_empty(old_store: Store) -> None:
+    """Close the other embedded engine once its last profile moved over (local mode
+    keeps every point in memory while open)."""
+    try:
+        if old_store.collections():
+            return
+    except IndexUnavailable:
+        return
+    with _stores_lock:
+        for key, opened in list(_stores.items()):
+            if opened is old_store:
+                del _stores[key]
+    old_store.close()
+
+
+def _catch_up(profile: Profile, collection: str, *, since: Any) -> int:
     from apps.records.models import L1Record
 
     changed = list(L1Record.objects.filter(profile=profile, updated_at__gte=since).select_related("scene"))

@@ -48,6 +48,9 @@ class Mirror:
     codes: dict[str, int] = field(default_factory=lambda: {"": 0})
     doc_sparse: list[dict[int, float]] = field(default_factory=list)
     postings: dict[int, dict[int, float]] = field(default_factory=dict)
+    # live points that have a sparse vector: the IDF corpus (Qdrant counts only points
+    # holding the vector; qdrant-client's local mode and the edge engine's corpus agree)
+    sparse_live: int = 0
     # numpy copies of postings lists, rebuilt lazily after a change to that token
     _arrays: dict[int, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
 
@@ -78,6 +81,8 @@ class Mirror:
             self.doc_sparse.append({})
             self.pos[record_id] = row
         else:
+            if self.alive[row] and self.doc_sparse[row]:
+                self.sparse_live -= 1
             self._drop_postings(row)
         vec = np.asarray(vector, dtype=np.float32)
         norm = float(np.linalg.norm(vec))
@@ -86,6 +91,8 @@ class Mirror:
         self.set_payload(record_id, payload)
         doc = dict(zip(sparse_indices, sparse_values))
         self.doc_sparse[row] = doc
+        if doc:
+            self.sparse_live += 1
         for idx, val in doc.items():
             self.postings.setdefault(idx, {})[row] = val
             self._arrays.pop(idx, None)
@@ -114,6 +121,8 @@ class Mirror:
         if row is None or not self.alive[row]:
             return
         self.alive[row] = False
+        if self.doc_sparse[row]:
+            self.sparse_live -= 1
         self._drop_postings(row)
 
     def _drop_postings(self, row: int) -> None:
@@ -167,7 +176,7 @@ class Mirror:
         return self._top(scores, limit)
 
     def search_sparse(self, indices: list[int], values: list[float], limit: int, spec: FilterSpec | None) -> list[tuple[str, float]]:
-        n_live = self.live_count()
+        n_live = self.sparse_live
         if not n_live or not indices:
             return []
         n = self.size
@@ -179,7 +188,7 @@ class Mirror:
                 continue
             rows, vals = arrays
             df = len(rows)
-            idf = math.log((n_live - df + 0.5) / (df + 0.5) + 1.0)  # Qdrant's IDF modifier
+            idf = math.log((n_live - df + 0.5) / (df + 0.5) + 1.0)  # Qdrant's IDF modifier (live corpus)
             scores += np.bincount(rows, weights=vals * (idf * qval), minlength=n)
             touched = True
         if not touched:

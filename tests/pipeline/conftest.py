@@ -12,6 +12,7 @@ from apps.search import index
 @pytest.fixture(autouse=True)
 def _private_index(settings, tmp_path):
     settings.QDRANT_PATH = str(tmp_path / "qdrant")
+    settings.QDRANT_EDGE_PATH = str(tmp_path / "index-edge")
     settings.QDRANT_URL = ""
     settings.LLM_BASE_URL = ""
     settings.LLM_MODEL = ""

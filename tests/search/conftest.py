@@ -12,6 +12,19 @@ from apps.search.outbox import drain_outbox, enqueue_index_op
 from tests import factories
 
 
+def hold_index(settings):
+    """What another process holding the embedded index looks like to this one: a second
+    handle on the same exclusive lock (the lock is per open file, so this process sees it
+    as foreign). Returns an object with close()."""
+    if index.engine() == "edge":
+        from apps.search.edge import EdgeStore
+
+        return EdgeStore(settings.QDRANT_EDGE_PATH)
+    from qdrant_client import QdrantClient
+
+    return QdrantClient(path=settings.QDRANT_PATH)
+
+
 @pytest.fixture(autouse=True)
 def _no_background_rebuilds(request, monkeypatch):
     """A rebuild thread outlives its test (and a test database transaction it cannot see):

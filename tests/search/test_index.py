@@ -5,13 +5,12 @@ from __future__ import annotations
 import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
-from qdrant_client import QdrantClient
 
 from apps.records.models import L1Record
 from apps.search import embedding, index
 from apps.search.models import IndexOp
 from apps.search.outbox import drain_outbox, enqueue_index_op
-from tests.search.conftest import tombstone, write_record
+from tests.search.conftest import hold_index, tombstone, write_record
 
 
 @pytest.fixture
@@ -19,7 +18,7 @@ def foreign_holder(settings):
     """Another process holding the embedded index (a second client in this process takes
     the same exclusive file lock)."""
     index.close_clients()
-    holder = QdrantClient(path=settings.QDRANT_PATH)
+    holder = hold_index(settings)
     yield holder
     holder.close()
 
@@ -53,8 +52,8 @@ def test_drain_failure_keeps_the_ops_with_attempts_and_error(alice, foreign_hold
 
 
 def test_ops_applied_after_the_index_comes_back(alice, settings):
-    holder = QdrantClient(path=settings.QDRANT_PATH)
     index.close_clients()
+    holder = hold_index(settings)
     rec = write_record(alice, "Queued while the index was locked.", drain=False)
     drain_outbox(alice.pk)
     assert IndexOp.objects.get(profile=alice).attempts == 1
@@ -107,7 +106,7 @@ def test_recall_degrades_to_keyword_search_when_the_index_is_held(alice, agent_a
     rec = write_record(alice, "The staging database lives on host db-stage-02.")
     write_record(alice, "Lunch is at noon.")
     index.close_clients()
-    holder = QdrantClient(path=settings.QDRANT_PATH)
+    holder = hold_index(settings)
     try:
         body = agent_api.ok("recall_l1_records", query="staging database host")
     finally:
@@ -176,7 +175,7 @@ def test_job_workers_never_open_the_embedded_index(alice, monkeypatch):
     monkeypatch.setattr(sys, "argv", ["/venv/bin/celery", "-A", "memoryweb", "worker"])
     index.close_clients()
     with pytest.raises(index.IndexLocked, match="belongs to the web process"):
-        index.get_client()
+        index.store()
 
 
 def test_a_worker_started_as_python_dash_m_celery_never_opens_the_embedded_index(alice, monkeypatch):
@@ -186,7 +185,7 @@ def test_a_worker_started_as_python_dash_m_celery_never_opens_the_embedded_index
     monkeypatch.setenv("MEMORYWEB_PROCESS_ROLE", "worker")
     index.close_clients()
     with pytest.raises(index.IndexLocked, match="belongs to the web process"):
-        index.get_client()
+        index.store()
 
 
 # ------------------------------------------------------------------- reindex
@@ -203,8 +202,7 @@ def test_reindex_rebuilds_from_the_database_and_switches_the_alias(alice, capsys
     new = index.current_collection(alice)
     assert new != old
     assert index.count_points(alice) == 1
-    names = {c.name for c in index.get_client().get_collections().collections}
-    assert old not in names
+    assert old not in index.collection_names()
 
 
 def test_recall_answers_from_the_old_collection_until_the_switch(alice, agent_api, monkeypatch):
@@ -250,13 +248,9 @@ def test_reindex_rejects_an_unknown_profile(alice):
 
 
 def test_an_index_built_for_another_dimension_asks_for_a_reindex(alice, agent_api):
-    from qdrant_client import models as qm
-
-    client = index.get_client()
     name = "mw-alice-old"
-    client.create_collection(name, vectors_config={"dense": qm.VectorParams(size=8, distance=qm.Distance.COSINE)})
-    client.update_collection_aliases(change_aliases_operations=[
-        qm.CreateAliasOperation(create_alias=qm.CreateAlias(collection_name=name, alias_name=index.alias_name(alice)))])
+    index.store().create_collection(name, 8, "")
+    index.store().set_alias(index.alias_name(alice), name)
     with pytest.raises(index.IndexUnavailable, match="reindex alice"):
         index.ensure_collection(alice)
 

@@ -32,7 +32,7 @@ class Command(BaseCommand):
         else:
             targets = list(Profile.objects.order_by("slug"))
         try:
-            index.get_client()
+            index.store()
             embedding.get_model()
         except index.IndexUnavailable as exc:
             raise CommandError(str(exc)) from exc
