@@ -85,7 +85,8 @@ def pct(values: list[float], q: float) -> float:
 
 
 # ----------------------------------------------------------------- one size
-def run_size(size: int, distinct: int, queries: int, seed: int, min_relevance: float | None = None) -> dict:
+def run_size(size: int, distinct: int, queries: int, seed: int, min_relevance: float | None = None,
+             phases: bool = False) -> dict:
     import numpy as np
 
     data_dir = Path(tempfile.mkdtemp(prefix=f"mw-bench-{size}-"))
@@ -151,6 +152,16 @@ def run_size(size: int, distinct: int, queries: int, seed: int, min_relevance: f
         t0 = time.perf_counter()
         services.recall_records(profile=profile, query=text + f" #{i}", top_k=5)  # uncached query embedding
         full_ms.append((time.perf_counter() - t0) * 1000)
+    phase_summary = None
+    if phases:  # a second pass over other query texts, with every phase timed (recall_phases.py)
+        from recall_phases import PhaseTimer
+
+        timer = PhaseTimer()
+        timer.install()
+        for i, text in enumerate(query_texts):
+            timer.run(lambda q=f"{text} ~{i}": services.recall_records(profile=profile, query=q, top_k=5))
+        timer.uninstall()
+        phase_summary = timer.summary()
     index.close_clients()
     return {
         "size": size,
@@ -163,11 +174,12 @@ def run_size(size: int, distinct: int, queries: int, seed: int, min_relevance: f
         "peakRssMb": round(peak_rss_mb(), 1),
         "queries": queries,
         "loadAverage": round(os.getloadavg()[0], 2),
+        **({"phasesMs": phase_summary} if phase_summary else {}),
     }
 
 
 # ----------------------------------------------------------- commit throughput
-def run_commit(records: int, seed: int) -> dict:
+def run_commit(records: int, seed: int, phases: bool = False) -> dict:
     data_dir = Path(tempfile.mkdtemp(prefix="mw-bench-commit-"))
     setup_django(data_dir)
     from apps.accounts.services import profile_create
@@ -180,19 +192,40 @@ def run_commit(records: int, seed: int) -> dict:
     embedding.get_model()
     rng = random.Random(seed)
     batch = 10
+
+    def commit(turn: str) -> int:
+        texts = [f"{synth_text(rng)} (note {turn}-{i})" for i in range(batch)]
+        ctx = ToolContext(profile=profile, role="agent", actor="bench", session_key="bench", turn=turn, cwd="/tmp")
+        result = call_tool("l1_commit", {"source": "main-agent", "records": [{"content": t, "type": "work_fact"} for t in texts]}, ctx)
+        return len(result["stored"])
+
+    # The first commit of a process also loads the bilingual dictionary, jieba and the
+    # index client (seconds): timed apart, so the rate is the steady one.
+    started = time.perf_counter()
+    warm = commit("warm-up")
+    first_seconds = time.perf_counter() - started
     started = time.perf_counter()
     stored = 0
     for turn in range(records // batch):
-        texts = [f"{synth_text(rng)} (note {turn}-{i})" for i in range(batch)]
-        ctx = ToolContext(profile=profile, role="agent", actor="bench", session_key="bench", turn=str(turn), cwd="/tmp")
-        result = call_tool("l1_commit", {"source": "main-agent", "records": [{"content": t, "type": "work_fact"} for t in texts]}, ctx)
-        stored += len(result["stored"])
+        stored += commit(str(turn))
     seconds = time.perf_counter() - started
+    phase_summary = None
+    if phases:  # more commits with every phase timed (recall_phases.py)
+        from recall_phases import COMMIT_ORDER, COMMIT_WRAPPED, PhaseTimer
+
+        timer = PhaseTimer(COMMIT_WRAPPED, COMMIT_ORDER)
+        timer.install()
+        for turn in range(min(50, records // batch)):
+            timer.run(lambda t=f"phase-{turn}": commit(t))
+        timer.uninstall()
+        phase_summary = timer.summary()
     pending = IndexOp.objects.count()
     points = index.count_points(profile)
     index.close_clients()
     return {"records": stored, "seconds": round(seconds, 2), "recordsPerSecond": round(stored / seconds, 1),
-            "batch": batch, "indexedPoints": points, "pendingOps": pending}
+            "batch": batch, "firstCommitSeconds": round(first_seconds, 2), "warmUpRecords": warm,
+            "indexedPoints": points, "pendingOps": pending, "loadAverage": round(os.getloadavg()[0], 2),
+            **({"phasesMs": phase_summary} if phase_summary else {})}
 
 
 def run_throughput(n: int, seed: int) -> dict:
@@ -232,15 +265,16 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--latency-only", action="store_true", help="only the per-size index and recall figures")
     parser.add_argument("--min-relevance", type=float, help="override recall.minRelevance in the size runs")
+    parser.add_argument("--phases", action="store_true", help="also time each phase of the full recall (a second pass)")
     parser.add_argument("--one", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--commit", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--throughput", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.one:
-        print(json.dumps(run_size(args.one, args.distinct, args.queries, args.seed, args.min_relevance)))
+        print(json.dumps(run_size(args.one, args.distinct, args.queries, args.seed, args.min_relevance, args.phases)))
         return
     if args.commit:
-        print(json.dumps(run_commit(args.commit_records, args.seed)))
+        print(json.dumps(run_commit(args.commit_records, args.seed, args.phases)))
         return
     if args.throughput:
         print(json.dumps(run_throughput(args.throughput, args.seed)))
@@ -254,6 +288,7 @@ def main() -> None:
               f"({t['texts']} texts, avg {t['avgChars']} chars, {t['cpus']} CPUs, load average {t['loadAverage']})", flush=True)
     report["sizes"] = []
     extra = ["--min-relevance", str(args.min_relevance)] if args.min_relevance is not None else []
+    extra += ["--phases"] if args.phases else []
     for size in [int(s) for s in args.sizes.split(",") if s]:
         res = _child(["--one", str(size), "--distinct", str(args.distinct), "--queries", str(args.queries), "--seed",
                       str(args.seed), *extra])
@@ -263,12 +298,22 @@ def main() -> None:
               f"{res['recallIndexOnlyMs']['p50']} ms p95 {res['recallIndexOnlyMs']['p95']} ms; full recall p50 "
               f"{res['recallFullMs']['p50']} ms p95 {res['recallFullMs']['p95']} ms; peak RSS {res['peakRssMb']} MB; "
               f"load average {res['loadAverage']}", flush=True)
+        if res.get("phasesMs"):
+            from recall_phases import describe
+
+            print(f"         {describe(res['phasesMs'])}", flush=True)
     if args.latency_only:
         return
-    report["commit"] = _child(["--commit", "--commit-records", str(args.commit_records), "--seed", str(args.seed)])
+    report["commit"] = _child(["--commit", "--commit-records", str(args.commit_records), "--seed", str(args.seed),
+                               *(["--phases"] if args.phases else [])])
     c = report["commit"]
-    print(f"l1_commit with embedding: {c['recordsPerSecond']} records/s ({c['records']} records in batches of {c['batch']}; "
-          f"{c['indexedPoints']} indexed, {c['pendingOps']} pending)")
+    print(f"l1_commit with embedding: {c['recordsPerSecond']} records/s ({c['records']} records in batches of {c['batch']} "
+          f"after a first commit of {c['firstCommitSeconds']} s; {c['indexedPoints']} indexed, {c['pendingOps']} pending; "
+          f"load average {c['loadAverage']})", flush=True)
+    if c.get("phasesMs"):
+        from recall_phases import describe
+
+        print(f"         per commit of {c['batch']}: {describe(c['phasesMs'])}", flush=True)
     out = REPO / "bench" / "out"
     out.mkdir(parents=True, exist_ok=True)
     (out / "recall.json").write_text(json.dumps(report, indent=1))
