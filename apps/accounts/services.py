@@ -158,3 +158,16 @@ def audit_record(
         profile=profile, actor=actor, tool=tool, action=action, target_type=target_type,
         target_id=str(target_id), before=before, after=after, note=note,
     )
+
+
+def audit_records(*, profile: Profile, actor: str, tool: str, events: list[dict[str, Any]]) -> list[AuditEvent]:
+    """Write several audit events (each `{action, target_type, target_id, before, after,
+    note}`) in one insert, in order, inside the caller's transaction."""
+    if not transaction.get_connection().in_atomic_block:
+        with transaction.atomic():
+            return audit_records(profile=profile, actor=actor, tool=tool, events=events)
+    return AuditEvent.objects.bulk_create([
+        AuditEvent(profile=profile, actor=actor, tool=tool, action=e["action"], target_type=e.get("target_type", ""),
+                   target_id=str(e.get("target_id", "")), before=e.get("before"), after=e.get("after"), note=e.get("note"))
+        for e in events
+    ])

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.db.models import Count, F, Q, QuerySet, Sum
+from django.db.models import Count, F, IntegerField, OuterRef, Q, QuerySet, Subquery, Sum
 
 from apps.accounts.models import Profile
 from apps.hitstats.models import RecallEvent, RecallHit, RecordHits
@@ -60,4 +60,15 @@ def recent_recalls(profile: Profile, *, limit: int = 20) -> list[RecallEvent]:
 def record_recalls(profile: Profile, record_id: str, *, limit: int = 20) -> list[RecallHit]:
     return list(
         RecallHit.objects.filter(profile=profile, record_id=record_id).select_related("event").order_by("-id")[:limit]
+    )
+
+
+def effective_hits_of(*, profile_field: str = "profile_id", record_field: str = "record_id") -> Subquery:
+    """`hits - invalid_hits` of the outer row's record (NULL when never recalled), as an
+    annotation: the recall's database check reads its candidates and their hits in one
+    query (a probe of the (profile, record_id) unique index per candidate)."""
+    return Subquery(
+        RecordHits.objects.filter(profile_id=OuterRef(profile_field), record_id=OuterRef(record_field))
+        .annotate(eff=F("hits") - F("invalid_hits")).values("eff")[:1],
+        output_field=IntegerField(),
     )

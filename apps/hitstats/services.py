@@ -11,7 +11,7 @@ import threading
 import time
 from typing import Any
 
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 from django.db.models import F
 from django.utils import timezone
 
@@ -64,31 +64,43 @@ def hits_record(
     *, profile: Profile, query: str, results: list[tuple[str, float]], session_key: str = "", turn: str = "",
     source: str = "recall_l1_records", degraded: bool = False, actor: str = "",
 ) -> RecallEvent:
-    """Log one recall and give each returned record a hit."""
+    """Log one recall and give each returned record a hit, in one transaction of three
+    statements whatever the number of records: the event, its `RecallHit` rows (one bulk
+    insert) and the per-record counters (one upsert). The caller answers only after the
+    commit, so a crash never loses a hit that was answered, and every reader (boosts, the
+    dashboard, `clear_invalid_l1_records`, the fix guards) sees the hit at once."""
     now = timezone.now()
+    ids = sorted(dict.fromkeys(rid for rid, _ in results))  # one lock order for concurrent recalls
     with transaction.atomic():
         event = RecallEvent.objects.create(
             profile=profile, query=query[:4000], session_key=session_key, turn=turn, source=source, actor=actor[:200],
             results=[{"recordId": rid, "score": round(score, 6)} for rid, score in results], degraded=degraded,
         )
-        RecallHit.objects.bulk_create(
-            [RecallHit(event=event, profile=profile, record_id=rid, score=float(score)) for rid, score in results]
-        )
-        ids = list(dict.fromkeys(rid for rid, _ in results))
-        existing = set(RecordHits.objects.filter(profile=profile, record_id__in=ids).values_list("record_id", flat=True))
-        if existing:
-            RecordHits.objects.filter(profile=profile, record_id__in=existing).update(hits=F("hits") + 1, last_hit_at=now)
-        for rid in ids:
-            if rid in existing:
-                continue
-            try:
-                with transaction.atomic():  # first hit of this record
-                    RecordHits.objects.create(profile=profile, record_id=rid, hits=1, last_hit_at=now)
-            except IntegrityError:  # a concurrent recall created it first
-                RecordHits.objects.filter(profile=profile, record_id=rid).update(hits=F("hits") + 1, last_hit_at=now)
         if results:
+            RecallHit.objects.bulk_create(
+                [RecallHit(event=event, profile=profile, record_id=rid, score=float(score)) for rid, score in results]
+            )
+            _count_hits(profile_id=profile.pk, record_ids=ids, at=now)
             _export_after_commit(profile)
     return event
+
+
+def _count_hits(*, profile_id: int, record_ids: list[str], at: Any) -> None:
+    """`hits += 1, last_hit_at = at` for each id, creating the rows of first hits: one
+    INSERT … ON CONFLICT DO UPDATE (SQLite ≥ 3.24 and PostgreSQL), atomic per row under
+    concurrent recalls, with no read before the write."""
+    table = connection.ops.quote_name(RecordHits._meta.db_table)
+    when = connection.ops.adapt_datetimefield_value(at)
+    values = ", ".join(["(%s, %s, 1, 0, %s)"] * len(record_ids))
+    params: list[Any] = []
+    for rid in record_ids:
+        params += [profile_id, rid, when]
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"INSERT INTO {table} (profile_id, record_id, hits, invalid_hits, last_hit_at) VALUES {values} "
+            f"ON CONFLICT (profile_id, record_id) DO UPDATE SET hits = {table}.hits + 1, last_hit_at = excluded.last_hit_at",
+            params,
+        )
 
 
 def hits_mark_invalid(*, profile: Profile, record_ids: list[str], actor: str, tool: str = "clear_invalid_l1_records") -> dict[str, list[str]]:
@@ -123,26 +135,61 @@ def hits_for(*, profile: Profile, record_ids: list[str]) -> dict[str, RecordHits
 
 
 def _row_dict(row: RecordHits) -> dict[str, Any]:
-    return {
-        "hits": row.hits, "invalid_hits": row.invalid_hits, "effective_hits": row.effective_hits,
-        "lastHitAt": row.last_hit_at.isoformat().replace("+00:00", "Z") if row.last_hit_at else None,
-    }
+    return _stats_of(row.hits, row.invalid_hits, row.last_hit_at)
 
 
 # --------------------------------------------------------------------- export
+def _stats_of(hits: int, invalid: int, last: Any) -> dict[str, Any]:
+    return {"hits": hits, "invalid_hits": invalid, "effective_hits": hits - invalid,
+            "lastHitAt": last.isoformat().replace("+00:00", "Z") if last else None}
+
+
+def _header(profile: Profile) -> dict[str, Any]:
+    return {"version": 1, "profile": profile.slug, "updatedAt": timezone.now().isoformat().replace("+00:00", "Z")}
+
+
 def hit_stats_export(*, profile: Profile) -> dict[str, Any]:
     """The `hit-stats.json` document: {version, profile, updatedAt, records: {id: stats}}."""
-    rows = RecordHits.objects.filter(profile=profile).order_by("record_id")
-    return {
-        "version": 1,
-        "profile": profile.slug,
-        "updatedAt": timezone.now().isoformat().replace("+00:00", "Z"),
-        "records": {row.record_id: _row_dict(row) for row in rows},
-    }
+    rows = RecordHits.objects.filter(profile=profile).order_by("record_id").values_list(
+        "record_id", "hits", "invalid_hits", "last_hit_at")
+    return {**_header(profile), "records": {rid: _stats_of(h, i, last) for rid, h, i, last in rows}}
 
 
 def hit_stats_path(profile: Profile):
     return profile_subdir(profile, "l1") / HIT_STATS_FILE
+
+
+# The `records` object of the document, built by the database in one aggregate: reading
+# the rows into Python and encoding them there cost ~15-40 ms per 1,000 rows on the
+# (busy) development machine, on every recall of a profile below SYNC_ROWS_LIMIT. The
+# text is the same JSON as `hit_stats_export` (tested on both databases): `lastHitAt` is
+# `isoformat()` with `Z`, i.e. microseconds only when there are any.
+_RECORDS_JSON_SQL = {
+    "sqlite": (
+        "SELECT json_group_object(record_id, json_object('hits', hits, 'invalid_hits', invalid_hits, "
+        "'effective_hits', hits - invalid_hits, 'lastHitAt', "
+        "CASE WHEN last_hit_at IS NULL THEN NULL ELSE replace(last_hit_at, ' ', 'T') || 'Z' END)) "
+        "FROM (SELECT record_id, hits, invalid_hits, last_hit_at FROM {table} WHERE profile_id = %s ORDER BY record_id)"
+    ),
+    "postgresql": (
+        "SELECT COALESCE(json_object_agg(record_id, json_build_object('hits', hits, 'invalid_hits', invalid_hits, "
+        "'effective_hits', hits - invalid_hits, 'lastHitAt', CASE WHEN last_hit_at IS NULL THEN NULL "
+        "WHEN EXTRACT(MICROSECONDS FROM last_hit_at)::bigint %% 1000000 = 0 "
+        "THEN to_char(last_hit_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"') "
+        "ELSE to_char(last_hit_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"') END) "
+        "ORDER BY record_id), '{{}}')::text FROM {table} WHERE profile_id = %s"
+    ),
+}
+
+
+def _records_json(profile: Profile) -> str:
+    sql = _RECORDS_JSON_SQL.get(connection.vendor)
+    if sql is None:  # another database: encode in Python
+        return json.dumps(hit_stats_export(profile=profile)["records"], ensure_ascii=False)
+    with connection.cursor() as cursor:
+        cursor.execute(sql.format(table=connection.ops.quote_name(RecordHits._meta.db_table)), [profile.pk])
+        row = cursor.fetchone()
+    return str(row[0]) if row and row[0] is not None else "{}"
 
 
 def hit_stats_write(*, profile: Profile) -> str:
@@ -151,11 +198,12 @@ def hit_stats_write(*, profile: Profile) -> str:
     through: PathOutsideProfile."""
     confine(profile_dir(profile), "l1")
     path = hit_stats_path(profile)
-    data = json.dumps(hit_stats_export(profile=profile), ensure_ascii=False, indent=1)
+    head = json.dumps(_header(profile), ensure_ascii=False)[:-1]
+    data = f'{head}, "records": {_records_json(profile)}}}\n'
     fd, tmp = tempfile.mkstemp(prefix=".hit-stats-", dir=str(path.parent))
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(data + "\n")
+            handle.write(data)
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):
@@ -165,8 +213,8 @@ def hit_stats_write(*, profile: Profile) -> str:
 
 
 # Profiles with many recalled records rewrite the file from a background thread, at most
-# once per COALESCE_SECONDS: a full rewrite of 10k rows costs hundreds of milliseconds,
-# which must not be added to every recall. Small profiles rewrite synchronously.
+# once per COALESCE_SECONDS: a full rewrite of a large table must not be added to every
+# recall. Small profiles rewrite synchronously, before the change's caller is answered.
 SYNC_ROWS_LIMIT = 2000
 COALESCE_SECONDS = 1.0
 _pending: set[int] = set()
@@ -175,17 +223,26 @@ _writer: threading.Thread | None = None
 
 
 def _export_after_commit(profile: Profile) -> None:
-    transaction.on_commit(lambda: hit_stats_schedule(profile_id=profile.pk), robust=True)
+    transaction.on_commit(lambda: _write_or_schedule(profile), robust=True)
 
 
 def hit_stats_schedule(*, profile_id: int) -> None:
     """Rewrite the profile's hit-stats.json now (small profiles) or within about a second."""
-    if RecordHits.objects.filter(profile_id=profile_id).count() <= SYNC_ROWS_LIMIT:
-        _write_quietly(profile_id)
+    _write_or_schedule(Profile.objects.get(pk=profile_id))
+
+
+def _write_or_schedule(profile: Profile) -> None:
+    try:
+        small = RecordHits.objects.filter(profile_id=profile.pk)[: SYNC_ROWS_LIMIT + 1].count() <= SYNC_ROWS_LIMIT
+    except Exception:  # the statistics are committed; the file is rewritten on the next change
+        logger.exception("could not count the hit statistics of profile %s", profile.pk)
+        return
+    if small:
+        _write_quietly(profile.pk, profile=profile)
         return
     global _writer
     with _pending_lock:
-        _pending.add(profile_id)
+        _pending.add(profile.pk)
         if _writer is None or not _writer.is_alive():
             _writer = threading.Thread(target=_writer_loop, name="hit-stats-writer", daemon=True)
             _writer.start()
@@ -210,9 +267,8 @@ def _writer_loop() -> None:
             connection.close()
 
 
-def _write_quietly(profile_id: int) -> None:
+def _write_quietly(profile_id: int, *, profile: Profile | None = None) -> None:
     try:
-        profile = Profile.objects.get(pk=profile_id)
-        hit_stats_write(profile=profile)
+        hit_stats_write(profile=profile or Profile.objects.get(pk=profile_id))
     except Exception:  # the statistics are committed; the file is rewritten on the next change
         logger.exception("could not rewrite hit-stats.json for profile %s", profile_id)

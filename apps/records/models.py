@@ -12,6 +12,8 @@ from datetime import datetime
 from typing import Any
 
 from django.db import models
+from django.db.models.fields.json import KeyTextTransform
+from django.db.models.functions import Coalesce
 
 from apps.accounts.models import Profile
 
@@ -48,6 +50,14 @@ class L1Record(models.Model):
     # Normalised content, for exact-duplicate detection in the value check.
     content_key = models.CharField(max_length=64, db_index=True)
     last_change = models.BigIntegerField(default=0, db_index=True)
+    # `metadata.scope` as a column the database keeps in step with every write (a stored
+    # generated column), so the scope filter of the records list is an index range and
+    # its count an index-only count instead of a JSON read of every row. A record without
+    # a scope is "unknown", as `scope` below says.
+    scope_key = models.GeneratedField(
+        expression=Coalesce(KeyTextTransform("scope", "metadata"), models.Value("unknown"), output_field=models.TextField()),
+        output_field=models.TextField(), db_persist=True,
+    )
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["profile", "record_id"], name="uniq_l1_record_per_profile")]
@@ -60,6 +70,10 @@ class L1Record(models.Model):
             models.Index(fields=["profile", "record_id", "deleted"]),
             # Covers open-task counts and the task-state filter (overview, records list).
             models.Index(fields=["profile", "type", "task_state", "deleted"]),
+            # The scope filter of the records list: its newest-first page in index order and
+            # its count inside the index. `deleted` comes last: `deleted=False` compiles to
+            # `NOT deleted`, which SQLite cannot use as an equality ahead of the order.
+            models.Index(fields=["profile", "scope_key", "created_at", "id", "deleted"], name="l1_scope_created"),
         ]
 
     def __str__(self) -> str:

@@ -203,7 +203,9 @@ def filter_records(profile: Profile, f: RecordFilters) -> QuerySet[L1Record]:
     if f.type:
         qs = qs.filter(type=f.type)
     if f.scope:
-        qs = qs.filter(metadata__scope=f.scope)
+        # The stored generated column (records 0007), indexed with the live flag and the
+        # default order: the JSON lookup read every row's metadata for the page's count.
+        qs = qs.filter(scope_key=f.scope)
     if f.project:
         qs = qs.filter(metadata__project=f.project)
     if f.scene:
@@ -340,9 +342,10 @@ def facet_counts(profile: Profile, f: RecordFilters) -> dict[str, dict[str, int]
 
 
 def facets_are_cheap(f: RecordFilters) -> bool:
-    """Whether the facet query stays inside an index: not with a word search, a JSON
-    metadata filter (scope, project) or a date range, each of which makes it one more scan
-    of the rows the page's own count already scanned."""
+    """Whether the facet query stays inside an index: not with a word search, a scope or
+    project filter (the facets' (type, deleted, task state) index does not hold them, so
+    the facets would read every row of the scope) or a date range, each of which makes it
+    one more scan of the rows the page's own count already read."""
     return not (f.q or f.scope or f.project or f.date_from or f.date_to)
 
 

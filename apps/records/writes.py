@@ -1,17 +1,21 @@
 """The one way an L1 record changes: save the row, append an `L1Change` with the full state
 after, point `last_change` at it, and write the audit event — all inside the caller's
-`profile_write_lock` transaction."""
+`profile_write_lock` transaction. `record_save_changes` does it for several records at
+once (a commit's batch) in a fixed number of statements, the changes in the given order."""
 
 from __future__ import annotations
 
 import secrets
 import string
 import time
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from django.db import connection
+
 from apps.accounts.models import Profile
-from apps.accounts.services import audit_record
+from apps.accounts.services import audit_records
 from apps.records.models import L1Change, L1Record
 from apps.records.normalize import content_key
 
@@ -34,17 +38,39 @@ def epoch_ms_to_iso(value: Any) -> str | None:
 
 def new_record_id(profile: Profile, taken: set[str]) -> str:
     """`l1_{epochMs}_{4 random [a-z0-9]}`, unique within the profile and `taken`."""
-    while True:
-        candidate = f"l1_{int(time.time() * 1000)}_{''.join(secrets.choice(_ALPHABET) for _ in range(4))}"
-        if candidate not in taken and not L1Record.objects.filter(profile=profile, record_id=candidate).exists():
-            taken.add(candidate)
-            return candidate
+    return new_record_ids(profile, taken, 1)[0]
+
+
+def new_record_ids(profile: Profile, taken: set[str], count: int) -> list[str]:
+    """`count` new ids (as `new_record_id`), checked against the profile in one query."""
+    out: list[str] = []
+    while len(out) < count:
+        now = int(time.time() * 1000)
+        batch: list[str] = []
+        while len(out) + len(batch) < count:
+            candidate = f"l1_{now}_{''.join(secrets.choice(_ALPHABET) for _ in range(4))}"
+            if candidate not in taken and candidate not in batch:
+                batch.append(candidate)
+        clash = set(L1Record.objects.filter(profile=profile, record_id__in=batch).values_list("record_id", flat=True))
+        for candidate in batch:
+            if candidate not in clash:
+                taken.add(candidate)
+                out.append(candidate)
+    return out
 
 
 def record_state(record: L1Record) -> dict[str, Any]:
     state = record.as_dict()
     state["source"] = record.source
     return state
+
+
+@dataclass
+class RecordChange:
+    record: L1Record
+    action: str
+    before: dict[str, Any] | None = None
+    note: dict[str, Any] | None = None
 
 
 def record_save_change(
@@ -56,16 +82,43 @@ def record_save_change(
     before: dict[str, Any] | None,
     note: dict[str, Any] | None = None,
 ) -> L1Change:
-    record.content_key = content_key(record.content)
-    record.save()
-    after = record_state(record)
-    change = L1Change.objects.create(
-        profile=record.profile, record=record, action=action, actor=actor, state=after, note=note
-    )
-    L1Record.objects.filter(pk=record.pk).update(last_change=change.id)
-    record.last_change = change.id
-    audit_record(
-        profile=record.profile, actor=actor, tool=tool, action=f"l1_{action}", target_type="l1_record",
-        target_id=record.record_id, before=before, after=after, note=note,
-    )
-    return change
+    return record_save_changes(changes=[RecordChange(record, action, before, note)], actor=actor, tool=tool)[0]
+
+
+def record_save_changes(*, changes: list[RecordChange], actor: str, tool: str) -> list[L1Change]:
+    """Save each record (new ones in one insert), append their changes in the given order
+    (one insert: the change ids follow that order), point each record's `last_change` at
+    its change and write the audit events (one insert each). A record appears once."""
+    if not changes:
+        return []
+    for c in changes:
+        c.record.content_key = content_key(c.record.content)
+    bulk = len(changes) > 1 and connection.features.can_return_rows_from_bulk_insert  # ids come back
+    fresh = [c.record for c in changes if c.record.pk is None]
+    if bulk and fresh:
+        L1Record.objects.bulk_create(fresh)
+    inserted = {id(r) for r in fresh} if bulk else set()
+    for c in changes:
+        if id(c.record) not in inserted:
+            c.record.save()
+    states = [record_state(c.record) for c in changes]
+    made = [L1Change(profile=c.record.profile, record=c.record, action=c.action, actor=actor, state=after, note=c.note)
+            for c, after in zip(changes, states)]
+    if bulk:
+        rows = L1Change.objects.bulk_create(made)
+    else:
+        for row in made:
+            row.save()
+        rows = made
+    for c, row in zip(changes, rows):
+        c.record.last_change = row.id
+    if len(changes) == 1:
+        L1Record.objects.filter(pk=changes[0].record.pk).update(last_change=rows[0].id)
+    else:
+        L1Record.objects.bulk_update([c.record for c in changes], ["last_change"])
+    audit_records(profile=changes[0].record.profile, actor=actor, tool=tool, events=[
+        {"action": f"l1_{c.action}", "target_type": "l1_record", "target_id": c.record.record_id, "before": c.before,
+         "after": after, "note": c.note}
+        for c, after in zip(changes, states)
+    ])
+    return rows

@@ -22,10 +22,13 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import os
 import re
 import threading
 import time
 from collections import OrderedDict
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -39,7 +42,24 @@ logger = logging.getLogger(__name__)
 
 QUERY = "query"
 PASSAGE = "passage"
-_CACHE_SIZE = 4096
+# Two LRUs of model vectors, keyed by (embedding space id, prefixed text digest): a small
+# one for recall queries (an agent repeats its questions; a hit skips ~7 ms of model time
+# on the recall path) and a larger one for passages (an unchanged text is not embedded
+# again: a commit's vector recognised at drain, a reindex of unchanged content). Separate,
+# so a bulk of passages never pushes the queries out. The space id in the key means a
+# vector computed in one space is never served in another.
+QUERY_CACHE_SIZE = 512
+PASSAGE_CACHE_SIZE = 4096
+# Each text is one model run of its own (no padding, and with the model's per-tensor
+# dynamic int8 quantisation a text's vector does not depend on what it was embedded
+# with), and the texts of a call are spread over this many threads running the one
+# session side by side (onnxruntime releases the GIL). Measured on 2 cores: one run per
+# text costs the same CPU per text as batches of 16-64 of these short texts, and two
+# runs in parallel keep both cores busy where one batched run left much of its time in
+# single-threaded steps (docs/retrieval.md, "Embedding throughput").
+EMBED_WORKERS = max(1, min(os.cpu_count() or 1, 4))
+_pool: ThreadPoolExecutor | None = None
+_pool_lock = threading.Lock()
 TRANSFORM_VERSION = 1
 # "weighted" (default): a mixed text subtracts both centroids in proportion to its CJK
 # share; "hard": the centroid of its majority language; "off": raw model vectors.
@@ -69,8 +89,23 @@ class _Loaded:
 
 _lock = threading.Lock()
 _loaded: _Loaded | None = None
-_cache: OrderedDict[tuple[str, str, str], np.ndarray] = OrderedDict()
+_caches: dict[str, OrderedDict[tuple[str, str], np.ndarray]] = {QUERY: OrderedDict(), PASSAGE: OrderedDict()}
 _cache_lock = threading.Lock()
+
+
+def _cache_key(loaded: _Loaded, kind: str, text: str) -> tuple[str, str]:
+    prefixed = f"{kind}: {text}" if loaded.prefixes else text
+    return loaded.space, f"{kind}\x00{text_hash(prefixed)}"
+
+
+def _cache_limit(kind: str) -> int:
+    return QUERY_CACHE_SIZE if kind == QUERY else PASSAGE_CACHE_SIZE
+
+
+def cache_clear() -> None:
+    with _cache_lock:
+        for cache in _caches.values():
+            cache.clear()
 
 
 def local_model_dir() -> Path:
@@ -91,8 +126,7 @@ def get_model() -> _Loaded:
         if _loaded is not None and _loaded.key == key:
             return _loaded
         _loaded = _load(key)
-        with _cache_lock:
-            _cache.clear()
+        cache_clear()  # the keys name the space already; this only frees the memory
         return _loaded
 
 
@@ -182,38 +216,74 @@ def text_hash(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def embed(texts: list[str], *, kind: str, batch_size: int = 64, raw: bool = False) -> np.ndarray:
+def embed(texts: list[str], *, kind: str, raw: bool = False) -> np.ndarray:
     """Embed texts as `kind` (QUERY or PASSAGE); rows are L2-normalised float32 in the
-    debiased space (`raw=True`: the model's own vectors, the space before debiasing)."""
+    debiased space (`raw=True`: the model's own vectors, the space before debiasing).
+    Texts seen recently in this space come from the LRU of their kind."""
     loaded = get_model()
     if not texts:
         return np.zeros((0, loaded.dim), dtype=np.float32)
     out: list[np.ndarray | None] = [None] * len(texts)
+    keys = [_cache_key(loaded, kind, text) for text in texts]
+    cache = _caches[kind]
     todo: list[int] = []
     with _cache_lock:
-        for i, text in enumerate(texts):
-            hit = _cache.get((loaded.key, kind, text_hash(text)))
+        for i, key in enumerate(keys):
+            hit = cache.get(key)
             if hit is not None:
+                cache.move_to_end(key)
                 out[i] = hit
             else:
                 todo.append(i)
     if todo:
         prefix = f"{kind}: " if loaded.prefixes else ""
-        # A batch is padded to its longest text: embedding in length order wastes far less
-        # work on padding when short and long texts are mixed. Results go back in order.
-        todo.sort(key=lambda i: len(texts[i]))
         started = time.monotonic()
-        vectors = list(loaded.model.embed([prefix + texts[i] for i in todo], batch_size=batch_size))
+        vectors = _run_model(loaded, [prefix + texts[i] for i in todo])
         observe_embedding(kind=kind, texts=len(todo), seconds=time.monotonic() - started)
+        limit = _cache_limit(kind)
         with _cache_lock:
             for i, vec in zip(todo, vectors):
                 vec = np.asarray(vec, dtype=np.float32)
                 out[i] = vec
-                _cache[(loaded.key, kind, text_hash(texts[i]))] = vec
-                while len(_cache) > _CACHE_SIZE:
-                    _cache.popitem(last=False)
+                cache[keys[i]] = vec
+            while len(cache) > limit:
+                cache.popitem(last=False)
     vectors = np.vstack(out).astype(np.float32)
     return vectors if raw else debias(vectors, texts, kind=kind, centroids=loaded.centroids)
+
+
+def _embed_pool() -> ThreadPoolExecutor:
+    global _pool
+    with _pool_lock:
+        if _pool is None:
+            _pool = ThreadPoolExecutor(max_workers=EMBED_WORKERS, thread_name_prefix="embed")
+        return _pool
+
+
+def _run_texts(model: object, texts: Sequence[str]) -> list[np.ndarray]:
+    embed_fn = model.embed  # type: ignore[attr-defined]
+    out: list[np.ndarray] = []
+    for text in texts:
+        out.extend(np.asarray(vec, dtype=np.float32) for vec in embed_fn([text], batch_size=1))
+    return out
+
+
+def _run_model(loaded: _Loaded, texts: list[str]) -> list[np.ndarray]:
+    """The model's vector of each (prefixed) text, one run per text, in input order."""
+    workers = min(EMBED_WORKERS, len(texts))
+    if workers <= 1:
+        return _run_texts(loaded.model, texts)
+    # Longest first, dealt round-robin, so the threads finish at about the same time; the
+    # calling thread runs the first share itself.
+    order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
+    shares = [order[w::workers] for w in range(workers)]
+    futures = [_embed_pool().submit(_run_texts, loaded.model, [texts[i] for i in share]) for share in shares[1:]]
+    results = [_run_texts(loaded.model, [texts[i] for i in shares[0]])] + [f.result() for f in futures]
+    out: list[np.ndarray] = [np.empty(0, dtype=np.float32)] * len(texts)
+    for share, vectors in zip(shares, results):
+        for i, vec in zip(share, vectors):
+            out[i] = vec
+    return out
 
 
 def embed_one(text: str, *, kind: str) -> np.ndarray:
@@ -224,7 +294,7 @@ def cached(text: str, *, kind: str) -> np.ndarray | None:
     """The (debiased) embedding this process computed recently for `text`, if any."""
     loaded = get_model()
     with _cache_lock:
-        hit = _cache.get((loaded.key, kind, text_hash(text)))
+        hit = _caches[kind].get(_cache_key(loaded, kind, text))
     return None if hit is None else debias(hit[None, :], [text], kind=kind, centroids=loaded.centroids)[0]
 
 

@@ -23,6 +23,7 @@ from django.db.models import Q
 
 from apps.accounts.config import profile_setting
 from apps.accounts.models import Profile
+from apps.hitstats import selectors as hit_selectors
 from apps.hitstats import services as hitstats
 from apps.records.models import ALL_TYPES, L1Record
 from apps.search import embedding, index, sparse
@@ -331,10 +332,10 @@ def index_candidates(profile: Profile, query: str, *, limit: int, filters: Filte
 
 
 def _apply_boosts(profile: Profile, ranked: list[Ranked], rows: dict[str, L1Record]) -> None:
-    stats = hitstats.hits_for(profile=profile, record_ids=[r.record_id for r in ranked])
+    """`rows` come from `live_rows`: each carries its effective hits (read with it)."""
     for item in ranked:
         row = rows[item.record_id]
-        eff = stats[item.record_id].effective_hits if item.record_id in stats else 0
+        eff = getattr(row, "effective_hits_now", None) or 0
         hit_boost = min(HIT_BOOST_MAX, HIT_BOOST_SCALE * math.log1p(eff)) if eff > 0 else 0.0
         priority = 100 if row.priority < 0 else row.priority  # -1: a strict global rule
         prio_boost = max(-PRIORITY_BOOST_MAX, min(PRIORITY_BOOST_MAX, PRIORITY_BOOST_MAX * (priority - 50) / 50))
@@ -414,6 +415,25 @@ def _try_drain(profile: Profile) -> None:
         index.drain_outbox(profile.pk)
 
 
+# What the database check, the boosts and the answer read of a candidate (the rest of the
+# row, history fields and JSON lists, is not loaded).
+LIVE_CHECK_FIELDS = ("record_id", "content", "type", "priority", "scene_name", "metadata", "created_at", "deleted",
+                     "task_state", "scene__scene_id")
+
+
+def live_rows(profile: Profile, record_ids: list[str]) -> dict[str, L1Record]:
+    """The candidates' rows and their effective hits, in one query: whatever the index
+    said, a tombstoned, missing or no-longer-matching row is then dropped by
+    `Filters.accepts` (the index may lag behind a commit)."""
+    if not record_ids:
+        return {}
+    qs = (
+        L1Record.objects.filter(profile=profile, record_id__in=record_ids).select_related("scene")
+        .only(*LIVE_CHECK_FIELDS).annotate(effective_hits_now=hit_selectors.effective_hits_of())
+    )
+    return {r.record_id: r for r in qs}
+
+
 @dataclass
 class RecallOutcome:
     rows: list[tuple[L1Record, Ranked]]
@@ -424,8 +444,7 @@ class RecallOutcome:
 def _finish(profile: Profile, cands: Candidates, *, top_k: int, filters: Filters, degraded: bool,
             min_relevance: float) -> list[tuple[L1Record, Ranked]]:
     ranked = cands.ranked
-    ids = [r.record_id for r in ranked]
-    rows = {r.record_id: r for r in L1Record.objects.filter(profile=profile, record_id__in=ids).select_related("scene")}
+    rows = live_rows(profile, [r.record_id for r in ranked])
     kept = [r for r in ranked if r.record_id in rows and filters.accepts(rows[r.record_id])]
     if degraded:  # keyword share: its own relevance, no calibration to apply
         kept.sort(key=lambda r: -r.score)

@@ -17,7 +17,9 @@ def test_a_commit_audits_every_write_it_makes(worker_api, alice, l0):
     ], cursor='{"version":2,"files":{"2026-11-29.jsonl":200}}')
     new = body["stored"][1]
     actions = list(alice.audit_events.order_by("id").values_list("action", "target_id"))[-5:]
-    assert actions == [("l1_tombstone", first), ("scene_register", "sc0001"), ("l1_store", new), ("known_project_add", "alice"), ("cursor_commit", "l1")]
+    # The record writes of a batch go out together, in item order, after the scene they
+    # need was registered.
+    assert actions == [("scene_register", "sc0001"), ("l1_tombstone", first), ("l1_store", new), ("known_project_add", "alice"), ("cursor_commit", "l1")]
     cursor_event = alice.audit_events.get(action="cursor_commit", after__files__has_key="2026-11-29.jsonl", before__isnull=False)
     assert cursor_event.before["files"]["2026-11-29.jsonl"] == 100 and cursor_event.after["files"]["2026-11-29.jsonl"] == 200
 

@@ -28,3 +28,73 @@ def test_commit_reuses_an_embed_and_search_vector_for_identical_content(alice, a
     assert op.vector is not None  # carried to the outbox, validated at drain
     found = agent_api.ok("recall_l1_records", query="release version tags", session="s1", turn="1")
     assert found["records"][0]["recordId"] == body["stored"][0]
+
+
+COMMIT_TEXTS = [
+    "The staging cluster runs on four nodes.",
+    "部署到生产环境前必须先跑完集成测试。",
+    "The billing service reads its config from /etc/billing/main.toml.",
+    "用户希望提交说明使用英文书写。",
+    "Backups of the search index are kept for fourteen days.",
+    "The CI runner caches pip downloads between jobs.",
+    "前端构建使用 Node 22。",
+    "Release branches are cut every second Tuesday.",
+    "The auth gateway needs token QX-5521 to deploy.",
+    "监控系统每五分钟检查一次磁盘使用率。",
+]
+
+
+def test_a_commit_of_ten_is_one_drain_that_embeds_the_ten_in_one_call(alice, agent_api, monkeypatch,
+                                                                       django_capture_on_commit_callbacks):
+    from apps.search import embedding, index
+
+    drains: list[int | None] = []
+    embeds: list[tuple[str, int]] = []
+    real_drain, real_embed = index.drain_outbox, embedding.embed
+
+    def drain(profile_id=None, **kwargs):
+        drains.append(profile_id)
+        return real_drain(profile_id, **kwargs)
+
+    def embed(texts, *, kind, raw=False):
+        embeds.append((kind, len(texts)))
+        return real_embed(texts, kind=kind, raw=raw)
+
+    monkeypatch.setattr(index, "drain_outbox", drain)
+    monkeypatch.setattr(embedding, "embed", embed)
+    embedding.cache_clear()
+    with django_capture_on_commit_callbacks(execute=True):
+        body = agent_api.ok("l1_commit", source="main-agent", session="s1",
+                            records=[{"content": t, "type": "work_fact"} for t in COMMIT_TEXTS])
+    assert len(body["stored"]) == 10 and None not in body["stored"]
+    assert drains == [alice.pk]
+    assert embeds == [("passage", 10)]
+    assert IndexOp.objects.filter(profile=alice).count() == 0
+    assert index.count_points(alice) == 10
+
+
+def test_a_records_vector_is_the_same_whether_committed_in_a_batch_or_alone(alice, bob, agent_api, make_api,
+                                                                           django_capture_on_commit_callbacks):
+    import numpy as np
+
+    from apps.search import embedding, index
+
+    embedding.cache_clear()
+    with django_capture_on_commit_callbacks(execute=True):
+        batch = agent_api.ok("l1_commit", source="main-agent", session="s1",
+                             records=[{"content": t, "type": "work_fact"} for t in COMMIT_TEXTS])["stored"]
+    embedding.cache_clear()
+    bobs = make_api(bob, "agent")
+    alone = []
+    for text in COMMIT_TEXTS:  # each drained (embedded) on its own
+        alone += bobs.ok("l1_commit", source="main-agent", session="s1", records=[{"content": text, "type": "work_fact"}])["stored"]
+        assert index.drain_outbox(bob.pk)["applied"] == 1
+        embedding.cache_clear()
+
+    def stored_vectors(profile, ids):
+        points = index.get_client().retrieve(index.current_collection(profile), ids=[index.point_id(r) for r in ids],
+                                             with_vectors=True)
+        by_id = {p.payload["record_id"]: np.asarray(p.vector[index.DENSE], dtype=np.float32) for p in points}
+        return np.vstack([by_id[r] for r in ids])
+
+    assert np.allclose(stored_vectors(alice, batch), stored_vectors(bob, alone), atol=1e-6)

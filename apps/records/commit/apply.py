@@ -37,7 +37,7 @@ from apps.records.memory_rules import rules_consume_once, rules_loaded
 from apps.records.models import L1Record
 from apps.records.normalize import content_key, refuse_bad_context
 from apps.records.project import known_project_add
-from apps.records.writes import iso_ms, new_record_id, record_save_change, record_state
+from apps.records.writes import RecordChange, iso_ms, new_record_ids, record_save_changes, record_state
 from apps.scenes.models import SCENE_MAIN_AGENT_LIVE, SCENE_UNCLASSIFIED, SceneEntry
 from apps.scenes.pool import (
     scene_match_name,
@@ -73,7 +73,7 @@ def records_commit(
     """SPEC §3.2. `session_key`/`session_id`/`cwd` are the caller's context."""
     from apps.conversations.cursors import cursor_get, cursor_set
     from apps.conversations.services import l0_cursor_check, l0_cursor_parse
-    from apps.search.outbox import enqueue_index_op
+    from apps.search.outbox import PendingOp, enqueue_index_ops
 
     if source not in (SOURCE_SUBAGENT, SOURCE_MAIN):
         raise invalid_field("source", "must be 'subagent' or 'main-agent'")
@@ -156,9 +156,9 @@ def records_commit(
 
         # --- ids for stored records, links for replacements ---
         taken: set[str] = {it.record_id for it in items if it.record_id}
-        for item in kept_new:
-            if not item.drop and (source == SOURCE_MAIN or not item.record_id):
-                item.record_id = new_record_id(profile, taken)
+        needing = [it for it in kept_new if not it.drop and (source == SOURCE_MAIN or not it.record_id)]
+        for item, new_id in zip(needing, new_record_ids(profile, taken, len(needing))):
+            item.record_id = new_id
         plan = plan_commit(items, existing, source=source, now_iso=iso_ms(now), warnings=warnings)
         replaced_by_id = plan.replaced_by
 
@@ -171,6 +171,16 @@ def records_commit(
         confirmed_roots: list[str] = []
         dropped: list[dict[str, Any]] = []
         retyped: list[dict[str, Any]] = []
+        # The batch's row writes and index ops, in item order, written after the loop in a
+        # fixed number of statements (record_save_changes, enqueue_index_ops).
+        changes: list[RecordChange] = []
+        index_ops: list[PendingOp] = []
+        reserved: dict[str, SceneEntry] = {}
+
+        def reserved_scene(scene_id: str) -> SceneEntry:
+            if scene_id not in reserved:
+                reserved[scene_id] = scene_reserved(profile=profile, scene_id=scene_id)
+            return reserved[scene_id]
 
         def tombstone(old_id: str, replacement: str | None, note: dict[str, Any]) -> None:
             record = existing[old_id]
@@ -181,8 +191,8 @@ def records_commit(
                 record.replaced_by = replacement
             if note.get("reason"):
                 record.metadata = {**(record.metadata or {}), "tombstoneReason": note["reason"]}
-            record_save_change(record=record, action="tombstone", actor=actor, tool=TOOL, before=before, note=note)
-            enqueue_index_op(profile=profile, record_id=old_id, op="delete")
+            changes.append(RecordChange(record, "tombstone", before, note))
+            index_ops.append((old_id, "delete", None))
             tombstoned.append(old_id)
 
         for item in items:
@@ -224,12 +234,12 @@ def records_commit(
                         scene_warns.append({"index": item.index, "message": f"no scene is named {wanted_name!r} (scene_name never registers a scene): stored under {fallback}"})
                 if scene is None:
                     if source == SOURCE_SUBAGENT:
-                        scene = scene_reserved(profile=profile, scene_id=SCENE_UNCLASSIFIED)
+                        scene = reserved_scene(SCENE_UNCLASSIFIED)
                         metadata["sceneFallback"] = True
                         if not (wanted_name or "").strip():
                             scene_warns.append({"index": item.index, "message": "no scene_id or new_scene_name: stored under unclassified"})
                     else:
-                        scene = scene_reserved(profile=profile, scene_id=SCENE_MAIN_AGENT_LIVE)
+                        scene = reserved_scene(SCENE_MAIN_AGENT_LIVE)
             # Replacement: what the plan says the record inherits.
             inherited = plan.inherited[item.index]
             version, timestamps, task_state = inherited.version, inherited.timestamps, inherited.task_state
@@ -249,9 +259,9 @@ def records_commit(
                 deleted=False, task_state=task_state, source=source,
             )
             store_note = {"replaces": item.replaces} if item.replaces else None
-            record_save_change(record=record, action="store", actor=actor, tool=TOOL, before=None, note=store_note)
+            changes.append(RecordChange(record, "store", None, store_note))
             vector = raw.embedding if raw.embedding and (raw.content or "") == item.content else None
-            enqueue_index_op(profile=profile, record_id=record.record_id, op="upsert", vector=vector)
+            index_ops.append((record.record_id, "upsert", vector))
             stored_ids.append(record.record_id)
             previous = scene_uses.get(scene.pk)
             scene_uses[scene.pk] = (scene, (previous[1] if previous else 0) + 1)
@@ -259,6 +269,8 @@ def records_commit(
                 if old not in tombstone_ids:
                     tombstone(old, record.record_id, {"replacedBy": record.record_id})
 
+        record_save_changes(changes=changes, actor=actor, tool=TOOL)
+        enqueue_index_ops(profile=profile, ops=index_ops)  # one drain after commit embeds the batch
         for scene, count in scene_uses.values():
             scene_touch(scene=scene, count=count, at=now)
         for root in dict.fromkeys(confirmed_roots):
