@@ -117,8 +117,15 @@ def run(records, queries) -> dict:
     from apps.search import embedding, index, services
 
     profile, index_seconds = store(records)
-    qvecs = embedding.embed([q["text"] for q in queries], kind=embedding.QUERY)
+    # One query per call, as recall embeds it: the int8 model quantises activations per
+    # batch, so a vector computed in a batch of 254 differs slightly from the one recall
+    # computes (measured: enough to move a few answers across the threshold).
+    qvecs = [embedding.embed([q["text"]], kind=embedding.QUERY)[0] for q in queries]
     live = dict(L1Record.objects.filter(profile=profile, deleted=False).values_list("record_id", "content"))
+    if hasattr(services, "rank_candidates"):
+        from apps.search import ranking
+
+        live = {rid: ranking.text_language(text) for rid, text in live.items()}
     depth = 3 * K
     out = []
     for q, vec in zip(queries, qvecs):

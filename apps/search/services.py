@@ -191,6 +191,8 @@ class Candidates:
     sparse_translated: list[index.Candidate] = field(default_factory=list)  # BM25 of its pseudo-translation
     words: list[frozenset[str]] = field(default_factory=list)  # ranking.query_words
     margin_floor: float = 0.0  # margin of a record the dense pool did not hold (a bound from above)
+    cosine_floor: float = 0.0  # lowest cosine of the pool (the same bound for the cosine)
+    cosine_median: float = 0.0  # median cosine of the top `limit` of the pool (padded, floored: MEDIAN_FLOOR)
 
     def record_ids(self) -> list[str]:
         return list(dict.fromkeys(c.record_id for c in [*self.dense, *self.sparse, *self.sparse_translated]))
@@ -238,14 +240,15 @@ def _fuse(dense: Sequence[ranking.ScoredLike], sparse_: Sequence[ranking.ScoredL
     return _rrf(_gate(list(dense), margin=DENSE_GATE), _gate(list(sparse_), ratio=SPARSE_GATE))
 
 
-def rank_candidates(cands: Candidates, contents: Mapping[str, str]) -> list[Ranked]:
-    """The language-aware fusion (module `ranking`) over the live candidates. `contents`
-    holds the records that passed the database check (id -> content); the others drop
-    out of every list before anything is ranked. Dense: the pool re-ranked by margin over
-    each language's reference, top `limit`, gated; sparse: the query's and the
-    translation's BM25 lists, top `limit` each, each gated against its own best, merged by
-    rank. Sets and returns `cands.ranked` (`dense_score` stays the cosine)."""
-    langs = {rid: ranking.text_language(text) for rid, text in contents.items()}
+def rank_candidates(cands: Candidates, langs: Mapping[str, str]) -> list[Ranked]:
+    """The language-aware fusion (module `ranking`) over the live candidates. `langs`
+    holds the language of each live candidate (id -> "zh"/"en"); the others drop out of
+    every list before anything is ranked. Dense: the pool re-ranked by margin over each
+    language's reference, top `limit`, gated; sparse: the query's and the translation's
+    BM25 lists, top `limit` each, each gated against its own best, merged by rank, top
+    `limit` of the merge (as many sparse candidates as before the translation: the
+    database reads the rows of every fused candidate). Sets and returns `cands.ranked`
+    (`dense_score` stays the cosine)."""
     pool = [ranking.Scored(c.record_id, c.score) for c in cands.dense if c.record_id in langs]
     margins = ranking.language_margins(pool, langs)
 
@@ -254,13 +257,17 @@ def rank_candidates(cands: Candidates, contents: Mapping[str, str]) -> list[Rank
 
     dense = _gate(ranking.by_margin(pool, margins)[: cands.limit], margin=DENSE_GATE)
     sparse_ = ranking.merge_by_rank(_gate(live(cands.sparse), ratio=SPARSE_GATE),
-                                    _gate(live(cands.sparse_translated), ratio=SPARSE_GATE))
+                                    _gate(live(cands.sparse_translated), ratio=SPARSE_GATE))[: cands.limit]
     fused = _rrf(dense, sparse_)
     cosine = {c.record_id: c.score for c in pool}
     for item in fused:
         item.margin = margins.get(item.record_id)
         item.dense_score = cosine.get(item.record_id)
     cands.margin_floor = min(margins.values()) if margins else 0.0
+    top = sorted((c.score for c in pool), reverse=True)[: cands.limit]
+    padded = sorted(top + [MEDIAN_FLOOR] * max(0, cands.limit - len(top)))
+    cands.cosine_floor = min(cosine.values()) if cosine else 0.0
+    cands.cosine_median = max(padded[len(padded) // 2] if padded else 0.0, MEDIAN_FLOOR)
     cands.ranked = fused
     return fused
 
@@ -277,15 +284,20 @@ def rank_candidates(cands: Candidates, contents: Mapping[str, str]) -> list[Rank
 # threshold must hold for three memories as for ten thousand. Then made non-increasing
 # along the final order (a record gets at least the relevance of any record ranked below
 # it), so it is monotone in the ranking and the threshold keeps a prefix of the order.
-RELEVANCE_FEATURES = ("margin", "coverage")
-RELEVANCE_COEF = (-5.50, 15.57, 4.46)
+# The lower quartile of the median top-15 cosine over the benchmark's questions (the
+# "median_margin" feature: cosine minus that median, never below it).
+MEDIAN_FLOOR = 0.24
+RELEVANCE_FEATURES = ("margin", "coverage", "both")
+RELEVANCE_COEF = (-5.68, 14.39, 3.94, 0.85)
 
 
 def relevance_features(item: Ranked, cands: Candidates, content: str, position: int) -> tuple[float, ...]:
     """The features named in RELEVANCE_FEATURES, in that order (the others are there to
     be measured: `bench/recall_quality.py --calibrate --features ...`)."""
+    cos = item.dense_score if item.dense_score is not None else cands.cosine_floor
     values = {
         "margin": item.margin if item.margin is not None else cands.margin_floor,
+        "median_margin": cos - cands.cosine_median,
         "coverage": ranking.coverage(cands.words, ranking.record_terms(content)),
         "both": 1.0 if item.dense_rank is not None and item.sparse_rank is not None else 0.0,
         "1/position": 1.0 / position,
@@ -453,25 +465,33 @@ class RecallOutcome:
 
 def _finish(profile: Profile, cands: Candidates, *, top_k: int, filters: Filters, degraded: bool,
             min_relevance: float) -> list[tuple[L1Record, Ranked]]:
-    if degraded:  # keyword share: its own relevance, no calibration to apply
-        ids = [r.record_id for r in cands.ranked]
-    else:
-        ids = cands.record_ids()
+    if not degraded:
+        # The language of every candidate (the dense pool too): remembered ones, the others
+        # from one light read of live contents; then the full rows (and the database
+        # check) of the fused candidates only.
+        langs, missing = ranking.known_languages(profile.pk, cands.record_ids())
+        if missing:
+            langs.update(ranking.remember_languages(profile.pk, dict(
+                L1Record.objects.filter(profile=profile, record_id__in=missing, deleted=False)
+                .values_list("record_id", "content"))))
+        rank_candidates(cands, langs)
+    ids = [r.record_id for r in cands.ranked]
     rows = {r.record_id: r for r in L1Record.objects.filter(profile=profile, record_id__in=ids).select_related("scene")}
-    live = {rid: row for rid, row in rows.items() if filters.accepts(row)}
-    if degraded:
-        kept = sorted((r for r in cands.ranked if r.record_id in live), key=lambda r: -r.score)
+    if not degraded:
+        ranking.remember_languages(profile.pk, {rid: row.content for rid, row in rows.items()})
+    kept = [r for r in cands.ranked if r.record_id in rows and filters.accepts(rows[r.record_id])]
+    if degraded:  # keyword share: its own relevance, no calibration to apply
+        kept.sort(key=lambda r: -r.score)
     else:
-        kept = rank_candidates(cands, {rid: row.content for rid, row in live.items()})
-        _apply_boosts(profile, kept, live)
+        _apply_boosts(profile, kept, rows)
         kept = _final_order(kept)[:top_k]
         for position, item in enumerate(kept, start=1):
-            item.features = relevance_features(item, cands, live[item.record_id].content, position)
+            item.features = relevance_features(item, cands, rows[item.record_id].content, position)
         floor = 0.0
         for item in reversed(kept):  # monotone in the final order: never below a record under it
             floor = item.relevance = max(_relevance(item.features), floor)
         kept = [r for r in kept if r.relevance >= min_relevance]
-    return [(live[r.record_id], r) for r in kept[:top_k]]
+    return [(rows[r.record_id], r) for r in kept[:top_k]]
 
 
 def min_relevance(profile: Profile) -> float:

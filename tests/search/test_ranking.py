@@ -65,7 +65,7 @@ def test_the_translated_list_gives_the_other_language_a_seat_in_the_fusion():
         sparse=[services.index.Candidate("zh_a", 9.0), services.index.Candidate("zh_b", 8.5)],
         sparse_translated=[services.index.Candidate("en_x", 4.0)],
     )
-    ranked = services.rank_candidates(cands, {"zh_a": "用户喜欢喝茶", "zh_b": "用户的茶杯", "en_x": "The user drinks tea."})
+    ranked = services.rank_candidates(cands, {"zh_a": "zh", "zh_b": "zh", "en_x": "en"})
     ranks = {r.record_id: r.sparse_rank for r in ranked}
     assert ranks["en_x"] == 2 and ranks["zh_b"] == 3
 
@@ -76,7 +76,7 @@ def test_a_dead_candidate_takes_no_rank():
         dense=[services.index.Candidate("gone", 0.9), services.index.Candidate("live", 0.5)],
         sparse=[services.index.Candidate("gone", 5.0), services.index.Candidate("live", 4.0)],
     )
-    ranked = services.rank_candidates(cands, {"live": "The user drinks tea."})
+    ranked = services.rank_candidates(cands, {"live": "en"})
     assert [(r.record_id, r.dense_rank, r.sparse_rank) for r in ranked] == [("live", 1, 1)]
     assert ranked[0].dense_score == pytest.approx(0.5)  # the cosine, not the margin
     assert ranked[0].margin == pytest.approx(0.5 - ranking.REF_FLOOR)
@@ -116,3 +116,15 @@ def test_coverage_counts_a_word_met_through_its_translation():
     assert full == pytest.approx(1.0)
     assert 0.0 < part < full
     assert ranking.coverage([], ranking.record_terms("anything")) == 0.0
+
+
+# ---------------------------------------------------------- language cache
+def test_languages_are_remembered_per_profile_and_bounded(monkeypatch):
+    monkeypatch.setattr(ranking, "LANGUAGE_CACHE_SIZE", 2)
+    assert ranking.remember_languages(1, {"a": "用户喜欢喝茶", "b": "The user drinks tea."}) == {"a": "zh", "b": "en"}
+    assert ranking.known_languages(1, ["a", "b", "c"]) == ({"a": "zh", "b": "en"}, ["c"])
+    assert ranking.known_languages(2, ["a"]) == ({}, ["a"])  # another profile's record
+    ranking.remember_languages(1, {"c": "tea"})
+    assert ranking.known_languages(1, ["a", "b", "c"]) == ({"b": "en", "c": "en"}, ["a"])  # the oldest went
+    ranking.remember_languages(1, {"b": "用户的茶杯"})  # the row was read again after an edit
+    assert ranking.known_languages(1, ["b"])[0] == {"b": "zh"}
