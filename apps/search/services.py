@@ -14,10 +14,11 @@ from __future__ import annotations
 import logging
 import math
 import time
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from django.db.models import Q
 
@@ -26,7 +27,7 @@ from apps.accounts.models import Profile
 from apps.hitstats import selectors as hit_selectors
 from apps.hitstats import services as hitstats
 from apps.records.models import ALL_TYPES, L1Record
-from apps.search import embedding, index, sparse
+from apps.search import bilingual, embedding, index, ranking, sparse
 from apps.search.mirror import FilterSpec
 from apps.tools.errors import InvalidParams, NotFound, RateLimited, invalid_field
 
@@ -40,6 +41,7 @@ TASK_TAGS = {"open": "[待办]", "done": "[已完成]", "dropped": "[已废弃]"
 DEGRADED_SCAN_LIMIT = 2000
 
 _pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="recall")
+ScoredT = TypeVar("ScoredT", bound=ranking.ScoredLike)
 
 
 # ------------------------------------------------------------------ helpers
@@ -171,32 +173,43 @@ class Ranked:
     fused: float = 0.0
     boosts: dict[str, float] = field(default_factory=dict)
     score: float = 0.0
-    dense_score: float | None = None
+    dense_score: float | None = None  # cosine in the debiased space
     sparse_score: float | None = None
+    margin: float | None = None  # cosine minus its language's reference (ranking.language_margins)
     relevance: float = 0.0
+    features: tuple[float, ...] = ()
     held_below: list[str] = field(default_factory=list)
 
 
 @dataclass
 class Candidates:
-    """Fused candidates of one query plus what the relevance calibration needs."""
+    """What the index answered for one query (`index_candidates`, no database), then its
+    ranking once the live records are known (`rank_candidates`)."""
     ranked: list[Ranked]
-    dense_floor: float = 0.0  # lowest dense score returned (bound for records the dense side missed)
-    dense_median: float = 0.0  # median of the dense scores (padded and floored, see index_candidates)
-    query_terms: dict[str, float] = field(default_factory=dict)  # query token -> weight (expansions lower)
+    limit: int = 0
+    dense: list[index.Candidate] = field(default_factory=list)  # the dense pool, DENSE_POOL_FACTOR × limit
+    sparse: list[index.Candidate] = field(default_factory=list)  # BM25 of the query
+    sparse_translated: list[index.Candidate] = field(default_factory=list)  # BM25 of its pseudo-translation
+    words: list[frozenset[str]] = field(default_factory=list)  # ranking.query_words
+    margin_floor: float = 0.0  # margin of a record the dense pool did not hold (a bound from above)
+    cosine_floor: float = 0.0  # lowest cosine of the pool (the same bound for the cosine)
+    cosine_median: float = 0.0  # median cosine of the top `limit` of the pool (padded, floored: MEDIAN_FLOOR)
+
+    def record_ids(self) -> list[str]:
+        return list(dict.fromkeys(c.record_id for c in [*self.dense, *self.sparse, *self.sparse_translated]))
 
 
 # Each side votes in the fusion only with candidates close to its own best: a sparse hit
-# scoring below SPARSE_GATE × the best BM25 score of the query matched incidental words
+# scoring below SPARSE_GATE × the best BM25 score of its query matched incidental words
 # (in a bilingual store, mostly same-language words such as 用户 / "user"); a dense hit
-# more than DENSE_GATE below the best cosine is far off. Without the gate, records that
-# both sides list weakly outvote the record one side puts first (measured in
-# docs/retrieval.md). Ranks are counted among the candidates that pass.
+# more than DENSE_GATE below the best (language-corrected) cosine is far off. Without the
+# gate, records that both sides list weakly outvote the record one side puts first
+# (measured in docs/retrieval.md). Ranks are counted among the candidates that pass.
 SPARSE_GATE = 0.5
 DENSE_GATE = 0.15
 
 
-def _gate(cands: list[index.Candidate], *, ratio: float | None = None, margin: float | None = None) -> list[index.Candidate]:
+def _gate(cands: list[ScoredT], *, ratio: float | None = None, margin: float | None = None) -> list[ScoredT]:
     if not cands:
         return cands
     best = cands[0].score
@@ -206,9 +219,9 @@ def _gate(cands: list[index.Candidate], *, ratio: float | None = None, margin: f
     return [c for c in cands if c.score >= best - margin]
 
 
-def _fuse(dense: list[index.Candidate], sparse_: list[index.Candidate]) -> list[Ranked]:
-    dense = _gate(dense, margin=DENSE_GATE)
-    sparse_ = _gate(sparse_, ratio=SPARSE_GATE)
+def _rrf(dense: Sequence[ranking.ScoredLike], sparse_: Sequence[ranking.ScoredLike]) -> list[Ranked]:
+    """Reciprocal rank fusion (k = 60) of two rankings; a tie goes to the record the dense
+    side lists (it is inserted first and the sort is stable)."""
     ranked: dict[str, Ranked] = {}
     for rank, cand in enumerate(dense, start=1):
         item = ranked.setdefault(cand.record_id, Ranked(cand.record_id))
@@ -223,44 +236,74 @@ def _fuse(dense: list[index.Candidate], sparse_: list[index.Candidate]) -> list[
     return sorted(ranked.values(), key=lambda r: -r.fused)
 
 
+def _fuse(dense: Sequence[ranking.ScoredLike], sparse_: Sequence[ranking.ScoredLike]) -> list[Ranked]:
+    """RRF of one dense and one sparse list, each gated against its own best."""
+    return _rrf(_gate(list(dense), margin=DENSE_GATE), _gate(list(sparse_), ratio=SPARSE_GATE))
+
+
+def rank_candidates(cands: Candidates, langs: Mapping[str, str]) -> list[Ranked]:
+    """The language-aware fusion (module `ranking`) over the live candidates. `langs`
+    holds the language of each live candidate (id -> "zh"/"en"); the others drop out of
+    every list before anything is ranked. Dense: the pool re-ranked by margin over each
+    language's reference, top `limit`, gated; sparse: the query's and the translation's
+    BM25 lists, top `limit` each, each gated against its own best, merged by rank, top
+    `limit` of the merge (as many sparse candidates as before the translation: the
+    database reads the rows of every fused candidate). Sets and returns `cands.ranked`
+    (`dense_score` stays the cosine)."""
+    pool = [ranking.Scored(c.record_id, c.score) for c in cands.dense if c.record_id in langs]
+    margins = ranking.language_margins(pool, langs)
+
+    def live(found: list[index.Candidate]) -> list[ranking.Scored]:
+        return [ranking.Scored(c.record_id, c.score) for c in found if c.record_id in langs][: cands.limit]
+
+    dense = _gate(ranking.by_margin(pool, margins)[: cands.limit], margin=DENSE_GATE)
+    sparse_ = ranking.merge_by_rank(_gate(live(cands.sparse), ratio=SPARSE_GATE),
+                                    _gate(live(cands.sparse_translated), ratio=SPARSE_GATE))[: cands.limit]
+    fused = _rrf(dense, sparse_)
+    cosine = {c.record_id: c.score for c in pool}
+    for item in fused:
+        item.margin = margins.get(item.record_id)
+        item.dense_score = cosine.get(item.record_id)
+    cands.margin_floor = min(margins.values()) if margins else 0.0
+    top = sorted((c.score for c in pool), reverse=True)[: cands.limit]
+    padded = sorted(top + [MEDIAN_FLOOR] * max(0, cands.limit - len(top)))
+    cands.cosine_floor = min(cosine.values()) if cosine else 0.0
+    cands.cosine_median = max(padded[len(padded) // 2] if padded else 0.0, MEDIAN_FLOOR)
+    cands.ranked = fused
+    return fused
+
+
 # ----------------------------------------------------------- relevance (§3.14)
-# relevance = sigmoid(b0 + b1·coverage + b2·both + b3·margin), fitted by logistic
-# regression on the calibration half of the quality benchmark (`bench/recall_quality.py
-# --calibrate`, docs/retrieval.md): coverage = the weighted share of the query's terms
-# (dictionary translations at the expansion weight) that the record's terms and their
-# translations contain; both = 1 when both sides returned the record; margin = the
-# record's dense cosine in the debiased space (the lowest returned cosine when the dense
-# side missed it) minus the median cosine of the dense candidates, i.e. how far it stands
-# out (the median taken over `limit` candidates, missing ones and the median itself at
-# least MEDIAN_FLOOR). BM25 scores are not used: through IDF they depend on the size of
-# the store, and the threshold must hold for three memories as for ten thousand. Then
-# made non-increasing along the final order (a record gets at least the relevance of any
-# record ranked below it), so it is monotone in the ranking and the threshold keeps a
-# prefix of the order that holds every record passing on its own.
-# The lower quartile of the median top-15 dense cosine over the benchmark's questions.
+# relevance = sigmoid(b0 + b1·margin + b2·coverage + b3/position), fitted by logistic
+# regression over the top `topK` records of the calibration half of the quality
+# benchmark (`bench/recall_quality.py --calibrate`, docs/retrieval.md): margin = the
+# record's cosine minus its language's reference (how far it stands out from the other
+# records of its language; the lowest margin of the pool when the dense side missed it);
+# coverage = the share of the query's words (question words dropped, translations
+# counted) that the record contains; position = its place in the final order (1 = first).
+# BM25 scores are not used: through IDF they depend on the size of the store, and the
+# threshold must hold for three memories as for ten thousand. Then made non-increasing
+# along the final order (a record gets at least the relevance of any record ranked below
+# it), so it is monotone in the ranking and the threshold keeps a prefix of the order.
+# The lower quartile of the median top-15 cosine over the benchmark's questions (the
+# "median_margin" feature: cosine minus that median, never below it).
 MEDIAN_FLOOR = 0.24
-RELEVANCE_COEF = (-4.93, 3.23, 0.93, 18.23)
+RELEVANCE_FEATURES = ("margin", "coverage", "both")
+RELEVANCE_COEF = (-5.68, 14.39, 3.94, 0.85)
 
 
-def query_terms(query: str) -> dict[str, float]:
-    tokens = list(dict.fromkeys(sparse.tokenize(query)))
-    terms = {t: sparse.EXPANSION_WEIGHT for t in sparse.expansions(tokens)}
-    terms.update({t: 1.0 for t in tokens})
-    return terms
-
-
-def coverage(terms: dict[str, float], content: str) -> float:
-    if not terms:
-        return 0.0
-    tokens = sparse.tokenize(content)
-    present = set(tokens) | set(sparse.expansions(tokens))
-    return sum(w for t, w in terms.items() if t in present) / sum(terms.values())
-
-
-def relevance_features(item: Ranked, cands: Candidates, content: str) -> tuple[float, ...]:
-    cos = item.dense_score if item.dense_score is not None else cands.dense_floor
-    both = 1.0 if item.dense_rank is not None and item.sparse_rank is not None else 0.0
-    return coverage(cands.query_terms, content), both, cos - cands.dense_median
+def relevance_features(item: Ranked, cands: Candidates, content: str, position: int) -> tuple[float, ...]:
+    """The features named in RELEVANCE_FEATURES, in that order (the others are there to
+    be measured: `bench/recall_quality.py --calibrate --features ...`)."""
+    cos = item.dense_score if item.dense_score is not None else cands.cosine_floor
+    values = {
+        "margin": item.margin if item.margin is not None else cands.margin_floor,
+        "median_margin": cos - cands.cosine_median,
+        "coverage": ranking.coverage(cands.words, ranking.record_terms(content)),
+        "both": 1.0 if item.dense_rank is not None and item.sparse_rank is not None else 0.0,
+        "1/position": 1.0 / position,
+    }
+    return tuple(values[name] for name in RELEVANCE_FEATURES)
 
 
 def _relevance(features: tuple[float, ...]) -> float:
@@ -314,21 +357,20 @@ def index_ready(profile: Profile) -> str | None:
 
 
 def index_candidates(profile: Profile, query: str, *, limit: int, filters: Filters, raw: bool = False) -> Candidates:
-    """Hybrid candidates from the index (no database access: may run in a worker thread).
-    `raw`: the collection is still in the space before debiasing (being rebuilt).
-    Raises IndexUnavailable / EmbeddingUnavailable."""
+    """What the index answers for `query` (no database access: may run in a worker
+    thread): the dense pool (`ranking.DENSE_POOL_FACTOR` × limit, for the language
+    references), the BM25 candidates of the query and those of its dictionary
+    pseudo-translation into the other language. `rank_candidates` ranks them once the
+    database check has said which are live. `raw`: the collection is still in the space
+    before debiasing (being rebuilt). Raises IndexUnavailable / EmbeddingUnavailable."""
     qvec = embedding.embed([query], kind=embedding.QUERY, raw=raw)[0]
     spec = filters.spec()
-    dense = index.search_dense(profile, qvec, limit=limit, spec=spec)
+    dense = index.search_dense(profile, qvec, limit=ranking.DENSE_POOL_FACTOR * limit, spec=spec)
     sparse_ = index.search_sparse(profile, query, limit=limit, spec=spec)
-    scores = sorted(c.score for c in dense)
-    # The median never counts below that of a populated store (missing candidates count at
-    # that floor): in a small store (or a narrow filter) every record would otherwise stand
-    # out from a handful of unrelated ones, or never stand out from itself.
-    padded = sorted(scores + [MEDIAN_FLOOR] * max(0, limit - len(scores)))
-    median = max(padded[len(padded) // 2] if padded else 0.0, MEDIAN_FLOOR)
-    return Candidates(_fuse(dense, sparse_), dense_floor=scores[0] if scores else 0.0, dense_median=median,
-                      query_terms=query_terms(query))
+    translated = bilingual.translate(query, to=ranking.other_language(ranking.text_language(query)))
+    sparse_t = index.search_sparse(profile, translated, limit=limit, spec=spec) if translated.strip() else []
+    return Candidates([], limit=limit, dense=dense, sparse=sparse_, sparse_translated=sparse_t,
+                      words=ranking.query_words(query))
 
 
 def _apply_boosts(profile: Profile, ranked: list[Ranked], rows: dict[str, L1Record]) -> None:
@@ -443,18 +485,31 @@ class RecallOutcome:
 
 def _finish(profile: Profile, cands: Candidates, *, top_k: int, filters: Filters, degraded: bool,
             min_relevance: float) -> list[tuple[L1Record, Ranked]]:
-    ranked = cands.ranked
-    rows = live_rows(profile, [r.record_id for r in ranked])
-    kept = [r for r in ranked if r.record_id in rows and filters.accepts(rows[r.record_id])]
+    if not degraded:
+        # The language of every candidate (the dense pool too): remembered ones, the others
+        # from one light read of live contents; then the full rows (and the database
+        # check) of the fused candidates only.
+        langs, missing = ranking.known_languages(profile.pk, cands.record_ids())
+        if missing:
+            langs.update(ranking.remember_languages(profile.pk, dict(
+                L1Record.objects.filter(profile=profile, record_id__in=missing, deleted=False)
+                .values_list("record_id", "content"))))
+        rank_candidates(cands, langs)
+    ids = [r.record_id for r in cands.ranked]
+    rows = live_rows(profile, ids)
+    if not degraded:
+        ranking.remember_languages(profile.pk, {rid: row.content for rid, row in rows.items()})
+    kept = [r for r in cands.ranked if r.record_id in rows and filters.accepts(rows[r.record_id])]
     if degraded:  # keyword share: its own relevance, no calibration to apply
         kept.sort(key=lambda r: -r.score)
     else:
         _apply_boosts(profile, kept, rows)
         kept = _final_order(kept)[:top_k]
+        for position, item in enumerate(kept, start=1):
+            item.features = relevance_features(item, cands, rows[item.record_id].content, position)
         floor = 0.0
         for item in reversed(kept):  # monotone in the final order: never below a record under it
-            own = _relevance(relevance_features(item, cands, rows[item.record_id].content))
-            floor = item.relevance = max(own, floor)
+            floor = item.relevance = max(_relevance(item.features), floor)
         kept = [r for r in kept if r.relevance >= min_relevance]
     return [(rows[r.record_id], r) for r in kept[:top_k]]
 

@@ -55,7 +55,12 @@ _ready = False
 _stemmer = None
 
 
-def _setup():
+def setup() -> None:
+    """Load jieba and the stemmer once per process (callers that use jieba directly)."""
+    _setup()
+
+
+def _setup() -> None:
     global _ready, _stemmer
     if _ready:
         return

@@ -34,6 +34,16 @@ def _no_background_rebuilds(request, monkeypatch):
 
 
 @pytest.fixture(autouse=True)
+def _fresh_language_cache():
+    """Record languages are remembered per process (apps/search/ranking.py): start empty."""
+    from apps.search import ranking
+
+    ranking.forget_languages()
+    yield
+    ranking.forget_languages()
+
+
+@pytest.fixture(autouse=True)
 def _private_index(private_index):
     yield
 

@@ -87,9 +87,9 @@ def test_query_vectors_are_debiased(alice):
     rec = write_record(alice, "The user is allergic to peanuts and cashews.")
     query = "用户对什么过敏"
     cands = services.index_candidates(alice, query, limit=5, filters=services.Filters())
-    item = next(r for r in cands.ranked if r.record_id == rec.record_id)
+    item = next(c for c in cands.dense if c.record_id == rec.record_id)
     expected = float(_manual([query], embedding.QUERY)[0] @ _manual([rec.content], embedding.PASSAGE)[0])
-    assert item.dense_score == pytest.approx(expected, abs=1e-3)
+    assert item.score == pytest.approx(expected, abs=1e-3)
 
 
 def test_embed_and_search_and_client_embeddings_use_the_debiased_space(alice, worker_api, agent_api):
@@ -224,13 +224,14 @@ def test_a_side_that_missed_both_records_does_not_disagree():
 
 
 def test_a_loved_record_stays_below_the_one_both_sides_put_first(alice, agent_api):
-    first = write_record(alice, "Deploy the billing service with the blue-green script.", priority=0)
-    loved = write_record(alice, "Deploy the billing service with the blue-green script on Fridays.", priority=100)
+    first = write_record(alice, "Billing database backups run every night at two.", priority=0)
+    loved = write_record(alice, "Billing database backups run every night at two and are kept for a week.", priority=100)
     RecordHits.objects.create(profile=alice, record_id=loved.record_id, hits=50)
-    body = agent_api.ok("recall_l1_records", query="blue-green deploy script for billing", trace=True)
+    body = agent_api.ok("recall_l1_records", query="when do the billing database backups run every night", trace=True)
     trace = {t["recordId"]: t for t in body["trace"]}
-    assert trace[first.record_id]["denseRank"] < trace[loved.record_id]["denseRank"]
-    assert trace[first.record_id]["sparseRank"] < trace[loved.record_id]["sparseRank"]
+    last = float("inf")  # a side whose gate left the record out ranks it last
+    assert trace[first.record_id]["denseRank"] < (trace[loved.record_id]["denseRank"] or last)
+    assert trace[first.record_id]["sparseRank"] < (trace[loved.record_id]["sparseRank"] or last)
     assert trace[loved.record_id]["score"] > trace[first.record_id]["score"]  # the boosts alone would swap them
     assert [r["recordId"] for r in body["records"]][:2] == [first.record_id, loved.record_id]
     assert trace[loved.record_id]["heldBelow"] == [first.record_id]
