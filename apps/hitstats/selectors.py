@@ -61,3 +61,13 @@ def record_recalls(profile: Profile, record_id: str, *, limit: int = 20) -> list
     return list(
         RecallHit.objects.filter(profile=profile, record_id=record_id).select_related("event").order_by("-id")[:limit]
     )
+
+
+def hit_counts(*, profile: Profile, record_ids: list[str]) -> dict[str, int]:
+    """Hits per record id (records never recalled are absent)."""
+    return {rid: h.hits for rid, h in hits_for(profile, record_ids).items()}
+
+
+def effective_hit_counts(*, profile: Profile, record_ids: list[str]) -> dict[str, int]:
+    """Hits minus invalid hits per record id (records never recalled are absent)."""
+    return {rid: h.effective_hits for rid, h in hits_for(profile, record_ids).items()}

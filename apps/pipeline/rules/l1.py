@@ -127,13 +127,10 @@ def list_shards(profile, cursor: dict | None = None) -> list[str]:
 
     Fully consumed shards are left out of l0Files; their offsets stay in the cursor,
     because read_l0_increment carries every offset of the cursor it was given."""
-    from apps.accounts.paths import profile_subdir
+    from apps.conversations.services import l0_shard_files
 
-    l0_dir = profile_subdir(profile, "l0", create=False)
-    if not l0_dir.is_dir():
-        return []
     offsets = (cursor or {}).get("files")
-    shards = sorted(l0_dir.glob("*.jsonl"))
+    shards = sorted(l0_shard_files(profile))
     if not isinstance(offsets, dict):
         return [p.name for p in shards]
     pending = []
@@ -352,15 +349,12 @@ def _forget_stored(ctx, analysis: BatchAnalysis, claimed: set[str]) -> list[str]
     high-value guard; that guard belongs to l1_fix, an agent's correction)."""
     if not analysis.forgets:
         return []
-    from apps.records.models import L1Record
+    from apps.records.selectors import live_records_recent
 
     ids: list[str] = []
     subjects = [s for s in analysis.forgets if s.forget]
     found = _search(ctx, [s.forget for s in subjects], top_k=FORGET_SEARCH_TOP_K) if subjects else []
-    recent = list(
-        L1Record.objects.filter(profile=ctx.profile, deleted=False).order_by("-updated_at")
-        .values_list("record_id", "content", "source_message_ids")[:TEXT_SCAN_LIMIT]
-    )
+    recent = live_records_recent(profile=ctx.profile, limit=TEXT_SCAN_LIMIT)
     for said, candidates in zip(subjects, found):
         for c in candidates:
             if c.get("record_id") and forget_matches(str(c.get("content") or ""), said.forget):
@@ -379,14 +373,9 @@ def _forget_stored(ctx, analysis: BatchAnalysis, claimed: set[str]) -> list[str]
 
 
 def _records_containing(profile, text: str) -> set[str]:
-    from apps.records.models import L1Record
+    from apps.records.selectors import live_record_ids_containing
 
-    if len(text.strip()) < 1:
-        return set()
-    return set(
-        L1Record.objects.filter(profile=profile, deleted=False, content__icontains=text.strip())
-        .order_by("-updated_at").values_list("record_id", flat=True)[:20]
-    )
+    return live_record_ids_containing(profile=profile, text=text, limit=20)
 
 
 def _search(ctx, queries: list[str], *, top_k: int) -> list[list[dict]]:
@@ -585,24 +574,18 @@ def _replace(item: Planned, record, claimed: set[str], *, content: str | None = 
 
 
 def _full_records(profile, ids: set[str]) -> dict[str, Any]:
-    from apps.records.models import L1Record
+    from apps.records.selectors import records_with_ids
 
-    if not ids:
-        return {}
-    return {r.record_id: r for r in L1Record.objects.filter(profile=profile, record_id__in=ids)}
+    return records_with_ids(profile=profile, record_ids=ids)
 
 
 def _text_fallback(profile, queries: list[str]) -> list[list[dict]]:
     """The seed's text fallback: live records of the last 30 days, compared by wording."""
-    from apps.records.models import L1Record
+    from apps.records.selectors import live_records_recent
 
     since = timezone.now() - timedelta(days=FALLBACK_DAYS)
-    rows = list(
-        L1Record.objects.filter(profile=profile, deleted=False, updated_at__gte=since)
-        .order_by("-updated_at")
-        .values_list("record_id", "content")[:2000]
-    )
-    row_tokens = [(rid, content, tokens(content)) for rid, content in rows]
+    rows = live_records_recent(profile=profile, limit=TEXT_SCAN_LIMIT, since=since)
+    row_tokens = [(rid, content, tokens(content)) for rid, content, _sources in rows]
     out = []
     for query in queries:
         q = tokens(query)

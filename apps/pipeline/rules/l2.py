@@ -36,7 +36,8 @@ def block_filename(scene_name: str) -> str:
 
 
 def run(ctx) -> None:
-    from apps.records.models import L1Record
+    from apps.records.selectors import scene_pks_of_records
+    from apps.scenes.selectors import surviving_scenes
 
     profile = ctx.profile
     cursor: Any = None
@@ -59,12 +60,7 @@ def run(ctx) -> None:
             break
     if cursor is None:
         return
-    rows = L1Record.objects.filter(profile=profile, record_id__in=changed_ids).select_related("scene", "scene__merged_into")
-    scenes = {}
-    for row in rows:
-        scene = _survivor(row.scene)
-        if scene is not None:
-            scenes[scene.pk] = scene
+    scenes = {scene.pk: scene for scene in surviving_scenes(profile=profile, scene_pks=scene_pks_of_records(profile=profile, record_ids=changed_ids))}
     # Scenes deferred earlier (the cap was reached) get their block once a slot is free.
     for scene in _scenes_without_block(profile):
         scenes.setdefault(scene.pk, scene)
@@ -82,39 +78,28 @@ def run(ctx) -> None:
 
 
 def _scenes_without_block(profile) -> list:
-    from apps.scenes.models import SceneBlock, SceneEntry
+    from apps.scenes.selectors import block_filenames, pool_scenes_with_live_records
 
-    named = set(SceneBlock.objects.filter(profile=profile, removed=False).values_list("filename", flat=True))
-    entries = SceneEntry.objects.filter(profile=profile, merged_into__isnull=True, records__deleted=False).distinct()
-    return [e for e in entries if block_filename(e.name) not in named]
-
-
-def _survivor(scene):
-    seen = 0
-    while scene is not None and scene.merged_into_id and seen < 10:
-        scene = scene.merged_into
-        seen += 1
-    return scene
+    named = block_filenames(profile=profile)
+    return [e for e in pool_scenes_with_live_records(profile=profile) if block_filename(e.name) not in named]
 
 
 def _render_writes(ctx, scenes: list) -> tuple[list[dict[str, Any]], int]:
     from apps.accounts.config import profile_setting
-    from apps.hitstats.models import RecordHits
-    from apps.records.models import L1Record
-    from apps.scenes.models import SceneBlock
+    from apps.hitstats.selectors import hit_counts
+    from apps.records.selectors import scene_member_records
+    from apps.scenes.selectors import block_by_filename, live_block_count, scene_and_merged_pks
 
     profile = ctx.profile
     cap = int(profile_setting(profile, "l2.maxScenes"))
-    live = SceneBlock.objects.filter(profile=profile, archived=False, removed=False).count()
+    live = live_block_count(profile=profile)
     writes: list[dict[str, Any]] = []
     deferred = 0
     now = timezone.now().isoformat(timespec="seconds").replace("+00:00", "Z")
     for scene in sorted(scenes, key=lambda s: s.scene_id):
-        members = list(
-            L1Record.objects.filter(profile=profile, deleted=False, scene__in=[scene, *scene.merged_from.all()]).order_by("created_at", "id")
-        )
+        members = scene_member_records(profile=profile, scene_pks=scene_and_merged_pks(scene))
         filename = block_filename(scene.name)
-        block = SceneBlock.objects.filter(profile=profile, filename=filename, removed=False).first()
+        block = block_by_filename(profile=profile, filename=filename)
         if block is not None and block.archived:
             ctx.add("archivedBlocksSkipped")
             continue
@@ -122,7 +107,7 @@ def _render_writes(ctx, scenes: list) -> tuple[list[dict[str, Any]], int]:
             if block is not None:
                 writes.append({"action": "delete", "filename": filename, "reason": "every member record was tombstoned"})
             continue
-        hits = dict(RecordHits.objects.filter(profile=profile, record_id__in=[m.record_id for m in members]).values_list("record_id", "hits"))
+        hits = hit_counts(profile=profile, record_ids=[m.record_id for m in members])
         content, summary = render_block(scene.name, members)
         meta = {
             "created": block.meta_created.isoformat(timespec="seconds").replace("+00:00", "Z") if block else now,
