@@ -72,6 +72,12 @@ UPDATE_SCORE, UPDATE_LEXICAL = 0.6, 0.4
 UPDATE_MAX_DROPPED = 1.0  # at most one English word (or one Chinese word) of the old record may go
 CLOSE_LEXICAL = 0.2  # "finished X" shares fewer words with "need to do X"
 BATCH_TIME_RESERVE = 20.0  # seconds a batch needs; no new batch starts with less left
+# Messages planned and committed together (several read_l0_increment pages of l0.batchSize):
+# per-commit costs (the transaction, the cursor, the index writes' flush, the scene listing)
+# and the dedup search calls are shared by more messages. A batch that would need more than
+# l1_commit's 200 items is planned again with half of its pages.
+GROUP_MESSAGES = 100
+MAX_COMMIT_RECORDS = 200
 EMBED_CHUNK = 50
 FALLBACK_DAYS = 30
 
@@ -101,6 +107,20 @@ class Planned:
     project_hint: str = ""  # the session's project when the server will fill it (scene label only)
     fixed: bool = False  # a correction's replacement: already decided, not deduplicated again
     rule: str = ""  # which dedup rule decided (counted as dedup.<rule>)
+    target: str = ""  # the record (or "batch:<n>", an earlier unit of this batch) it skipped against or replaced
+
+
+@dataclass
+class InBatch:
+    """An earlier unit of the same batch, compared like a live record: a statement and its
+    restatement or refinement in one batch are one record, as they would be a batch apart."""
+
+    record_id: str
+    content: str
+    type: str
+    task_state: str | None
+    timestamps: list[str]
+    deleted: bool = False
 
 
 def message_ref(message: dict) -> str:
@@ -156,26 +176,55 @@ def run(ctx) -> None:
     cursor = json.dumps(cursor_value) if cursor_value else ""
     projects: dict[str, dict] = {}
     batch = 0
+    pending: list[dict] = []  # increments read but not committed (a group cut short for the commit's size)
     while True:
         batch += 1
         ctx.progress("read", f"batch {batch}: reading L0", force=True)
-        increment = ctx.tool("read_l0_increment", {"l0Files": ",".join(shards), "cursor": cursor})
-        messages = list(increment.get("messages") or [])
-        ctx.add("messagesRead", len(messages))
-        next_cursor = json.dumps(increment.get("nextCursor") or {}, ensure_ascii=False)
+        group = pending or [_read(ctx, shards, cursor)]
+        pending = []
+        while group[-1]["truncated"] and sum(len(i["messages"]) for i in group) < GROUP_MESSAGES and ctx.remaining() > BATCH_TIME_RESERVE:
+            # Several increments are planned and committed as one batch: one dedup search, one
+            # scene listing and one commit (with its index writes) for up to GROUP_MESSAGES.
+            group.append(_read(ctx, shards, group[-1]["nextCursor"]))
+        messages = [m for inc in group for m in inc["messages"]]
+        next_cursor = group[-1]["nextCursor"]
         if not messages and next_cursor == cursor:
             break
-        planned, tombstones = _plan_batch(ctx, messages, mode, projects, list(increment.get("background") or []))
+        saved = dict(ctx.counts)
+        planned, tombstones = _plan_batch(ctx, messages, mode, projects, group[0]["background"])
         records = tombstones + _records_for_commit(planned, mode)
+        if len(records) > MAX_COMMIT_RECORDS and len(group) > 1:
+            # Too much for one l1_commit: plan the first half of the group again, the rest next.
+            ctx.counts.clear()
+            ctx.counts.update(saved)
+            half = len(group) // 2
+            pending = group[half:]
+            group = group[:half]
+            messages = [m for inc in group for m in inc["messages"]]
+            next_cursor = group[-1]["nextCursor"]
+            planned, tombstones = _plan_batch(ctx, messages, mode, projects, group[0]["background"])
+            records = tombstones + _records_for_commit(planned, mode)
+        ctx.add("messagesRead", len(messages))
         ctx.progress("commit", f"batch {batch}: committing {len(records)} items", force=True)
         result = ctx.tool("l1_commit", {"records": records, "cursor": next_cursor, "source": "subagent"})
         _count_commit(ctx, planned, result)
         ctx.add("forgetTombstones", len(tombstones))
         cursor = next_cursor
         ctx.add("batches")
-        if not increment.get("truncated") or ctx.remaining() < BATCH_TIME_RESERVE:
-            ctx.counts["backlogRemains"] = bool(increment.get("truncated"))
+        more = bool(pending) or group[-1]["truncated"]
+        if not more or ctx.remaining() < BATCH_TIME_RESERVE:
+            ctx.counts["backlogRemains"] = more
             break
+
+
+def _read(ctx, shards: list[str], cursor: str) -> dict[str, Any]:
+    increment = ctx.tool("read_l0_increment", {"l0Files": ",".join(shards), "cursor": cursor})
+    return {
+        "messages": list(increment.get("messages") or []),
+        "background": list(increment.get("background") or []),
+        "nextCursor": json.dumps(increment.get("nextCursor") or {}, ensure_ascii=False),
+        "truncated": bool(increment.get("truncated")),
+    }
 
 
 def _plan_batch(ctx, messages: list[dict], mode: str, projects: dict[str, dict], background: list[dict] | None = None) -> tuple[list[Planned], list[dict]]:
@@ -429,8 +478,9 @@ def _scope(ctx, item: Planned, mode: str, projects: dict[str, dict]) -> dict[str
     if cand.type == "work_method" and (general or (cand.category == "preference" and not REPO_RE.search(cand.content))):
         # Only the user's own habits hold in every project ("I always…", "in all my repos").
         return {"scope": "global", "project": ""}
-    session = _session_project(ctx, session_key, projects)
     cwd = str(cand.message.get("cwd") or "")
+    # A known project's workbench needs no look at the session (known projects win anyway).
+    session = {} if _project_of_cwd(ctx.profile, cwd, {}) else _session_project(ctx, session_key, projects)
     root = _project_of_cwd(ctx.profile, cwd, session)
     if root:
         # Said in a known project's workbench: the message's cwd is the evidence (SPEC §3.2).
@@ -468,6 +518,8 @@ GENERAL_RE = re.compile(
 
 
 def _dedup(ctx, planned: list[Planned], claimed: set[str] | None = None) -> None:
+    claimed = claimed if claimed is not None else set()
+    planned = _skip_exact_repeats(ctx, planned, claimed)
     if not planned:
         return
     results: dict[int, list[dict]] = {}
@@ -499,9 +551,86 @@ def _dedup(ctx, planned: list[Planned], claimed: set[str] | None = None) -> None
         for i, cands in zip(failed, fallback):
             results[i] = cands
     full = _full_records(ctx.profile, {c["record_id"] for cands in results.values() for c in cands if c.get("record_id")})
-    claimed = claimed if claimed is not None else set()
+    earlier = _in_batch_neighbours(planned)
     for idx, item in enumerate(planned):
-        _decide(item, results.get(idx, []), full, claimed)
+        neighbours = [(j, score) for j, score in earlier.get(idx, []) if planned[j].action in ("store", "update")]
+        pseudo = {f"batch:{j}": _as_record(planned[j], j) for j, _ in neighbours}
+        candidates = results.get(idx, []) + [{"record_id": f"batch:{j}", "score": score} for j, score in neighbours]
+        _decide(item, candidates, {**full, **pseudo} if pseudo else full, claimed)
+        if item.target.startswith("batch:"):
+            _settle_in_batch(item, planned[int(item.target.removeprefix("batch:"))])
+
+
+IN_BATCH_MIN_SCORE = 0.5  # below every dedup threshold that looks at the score (0.6): only the lexical skip could still take such a pair
+IN_BATCH_NEIGHBOURS = 5
+
+
+def _in_batch_neighbours(planned: list[Planned]) -> dict[int, list[tuple[int, float]]]:
+    """For each unit, the earlier units of the batch whose vectors are closest (cosine of the
+    same debiased space the index scores in), best first."""
+    import numpy as np
+
+    with_vectors = [i for i, p in enumerate(planned) if p.vector]
+    if len(with_vectors) < 2:
+        return {}
+    matrix = np.asarray([planned[i].vector for i in with_vectors], dtype=np.float32)
+    scores = matrix @ matrix.T
+    out: dict[int, list[tuple[int, float]]] = {}
+    for row, i in enumerate(with_vectors):
+        found = [(with_vectors[col], float(scores[row, col])) for col in range(row) if scores[row, col] >= IN_BATCH_MIN_SCORE]
+        if found:
+            out[i] = sorted(found, key=lambda f: f[1], reverse=True)[:IN_BATCH_NEIGHBOURS]
+    return out
+
+
+def _as_record(item: Planned, index: int) -> InBatch:
+    cand = item.candidate
+    return InBatch(record_id=f"batch:{index}", content=item.content_override or cand.content, type=cand.type,
+                   task_state=item.task_state, timestamps=list(item.timestamps))
+
+
+def _settle_in_batch(item: Planned, earlier: Planned) -> None:
+    """A unit decided against an earlier unit of its batch. A restatement cites its message
+    on the earlier unit (same session); a refinement, a changed value or a completed task
+    takes the earlier unit's place, and with it what that unit replaced."""
+    if item.action == "skip":
+        session = str(earlier.candidate.message.get("sessionKey"))
+        if str(item.candidate.message.get("sessionKey")) == session:
+            for ref in item.source_ids:
+                if ref not in earlier.source_ids:
+                    earlier.source_ids.append(ref)
+            for stamp in item.timestamps:
+                if stamp not in earlier.timestamps:
+                    earlier.timestamps.append(stamp)
+        return
+    earlier.action, earlier.rule = "skip", "replacedInBatch"
+    item.replaces = list(earlier.replaces or []) or None
+    item.action = "update" if item.replaces else "store"
+    if earlier.task_state and item.task_state is None:
+        item.task_state = earlier.task_state
+
+
+def _skip_exact_repeats(ctx, planned: list[Planned], claimed: set[str]) -> list[Planned]:
+    """Skip what a live record already says word for word (its normalised content key, one
+    query for the batch), before anything is embedded: the dense search would only confirm
+    it (score ≈ 1.0, no new word). Returns the items still to be searched."""
+    from apps.records.normalize import content_key
+    from apps.records.selectors import live_records_by_content_key
+
+    keys = {id(item): content_key(item.content_override or item.candidate.content) for item in planned}
+    live = live_records_by_content_key(profile=ctx.profile, keys=keys.values())
+    rest = []
+    for item in planned:
+        record = live.get(keys[id(item)])
+        closes_it = record is not None and item.task_state in ("done", "dropped") and record.type == "work_task" \
+            and (record.task_state or "open") == "open"
+        if record is None or record.record_id in claimed or closes_it:
+            rest.append(item)
+            continue
+        item.action, item.rule = "skip", "same"
+    if len(rest) < len(planned):
+        ctx.add("dedupExactRepeats", len(planned) - len(rest))
+    return rest
 
 
 def _decide(item: Planned, candidates: list[dict], full: dict[str, Any], claimed: set[str]) -> None:
@@ -517,18 +646,18 @@ def _decide(item: Planned, candidates: list[dict], full: dict[str, Any], claimed
             # "I finished X" closes the open task X: same task, new state.
             if score >= UPDATE_SCORE and lexical >= CLOSE_LEXICAL:
                 _replace(item, record, claimed, content=record.content)
-                item.rule = "close"
+                item.rule, item.target = "close", record.record_id
                 return
             continue
         adds_nothing = normalize(cand.content) == normalize(record.content) or tokens(cand.content) <= tokens(record.content)
         if adds_nothing and (score >= SKIP_SCORE or lexical >= SKIP_LEXICAL):
-            item.action, item.rule = "skip", "same"
+            item.action, item.rule, item.target = "skip", "same", record.record_id
             return
         same_values = _same_values(cand.content, record.content)
         contained = containment(cand.content, record.content)
         if same_values and score >= RESTATE_SCORE and contained >= RESTATE_CONTAINMENT:
             # A shortened or reworded restatement of a live record: nothing new to store.
-            item.action, item.rule = "skip", "restatement"
+            item.action, item.rule, item.target = "skip", "restatement", record.record_id
             return
         if (
             same_values and score >= EXTEND_SCORE and record.type == cand.type
@@ -536,7 +665,7 @@ def _decide(item: Planned, candidates: list[dict], full: dict[str, Any], claimed
         ):
             # An extended version ("…, and also Y"): the fuller wording replaces the record.
             _replace(item, record, claimed)
-            item.rule = "extension"
+            item.rule, item.target = "extension", record.record_id
             return
         if (
             score >= UPDATE_SCORE and lexical >= UPDATE_LEXICAL and record.type == cand.type
@@ -545,7 +674,7 @@ def _decide(item: Planned, candidates: list[dict], full: dict[str, Any], claimed
             # A refinement or one changed value of the same statement; two changed terms
             # ("PostgreSQL for billing" → "Redis for search") are a different statement.
             _replace(item, record, claimed)
-            item.rule = "refinement"
+            item.rule, item.target = "refinement", record.record_id
             return
     item.action = "store"
 
