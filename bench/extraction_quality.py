@@ -15,7 +15,9 @@ the conversation's gold labels:
   → recalled; its `type` and `scope` are checked on that record;
 * trap (kinds: superseded, forgotten, declined, injected, one-off): all its keywords occur
   in a live record → violation;
-* duplicate: a gold memory matched by more than one live record (each extra one counts);
+* duplicate: a gold memory matched by more than one live record (each extra one counts;
+  "of one type" counts only extra records of a type already matched — a task and the file
+  it produced are two memories, a restatement stored twice is one);
 * questions (long chats): the turn that answers a question is cited by some live record;
 * conversations between people (`speakers`): the share of live records that name one of
   the speakers, and of records with a relative date ("yesterday", "上周") that also carry
@@ -175,7 +177,7 @@ def report(convs: list[dict], results: list[dict], outcomes: list[dict], show: b
     groups: dict[str, list[bool]] = defaultdict(list)
     type_ok, scope_ok = [], []
     trap_kinds: dict[str, list[bool]] = defaultdict(list)
-    duplicates = 0
+    duplicates = same_type = 0
     questions = []
     named, dated = [], []
     for conv, res in zip(convs, results):
@@ -186,6 +188,8 @@ def report(convs: list[dict], results: list[dict], outcomes: list[dict], show: b
                 groups[key].append(row["hit"])
             if row["hit"]:
                 duplicates += len(row["records"]) - 1
+                # The same memory twice: records of one type (a task and the file it produced are two memories).
+                same_type += len(row["records"]) - len({r.type for r in row["records"]})
                 if row.get("typeOk") is not None:
                     type_ok.append(row["typeOk"])
                 if row.get("scopeOk") is not None:
@@ -205,7 +209,7 @@ def report(convs: list[dict], results: list[dict], outcomes: list[dict], show: b
     for kind in sorted(trap_kinds):
         print(f"  {kind:28s} {sum(trap_kinds[kind])} of {len(trap_kinds[kind])}")
     print("\n== other")
-    print(f"  {'duplicates of a gold memory':28s} {duplicates}")
+    print(f"  {'duplicates of a gold memory':28s} {duplicates} (of one type: {same_type})")
     counts = [len(o["live"]) for o in outcomes]
     print(f"  {'live records / conversation':28s} mean {sum(counts) / len(counts):.1f}, min {min(counts)}, max {max(counts)}")
     if questions:
@@ -227,6 +231,7 @@ def report(convs: list[dict], results: list[dict], outcomes: list[dict], show: b
         ("every mode × language cell ≥ 70 %", all(sum(v) >= 0.7 * len(v) for v in cells.values())),
         ("0 trap violations", violations == 0),
         ("no duplicate of a gold memory", duplicates == 0),
+        ("no duplicate of one type", same_type == 0),
     ]
     if questions:
         targets.append(("questions with cited answer ≥ 85 %", sum(questions) >= 0.85 * len(questions)))
@@ -239,6 +244,8 @@ def report(convs: list[dict], results: list[dict], outcomes: list[dict], show: b
                 mark = "ok " if row["hit"] else "MISS"
                 extra = "" if not row["hit"] or row.get("typeOk") in (None, True) else f"  [type {[r.type for r in row['records']]}]"
                 print(f"  {mark} {row['gold']['keywords']}{extra}")
+                if len(row.get("records") or []) > 1:
+                    print(f"  DUP  {[r.content for r in row['records']]}")
             for t in res["traps"]:
                 if t["violated"]:
                     print(f"  TRAP {t['trap']['kind']}: {[r.content for r in t['records']]}")

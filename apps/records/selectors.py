@@ -479,14 +479,14 @@ def records_with_ids(*, profile: Profile, record_ids: Iterable[str]) -> dict[str
     return {r.record_id: r for r in L1Record.objects.filter(profile=profile, record_id__in=ids)}
 
 
-def live_records_recent(*, profile: Profile, limit: int, since: datetime | None = None) -> list[tuple[str, str, list[str]]]:
-    """`(record_id, content, source_message_ids)` of the newest live records (updated at or
-    after `since`), newest first, at most `limit`."""
+def live_records_recent(*, profile: Profile, limit: int, since: datetime | None = None) -> list[tuple[str, str, list[str], str]]:
+    """`(record_id, content, source_message_ids, session_key)` of the newest live records
+    (updated at or after `since`), newest first, at most `limit`."""
     qs = L1Record.objects.filter(profile=profile, deleted=False)
     if since is not None:
         qs = qs.filter(updated_at__gte=since)
-    rows = qs.order_by("-updated_at").values_list("record_id", "content", "source_message_ids")[: max(1, limit)]
-    return [(rid, content, list(sources or [])) for rid, content, sources in rows]
+    rows = qs.order_by("-updated_at").values_list("record_id", "content", "source_message_ids", "session_key")[: max(1, limit)]
+    return [(rid, content, list(sources or []), session or "") for rid, content, sources, session in rows]
 
 
 def live_record_ids_containing(*, profile: Profile, text: str, limit: int = 20) -> set[str]:

@@ -1,0 +1,235 @@
+"""The rules driver's second round of extraction rules, each on a realistic English and
+Chinese conversation: plain chat statements no pattern claims (and small talk that stays
+out), corrections later in the same message, corrections of a value said another way (a
+moved window, a replaced tool, "降到", "X 换成了 Y"), relative dates to the day, forget
+requests naming a kind of information, paraphrases merged into the record they restate,
+project statements and edited files in code sessions, and requests told from statements."""
+
+from __future__ import annotations
+
+import pytest
+
+from apps.pipeline.models import KIND_L1, STATUS_SUCCEEDED
+from apps.pipeline.rules.corrections import corrected_content, forget_subject, parse_correction
+from apps.pipeline.rules.text import resolve_relative_dates
+from apps.records.models import L1Record
+from tests.pipeline.conftest import msg
+
+PROJ = "/home/dev/notify-svc"
+T = 1764400000000  # 2025-11-29T07:06:40Z, a Saturday
+
+
+def live(profile) -> list[L1Record]:
+    return list(L1Record.objects.filter(profile=profile, deleted=False).order_by("created_at", "id"))
+
+
+def texts(profile) -> list[str]:
+    return [r.content for r in live(profile)]
+
+
+def ok(run):
+    assert run.status == STATUS_SUCCEEDED, run.error
+    return run
+
+
+@pytest.fixture
+def chat(make_profile):
+    return make_profile("friend", "chat")
+
+
+@pytest.fixture
+def coder(make_profile):
+    profile = make_profile("svc", "code")
+    profile.known_projects = [PROJ]
+    profile.save()
+    return profile
+
+
+def say(mid, content, i, *, role="user", session="s1", cwd="/home/user"):
+    return msg(mid, content, role=role, session=session, ts=T + i * 60_000, cwd=cwd)
+
+
+# ------------------------------------------------------------------ plain statements
+
+
+def test_plain_chat_statements_no_pattern_claims_are_kept_and_small_talk_is_not(chat, l0, run_now):
+    l0(chat, [
+        say("a1", "Our building finally got a lift, we're on the fifth floor so that's a big deal.", 0),
+        say("a2", "That must make a difference!", 1, role="assistant"),
+        say("a3", "Weather's been lovely, hasn't it.", 2),
+        say("a4", "Haha fine.", 3),
+        say("a5", "芝麻是英短，三岁了。", 4),
+        say("a6", "今天天气真好啊。", 5),
+        say("a7", "第一周在 Grab 感觉很好, team 有八个人。", 6),
+    ])
+    ok(run_now(chat, KIND_L1))
+    got = {r.source_message_ids[0]: r for r in live(chat)}
+    assert set(got) == {"a1", "a5", "a7"}, texts(chat)
+    assert {r.type for r in got.values()} <= {"persona", "episodic"}
+
+
+def test_a_statement_that_only_mentions_a_helper_is_not_a_request(chat, l0, run_now):
+    l0(chat, [
+        say("h1", "我妈周末会来帮我看猫，她特别喜欢汤圆。", 0),
+        say("h2", "我想买一支好一点的毛笔，预算三百以内，帮我推荐几支。", 1),
+    ])
+    ok(run_now(chat, KIND_L1))
+    assert any("我妈周末" in t for t in texts(chat))
+    assert not any("推荐几支" in t for t in texts(chat))
+
+
+def test_instructions_said_as_when_or_call_me(chat, l0, run_now):
+    l0(chat, [
+        say("i1", "Please call me Jo, nobody calls me Joanna.", 0),
+        say("i2", "回答我问题的时候多举例子。", 1),
+        say("i3", "推荐东西的时候别发链接，直接说牌子就行。", 2),
+    ])
+    ok(run_now(chat, KIND_L1))
+    assert {r.type for r in live(chat)} == {"instruction"} and len(live(chat)) == 3
+
+
+def test_an_accepted_standing_offer_keeps_what_the_acceptance_adds(chat, l0, run_now):
+    l0(chat, [
+        say("o1", "I'm learning to bake sourdough.", 0),
+        say("o2", "Nice! Want me to send you a weekly baking schedule?", 1, role="assistant"),
+        say("o3", "Yes please, every Friday morning.", 2),
+    ])
+    ok(run_now(chat, KIND_L1))
+    schedule = [r for r in live(chat) if "baking schedule" in r.content]
+    assert len(schedule) == 1 and "Friday" in schedule[0].content and schedule[0].source_message_ids == ["o2", "o3"]
+
+
+# ------------------------------------------------------------------ corrections
+
+
+def test_a_correction_later_in_the_same_message_applies_to_what_it_said_first(chat, l0, run_now):
+    l0(chat, [
+        say("m1", "The yoga class starts at 10. No wait, it starts at 9:30 since October.", 0),
+        say("m2", "女儿在学钢琴，每周六上午上课。哦不对，是每周日上午。", 1),
+    ])
+    run = ok(run_now(chat, KIND_L1))
+    all_text = "\n".join(texts(chat))
+    assert "9:30" in all_text and "starts at 10" not in all_text
+    assert "周日" in all_text and "周六" not in all_text
+    assert run.counts["correctionsInBatch"] == 2
+
+
+def test_a_correction_with_several_new_values_replaces_the_statement(coder, l0, run_now):
+    cwd = PROJ
+    l0(coder, [say("w1", "Maintenance window is Sunday 02:00 to 04:00 UTC, never deploy outside it.", 0, cwd=cwd)])
+    ok(run_now(coder, KIND_L1))
+    l0(coder, [say("w2", "Update on the maintenance window: it's Saturday 22:00 to Sunday 01:00 UTC now.", 5, session="s2", cwd=cwd)])
+    run = ok(run_now(coder, KIND_L1))
+    assert run.counts["correctionsOfStored"] == 1
+    window = [t for t in texts(coder) if "aintenance window" in t]
+    assert window == ["Update on the maintenance window: it's Saturday 22:00 to Sunday 01:00 UTC now."]
+
+
+@pytest.mark.parametrize(("record", "said", "expected"), [
+    ("Emails go out through SendGrid every 30 seconds.", "We replaced SendGrid with Amazon SES last week.", "Emails go out through SES every 30 seconds."),
+    ("Feature store 用的是 Feast, online store 是 Redis。", "Feast 不再用了, 我们改用自研的 feature service。",
+     "Feature store 用的是 自研的 feature service, online store 是 Redis。"),
+    ("p99 latency 现在是 180ms, 目标是 100ms 以内。", "p99 降到 95ms 了", "p99 latency 现在是 95ms, 目标是 100ms 以内。"),
+    ("每月 25 号自动跑工资批处理，凌晨一点开始。", "批处理时间改了，现在是每月 26 号凌晨两点。", "每月 26 号自动跑工资批处理，凌晨两点开始。"),
+    ("项目跑在两台物理机上。", "物理机换成了三台 ECS 云服务器。", "项目跑在三台 ECS 云服务器上。"),
+    ("The class starts at 10.", "No wait, it starts at 9:30 since October.", "The class starts at 9:30."),
+    ("Our son Kenji is six.", "Small correction: Kenji is seven now.", "Our son Kenji is seven."),
+])
+def test_a_correction_rewrites_the_superseded_value(record, said, expected):
+    correction = parse_correction(said)
+    assert correction is not None
+    assert corrected_content(record, correction) == expected
+
+
+def test_for_now_is_not_a_correction_and_a_bare_one_is_not_a_count_to_correct():
+    assert parse_correction("Let's keep 30 seconds for now.") is None
+    from apps.pipeline.rules.corrections import supersedes
+
+    assert supersedes("两周前我们去看了 venue，是一个 17 世纪的 barn。", parse_correction("客人变成 95 个了。")) == 0
+
+
+# ------------------------------------------------------------------ relative dates
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("Last Saturday I did my first trail run.", "Last Saturday (2025-11-22) I did my first trail run."),
+    ("We moved in five days ago.", "We moved in five days ago (2025-11-24)."),
+    ("The staff meeting is next Thursday.", "The staff meeting is next Thursday (2025-12-04)."),
+    ("上周五我做了一套模拟题。", "上周五（2025-11-21）我做了一套模拟题。"),
+    ("三天前我去医院拔了一颗智齿。", "三天前（2025-11-26）我去医院拔了一颗智齿。"),
+    ("上周一切都好。", "上周（2025-11-22 那周）一切都好。"),
+])
+def test_relative_dates_resolve_to_the_day(text, expected):
+    assert resolve_relative_dates(text, T) == expected
+
+
+# ------------------------------------------------------------------ forget requests
+
+
+@pytest.mark.parametrize(("sentence", "subject"), [
+    ("Actually, forget the salary figure, I'd rather not have that written down.", "salary"),
+    ("工资那个数字删了吧，不想被记着。", "工资"),
+    ("I also told you about the budget yesterday — forget that, we haven't agreed on it yet.", "budget"),
+    ("之前说的 flamegraph 那些就别记了，没什么用。", "flamegraph"),
+])
+def test_a_forget_subject_drops_the_words_that_only_say_what_kind_of_thing(sentence, subject):
+    assert forget_subject(sentence) == subject
+
+
+def test_forgetting_a_kind_of_information_takes_what_the_session_said_of_it(chat, l0, run_now):
+    l0(chat, [
+        say("f1", "I earn about 2,400 a month from the yoga classes.", 0),
+        say("f2", "I drive a 2012 Honda Jazz.", 1),
+        say("f3", "Actually, forget my salary, I'd rather not have that written down.", 2),
+        say("f4", "我们住在浦东金桥那边，楼下有家宠物医院。", 3),
+        say("f5", "地址这事别记了。", 4),
+    ])
+    ok(run_now(chat, KIND_L1))
+    assert texts(chat) == ["I drive a 2012 Honda Jazz."]
+
+
+# ------------------------------------------------------------------ paraphrases
+
+
+def test_a_paraphrase_is_merged_into_the_record_it_restates(chat, l0, run_now):
+    l0(chat, [say("p1", "I'm learning Japanese, about an hour a day.", 0)])
+    ok(run_now(chat, KIND_L1))
+    l0(chat, [say("p2", "I study Japanese for an hour every day.", 5, session="s2")])
+    run = ok(run_now(chat, KIND_L1))
+    japanese = [r for r in live(chat) if "Japanese" in r.content]
+    assert len(japanese) == 1 and run.counts["dedup.paraphrase"] == 1
+    assert "about an hour a day" in japanese[0].content and "every day" in japanese[0].content
+
+
+def test_a_restatement_said_as_one_is_merged_at_a_lower_score(chat, l0, run_now):
+    l0(chat, [say("r1", "我最近开始学书法，练的是颜体，每天晚上练一个小时。", 0)])
+    ok(run_now(chat, KIND_L1))
+    l0(chat, [say("r2", "还是书法的事，我每天晚上练一个小时颜体，周末练两个小时。", 5, session="s2")])
+    ok(run_now(chat, KIND_L1))
+    calligraphy = [r for r in live(chat) if "书法" in r.content or "颜体" in r.content]
+    assert len(calligraphy) == 1 and "周末" in calligraphy[0].content
+
+
+def test_another_fact_of_the_same_shape_is_not_a_restatement(chat, l0, run_now):
+    l0(chat, [say("n1", "My brother lives in Lisbon.", 0)])
+    ok(run_now(chat, KIND_L1))
+    l0(chat, [say("n2", "My sister lives in Porto with her two kids.", 5, session="s2")])
+    ok(run_now(chat, KIND_L1))
+    assert len(live(chat)) == 2
+
+
+# ------------------------------------------------------------------ code sessions
+
+
+def test_a_statement_naming_the_project_and_an_edited_file_are_kept(coder, l0, run_now):
+    l0(coder, [
+        say("c1", "notify-svc sends push notifications and emails for the mobile app.", 0, cwd=PROJ),
+        say("c2", "OK.", 1, role="assistant", cwd=PROJ),
+        say("c3", "Emails are delayed at peak.", 2, cwd=PROJ),
+        say("c4", "Updated src/main/kotlin/mail/Batcher.kt to log the queue length.", 3, role="assistant", cwd=PROJ),
+    ])
+    ok(run_now(coder, KIND_L1))
+    got = {r.source_message_ids[0]: r for r in live(coder)}
+    assert set(got) == {"c1", "c4"}
+    assert got["c1"].type == "work_fact" and got["c1"].metadata["scope"] == "self"
+    assert got["c4"].type == "work_artifact"
