@@ -233,3 +233,57 @@ def test_a_statement_naming_the_project_and_an_edited_file_are_kept(coder, l0, r
     assert set(got) == {"c1", "c4"}
     assert got["c1"].type == "work_fact" and got["c1"].metadata["scope"] == "self"
     assert got["c4"].type == "work_artifact"
+
+
+# ------------------------------------------------------------------ L2 topics
+
+
+def test_topic_groups_join_close_members_by_average_similarity():
+    from apps.pipeline.rules.l2 import topic_groups
+
+    a, a2, b = [1.0, 0.0, 0.0], [0.96, 0.28, 0.0], [0.0, 0.0, 1.0]
+    assert topic_groups([a, b, a2], threshold=0.5) == [[0, 2], [1]]
+    assert topic_groups([a, b, a2], threshold=0.99) == [[0], [1], [2]]
+    assert topic_groups([], threshold=0.5) == []
+
+
+def test_l2_groups_a_block_by_topic_across_languages_and_opens_with_a_summary(chat, l0, run_now):
+    from apps.pipeline.models import KIND_L2
+    from apps.scenes.models import SceneBlock
+
+    l0(chat, [
+        say("t1", "Our cat Mochi sleeps on my keyboard.", 0),
+        say("t2", "I'm allergic to shrimp.", 1),
+        say("t3", "我们家的猫 Mochi 今年四岁了。", 2),
+        say("t4", "我对花生过敏。", 3),
+    ])
+    ok(run_now(chat, KIND_L1))
+    assert len({r.scene_name for r in live(chat)}) == 1
+    run = ok(run_now(chat, KIND_L2))
+    assert run.counts["topics"] == 2
+    block = SceneBlock.objects.get(profile=chat, removed=False)
+    body = block.content
+    assert "in 2 topics" in body.splitlines()[2] or "分 2 个话题" in body.splitlines()[2]
+    sections = [s for s in body.split("\n## ")[1:]]
+    assert len(sections) == 2
+    by_topic = {("Mochi" in s): s for s in sections}
+    assert "四岁" in by_topic[True] and "keyboard" in by_topic[True]
+    assert "花生" in by_topic[False] and "shrimp" in by_topic[False]
+
+
+def test_l2_renders_by_type_when_the_model_is_unavailable(chat, l0, run_now, monkeypatch):
+    from apps.pipeline.models import KIND_L2
+    from apps.scenes.models import SceneBlock
+    from apps.search import matching
+
+    def unavailable(texts):
+        raise matching.EmbeddingUnavailable("no model in this test")
+
+    monkeypatch.setattr(matching, "topic_vectors", unavailable)
+    l0(chat, [say(f"u{i}", text, i) for i, text in enumerate([
+        "Our cat Mochi hates the vacuum cleaner.", "I'm allergic to shrimp.", "我对虾过敏。", "我女儿今年上二年级。"])])
+    ok(run_now(chat, KIND_L1))
+    run = ok(run_now(chat, KIND_L2))
+    assert run.counts["topicGroupingUnavailable"] == 1 and "no model" in run.counts["topicVectorsError"]
+    body = SceneBlock.objects.get(profile=chat, removed=False).content
+    assert "## Profile and preferences" in body or "## 偏好与个人信息" in body
