@@ -287,3 +287,18 @@ def test_l2_renders_by_type_when_the_model_is_unavailable(chat, l0, run_now, mon
     assert run.counts["topicGroupingUnavailable"] == 1 and "no model" in run.counts["topicVectorsError"]
     body = SceneBlock.objects.get(profile=chat, removed=False).content
     assert "## Profile and preferences" in body or "## 偏好与个人信息" in body
+
+
+def test_chinese_speaker_labels_with_a_full_width_colon_name_every_record_of_the_turn(chat, l0, run_now):
+    l0(chat, [
+        msg("z1", "小雨：阿杰，好久没聊了。我下个月要搬家了，搬到滨江那边。", session="p", ts=T),
+        msg("z2", "阿杰：我爸前天做了个小手术，胆囊的。昨天已经出院了。", role="assistant", session="p", ts=T + 1000),
+        msg("z3", "小雨：替我问候叔叔。", session="p", ts=T + 2000),
+        msg("z4", "阿杰：好的，人生苦短啊。", role="assistant", session="p", ts=T + 3000),
+    ])
+    ok(run_now(chat, KIND_L1))
+    records = texts(chat)
+    assert all(t.startswith(("小雨", "阿杰")) for t in records), records
+    assert any(t.startswith("小雨") and "滨江" in t for t in records)
+    assert any(t.startswith("阿杰") and "出院" in t and "2025-11-28" in t for t in records)
+    assert not any("人生苦短" in t for t in records)

@@ -719,7 +719,8 @@ def _decide(item: Planned, candidates: list[dict], full: dict[str, Any], claimed
             item.rule, item.target = "refinement", record.record_id
             return
         if _values_kept(record.content, cand.content) and (record.type == cand.type or cand.restated) \
-                and score >= (RESTATED_MERGE_SCORE if cand.restated else PARAPHRASE_MERGE_SCORE):
+                and score >= (RESTATED_MERGE_SCORE if cand.restated else PARAPHRASE_MERGE_SCORE) \
+                and (cand.restated or _says_enough(cand.content)):
             # The same thing in other words ("我吃素" / "我是素食者"): one record that says both,
             # not a second copy. Said as a repeat ("as I said", "还是…的事"), a lower score will
             # do, and the record keeps its type.
@@ -733,6 +734,17 @@ def _decide(item: Planned, candidates: list[dict], full: dict[str, Any], claimed
                 item.action, item.rule, item.target = "skip", "restated", record.record_id
                 return
     item.action = "store"
+
+
+MERGE_MIN_WORDS, MERGE_MIN_ZH_CHARS = 3, 6
+
+
+def _says_enough(text: str) -> bool:
+    """Short remarks ("现在稳定了", "sounds fine") score high against any other short remark: a
+    paraphrase needs some substance to be recognised as one."""
+    words = [t for t in content_tokens(text) if not is_chinese(t)]
+    zh = sum(1 for ch in text if "\u4e00" <= ch <= "\u9fff")
+    return len(words) >= MERGE_MIN_WORDS or zh >= MERGE_MIN_ZH_CHARS + 2 or len(words) + zh // 2 >= MERGE_MIN_WORDS + 1
 
 
 def _merged(old: str, new: str) -> str | None:

@@ -253,7 +253,8 @@ def values(text: str) -> list[tuple[str, str]]:
 
 # ---------------------------------------------------------------- speakers and dates
 
-SPEAKER_RE = re.compile(r"^\s*(?P<name>[A-Z][a-zA-Z'\-]{1,20}(?: [A-Z][a-zA-Z'\-]{1,20})?|[\u4e00-\u9fff]{1,4})\s*[:：]\s+(?=\S)")
+# "Nadia: …" (a space after the colon) or "小雨：…" (a full-width colon needs none).
+SPEAKER_RE = re.compile(r"^\s*(?P<name>[A-Z][a-zA-Z'\-]{1,20}(?: [A-Z][a-zA-Z'\-]{1,20})?|[\u4e00-\u9fff]{1,4})\s*(?::\s+|：\s*)(?=\S)")
 
 
 def speaker_of(content: str) -> tuple[str, str]:
