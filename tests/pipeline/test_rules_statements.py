@@ -134,6 +134,8 @@ def test_a_correction_with_several_new_values_replaces_the_statement(coder, l0, 
     ("项目跑在两台物理机上。", "物理机换成了三台 ECS 云服务器。", "项目跑在三台 ECS 云服务器上。"),
     ("The class starts at 10.", "No wait, it starts at 9:30 since October.", "The class starts at 9:30."),
     ("Our son Kenji is six.", "Small correction: Kenji is seven now.", "Our son Kenji is seven."),
+    ("The replica listens on port 5432.", "Actually I was wrong, the replica is on port 6432 — it goes through pgbouncer, not 5432.",
+     "The replica listens on port 6432."),
 ])
 def test_a_correction_rewrites_the_superseded_value(record, said, expected):
     correction = parse_correction(said)

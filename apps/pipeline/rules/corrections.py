@@ -67,10 +67,12 @@ def parse_correction(sentence: str) -> Correction | None:
         return None
     # "Wait, I said Monday — the sync runs on Tuesday, not Monday": the dash part that states the change.
     segments = [seg.strip() for seg in re.split(r"\s[—–]\s|—|\s-\s", sentence.strip()) if seg.strip()]
+    others: list[str] = []
     if len(segments) > 1:
         stating = [seg for seg in segments if any(p.search(seg) for p in _PAIRS) or any(p.search(seg) for p in _NEW_ONLY)]
         sentence = stating[0] if stating else max(segments, key=len)
-    text = _LEAD_RE.sub("", sentence.strip()).strip()
+        others = [seg for seg in segments if seg is not sentence]
+    text = _strip_lead(sentence)
     old = new = ""
     clause = text
     for pattern in _PAIRS:
@@ -90,8 +92,28 @@ def parse_correction(sentence: str) -> Correction | None:
     if len(old.split()) > 4:
         old = ""  # not a value but a whole clause: find the record by the new value instead
     clause = re.sub(r"^[,，:：\s—–-]+|[,，\s]+$", "", clause)
+    kinds = {k for k, _ in values(old)}
+    if kinds and not kinds & {k for k, _ in values(new)}:
+        # "the replica is on port 6432 — it goes through pgbouncer, not 5432": the new value
+        # of the old one's kind is in the other part of the sentence.
+        for seg in others:
+            found = [v for k, v in values(seg) if k in kinds and v != old]
+            if found:
+                new, clause = found[-1], re.sub(r"^[,，:：\s—–-]+|[,，\s]+$", "", _strip_lead(seg))
+                break
     new = _align_new(old, new)
     return Correction(clause=clause or text, old=old, new=new)
+
+
+def _strip_lead(text: str) -> str:
+    """Without its correction markers ("Actually I was wrong, …" → "…")."""
+    text = text.strip()
+    for _ in range(3):
+        shorter = _LEAD_RE.sub("", text).strip()
+        if shorter == text:
+            break
+        text = shorter
+    return text
 
 
 def _kept(m: re.Match[str], text: str) -> str:
