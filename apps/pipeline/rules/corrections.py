@@ -17,10 +17,13 @@ from apps.pipeline.rules.text import content_tokens, is_chinese, values
 CORRECTION_RE = re.compile(
     r"\b(actually|i was wrong|i'm wrong|my bad|my mistake|correction|i misspoke|sorry,? i meant|i meant|scratch that|wait,? no|no,? wait|not anymore|no longer"
     r"|we (moved|switched|migrated|changed|upgraded|downgraded) to|(is|are|it's) now|changed to|instead of|rather than"
-    r"|(replaced|swapped) \S+(?: \S+)? (with|for)|(dropped|went down|went up|increased|reduced|decreased|rose|bumped|raised|lowered) to|is (down|up) to)\b"
+    r"|(replaced|swapped) \S+(?: \S+)? (with|for)|(dropped|went down|went up|increased|reduced|decreased|rose|bumped|raised|lowered) to|is (down|up) to"
+    r"|(moved|changed|switched|postponed|pushed|pushed back|brought forward|rescheduled) to|change of plans?|i (said|told you|mentioned) .{1,60}\bbut"
+    r"|(switched|moved|migrated|changed|went|upgraded) from)\b"
+    r"|^[\w ]{2,30} update\s*:|^update( on [^:]{1,40})?\s*:"
     r"|\bnot\s+[^,.;]+?,?\s+but\b|,\s*not\s+\w|(?<!for )(?<!until )\bnow\s*[.!]?\s*$"
     r"|改成|改为|改到|改用|换用|更正|纠正一下|记错了|说错了|搞错了|弄错了|其实是|现在是|现在改|换成了|变成了?|变为|已经不|不再|不对[，,]"
-    r"|降到|降至|升到|升至|提高到|增加到|减少到|涨到|调整为|调整到|调到"
+    r"|降到|降至|升到|升至|提高到|增加到|减少到|涨到|调整为|调整到|调到|迁到|迁移到|改发到|不用了"
     r"|不是[^，,。]{1,20}[，,]?\s*(而)?是|是[^，,。]{1,20}[，,]?\s*不是",
     re.IGNORECASE,
 )
@@ -39,15 +42,22 @@ _PAIRS: list[re.Pattern[str]] = [
     re.compile(r"不是(?P<old>[^，,。；;]+?)[，,]?\s*(?:而)?是(?P<new>[^，,。；;！!]+)"),
     re.compile(r"是(?P<new>[^，,。；;不]+?)[，,]?\s*不是(?P<old>[^，,。；;！!]+)"),
     re.compile(r"(?P<new>[^，,。；;]+?)[，,]\s*(?:而)?不是(?P<old>[^，,。；;！!]+)"),
-    re.compile(r"从(?P<old>[^，,。；;]+?)(?:改成|改为|改到|换成)(?P<new>[^，,。；;！!]+)"),
+    re.compile(r"从(?P<old>[^，,。；;]+?)(?:改成了?|改为|改到|换成了?)(?P<new>[^，,。；;！!]+)"),
     re.compile(r"\b(?:replaced|swapped)\s+(?P<old>[\w.:+-]+(?: [\w.:+-]+)?)\s+(?:with|for)\s+(?P<new>[^,.;!]+?)(?=\s+(?:last|this|on|in|because|since|as)\b|[,.;!]|$)", re.IGNORECASE),
     # "Feast 不再用了，我们改用自研的 feature service": what is dropped and what replaces it.
     re.compile(r"(?P<old>[\w.+-]+(?: [\w.+-]+)?)\s*(?:已经)?不再(?:用|使用|维护|支持)了?[，,]\s*(?:我们)?(?:决定)?(?:改用|换成|换用|改成)(?P<new>[^，,。；;！!]+)"),
     # "物理机换成了三台 ECS": a short subject changed into something else.
     re.compile(r"^(?P<old>[^，,。；;\s]{1,12}?)(?:换成了?|替换成了?|替换为)(?P<new>[^，,。；;！!]+)"),
+    re.compile(r"(?P<old>[\w.+-]+(?: [\w.+-]+)?)\s*(?:已经)?不再(?:用|使用|维护|支持)了?[，,]\s*(?:\S{0,6}?)(?:迁到|迁移到|改发到|转到|挪到)(?P<new>[^，,。；;！!]+)"),
+    # "告警现在改发到钉钉了，飞书不用了": the new one first, the dropped one after.
+    re.compile(r"(?P<new>[^，,。；;]+?)[，,]\s*(?P<old>[^，,。；;\s]{1,12}?)(?:就)?(?:不再用|不用)了"),
+    # "I said we close on Mondays, but from October it'll be Tuesdays."
+    re.compile(r"\bi (?:said|told you|mentioned)\s+(?:that\s+)?(?P<old>[^.;!?]+?),?\s+but\s+(?P<new>[^.;!?]+)", re.IGNORECASE),
 ]
 _NEW_ONLY: list[re.Pattern[str]] = [
-    re.compile(r"(?:改成|改为|改到|改用|换用|换成了?|变成了?|变为|现在是|其实是|降到|降至|升到|升至|提高到|增加到|减少到|涨到|调整为|调整到|调到)(?P<new>[^，,。；;！!]+)"),
+    re.compile(r"(?:改成|改为|改到|改用|换用|换成了?|变成了?|变为|现在是|其实是|降到|降至|升到|升至|提高到|增加到|减少到|涨到|调整为|调整到|调到|迁到|迁移到|改发到)(?P<new>[^，,。；;！!]+)"),
+    re.compile(r"\b(?:moved|changed|switched|postponed|pushed back|pushed|brought forward|rescheduled) to\s+(?P<new>[^,.;!]+)", re.IGNORECASE),
+    re.compile(r"(?:^[\w ]{2,30} update|^update(?: on [^:]{1,40})?)\s*:\s*(?P<new>[^.;!]+)", re.IGNORECASE),
     re.compile(r"\b(?:moved|switched|migrated|changed|upgraded|downgraded) to\s+(?P<new>[^,.;!]+)", re.IGNORECASE),
     re.compile(r"\b(?:dropped|went down|went up|increased|reduced|decreased|rose|bumped|raised|lowered) to\s+(?P<new>[^,.;!]+)|\bis (?:down|up) to\s+(?P<new2>[^,.;!]+)", re.IGNORECASE),
     re.compile(r"\b(?:is|are|it's) now\s+(?P<new>[^,.;!]+)", re.IGNORECASE),
@@ -75,9 +85,11 @@ def parse_correction(sentence: str) -> Correction | None:
     text = _strip_lead(sentence)
     old = new = ""
     clause = text
+    bounded = False  # the new value came with its own end ("with Amazon SES", "not X but Y")
     for pattern in _PAIRS:
         m = pattern.search(text)
         if m:
+            bounded = True
             old, new = m.group("old").strip(), m.group("new").strip()
             # The clause keeps what is true: "the port is 5433, not 5432" → "the port is 5433".
             clause = (text[: m.start()] + _kept(m, text)).strip()
@@ -92,6 +104,12 @@ def parse_correction(sentence: str) -> Correction | None:
     if len(old.split()) > 4:
         old = ""  # not a value but a whole clause: find the record by the new value instead
     clause = re.sub(r"^[,，:：\s—–-]+|[,，\s]+$", "", clause)
+    old_values, new_values = values(old), values(new)
+    if len(old_values) == 1 and len(old.split()) > 1:
+        same_kind = [v for k, v in new_values if k == old_values[0][0] and v != old_values[0][1]]
+        if same_kind:
+            # "I said we close on Mondays, but … Tuesdays": the value that changed, not the clause.
+            old, new = old_values[0][1], same_kind[-1]
     kinds = {k for k, _ in values(old)}
     if kinds and not kinds & {k for k, _ in values(new)}:
         # "the replica is on port 6432 — it goes through pgbouncer, not 5432": the new value
@@ -101,7 +119,13 @@ def parse_correction(sentence: str) -> Correction | None:
             if found:
                 new, clause = found[-1], re.sub(r"^[,，:：\s—–-]+|[,，\s]+$", "", _strip_lead(seg))
                 break
-    new = _align_new(old, new)
+    if old and len(new) > 8 and re.search(r"[\u4e00-\u9fff]", new):
+        for pattern in _NEW_ONLY:
+            m = pattern.search(new)
+            if m and m.groupdict().get("new"):
+                new = m.group("new").strip().rstrip("了")
+                break
+    new = _align_new(old, new, bounded=bounded)
     return Correction(clause=clause or text, old=old, new=new)
 
 
@@ -126,10 +150,16 @@ def _kept(m: re.Match[str], text: str) -> str:
         return m.group("new") + text[m.end():]
     if pattern.startswith(r"\bfrom"):
         return span.replace(m.group("old"), "").replace("from", "", 1).replace("  ", " ").strip() + text[m.end():]
+    if pattern.startswith("从"):
+        return span[len("从") + len(m.group("old")):] + text[m.end():]  # "域名从 lin.dev 换成了 linwei.design" → "换成了 linwei.design"
+    if "(?:就)?(?:不再用|不用)了" in pattern:
+        return m.group("new") + text[m.end():]
+    if pattern.startswith(r"\bi (?:said"):
+        return m.group("new") + text[m.end():]
     return span + text[m.end():]
 
 
-def _align_new(old: str, new: str) -> str:
+def _align_new(old: str, new: str, *, bounded: bool = False) -> str:
     """The new value with the shape of the old one: "the port is 5433" for old "5432" → "5433"."""
     if not old or not new:
         return new
@@ -147,9 +177,15 @@ def _align_new(old: str, new: str) -> str:
             return same[-1]
     if is_chinese(old) or is_chinese(new) or re.search(r"[\u4e00-\u9fff]", new):
         return new
+    # "Dagster last week for the nightly run" → "Dagster": what follows a time word is not the value.
+    new = re.split(r"\s+(?:last|this|next|yesterday|today|since|because|as of|on|in|for|at)\b", new, maxsplit=1, flags=re.IGNORECASE)[0]
     words = [w for w in new.split() if w.lower().strip(".,") not in _FILLERS]
+    while len(words) > 1 and words[0].lower() in ("the", "a", "an", "our"):
+        words = words[1:]
+    if bounded:
+        return " ".join(words) or new
     width = max(1, len(old.split()))
-    return " ".join(words[-width:]) if len(words) > width else new
+    return " ".join(words[:width]) if len(words) > width else " ".join(words) or new
 
 
 _FILLERS = frozenset({"now", "too", "also", "already", "anymore", "instead", "then", "please"})
@@ -194,14 +230,22 @@ def corrected_content(record: str, correction: Correction) -> str | None:
             continue
         if len(same) > 1:
             words = content_tokens(correction.clause) - {t for _, v in said for t in content_tokens(v)}
-            scored = sorted(same, key=lambda sv: -len(words & content_tokens(text[max(0, sv[0] - 24):sv[0]])))
-            if len(words & content_tokens(text[max(0, scored[0][0] - 24):scored[0][0]])) == 0:
+            scored = sorted(((_near(text, sv, words), sv) for sv in same), key=lambda x: -x[0])
+            if scored[0][0] == 0 or (len(scored) > 1 and scored[0][0] == scored[1][0]):
                 continue
-            same = scored[:1]
+            same = [scored[0][1]]
         at, old_value = same[0]
         text = text[:at] + text[at:].replace(old_value, value, 1)
         changed = True
     return text if changed else None
+
+
+def _near(text: str, at_value: tuple[int, str], words: set[str]) -> int:
+    """How many of `words` stand around the value (within its clause, 24 characters each side)."""
+    at, value = at_value
+    left = re.split(r"[，,。；;]", text[max(0, at - 24):at])[-1]
+    right = re.split(r"[，,。；;]", text[at + len(value):at + len(value) + 24])[0]
+    return len(words & content_tokens(left + " " + right))
 
 
 def _count_tail(prefix: str) -> str:
@@ -258,6 +302,8 @@ _FORGET_PATTERNS: list[re.Pattern[str]] = [
     re.compile(r"\b(?:delete|remove|erase|drop|wipe)\s+(?:the|that|this|any|all|your)?\s*(?:memor(?:y|ies)|notes?|records?)\s*(?:about|of|on|for)?\s*(?P<subject>[^.!?]*)", re.IGNORECASE),
     re.compile(r"\bstop remembering\s*(?P<subject>[^.!?]*)", re.IGNORECASE),
     re.compile(r"\b(?:scratch|drop|strike) (?:the (?:bit|part|thing)|what i said|everything i said) about\s+(?P<subject>[^.!?,]*)", re.IGNORECASE),
+    # "忘掉之前说的磁盘阈值吧": the subject after the request.
+    re.compile(r"(?:^|[，,])\s*(?:请|你)?(?:忘掉|删掉|删除)(?!吧|了吧|它)(?P<subject>[^，,。！!？?]{2,}?)(?:吧|了|这件事|的事)?\s*(?:[，,。！!]|$)"),
     re.compile(r"(?:把|关于)?(?P<subject>[^，,。！!？?]*?)(?:的事|的事情|这件事|这事|的内容|的记忆)?(?:就|也|都)?(?:别|不要|不用)(?:再)?记(?:住|下|录|着)?(?:了|啦)?"),
     re.compile(r"(?:把|关于)?(?P<subject>[^，,。！!？?]*?)(?:的事|的事情|这件事|这事|的内容|的记忆)?(?:都|也|就)?(?:忘掉|忘了吧|删掉|删除|删了)(?:吧|它|这条记忆|这条|这个记忆)?"),
 ]
@@ -281,6 +327,8 @@ def forget_subject(sentence: str) -> str | None:
         m = pattern.search(text)
         if not m:
             continue
+        if pattern.pattern.startswith("(?:^|[，,])") and not re.search(r"吧|别记|不想|不用记", text):
+            continue  # "删掉 X" alone is an instruction to the agent ("删掉这个文件"), not to memory
         if pattern.pattern.startswith("(?:把|关于)") and not re.search(
                 r"(别|不要|不用)(再)?记|忘掉|忘了吧|删掉这条|删除这条|删掉关于|删除关于|的记忆|不想(让你|被)?记|不想.{0,6}被记", text):
             continue

@@ -51,7 +51,7 @@ PATTERNS: list[tuple[str, re.Pattern[str]]] = [
         r"|\b(i'm|i am|we're|we are) (not )?(a big fan|not a fan|fond|big on|a fan of|into)\b|\bi (think|feel|believe) (that )?\w+"
         r"|我(比较|更|很|不|最|特别|超)?(喜欢|偏好|习惯|讨厌|爱|倾向|受不了)|我们(习惯|偏好)|偏好|我觉得", re.IGNORECASE)),
     # An explicit to-do wins over the decision it may mention ("下一步要把负采样改成…").
-    ("task", re.compile(r"\b(todo|to-do|next step|still have to|need to|needs to)\b|待办|下一步|还要|要把|还需要", re.IGNORECASE)),
+    ("task", re.compile(r"\b(todo|to-do|next step|still have to|need to|needs to)\b|^next\s*:|待办|下一步|接下来要|还要|要把|还需要", re.IGNORECASE)),
     ("decision", re.compile(
         r"\b(we|i) (decided|agreed|chose|picked|settled on|will use|'ll use|are going with|switched to|are switching to|moved to|migrated to|are moving to)\b"
         r"|\blet'?s (go with|use|switch to|stick with|split|keep|move|batch|drop|go for|cache|pin)\b|\bdecision\b|\bwe('re| are) going to\b|\bwe'll go with\b"
@@ -97,10 +97,15 @@ PATTERNS: list[tuple[str, re.Pattern[str]]] = [
 ]
 ARTIFACT_RE = re.compile(
     r"\b(created|added|wrote|generated|saved|new file|renamed|moved|exported|published|updated|modified|edited|rewrote)\b"
-    r"|创建了?|新建了?|生成了?|写了|添加了?|保存(了|到)|导出了?|已修改|修改了|更新了|改写了",
+    r"|创建了?|新建了?|生成了?|写了|添加了?|保存(了|到)|导出了?|已修改|修改了|已更新|更新了|改写了|已替换",
     re.IGNORECASE,
 )
-QUESTION_RE = re.compile(r"[?？]\s*$|^(what|how|why|when|where|which|who|can you|could you|do you|is it|are there)\b|吗[?？]?$|呢[?？]?$", re.IGNORECASE)
+# A question: a question mark, "吗/呢" at the end, or an interrogative opening a sentence that
+# does not end as a statement ("When you suggest recipes, assume …." and "What I need is …."
+# are statements; "what's a good gift for him" is a question).
+QUESTION_RE = re.compile(
+    r"[?？]\s*$|^(what|how|why|when|where|which|who|can you|could you|do you|is it|are there)\b(?!.*[.。!！]\s*$)|吗[?？]?$|呢[?？]?$",
+    re.IGNORECASE)
 # One-off requests to the assistant ("can you rename this", "帮我看一下") are work, not memory.
 REQUEST_RE = re.compile(
     r"^(please |pls |ok,? |okay,? |now,? |also,? |and )?(can|could|would) you\b|^(please )?(fix|run|show|check|look at|rename|refactor|explain|add|remove|delete|update(?!\s+on\b|:)|write|give me|try|change|move|open)\b(?!.*\b(always|never|from now on|going forward)\b)"
@@ -239,7 +244,9 @@ ELABORATION_MAX_CHARS = 120
 SPEAKER_FACT_MIN_WORDS = 4
 FIRST_PERSON_RE = re.compile(r"\b(i|i'm|i've|my|me|we|our)\b|我", re.IGNORECASE)
 # The speaker or the people close to them: what a plain statement in a chat is about.
-SELF_RE = re.compile(r"\b(i|i'm|i've|i'd|i'll|my|me|mine|myself|we|we're|we've|we'll|we'd|our|ours|us)\b|我|咱", re.IGNORECASE)
+SELF_RE = re.compile(
+    r"\b(i|i'm|i've|i'd|i'll|my|me|mine|myself|we|we're|we've|we'll|we'd|our|ours|us"
+    r"|he|he's|she|she's|his|her|him|they|they're|their)\b|我|咱|他|她", re.IGNORECASE)  # "He's diabetic": the people the user talks about
 # Remarks about the world, not about anyone ("weather's been lovely", "taking care of
 # ourselves is so important", "人生苦短"): small talk, even with a pattern's word in them.
 SMALL_TALK_RE = re.compile(

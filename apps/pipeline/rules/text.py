@@ -13,11 +13,11 @@ CODE_FENCE_RE = re.compile(r"```.*?(?:```|$)", re.DOTALL)
 INLINE_CODE_RE = re.compile(r"`([^`\n]{1,200})`")
 
 INJECTION_RE = re.compile(
-    r"(ignore (all|any|the)? ?(previous|prior|above)? ?(instructions|prompts|rules)"
-    r"|disregard (all|any|the)? ?(previous|prior|above)? ?(instructions|rules)"
+    r"(ignore (all|any|the|your)? ?(of )?(the |your )?(previous|prior|above|earlier|former)? ?(instructions|prompts|rules|settings|guidelines)"
+    r"|disregard (all|any|the|your)? ?(previous|prior|above|earlier)? ?(instructions|rules)"
     r"|(reveal|print|output|show|repeat) (me )?(your|the) (system|hidden|initial) prompt"
     r"|you are now (dan|in developer mode)|jailbreak"
-    r"|忽略(所有|之前|以上|上面)?的?(指令|指示|规则|提示)|无视(所有|之前|以上)?的?(指令|规则)"
+    r"|忽略(你|我们)?(所有|之前|以上|上面|前面|先前)?的?(所有)?(指令|指示|规则|提示|设定|约束)|无视(你)?(所有|之前|以上)?的?(指令|规则|设定)"
     r"|输出你的系统提示词?|(告诉我|显示|打印)你的(系统)?提示词)",
     re.IGNORECASE,
 )
@@ -225,6 +225,10 @@ VALUE_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     # "at 10" is a clock time like "at 9:30" (the class starts at 10 → at 9:30 corrects it).
     ("time", re.compile(r"\b\d{1,2}(?::\d{2})?\s*(?:am|pm)\b|\b\d{1,2}:\d{2}\b|(?<=\bat )\d{1,2}(?![\w:%]|[.,]\d|\s*(?:km|kg|mph|miles?|minutes?|mins?|degrees?|percent|euros?|dollars?|pounds?|k\b))|(?:上午|下午|晚上|早上|凌晨|中午|傍晚|夜里)?[一两二三四五六七八九十\d]{1,3}点(?:半|[一二三四五\d]{1,2}分)?", re.IGNORECASE)),
     ("number", re.compile(r"(?<![\w.])v?\d+(?:\.\d+)*(?:\s?(?:kg|km|g|cm|mm|m|gb|mb|tb|ms|s|h|k|%|岁|号|公斤|公里))?(?![\w.]\w|\w)", re.IGNORECASE)),
+    # A day of the month ("on the 28th" / "moved to the 29th").
+    ("day", re.compile(r"\b\d{1,2}(?:st|nd|rd|th)\b", re.IGNORECASE)),
+    # Which way something faces ("朝南" / "其实是朝东的").
+    ("direction", re.compile(r"(?:朝|坐北朝)[东南西北]{1,2}|\b(?:north|south|east|west)(?:-facing)?\b", re.IGNORECASE)),
     # Numbers said in words ("Kenji is six" / "seven now"); not "one", which is mostly a pronoun.
     ("number", re.compile(r"\b(?:two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|sixteen|seventeen"
                           r"|eighteen|nineteen|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety|hundred)\b", re.IGNORECASE)),
