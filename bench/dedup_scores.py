@@ -59,7 +59,9 @@ def main() -> None:
     from apps.pipeline.rules.text import containment, lexical_similarity
 
     data = yaml.safe_load(DATA.read_text(encoding="utf-8"))
-    classes: dict[str, list[tuple[str, str]]] = {k: [tuple(p) for p in data[k]] for k in ("restatement", "distinct", "contained_other", "update", "close")}
+    classes: dict[str, list[tuple[str, str]]] = {
+        k: [tuple(p) for p in data[k]] for k in ("restatement", "paraphrase", "distinct", "near_distinct", "contained_other", "update", "close")
+    }
     said_old, new_only = [], []
     for record, sentence in data["correction"]:
         corr = parse_correction(sentence)

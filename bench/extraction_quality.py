@@ -15,12 +15,18 @@ the conversation's gold labels:
   → recalled; its `type` and `scope` are checked on that record;
 * trap (kinds: superseded, forgotten, declined, injected, one-off): all its keywords occur
   in a live record → violation;
-* duplicate: a gold memory matched by more than one live record (each extra one counts);
-* questions (long chats): the turn that answers a question is cited by some live record.
+* duplicate: a gold memory matched by more than one live record (each extra one counts;
+  "of one type" counts only extra records of a type already matched — a task and the file
+  it produced are two memories, a restatement stored twice is one);
+* questions (long chats): the turn that answers a question is cited by some live record;
+* conversations between people (`speakers`): the share of live records that name one of
+  the speakers, and of records with a relative date ("yesterday", "上周") that also carry
+  the date it was resolved to.
 
-Printed: gold recall overall and per mode, language, mode × language and type; type and
-scope agreement; trap violations by kind; duplicates; records per conversation;
-question coverage; eligible messages per second of job run time.
+Printed: gold recall overall and per mode, language, mode × language and type (each with
+its count of gold items); type and scope agreement; trap violations by kind; duplicates;
+records per conversation; question coverage; speakers named and relative dates resolved;
+eligible messages per second of job run time; and the targets with met / NOT MET.
 """
 
 from __future__ import annotations
@@ -144,7 +150,23 @@ def evaluate(conv: dict, outcome: dict) -> dict:
     for q in conv.get("questions") or []:
         ref = outcome["refs"][int(q["turn"]) - 1]
         questions.append({"q": q["q"], "cited": ref in cited})
-    return {"gold": gold_rows, "traps": traps, "questions": questions}
+    named, dated = [], []
+    speakers = [str(s) for s in conv.get("speakers") or []]
+    for r in live if speakers else []:
+        named.append(any(_occurs(name, r.content.casefold()) for name in speakers))
+        if RELATIVE_DATE_RE.search(r.content):
+            dated.append(bool(RESOLVED_DATE_RE.search(r.content)))
+    return {"gold": gold_rows, "traps": traps, "questions": questions, "named": named, "dated": dated}
+
+
+# A relative date in a record, and the absolute date the rules write beside it.
+RELATIVE_DATE_RE = re.compile(
+    r"\b(yesterday|today|tonight|tomorrow|last (week|weekend|month|year|night|monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
+    r"|next (week|weekend|month|year|monday|tuesday|wednesday|thursday|friday|saturday|sunday)|\w+ (days|weeks|months) ago|this (morning|evening|afternoon))\b"
+    r"|昨天|前天|今天|明天|上周|下周|上个月|下个月|去年|明年|[一两三四五六七八九十\d]+(天|周|个月)(前|以前)",
+    re.IGNORECASE,
+)
+RESOLVED_DATE_RE = re.compile(r"\d{4}-\d{2}")
 
 
 def pct(a: int, b: int) -> str:
@@ -155,8 +177,9 @@ def report(convs: list[dict], results: list[dict], outcomes: list[dict], show: b
     groups: dict[str, list[bool]] = defaultdict(list)
     type_ok, scope_ok = [], []
     trap_kinds: dict[str, list[bool]] = defaultdict(list)
-    duplicates = 0
+    duplicates = same_type = 0
     questions = []
+    named, dated = [], []
     for conv, res in zip(convs, results):
         for row in res["gold"]:
             g = row["gold"]
@@ -165,6 +188,8 @@ def report(convs: list[dict], results: list[dict], outcomes: list[dict], show: b
                 groups[key].append(row["hit"])
             if row["hit"]:
                 duplicates += len(row["records"]) - 1
+                # The same memory twice: records of one type (a task and the file it produced are two memories).
+                same_type += len(row["records"]) - len({r.type for r in row["records"]})
                 if row.get("typeOk") is not None:
                     type_ok.append(row["typeOk"])
                 if row.get("scopeOk") is not None:
@@ -172,6 +197,8 @@ def report(convs: list[dict], results: list[dict], outcomes: list[dict], show: b
         for t in res["traps"]:
             trap_kinds[t["trap"]["kind"]].append(t["violated"])
         questions.extend(q["cited"] for q in res["questions"])
+        named.extend(res["named"])
+        dated.extend(res["dated"])
     print("\n== gold recall")
     for key in sorted(groups, key=lambda k: (k != "all", k.split("=")[0], k)):
         print(f"  {key:28s} {pct(sum(groups[key]), len(groups[key]))}")
@@ -182,16 +209,34 @@ def report(convs: list[dict], results: list[dict], outcomes: list[dict], show: b
     for kind in sorted(trap_kinds):
         print(f"  {kind:28s} {sum(trap_kinds[kind])} of {len(trap_kinds[kind])}")
     print("\n== other")
-    print(f"  {'duplicates of a gold memory':28s} {duplicates}")
+    print(f"  {'duplicates of a gold memory':28s} {duplicates} (of one type: {same_type})")
     counts = [len(o["live"]) for o in outcomes]
     print(f"  {'live records / conversation':28s} mean {sum(counts) / len(counts):.1f}, min {min(counts)}, max {max(counts)}")
     if questions:
         print(f"  {'questions with cited answer':28s} {pct(sum(questions), len(questions))}")
+    if named:
+        print(f"  {'records naming a speaker':28s} {pct(sum(named), len(named))}")
+    if dated:
+        print(f"  {'relative dates resolved':28s} {pct(sum(dated), len(dated))}")
     read = sum(o["messagesRead"] for o in outcomes)
     seconds = sum(o["runSeconds"] for o in outcomes)
     print(f"  {'conversations':28s} {len(convs)} ({sum(len(s['messages']) for c in convs for s in c['sessions'])} messages, "
           f"{sum(o['runs'] for o in outcomes)} job runs)")
     print(f"  {'eligible messages / s':28s} {read / seconds:.1f} ({read} read in {seconds:.1f} s of run time)" if seconds else "")
+    cells = {k: v for k, v in groups.items() if k.startswith("cell=")}
+    violations = sum(sum(v) for v in trap_kinds.values())
+    print("\n== targets")
+    targets = [
+        ("gold recall ≥ 80 %", sum(groups["all"]) >= 0.8 * len(groups["all"])),
+        ("every mode × language cell ≥ 70 %", all(sum(v) >= 0.7 * len(v) for v in cells.values())),
+        ("0 trap violations", violations == 0),
+        ("no duplicate of a gold memory", duplicates == 0),
+        ("no duplicate of one type", same_type == 0),
+    ]
+    if questions:
+        targets.append(("questions with cited answer ≥ 85 %", sum(questions) >= 0.85 * len(questions)))
+    for label, ok in targets:
+        print(f"  {label:40s} {'met' if ok else 'NOT MET'}")
     if show:
         for conv, res, out in zip(convs, results, outcomes):
             print(f"\n--- {conv['id']} ({conv['mode']}, {conv['language']})")
@@ -199,9 +244,14 @@ def report(convs: list[dict], results: list[dict], outcomes: list[dict], show: b
                 mark = "ok " if row["hit"] else "MISS"
                 extra = "" if not row["hit"] or row.get("typeOk") in (None, True) else f"  [type {[r.type for r in row['records']]}]"
                 print(f"  {mark} {row['gold']['keywords']}{extra}")
+                if len(row.get("records") or []) > 1:
+                    print(f"  DUP  {[r.content for r in row['records']]}")
             for t in res["traps"]:
                 if t["violated"]:
                     print(f"  TRAP {t['trap']['kind']}: {[r.content for r in t['records']]}")
+            for q in res["questions"]:
+                if not q["cited"]:
+                    print(f"  UNCITED {q['q']}")
             for r in out["live"]:
                 print(f"     · [{r.type}/{(r.metadata or {}).get('scope')}] {r.content}")
 

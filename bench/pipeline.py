@@ -11,8 +11,12 @@ Measured:
 * L1 throughput: generated bilingual code-agent conversations (conventions, decisions,
   tasks, artifacts, chatter, commands, prompt-injection attempts) appended to L0, then
   `l1_extract` runs of the rules driver in this process until the cursor reaches the end
-  of the shards. Reported as eligible L0 messages per second of run time, with the
-  records stored / updated / skipped.
+  of the shards. Reported as eligible L0 messages per second of run time (end to end:
+  reading, extraction, dedup lookups, `l1_commit` with its index writes), with the records
+  stored / updated / skipped; and, from the run's per-tool times (`toolMs.<tool>`), the
+  same messages per second of the run without `l1_commit` ("extraction": reading the
+  increment, the driver's own text work, `embed_and_search`, project and scene lookups)
+  and the seconds of each tool.
 * enqueue→start latency: a real Celery worker (subprocess) on the embedded SQLite broker
   (and on Redis with --redis); cheap runs are requested one after another and the time
   from the run row's creation (just before the message is sent on commit) to the
@@ -142,12 +146,22 @@ def bench_throughput(n: int) -> dict:
                 counts[key] = counts.get(key, 0) + value
         print(f"  run {runs}: {done.counts.get('messagesRead', 0)} messages in {done.duration_seconds:.1f} s", flush=True)
     read = counts.get("messagesRead", 0)
+    tool_seconds = {k.removeprefix("toolMs."): round(v / 1000, 1) for k, v in sorted(counts.items()) if k.startswith("toolMs.")}
+    extraction_seconds = run_seconds - tool_seconds.get("l1_commit", 0.0)
     return {
         "messages": n,
         "eligibleMessagesRead": read,
         "runs": runs,
         "runSeconds": round(run_seconds, 1),
         "messagesPerSecond": round(read / run_seconds, 1) if run_seconds else None,
+        "extractionSeconds": round(extraction_seconds, 1),
+        "extractionMessagesPerSecond": round(read / extraction_seconds, 1) if extraction_seconds > 0 else None,
+        "toolSeconds": tool_seconds,
+        "embedAndSearchCalls": counts.get("toolCalls.embed_and_search", 0),
+        "candidates": counts.get("candidates", 0),
+        "exactRepeatsNotEmbedded": counts.get("dedupExactRepeats", 0),
+        "commits": counts.get("toolCalls.l1_commit", 0),
+        "driverSeconds": round(run_seconds - sum(tool_seconds.values()), 1),
         "appendSeconds": round(append_s, 2),
         "recordsStored": counts.get("recordsStored", 0),
         "recordsUpdated": counts.get("recordsUpdated", 0),
@@ -212,6 +226,7 @@ def main() -> None:
     parser.add_argument("--latency-samples", type=int, default=20)
     parser.add_argument("--redis", default="", help="also measure latency on this Redis broker URL")
     parser.add_argument("--skip-throughput", action="store_true")
+    parser.add_argument("--skip-latency", action="store_true")
     parser.add_argument("--latency-broker", default="", help=argparse.SUPPRESS)
     parser.add_argument("--data-dir", default="", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -222,14 +237,15 @@ def main() -> None:
         return
     data_dir = Path(tempfile.mkdtemp(prefix="mw-bench-pipeline-"))
     setup_django(data_dir)
-    result: dict = {"dataDir": str(data_dir), "cpus": os.cpu_count()}
+    result: dict = {"dataDir": str(data_dir), "cpus": os.cpu_count(), "loadAverageAtStart": [round(x, 2) for x in os.getloadavg()]}
     if not args.skip_throughput:
         print(f"L1 rules-driver throughput on {args.messages} messages…", flush=True)
         result["throughput"] = bench_throughput(args.messages)
-    print("enqueue→start latency…", flush=True)
     from django.conf import settings
 
-    brokers = [settings.CELERY_BROKER_URL] + ([args.redis] if args.redis else [])
+    brokers = [] if args.skip_latency else [settings.CELERY_BROKER_URL] + ([args.redis] if args.redis else [])
+    if brokers:
+        print("enqueue→start latency…", flush=True)
     result["latency"] = []
     for broker in brokers:
         if broker.startswith("redis"):
@@ -242,6 +258,7 @@ def main() -> None:
             env={**os.environ, "CELERY_BROKER_URL": broker}, capture_output=True, text=True, check=True,
         )
         result["latency"].append(json.loads(out.stdout.strip().splitlines()[-1]))
+    result["loadAverageAtEnd"] = [round(x, 2) for x in os.getloadavg()]
     print(json.dumps(result, indent=2, ensure_ascii=False))
 
 

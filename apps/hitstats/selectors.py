@@ -72,3 +72,13 @@ def effective_hits_of(*, profile_field: str = "profile_id", record_field: str = 
         .annotate(eff=F("hits") - F("invalid_hits")).values("eff")[:1],
         output_field=IntegerField(),
     )
+
+
+def hit_counts(*, profile: Profile, record_ids: list[str]) -> dict[str, int]:
+    """Hits per record id (records never recalled are absent)."""
+    return {rid: h.hits for rid, h in hits_for(profile, record_ids).items()}
+
+
+def effective_hit_counts(*, profile: Profile, record_ids: list[str]) -> dict[str, int]:
+    """Hits minus invalid hits per record id (records never recalled are absent)."""
+    return {rid: h.effective_hits for rid, h in hits_for(profile, record_ids).items()}

@@ -131,3 +131,15 @@ def proposal_entry(profile: Profile, index: int) -> dict[str, Any] | None:
     live_v = live_version(profile)
     return {"index": index, "text": entry.get("text", ""), "origin": entry.get("origin"), "sources": entry_sources(entry),
             "live": entry.get("text") in (live_v.entries if live_v else [])}
+
+
+def proposal_entry_texts(profile: Profile) -> list[str]:
+    """The text of every entry of the `USER-temp.md` proposal ([] when there is none)."""
+    proposal = PersonaProposal.objects.filter(profile=profile).first()
+    return [str(e.get("text", "")) for e in (proposal.entries if proposal else []) or [] if isinstance(e, dict)]
+
+
+def live_entry_texts(profile: Profile) -> list[str]:
+    """The entries of the live `USER.md`."""
+    live = live_version(profile)
+    return list(live.entries) if live else []

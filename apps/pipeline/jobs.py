@@ -81,7 +81,12 @@ class RunContext:
     def tool(self, name: str, params: dict[str, Any], *, session_key: str = "", cwd: str = "") -> Any:
         self.check_deadline()
         self.add(f"toolCalls.{name}")
-        return self.executor.call(name, params, session_key=session_key, cwd=cwd)
+        started = time.monotonic()
+        try:
+            return self.executor.call(name, params, session_key=session_key, cwd=cwd)
+        finally:
+            # Where a run's time goes: its tools (the services behind them) or the driver itself.
+            self.add(f"toolMs.{name}", round((time.monotonic() - started) * 1000))
 
 
 def _claim(run_id: int) -> JobRun | None:

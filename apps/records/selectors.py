@@ -1,4 +1,4 @@
-"""Read-only queries over L1 records (dashboard and tools).
+"""Read-only queries over L1 records (dashboard, tools and the rules driver).
 
 Every query is scoped by profile and sized by the page, never by the table (counts are
 aggregates; lists are paged)."""
@@ -6,6 +6,7 @@ aggregates; lists are paged)."""
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
@@ -468,3 +469,70 @@ def l1_increment_read(*, profile: Profile, cursor: Any = None, max_records: int 
         "returned": len(records),
         "truncated": total > len(records),
     }
+
+
+# ---------------------------------------------------------------- the rules driver's reads
+
+
+def records_with_ids(*, profile: Profile, record_ids: Iterable[str]) -> dict[str, L1Record]:
+    """Full rows, live or tombstoned, by record id (ids that name no record are absent)."""
+    ids = set(record_ids)
+    if not ids:
+        return {}
+    return {r.record_id: r for r in L1Record.objects.filter(profile=profile, record_id__in=ids)}
+
+
+def live_records_recent(*, profile: Profile, limit: int, since: datetime | None = None) -> list[tuple[str, str, list[str], str]]:
+    """`(record_id, content, source_message_ids, session_key)` of the newest live records
+    (updated at or after `since`), newest first, at most `limit`."""
+    qs = L1Record.objects.filter(profile=profile, deleted=False)
+    if since is not None:
+        qs = qs.filter(updated_at__gte=since)
+    rows = qs.order_by("-updated_at").values_list("record_id", "content", "source_message_ids", "session_key")[: max(1, limit)]
+    return [(rid, content, list(sources or []), session or "") for rid, content, sources, session in rows]
+
+
+def live_record_ids_containing(*, profile: Profile, text: str, limit: int = 20) -> set[str]:
+    """Live records whose content contains `text` (any case), newest first, at most `limit`."""
+    needle = text.strip()
+    if not needle:
+        return set()
+    qs = L1Record.objects.filter(profile=profile, deleted=False, content__icontains=needle).order_by("-updated_at")
+    return set(qs.values_list("record_id", flat=True)[: max(1, limit)])
+
+
+def live_records_by_content_key(*, profile: Profile, keys: Iterable[str]) -> dict[str, L1Record]:
+    """Live records whose normalised content has one of `keys` (`normalize.content_key`),
+    one per key (the newest), in one query: an exact repeat needs no embedding to be known."""
+    wanted = set(keys)
+    if not wanted:
+        return {}
+    out: dict[str, L1Record] = {}
+    for record in L1Record.objects.filter(profile=profile, deleted=False, content_key__in=wanted).order_by("-updated_at"):
+        out.setdefault(record.content_key, record)
+    return out
+
+
+def scene_pks_of_records(*, profile: Profile, record_ids: Iterable[str]) -> set[int]:
+    """The scene-pool entries (primary keys) the given records were attributed to."""
+    ids = set(record_ids)
+    if not ids:
+        return set()
+    rows = L1Record.objects.filter(profile=profile, record_id__in=ids, scene__isnull=False).values_list("scene_id", flat=True)
+    return {int(pk) for pk in rows}
+
+
+def scene_member_records(*, profile: Profile, scene_pks: Iterable[int]) -> list[L1Record]:
+    """Live records attributed to any of the given scene-pool entries, oldest first."""
+    pks = set(scene_pks)
+    if not pks:
+        return []
+    return list(L1Record.objects.filter(profile=profile, deleted=False, scene_id__in=pks).order_by("created_at", "id"))
+
+
+def live_records_of_types(*, profile: Profile, record_ids: Iterable[str], types: Iterable[str]) -> list[L1Record]:
+    """Live records among `record_ids` whose type is one of `types`."""
+    ids, kinds = set(record_ids), set(types)
+    if not ids or not kinds:
+        return []
+    return list(L1Record.objects.filter(profile=profile, record_id__in=ids, deleted=False, type__in=kinds))

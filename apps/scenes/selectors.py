@@ -1,4 +1,5 @@
-"""Read-only queries over scene blocks (L2) and the scene pool, for the dashboard."""
+"""Read-only queries over scene blocks (L2) and the scene pool, for the dashboard and the
+rules organizer."""
 
 from __future__ import annotations
 
@@ -87,3 +88,52 @@ def block_ids_by_filename(profile: Profile, filenames: list[str]) -> dict[str, i
     for filename, pk in rows.values_list("filename", "pk"):
         out.setdefault(filename, pk)
     return out
+
+
+# ---------------------------------------------------------------- the rules organizer's reads
+
+MERGE_DEPTH = 10  # a merge chain longer than this is broken data, not a chain to follow
+
+
+def surviving_scenes(*, profile: Profile, scene_pks: set[int]) -> list[SceneEntry]:
+    """The pool entries that now stand for the given ones (following `merged_into`), once each."""
+    out: dict[int, SceneEntry] = {}
+    for scene in SceneEntry.objects.filter(profile=profile, pk__in=scene_pks).select_related("merged_into"):
+        current: SceneEntry | None = scene
+        seen = 0
+        while current is not None and current.merged_into_id and seen < MERGE_DEPTH:
+            current = current.merged_into
+            seen += 1
+        if current is not None:
+            out[current.pk] = current
+    return list(out.values())
+
+
+def scene_and_merged_pks(scene: SceneEntry) -> set[int]:
+    """The entry and those merged into it: their records are the scene's members."""
+    return {scene.pk, *scene.merged_from.values_list("pk", flat=True)}
+
+
+def pool_scenes_with_live_records(*, profile: Profile) -> list[SceneEntry]:
+    """Unmerged pool entries that at least one live record is attributed to."""
+    return list(SceneEntry.objects.filter(profile=profile, merged_into__isnull=True, records__deleted=False).distinct())
+
+
+def block_filenames(*, profile: Profile) -> set[str]:
+    """Filenames of the live and archived (not removed) blocks."""
+    return set(SceneBlock.objects.filter(profile=profile, removed=False).values_list("filename", flat=True))
+
+
+def live_block_count(*, profile: Profile) -> int:
+    """Blocks that count against `l2.maxScenes` (not archived, not removed)."""
+    return SceneBlock.objects.filter(profile=profile, archived=False, removed=False).count()
+
+
+def block_by_filename(*, profile: Profile, filename: str) -> SceneBlock | None:
+    """The live or archived block of that name (a removed one is gone)."""
+    return SceneBlock.objects.filter(profile=profile, filename=filename, removed=False).first()
+
+
+def live_blocks(*, profile: Profile) -> list[SceneBlock]:
+    """Blocks that are neither archived nor removed, by filename."""
+    return list(SceneBlock.objects.filter(profile=profile, archived=False, removed=False).order_by("filename"))

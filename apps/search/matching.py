@@ -25,3 +25,16 @@ def similarities(query: str, texts: list[str]) -> list[float]:
     q = embedding.embed([query], kind=embedding.QUERY, raw=True)[0]
     passages = embedding.embed(texts, kind=embedding.PASSAGE, raw=True)
     return [float(x) for x in np.asarray(passages @ q, dtype=np.float64)]
+
+
+def topic_vectors(texts: list[str]) -> list[list[float]]:
+    """Vectors that put texts about one topic close together, whatever their language, for
+    grouping a few texts (a scene block's members), not for the index: each text embedded
+    as a query (e5's query side weighs what a text is about: bench/l2_grouping.py groups
+    hand-labelled topics better with it than with passage vectors) in the debiased space,
+    where a Chinese and an English sentence on one topic are close. Raises
+    EmbeddingUnavailable when the model cannot be loaded."""
+    if not texts:
+        return []
+    vectors = embedding.embed(texts, kind=embedding.QUERY)
+    return [[float(x) for x in row] for row in np.asarray(vectors, dtype=np.float64)]

@@ -158,11 +158,15 @@ def test_l1_reuses_pool_scenes_across_runs(coder, l0, run_now):
 
 
 def test_l1_processes_a_long_backlog_in_batches_within_one_run(coder, l0, run_now):
-    l0(coder, [msg(f"b{i}", f"We need to migrate service number {i} to the new queue.") for i in range(60)])
+    # Pages of l0.batchSize (25) are read one after another and committed together, up to
+    # 100 messages per commit: 130 messages are 6 pages in 2 commits.
+    l0(coder, [msg(f"b{i}", f"We need to migrate service number {i} to the new queue.") for i in range(130)])
     run = run_now(coder, KIND_L1)
     assert run.status == STATUS_SUCCEEDED, run.error
-    assert run.counts["batches"] == 3 and run.counts["messagesRead"] == 60
+    assert run.counts["toolCalls.read_l0_increment"] == 6 and run.counts["toolCalls.l1_commit"] == 2
+    assert run.counts["batches"] == 2 and run.counts["messagesRead"] == 130
     assert sum(cursor_get(profile=coder, kind="l1")["files"].values()) == shard_size(coder)
+    assert run.counts["toolMs.l1_commit"] >= 0 and not run.counts["backlogRemains"]
 
 
 def test_l1_failed_commit_leaves_cursor_and_records_untouched(coder, l0, run_now, monkeypatch):

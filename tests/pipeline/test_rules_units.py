@@ -186,6 +186,43 @@ def test_a_shortened_restatement_of_a_live_rule_is_not_stored_twice(coder, l0, r
     assert run.counts["recordsSkipped"] == 1
 
 
+def test_an_exact_repeat_of_a_live_record_is_skipped_without_embedding(coder, l0, run_now):
+    l0(coder, [code_msg("x1", "The staging database listens on port 5433.", 0)])
+    ok(run_now(coder, KIND_L1))
+    l0(coder, [code_msg("x2", "the staging database listens on port 5433", 3, session="s2")])
+    run = ok(run_now(coder, KIND_L1))
+    assert run.counts["dedupExactRepeats"] == 1 and run.counts["recordsSkipped"] == 1
+    assert "toolCalls.embed_and_search" not in run.counts  # nothing was left to search for
+    assert len([r for r in live(coder) if "5433" in r.content]) == 1
+
+
+def test_a_restatement_and_a_changed_value_in_one_batch_are_one_record(coder, l0, run_now):
+    l0(coder, [
+        code_msg("y1", "In this repo, never commit the generated protobuf stubs.", 0),
+        code_msg("y2", "Noted.", 1, role="assistant"),
+        code_msg("y3", "Never commit the protobuf stubs.", 2),
+        code_msg("y4", "The billing service listens on port 8000.", 3),
+        code_msg("y5", "The billing service listens on port 9000.", 4),
+    ])
+    run = ok(run_now(coder, KIND_L1))
+    stubs = [r for r in live(coder) if "protobuf" in r.content]
+    assert len(stubs) == 1 and stubs[0].source_message_ids == ["y1", "y3"]
+    ports = [r.content for r in live(coder) if "billing" in r.content]
+    assert ports == ["The billing service listens on port 9000."]
+    assert run.counts["dedup.replacedInBatch"] == 1
+
+
+def test_zh_a_restatement_in_the_same_batch_cites_both_messages(coder, l0, run_now):
+    l0(coder, [
+        code_msg("z1", "本项目的提交信息统一用英文写，不要用中文。", 0),
+        code_msg("z2", "好的。", 1, role="assistant"),
+        code_msg("z3", "提交信息统一用英文写。", 2),
+    ])
+    ok(run_now(coder, KIND_L1))
+    rules = [r for r in live(coder) if "提交信息" in r.content]
+    assert len(rules) == 1 and rules[0].source_message_ids == ["z1", "z3"]
+
+
 def test_a_repo_rule_is_scoped_to_the_project_and_a_personal_habit_is_global(coder, l0, run_now):
     l0(coder, [
         code_msg("s1", "This repo is our nightly ETL into the warehouse.", 0),

@@ -15,16 +15,23 @@ from dataclasses import dataclass
 from apps.pipeline.rules.text import content_tokens, is_chinese, values
 
 CORRECTION_RE = re.compile(
-    r"\b(actually|i was wrong|i'm wrong|my bad|my mistake|correction|i misspoke|sorry,? i meant|i meant|scratch that|wait,? no|not anymore|no longer"
-    r"|we (moved|switched|migrated|changed|upgraded|downgraded) to|(is|are|it's) now|changed to|instead of|rather than)\b"
-    r"|\bnot\s+[^,.;]+?,?\s+but\b|,\s*not\s+\w"
-    r"|改成|改为|改到|更正|纠正一下|记错了|说错了|搞错了|弄错了|其实是|现在是|现在改|换成了|已经不|不再|不对[，,]|不是[^，,。]{1,20}[，,]?\s*(而)?是|是[^，,。]{1,20}[，,]?\s*不是",
+    r"\b(actually|i was wrong|i'm wrong|my bad|my mistake|correction|i misspoke|sorry,? i meant|i meant|scratch that|wait,? no|no,? wait|not anymore|no longer"
+    r"|we (moved|switched|migrated|changed|upgraded|downgraded) to|(is|are|it's) now|changed to|instead of|rather than"
+    r"|(replaced|swapped) \S+(?: \S+)? (with|for)|(dropped|went down|went up|increased|reduced|decreased|rose|bumped|raised|lowered) to|is (down|up) to"
+    r"|(moved|changed|switched|postponed|pushed|pushed back|brought forward|rescheduled) to|change of plans?|i (said|told you|mentioned) .{1,60}\bbut"
+    r"|(switched|moved|migrated|changed|went|upgraded) from)\b"
+    r"|^[\w ]{2,30} update\s*:|^update( on [^:]{1,40})?\s*:"
+    r"|\bnot\s+[^,.;]+?,?\s+but\b|,\s*not\s+\w|(?<!for )(?<!until )\bnow\s*[.!]?\s*$"
+    r"|改成|改为|改到|改用|换用|更正|纠正一下|记错了|说错了|搞错了|弄错了|其实是|现在是|现在改|换成了|变成了?|变为|已经不|不再|不对[，,]"
+    r"|降到|降至|升到|升至|提高到|增加到|减少到|涨到|调整为|调整到|调到|迁到|迁移到|改发到|不用了"
+    r"|不是[^，,。]{1,20}[，,]?\s*(而)?是|是[^，,。]{1,20}[，,]?\s*不是",
     re.IGNORECASE,
 )
 _LEAD_RE = re.compile(
-    r"^(?:(?:oh|ah|hmm|wait|sorry|oops|ok|okay)[,，!！.\s]*)*(?:actually|correction|i was wrong|i'm wrong|my bad|my mistake|i misspoke|sorry,? i meant|i meant|scratch that|wait,? no)"
+    r"^(?:(?:oh|ah|hmm|wait|sorry|oops|ok|okay|no)[,，!！.\s]*)*(?:actually|(?:a |one |small |quick )?correction(?: to what i said(?: before| earlier)?)?|i was wrong|i'm wrong"
+    r"|my bad|my mistake|i misspoke|sorry,? i meant|i meant|scratch that|wait,? no|no,? wait)"
     r"[\s,，:：—–\-!！.]*"
-    r"|^(?:更正(?:一下)?|纠正一下|我?记错了|我?说错了|我?搞错了|我?弄错了|不好意思)[，,：:。！!\s]*",
+    r"|^(?:更正(?:一下)?|纠正一下|(?:上次|刚才|之前)?我?(?:记错了|说错了|搞错了|弄错了)|不好意思|(?:哦|噢|啊)?不对(?:不对)?)[，,：:。！!\s]*",
     re.IGNORECASE,
 )
 _PAIRS: list[re.Pattern[str]] = [
@@ -35,12 +42,26 @@ _PAIRS: list[re.Pattern[str]] = [
     re.compile(r"不是(?P<old>[^，,。；;]+?)[，,]?\s*(?:而)?是(?P<new>[^，,。；;！!]+)"),
     re.compile(r"是(?P<new>[^，,。；;不]+?)[，,]?\s*不是(?P<old>[^，,。；;！!]+)"),
     re.compile(r"(?P<new>[^，,。；;]+?)[，,]\s*(?:而)?不是(?P<old>[^，,。；;！!]+)"),
-    re.compile(r"从(?P<old>[^，,。；;]+?)(?:改成|改为|改到|换成)(?P<new>[^，,。；;！!]+)"),
+    re.compile(r"从(?P<old>[^，,。；;]+?)(?:改成了?|改为|改到|换成了?)(?P<new>[^，,。；;！!]+)"),
+    re.compile(r"\b(?:replaced|swapped)\s+(?P<old>[\w.:+-]+(?: [\w.:+-]+)?)\s+(?:with|for)\s+(?P<new>[^,.;!]+?)(?=\s+(?:last|this|on|in|because|since|as)\b|[,.;!]|$)", re.IGNORECASE),
+    # "Feast 不再用了，我们改用自研的 feature service": what is dropped and what replaces it.
+    re.compile(r"(?P<old>[\w.+-]+(?: [\w.+-]+)?)\s*(?:已经)?不再(?:用|使用|维护|支持)了?[，,]\s*(?:我们)?(?:决定)?(?:改用|换成|换用|改成)(?P<new>[^，,。；;！!]+)"),
+    # "物理机换成了三台 ECS": a short subject changed into something else.
+    re.compile(r"^(?P<old>[^，,。；;\s]{1,12}?)(?:换成了?|替换成了?|替换为)(?P<new>[^，,。；;！!]+)"),
+    re.compile(r"(?P<old>[\w.+-]+(?: [\w.+-]+)?)\s*(?:已经)?不再(?:用|使用|维护|支持)了?[，,]\s*(?:\S{0,6}?)(?:迁到|迁移到|改发到|转到|挪到)(?P<new>[^，,。；;！!]+)"),
+    # "告警现在改发到钉钉了，飞书不用了": the new one first, the dropped one after.
+    re.compile(r"(?P<new>[^，,。；;]+?)[，,]\s*(?P<old>[^，,。；;\s]{1,12}?)(?:就)?(?:不再用|不用)了"),
+    # "I said we close on Mondays, but from October it'll be Tuesdays."
+    re.compile(r"\bi (?:said|told you|mentioned)\s+(?:that\s+)?(?P<old>[^.;!?]+?),?\s+but\s+(?P<new>[^.;!?]+)", re.IGNORECASE),
 ]
 _NEW_ONLY: list[re.Pattern[str]] = [
-    re.compile(r"(?:改成|改为|改到|换成了?|现在是|其实是)(?P<new>[^，,。；;！!]+)"),
+    re.compile(r"(?:改成|改为|改到|改用|换用|换成了?|变成了?|变为|现在是|其实是|降到|降至|升到|升至|提高到|增加到|减少到|涨到|调整为|调整到|调到|迁到|迁移到|改发到)(?P<new>[^，,。；;！!]+)"),
+    re.compile(r"\b(?:moved|changed|switched|postponed|pushed back|pushed|brought forward|rescheduled) to\s+(?P<new>[^,.;!]+)", re.IGNORECASE),
+    re.compile(r"(?:^[\w ]{2,30} update|^update(?: on [^:]{1,40})?)\s*:\s*(?P<new>[^.;!]+)", re.IGNORECASE),
     re.compile(r"\b(?:moved|switched|migrated|changed|upgraded|downgraded) to\s+(?P<new>[^,.;!]+)", re.IGNORECASE),
+    re.compile(r"\b(?:dropped|went down|went up|increased|reduced|decreased|rose|bumped|raised|lowered) to\s+(?P<new>[^,.;!]+)|\bis (?:down|up) to\s+(?P<new2>[^,.;!]+)", re.IGNORECASE),
     re.compile(r"\b(?:is|are|it's) now\s+(?P<new>[^,.;!]+)", re.IGNORECASE),
+    re.compile(r"\b(?:is|are|it's|runs|starts)\s+(?P<new>[^,;!]+?)\s+now\s*[.!]?\s*$", re.IGNORECASE),
 ]
 
 
@@ -56,15 +77,19 @@ def parse_correction(sentence: str) -> Correction | None:
         return None
     # "Wait, I said Monday — the sync runs on Tuesday, not Monday": the dash part that states the change.
     segments = [seg.strip() for seg in re.split(r"\s[—–]\s|—|\s-\s", sentence.strip()) if seg.strip()]
+    others: list[str] = []
     if len(segments) > 1:
         stating = [seg for seg in segments if any(p.search(seg) for p in _PAIRS) or any(p.search(seg) for p in _NEW_ONLY)]
         sentence = stating[0] if stating else max(segments, key=len)
-    text = _LEAD_RE.sub("", sentence.strip()).strip()
+        others = [seg for seg in segments if seg is not sentence]
+    text = _strip_lead(sentence)
     old = new = ""
     clause = text
+    bounded = False  # the new value came with its own end ("with Amazon SES", "not X but Y")
     for pattern in _PAIRS:
         m = pattern.search(text)
         if m:
+            bounded = True
             old, new = m.group("old").strip(), m.group("new").strip()
             # The clause keeps what is true: "the port is 5433, not 5432" → "the port is 5433".
             clause = (text[: m.start()] + _kept(m, text)).strip()
@@ -73,14 +98,46 @@ def parse_correction(sentence: str) -> Correction | None:
         for pattern in _NEW_ONLY:
             m = pattern.search(text)
             if m:
-                new = m.group("new").strip()
+                new = (m.group("new") or (m.groupdict().get("new2") or "")).strip()
                 break
     old = re.split(r"\s[—–-]\s|[—–…]", old)[0].strip()
     if len(old.split()) > 4:
         old = ""  # not a value but a whole clause: find the record by the new value instead
     clause = re.sub(r"^[,，:：\s—–-]+|[,，\s]+$", "", clause)
-    new = _align_new(old, new)
+    old_values, new_values = values(old), values(new)
+    if len(old_values) == 1 and len(old.split()) > 1:
+        same_kind = [v for k, v in new_values if k == old_values[0][0] and v != old_values[0][1]]
+        if same_kind:
+            # "I said we close on Mondays, but … Tuesdays": the value that changed, not the clause.
+            old, new = old_values[0][1], same_kind[-1]
+    kinds = {k for k, _ in values(old)}
+    if kinds and not kinds & {k for k, _ in values(new)}:
+        # "the replica is on port 6432 — it goes through pgbouncer, not 5432": the new value
+        # of the old one's kind is in the other part of the sentence.
+        for seg in others:
+            found = [v for k, v in values(seg) if k in kinds and v != old]
+            if found:
+                new, clause = found[-1], re.sub(r"^[,，:：\s—–-]+|[,，\s]+$", "", _strip_lead(seg))
+                break
+    if old and len(new) > 8 and re.search(r"[\u4e00-\u9fff]", new):
+        for pattern in _NEW_ONLY:
+            m = pattern.search(new)
+            if m and m.groupdict().get("new"):
+                new = m.group("new").strip().rstrip("了")
+                break
+    new = _align_new(old, new, bounded=bounded)
     return Correction(clause=clause or text, old=old, new=new)
+
+
+def _strip_lead(text: str) -> str:
+    """Without its correction markers ("Actually I was wrong, …" → "…")."""
+    text = text.strip()
+    for _ in range(3):
+        shorter = _LEAD_RE.sub("", text).strip()
+        if shorter == text:
+            break
+        text = shorter
+    return text
 
 
 def _kept(m: re.Match[str], text: str) -> str:
@@ -93,10 +150,16 @@ def _kept(m: re.Match[str], text: str) -> str:
         return m.group("new") + text[m.end():]
     if pattern.startswith(r"\bfrom"):
         return span.replace(m.group("old"), "").replace("from", "", 1).replace("  ", " ").strip() + text[m.end():]
+    if pattern.startswith("从"):
+        return span[len("从") + len(m.group("old")):] + text[m.end():]  # "域名从 lin.dev 换成了 linwei.design" → "换成了 linwei.design"
+    if "(?:就)?(?:不再用|不用)了" in pattern:
+        return m.group("new") + text[m.end():]
+    if pattern.startswith(r"\bi (?:said"):
+        return m.group("new") + text[m.end():]
     return span + text[m.end():]
 
 
-def _align_new(old: str, new: str) -> str:
+def _align_new(old: str, new: str, *, bounded: bool = False) -> str:
     """The new value with the shape of the old one: "the port is 5433" for old "5432" → "5433"."""
     if not old or not new:
         return new
@@ -112,29 +175,95 @@ def _align_new(old: str, new: str) -> str:
         same = [v for k, v in new_vals if k == kind]
         if same:
             return same[-1]
-    if is_chinese(old) or is_chinese(new):
+    if is_chinese(old) or is_chinese(new) or re.search(r"[\u4e00-\u9fff]", new):
         return new
+    # "Dagster last week for the nightly run" → "Dagster": what follows a time word is not the value.
+    new = re.split(r"\s+(?:last|this|next|yesterday|today|since|because|as of|on|in|for|at)\b", new, maxsplit=1, flags=re.IGNORECASE)[0]
     words = [w for w in new.split() if w.lower().strip(".,") not in _FILLERS]
+    while len(words) > 1 and words[0].lower() in ("the", "a", "an", "our"):
+        words = words[1:]
+    if bounded:
+        return " ".join(words) or new
     width = max(1, len(old.split()))
-    return " ".join(words[-width:]) if len(words) > width else new
+    return " ".join(words[:width]) if len(words) > width else " ".join(words) or new
 
 
 _FILLERS = frozenset({"now", "too", "also", "already", "anymore", "instead", "then", "please"})
 
 
 def corrected_content(record: str, correction: Correction) -> str | None:
-    """`record` with the old value replaced by the new one, when that can be done literally."""
+    """`record` with the old value replaced by the new one, when that can be done literally:
+    the old value said, or, for each kind of value the correction states (a day of the month,
+    a clock time, a percentage…), the record's one value of that kind — or, among several,
+    the one whose surrounding words the correction repeats ("p99 是 180ms，目标 100ms" /
+    "p99 降到 95ms" → the 180ms)."""
     if correction.old and correction.new:
         pattern = re.compile(re.escape(correction.old) if is_chinese(correction.old) else rf"(?<!\w){re.escape(correction.old)}(?!\w)", re.IGNORECASE)
-        if pattern.search(record):
-            return pattern.sub(correction.new.replace("\\", r"\\"), record, count=1)
-    target_vals = values(correction.new or correction.clause)
-    if target_vals:
-        kind, value = target_vals[-1]
-        same = [v for k, v in values(record) if k == kind and v != value]
-        if len(same) == 1:
-            return record.replace(same[0], value, 1)
-    return None
+        m = pattern.search(record)
+        if m:
+            start = m.start()
+            # "两台物理机" → "三台 ECS": the count that goes with the old value goes with it.
+            before = values(record[max(0, start - 6):start])
+            if before and before[-1][0].startswith("count") and values(correction.new)[:1] and values(correction.new)[0][0].startswith("count") \
+                    and record[:start].rstrip().endswith(_count_tail(record[:start])):
+                start = record[:start].rstrip().rfind(_count_tail(record[:start]))
+            return record[:start] + correction.new + record[m.end():]
+    said = values(correction.new or correction.clause)
+    if not said:
+        return None
+    text, changed = record, False
+    for kind in dict.fromkeys(k for k, _ in said):
+        stated = [v for k, v in said if k == kind]
+        present = [(at, v) for at, k, v in _values_at(text) if k == kind]
+        if len(stated) > 1:
+            # "Sunday 02:00 to 04:00" → "22:00 to 01:00": several values of a kind change
+            # together, in order; a different number of them is a new shape, not a value change.
+            if len(present) != len(stated):
+                return None
+            for (at, old_value), value in sorted(zip(present, stated), reverse=True):
+                text = text[:at] + text[at:].replace(old_value, value, 1)
+            changed = changed or any(v != o for (_, o), v in zip(present, stated))
+            continue
+        value = stated[-1]
+        same = [(at, v) for at, v in present if v != value]
+        if not same:
+            continue
+        if len(same) > 1:
+            words = content_tokens(correction.clause) - {t for _, v in said for t in content_tokens(v)}
+            scored = sorted(((_near(text, sv, words), sv) for sv in same), key=lambda x: -x[0])
+            if scored[0][0] == 0 or (len(scored) > 1 and scored[0][0] == scored[1][0]):
+                continue
+            same = [scored[0][1]]
+        at, old_value = same[0]
+        text = text[:at] + text[at:].replace(old_value, value, 1)
+        changed = True
+    return text if changed else None
+
+
+def _near(text: str, at_value: tuple[int, str], words: set[str]) -> int:
+    """How many of `words` stand around the value (within its clause, 24 characters each side)."""
+    at, value = at_value
+    left = re.split(r"[，,。；;]", text[max(0, at - 24):at])[-1]
+    right = re.split(r"[，,。；;]", text[at + len(value):at + len(value) + 24])[0]
+    return len(words & content_tokens(left + " " + right))
+
+
+def _count_tail(prefix: str) -> str:
+    m = re.search(r"(?:\d+|[一两二三四五六七八九十]+)\s?[个台张只条位]\s*$", prefix)
+    return m.group(0).strip() if m else "\0"
+
+
+def _values_at(text: str) -> list[tuple[int, str, str]]:
+    """(position, kind, value) of every typed value in `text`."""
+    out: list[tuple[int, str, str]] = []
+    cursor = 0
+    for kind, value in values(text):
+        at = text.find(value, cursor)
+        if at < 0:
+            at = text.find(value)
+        out.append((at, kind, value))
+        cursor = max(cursor, at + len(value)) if at >= 0 else cursor
+    return out
 
 
 def supersedes(record: str, correction: Correction) -> float:
@@ -149,7 +278,8 @@ def supersedes(record: str, correction: Correction) -> float:
     if new_vals:
         kind, value = new_vals[-1]
         # A value with a unit ("74kg", "5 个") names its slot well enough; a bare number needs shared words.
-        if any(k == kind and v != value for k, v in values(record)) and (overlap > 0 or ":" in kind):
+        # A unit names the slot ("74kg" corrects "72kg") — but "一个" is mostly "a", not a number.
+        if any(k == kind and v != value and (overlap > 0 or (":" in kind and v not in ("一", "1"))) for k, v in values(record)):
             return 0.5 + overlap
         return 0.0
     return overlap if overlap >= 0.5 else 0.0
@@ -172,9 +302,16 @@ _FORGET_PATTERNS: list[re.Pattern[str]] = [
     re.compile(r"\b(?:delete|remove|erase|drop|wipe)\s+(?:the|that|this|any|all|your)?\s*(?:memor(?:y|ies)|notes?|records?)\s*(?:about|of|on|for)?\s*(?P<subject>[^.!?]*)", re.IGNORECASE),
     re.compile(r"\bstop remembering\s*(?P<subject>[^.!?]*)", re.IGNORECASE),
     re.compile(r"\b(?:scratch|drop|strike) (?:the (?:bit|part|thing)|what i said|everything i said) about\s+(?P<subject>[^.!?,]*)", re.IGNORECASE),
+    # "忘掉之前说的磁盘阈值吧": the subject after the request.
+    re.compile(r"(?:^|[，,])\s*(?:请|你)?(?:忘掉|删掉|删除)(?!吧|了吧|它)(?P<subject>[^，,。！!？?]{2,}?)(?:吧|了|这件事|的事)?\s*(?:[，,。！!]|$)"),
     re.compile(r"(?:把|关于)?(?P<subject>[^，,。！!？?]*?)(?:的事|的事情|这件事|这事|的内容|的记忆)?(?:就|也|都)?(?:别|不要|不用)(?:再)?记(?:住|下|录|着)?(?:了|啦)?"),
-    re.compile(r"(?:把|关于)?(?P<subject>[^，,。！!？?]*?)(?:的事|的事情|这件事|这事|的内容|的记忆)?(?:都|也|就)?(?:忘掉|忘了吧|删掉|删除)(?:吧|它|这条记忆|这条|这个记忆)?"),
+    re.compile(r"(?:把|关于)?(?P<subject>[^，,。！!？?]*?)(?:的事|的事情|这件事|这事|的内容|的记忆)?(?:都|也|就)?(?:忘掉|忘了吧|删掉|删除|删了)(?:吧|它|这条记忆|这条|这个记忆)?"),
 ]
+# Words that say what kind of thing is to be forgotten, not what it is ("the salary figure",
+# "工资那个数字"): the rest of the subject is what a record must mention.
+_GENERIC_SUBJECT_EN = re.compile(r"\b(figures?|numbers?|details?|info|information|stuff|part|bit|things?|amount|data|story|business)\b", re.IGNORECASE)
+_GENERIC_SUBJECT_ZH = re.compile(r"(?:那个|这个|那些|这些)(?:数字|号码|信息|内容|部分|细节|事情|事儿|事)?$|(?:数字|号码|信息|内容|部分|细节|事情|事儿)$"
+                                  r"|^(?:之前|刚才|上次|前面|我)*(?:说|提|讲)(?:的|过的)")
 _FORGET_GUARD_RE = re.compile(r"\b(don't|do not|never|not) forget\b|别忘|不要忘|忘了(带|拿|关|锁|交|写|说|告诉)|我忘了", re.IGNORECASE)
 _MEMORY_WORD_RE = re.compile(r"记|忘掉|忘了吧|memor|forget|remember|record|note|scratch|strike|drop (the|what)", re.IGNORECASE)
 ANAPHORIC_SUBJECT_RE = re.compile(r"^(it|that|this|those|these|all that|all of that|what i (just )?said|the last (one|thing)|这条|这个|这些|那个|那条|刚才(那|说的)?(条|个|些)?|上一条|这|那|)$", re.IGNORECASE)
@@ -190,16 +327,22 @@ def forget_subject(sentence: str) -> str | None:
         m = pattern.search(text)
         if not m:
             continue
-        if pattern.pattern.startswith("(?:把|关于)") and not re.search(r"(别|不要|不用)(再)?记|忘掉|忘了吧|删掉这条|删除这条|删掉关于|删除关于|的记忆", text):
+        if pattern.pattern.startswith("(?:^|[，,])") and not re.search(r"吧|别记|不想|不用记", text):
+            continue  # "删掉 X" alone is an instruction to the agent ("删掉这个文件"), not to memory
+        if pattern.pattern.startswith("(?:把|关于)") and not re.search(
+                r"(别|不要|不用)(再)?记|忘掉|忘了吧|删掉这条|删除这条|删掉关于|删除关于|的记忆|不想(让你|被)?记|不想.{0,6}被记", text):
             continue
         if pattern.pattern.startswith(r"\b(?:delete|remove|erase") and not re.search(r"memor|notes? about|records? about", text, re.IGNORECASE):
             continue
-        subject = m.group("subject").strip(" ,，:：。.!！")
+        # "forget that, we haven't agreed on it yet": the subject ends at the first clause break.
+        subject = re.split(r"[,，;；—–]", m.group("subject").strip(" :：。.!！"))[0].strip()
         subject = re.sub(r"^(about|that|what i said about|me|my|the|请|帮我|麻烦|你|我的|我)\s*", "", subject, flags=re.IGNORECASE).strip()
         subject = re.sub(r"\b(please|pls|thanks|thank you)\b", "", subject, flags=re.IGNORECASE).strip(" ,，")
         subject = re.sub(r"^(把|关于)", "", subject).strip()
         subject = re.sub(r"(这个|这条|那个|那条|这件事|这事|的事情?|的内容|这些)$", "", subject).strip()
         subject = re.split(r"[,，;；—–]", subject)[0].strip()  # "forget that, we haven't agreed" → "that"
+        narrowed = _GENERIC_SUBJECT_ZH.sub("", _GENERIC_SUBJECT_EN.sub("", subject).strip()).strip(" ,，的")
+        subject = re.sub(r"^(the|my|our|a)\s+", "", re.sub(r"\s{2,}", " ", narrowed), flags=re.IGNORECASE).strip() if narrowed else subject
         if ANAPHORIC_SUBJECT_RE.match(subject):
             # "I told you about the budget — forget that": the subject is said before the request.
             before = text[: m.start()]
@@ -216,3 +359,28 @@ def forget_matches(record: str, subject: str) -> bool:
         return False
     shared = len(words & content_tokens(record))
     return shared == len(words) or (len(words) >= 3 and shared / len(words) >= 0.6)
+
+
+# A subject that names a kind of information rather than its words ("forget my salary",
+# "地址这事别记了"): what a record of that kind says. Used only when no record uses the
+# subject's own words, and only for what the same session said.
+_FORGET_CATEGORIES: list[tuple[re.Pattern[str], re.Pattern[str]]] = [
+    (re.compile(r"^(salary|income|pay|wages?|earnings|工资|收入|薪水|薪资|月薪|年薪)$", re.IGNORECASE),
+     re.compile(r"\b(earn|earns|earning|salary|income|paid|wages?)\b|工资|收入|薪|挣|月入|年入", re.IGNORECASE)),
+    (re.compile(r"^(address|home address|where i live|住址|地址|住哪|家庭住址)$", re.IGNORECASE),
+     re.compile(r"\b(live|lives|living|flat|apartment|street|road|avenue|address|neighbourhood|neighborhood)\b|住在|住的|家在|地址|小区", re.IGNORECASE)),
+    (re.compile(r"^(health|medical|diagnosis|illness|健康|病情|病|身体)$", re.IGNORECASE),
+     re.compile(r"diagnos|\b(illness|disease|medication|medicine|tablets|therapy|surgery)\b|病|诊断|吃药|手术|住院", re.IGNORECASE)),
+    (re.compile(r"^(phone|phone number|number|电话|手机号|电话号码)$", re.IGNORECASE),
+     re.compile(r"\+?\d[\d\s-]{6,}\d|电话|手机", re.IGNORECASE)),
+]
+
+
+def forget_category_matches(record: str, subject: str) -> bool:
+    """Whether `record` says the kind of information the subject names (see _FORGET_CATEGORIES)."""
+    words = subject.strip()
+    return any(kind.match(words) and says.search(record) for kind, says in _FORGET_CATEGORIES)
+
+
+def forget_is_category(subject: str) -> bool:
+    return any(kind.match(subject.strip()) for kind, _ in _FORGET_CATEGORIES)

@@ -12,11 +12,13 @@ import re
 from dataclasses import dataclass, field
 
 from apps.pipeline.rules.text import (
+    ZH_STOP_CHARS,
     content_tokens,
     file_mentions,
     is_chinese,
     resolve_relative_dates,
     speaker_of,
+    values,
 )
 from apps.pipeline.rules.text import sentences as split_sentences
 
@@ -38,15 +40,18 @@ PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     ("task", REMINDER_RE),
     ("instruction", re.compile(
         r"\b(always|never|don't|do not|make sure (to|you)|from now on|going forward|in future|please (always|never|use|reply|answer|write|keep|avoid)"
-        r"|remember that|you should (always|never)|must (not )?|avoid|prefer \w+ over|only use|stick to|no more than|keep (it|them|answers|replies)"
+        r"|remember that|you should (always|never)|must (not )?|avoid|prefer \w+ over|only use|stick to|no more than|keep (it|them|answers|replies|explanations)"
+        r"|call me|when (you|i) (answer|reply|ask|review|write|give|suggest|recommend|explain|talk)|whenever (you|i)"
         r"|(go|goes|belong|belongs) (in|under|into)|every new|rule for|rules for|conventions? (for|:)|rule:)\b"
-        r"|以后|今后|总是|永远|不要|别再|务必|必须|禁止|一律|记住|请(始终|总是|用|使用|回答|回复|保持|避免)|统一(用|使用)?|避免|尽量|只用|只能|规则|约定|规范", re.IGNORECASE)),
+        r"|以后|今后|总是|永远|不要|别再|务必|必须|禁止|一律|记住|请(始终|总是|用|使用|回答|回复|保持|避免)|统一(用|使用)?|避免|尽量|只用|只能|规则|约定|规范"
+        r"|才能(合并|上线|发布|提交|部署)|以上才|至少要|\b(before|to) (merge|merging|release|deploy)\b"
+        r"|叫我(?!去|来|们)|(回答|回复|解释|跟我说话|和我说话|跟我聊天|给我|推荐)[^，,。；]{0,12}?的时候|(?:^|[，,。；;])\s*别(?!人|的|处)", re.IGNORECASE)),
     ("preference", re.compile(
         r"\b(i|we) (really )?(prefer|like|love|hate|dislike|enjoy|favou?r|tend to|can't stand|am into|'m into)\b|\bmy (preferred|favou?rite)\b|\bi'?d rather\b"
         r"|\b(i'm|i am|we're|we are) (not )?(a big fan|not a fan|fond|big on|a fan of|into)\b|\bi (think|feel|believe) (that )?\w+"
         r"|我(比较|更|很|不|最|特别|超)?(喜欢|偏好|习惯|讨厌|爱|倾向|受不了)|我们(习惯|偏好)|偏好|我觉得", re.IGNORECASE)),
     # An explicit to-do wins over the decision it may mention ("下一步要把负采样改成…").
-    ("task", re.compile(r"\b(todo|to-do|next step|still have to|need to|needs to)\b|待办|下一步|还要|要把|还需要", re.IGNORECASE)),
+    ("task", re.compile(r"\b(todo|to-do|next step|still have to|need to|needs to)\b|^next\s*:|待办|下一步|接下来要|还要|要把|还需要", re.IGNORECASE)),
     ("decision", re.compile(
         r"\b(we|i) (decided|agreed|chose|picked|settled on|will use|'ll use|are going with|switched to|are switching to|moved to|migrated to|are moving to)\b"
         r"|\blet'?s (go with|use|switch to|stick with|split|keep|move|batch|drop|go for|cache|pin)\b|\bdecision\b|\bwe('re| are) going to\b|\bwe'll go with\b"
@@ -91,14 +96,21 @@ PATTERNS: list[tuple[str, re.Pattern[str]]] = [
         r"|(是|有|为)\s*\d+\s*(个|台|张|核|G|GB|ms|秒|分钟|小时|天|次|%)", re.IGNORECASE)),
 ]
 ARTIFACT_RE = re.compile(
-    r"\b(created|added|wrote|generated|saved|new file|renamed|moved|exported|published)\b|创建了?|新建了?|生成了?|写了|添加了?|保存(了|到)|导出了?",
+    r"\b(created|added|wrote|generated|saved|new file|renamed|moved|exported|published|updated|modified|edited|rewrote)\b"
+    r"|创建了?|新建了?|生成了?|写了|添加了?|保存(了|到)|导出了?|已修改|修改了|已更新|更新了|改写了|已替换",
     re.IGNORECASE,
 )
-QUESTION_RE = re.compile(r"[?？]\s*$|^(what|how|why|when|where|which|who|can you|could you|do you|is it|are there)\b|吗[?？]?$|呢[?？]?$", re.IGNORECASE)
+# A question: a question mark, "吗/呢" at the end, or an interrogative opening a sentence that
+# does not end as a statement ("When you suggest recipes, assume …." and "What I need is …."
+# are statements; "what's a good gift for him" is a question).
+QUESTION_RE = re.compile(
+    r"[?？]\s*$|^(what|how|why|when|where|which|who|can you|could you|do you|is it|are there)\b(?!.*[.。!！]\s*$)|吗[?？]?$|呢[?？]?$",
+    re.IGNORECASE)
 # One-off requests to the assistant ("can you rename this", "帮我看一下") are work, not memory.
 REQUEST_RE = re.compile(
-    r"^(please |pls |ok,? |okay,? |now,? |also,? |and )?(can|could|would) you\b|^(please )?(fix|run|show|check|look at|rename|refactor|explain|add|remove|delete|update|write|give me|try|change|move|open)\b(?!.*\b(always|never|from now on|going forward)\b)"
-    r"|(帮我|麻烦你?|给我)(看|查|改|跑|写|加|删|把|解释|运行|生成|整理|算|推荐)|^(请)?你(看|查|改|跑|写|加|删|把)", re.IGNORECASE)
+    r"^(please |pls |ok,? |okay,? |now,? |also,? |and )?(can|could|would) you\b|^(please )?(fix|run|show|check|look at|rename|refactor|explain|add|remove|delete|update(?!\s+on\b|:)|write|give me|try|change|move|open)\b(?!.*\b(always|never|from now on|going forward)\b)"
+    r"|(?:^|[，,。；;])\s*(那|那么|好|好的)?[，,]?\s*(请|麻烦|能不能|可不可以|可以|你能|你可以|你)?\s*(帮我|麻烦你?|给我)(看|查|改|跑|写|加|删|把|解释|运行|生成|整理|算|推荐)"
+    r"|^(请)?你(先)?(看|查|改|跑|写|加|删|把)", re.IGNORECASE)
 CODE_TYPES = {
     "habit": ("work_method", 80),
     "instruction": ("work_method", 80),
@@ -124,6 +136,8 @@ CHAT_TYPES = {
     "task_done": ("episodic", 50),
     "fact": ("persona", 60),  # a plain statement in a chat is about the user's life: never dropped for lack of a type
     "artifact": ("episodic", 45),
+    "statement": ("persona", 55),  # no pattern's words, but about the user (plain_statement)
+    "statement_event": ("episodic", 50),
 }
 
 
@@ -186,6 +200,8 @@ class Candidate:
     files: list[str] = field(default_factory=list)
     speaker: str = ""
     extra_messages: list[dict] = field(default_factory=list)  # further provenance (a follow-up's referent, an accepted proposal)
+    position: int = 0  # the sentence's index in its message
+    restated: bool = False  # the user says it again ("as I said", "提醒一下", "还是…的事"): dedup takes it for a repeat more readily
 
 
 def classify(sentence: str, *, role: str) -> str | None:
@@ -210,17 +226,73 @@ RESTATED_RE = re.compile(
     r"|提醒一下[，,：:]?\s*|再说一遍[，,：:]?\s*|上次说的[，,：:]?\s*|之前说过[，,：:]?\s*|还是那句话[，,：:]?\s*)",
     re.IGNORECASE,
 )
+# Said as a repeat of something said before, anywhere in the sentence.
+RESTATE_MARK_RE = re.compile(
+    r"\b(as i (said|mentioned|told you)|like i (said|told you|mentioned)|i told you|as i said before|reminder|just to repeat|as before|once again)\b|^again\b|\bagain[.!]?$"
+    r"|之前说过|我说过|说过了|还是那句|还是.{1,10}的事|提醒一下|再说一遍|再强调一下|照旧|老样子|(这个|节奏|安排|计划)不变",
+    re.IGNORECASE,
+)
 # An offer to do something now ("want me to compare them?") is a one-off; accepted, it is
 # kept only when it sets up something lasting (a rule, a tool, a check).
 OFFER_RE = re.compile(r"\b(shall i|should i|want me to|do you want me to|would you like me to|let me|i can|i could)\b|要不要我|需要我|要我|我可以(帮你)?", re.IGNORECASE)
 DURABLE_RE = re.compile(
-    r"\b(rule|always|never|every|must|should|convention|policy|add|enable|set up|install|introduce|adopt|switch|use|require|enforce|check)\b"
-    r"|规则|以后|统一|都要|每次|加上|启用|接入|改用|引入|要求|必须", re.IGNORECASE)
+    r"\b(rule|always|never|every|each|weekly|daily|monthly|regularly|must|should|convention|policy|add|enable|set up|install|introduce|adopt|switch|use|require|enforce|check)\b"
+    r"|规则|以后|统一|都要|每次|每周|每天|每月|每晚|每个|定期|加上|启用|接入|改用|引入|要求|必须", re.IGNORECASE)
 
 ELABORATION_RE = re.compile(r"^(he|she|it|they|his|her|its|their|a|an|this one|that one)\b|^(她|他|它|他们|她们|一只|一个)", re.IGNORECASE)
 ELABORATION_MAX_CHARS = 120
 SPEAKER_FACT_MIN_WORDS = 4
 FIRST_PERSON_RE = re.compile(r"\b(i|i'm|i've|my|me|we|our)\b|我", re.IGNORECASE)
+# The speaker or the people close to them: what a plain statement in a chat is about.
+SELF_RE = re.compile(
+    r"\b(i|i'm|i've|i'd|i'll|my|me|mine|myself|we|we're|we've|we'll|we'd|our|ours|us"
+    r"|he|he's|she|she's|his|her|him|they|they're|their)\b|我|咱|他|她", re.IGNORECASE)  # "He's diabetic": the people the user talks about
+# Remarks about the world, not about anyone ("weather's been lovely", "taking care of
+# ourselves is so important", "人生苦短"): small talk, even with a pattern's word in them.
+SMALL_TALK_RE = re.compile(
+    r"\b(weather|life is|that's life|such is life|it is what it is|(is|are|'s) so (important|true|nice|lovely|good|hard|great)"
+    r"|isn't it|hasn't it|aren't they|don't you think|contractually obliged|you only live once|isn't that)\b"
+    r"|天气|人生|对吧|是吧|真好啊|好热啊|好冷啊|太难了", re.IGNORECASE)
+# A sentence that only acknowledges ("ok thanks", "sounds good", "好的，谢谢"): its lead words.
+ACK_LEAD_RE = re.compile(
+    r"^(?:(?:ok(?:ay)?|thanks?|thank you|thx|great|perfect|cool|nice|sure|yes|yeah|yep|yup|no|nope|nah|haha+|lol|got it|sounds good"
+    r"|good idea|will do|noted|fine|right|exactly|of course|wow|aww+|oh|ah|hmm+|ugh|please|just|so|anyway|well|also|and|but)\b[\s,.!~]*"
+    r"|(?:好的?|谢谢|嗯+|哈哈+|收到|明白|行|可以|没问题|对|是的|太好了|好主意|好吧|那|哦|噢|啊)[\s，,。.!！~]*)+", re.IGNORECASE)
+PROPER_NOUN_RE = re.compile(r"(?<=[\w,，\s])\b(?!I\b)[A-Z][a-zA-Z'\-]+")  # a capitalised word that does not open the sentence
+CODE_SWITCH_RE = re.compile(r"[\u4e00-\u9fff].*\b[A-Za-z][A-Za-z'\-]{1,}\b|\b[A-Za-z][A-Za-z'\-]{1,}\b.*[\u4e00-\u9fff]")
+EVENT_HINT_RE = re.compile(
+    r"\b(yesterday|today|tonight|tomorrow|last|next|ago|just|finally|recently|went|did|got|had|was|were|started|moved|bought|booked"
+    r"|signed|finished|won|lost|met|saw|going to|gonna|will|plan|planning)\b|\b\w{3,}ed\b|\d{4}-\d{2}"
+    r"|(去|来|买|搬|换|定|做|看|学|办|开|考|报|玩|参加|完成|拿到|见)了|昨天|今天|上周|上个月|去年|刚|下个?月|明年|下周|打算|准备|要去|变成", re.IGNORECASE)
+STATEMENT_MIN_WORDS = 3  # English content words of a plain statement ("Huge." and "Just venting." say nothing)
+STATEMENT_MIN_ZH_CHARS = 5
+
+
+def names_project(sentence: str, names: set[str]) -> bool:
+    """Whether a statement (not a question or request) names one of the known projects."""
+    if QUESTION_RE.search(sentence) or REQUEST_RE.search(sentence):
+        return False
+    low = sentence.casefold()
+    return any(re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", low) for name in names)
+
+
+def small_talk(sentence: str) -> bool:
+    return bool(SMALL_TALK_RE.search(sentence))
+
+
+def plain_statement(sentence: str) -> bool:
+    """A chat sentence no pattern claims that still says something about the user's life:
+    not a question, a request or an acknowledgement, long enough, and about the speaker or
+    the people close to them (I, my, 我…), a name, or a value ("芝麻是英短，三岁", "Budget
+    大概 £25k", "第一周在 Grab 感觉很好")."""
+    if QUESTION_RE.search(sentence) or (REQUEST_RE.search(sentence) and not STRONG_RE.search(sentence)) or small_talk(sentence):
+        return False
+    rest = ACK_LEAD_RE.sub("", sentence.strip())
+    words = [t for t in content_tokens(rest) if not is_chinese(t)]
+    zh_chars = sum(1 for ch in rest if "\u4e00" <= ch <= "\u9fff" and ch not in ZH_STOP_CHARS)
+    if len(words) < STATEMENT_MIN_WORDS and zh_chars < STATEMENT_MIN_ZH_CHARS and len(words) + zh_chars // 2 < STATEMENT_MIN_WORDS:
+        return False
+    return bool(SELF_RE.search(rest) or values(rest) or PROPER_NOUN_RE.search(rest) or CODE_SWITCH_RE.search(rest))
 
 
 def candidate_for(content: str, category: str, message: dict, *, mode: str, speaker: str = "") -> Candidate | None:
@@ -237,11 +309,13 @@ def candidate_for(content: str, category: str, message: dict, *, mode: str, spea
     )
 
 
-def extract_from_message(message: dict, *, mode: str, sentences: list[str] | None = None, speakers: set[str] | None = None) -> list[Candidate]:
+def extract_from_message(message: dict, *, mode: str, sentences: list[str] | None = None, speakers: set[str] | None = None,
+                         positions: list[int] | None = None, project_names: set[str] | None = None) -> list[Candidate]:
     """Candidates of one message. Units, not sentences: an anaphoric sentence joins the one
     before it ("Use tabs in Go. Do the same for the Makefile." is one rule), a speaker label
     is kept on every unit of the turn, and relative dates are resolved against the
-    message's time."""
+    message's time. `positions`: each given sentence's index in the message (a correction
+    later in the same message applies to the units before it)."""
     content = str(message.get("content") or "")
     speaker, body = speaker_of(content)
     if speaker and speaker not in (speakers or set()):
@@ -251,10 +325,12 @@ def extract_from_message(message: dict, *, mode: str, sentences: list[str] | Non
         parts = split_sentences(body)
     else:
         parts = [speaker_of(s)[1] if speaker and speaker_of(s)[0] == speaker else s for s in sentences]
+    restated = [bool(RESTATE_MARK_RE.search(p)) for p in parts]
     parts = [RESTATED_RE.sub("", p).strip() for p in parts]
     found: list[Candidate] = []
     previous: Candidate | None = None
-    for sentence in parts:
+    for n, sentence in enumerate(parts):
+        position = positions[n] if positions and n < len(positions) else n
         if len(sentence) < 6 or len(sentence) > 400:
             previous = None if len(sentence) > 400 else previous
             continue
@@ -263,14 +339,16 @@ def extract_from_message(message: dict, *, mode: str, sentences: list[str] | Non
             if classify(sentence, role=role) == "instruction" and previous.category != "instruction":
                 upgraded = candidate_for(previous.content, "instruction", message, mode=mode, speaker=speaker)
                 if upgraded is not None:
+                    upgraded.position = previous.position
                     found[found.index(previous)] = upgraded
                     previous = upgraded
             continue
         category = classify(sentence, role=role)
-        small_talk = bool(speaker and category == "instruction" and not FIRST_PERSON_RE.search(sentence))
-        if small_talk:
-            category = None  # two people talking: "taking care of ourselves is so important" is small talk, not a rule
-        if category is None and speaker and not small_talk and not QUESTION_RE.search(sentence) and len(content_tokens(sentence)) >= SPEAKER_FACT_MIN_WORDS:
+        talk = role == "user" and (mode == "chat" or speaker) and category not in ("instruction", "task", "task_done") and small_talk(sentence)
+        talk = talk or bool(speaker and category == "instruction" and not FIRST_PERSON_RE.search(sentence))
+        if talk:
+            category = None  # "taking care of ourselves is so important", "今天天气真好啊": small talk, not a memory
+        if category is None and speaker and not talk and not QUESTION_RE.search(sentence) and len(content_tokens(sentence)) >= SPEAKER_FACT_MIN_WORDS:
             # Between people every turn that says something is evidence of what happened to whom
             # ("Tom: Take the 28 tram early, before the crowds."): kept as an event of the speaker.
             category = "episode"
@@ -280,6 +358,12 @@ def extract_from_message(message: dict, *, mode: str, sentences: list[str] | Non
             text = resolve_relative_dates(sentence, message.get("timestamp"))
             previous.content = previous.content.rstrip() + ("" if is_chinese(text) else " ") + text
             continue
+        if category is None and mode == "chat" and role == "user" and not talk and plain_statement(sentence):
+            # A statement about the user's life is never dropped for lack of a pattern.
+            category = "statement_event" if EVENT_HINT_RE.search(sentence) else "statement"
+        if category is None and mode == "code" and role == "user" and project_names and names_project(sentence, project_names):
+            # "notify-svc sends push notifications for the mobile app": what the project is.
+            category = "fact"
         if category is None:
             previous = None
             continue
@@ -290,6 +374,8 @@ def extract_from_message(message: dict, *, mode: str, sentences: list[str] | Non
         if cand is None:
             previous = None
             continue
+        cand.position = position
+        cand.restated = restated[n]
         found.append(cand)
         previous = cand
     return found

@@ -21,18 +21,22 @@ from django.utils import timezone
 from apps.pipeline.rules.corrections import (
     Correction,
     corrected_content,
+    forget_category_matches,
+    forget_is_category,
     forget_matches,
     supersedes,
 )
-from apps.pipeline.rules.extract import Candidate, extract_from_message
+from apps.pipeline.rules.extract import Candidate, candidate_for, extract_from_message
 from apps.pipeline.rules.text import (
     absolute_paths,
     containment,
     content_tokens,
     dropped_weight,
+    is_chinese,
     lexical_similarity,
     normalize,
     path_within,
+    resolve_relative_dates,
     tokens,
     values,
 )
@@ -70,8 +74,23 @@ TEXT_SCAN_LIMIT = 2000
 # task (0.64 and more); the word tests tell a different statement on the same topic apart.
 UPDATE_SCORE, UPDATE_LEXICAL = 0.6, 0.4
 UPDATE_MAX_DROPPED = 1.0  # at most one English word (or one Chinese word) of the old record may go
+# A paraphrase (new words, the same fact) is merged into the live record it restates: measured
+# with bench/dedup_scores.py (debiased): paraphrases 0.38-0.86 (median 0.69), another fact of
+# the same shape ("I never drink alcohol" / "… coffee") 0.36-0.83 (median 0.63), distinct
+# statements on one topic 0.16-0.89 (median 0.41). No score separates them, so a wrong merge
+# must lose nothing: the record keeps both wordings. At 0.7: 10 of 20 paraphrases, 4 of 16
+# same-shape facts, 2 of 20 distinct statements. Said as a repeat, 0.5: 17 of 20 paraphrases.
+PARAPHRASE_MERGE_SCORE = 0.7
+RESTATED_MERGE_SCORE = 0.5
+MERGE_MAX_CHARS = 300
 CLOSE_LEXICAL = 0.2  # "finished X" shares fewer words with "need to do X"
 BATCH_TIME_RESERVE = 20.0  # seconds a batch needs; no new batch starts with less left
+# Messages planned and committed together (several read_l0_increment pages of l0.batchSize):
+# per-commit costs (the transaction, the cursor, the index writes' flush, the scene listing)
+# and the dedup search calls are shared by more messages. A batch that would need more than
+# l1_commit's 200 items is planned again with half of its pages.
+GROUP_MESSAGES = 100
+MAX_COMMIT_RECORDS = 200
 EMBED_CHUNK = 50
 FALLBACK_DAYS = 30
 
@@ -101,6 +120,20 @@ class Planned:
     project_hint: str = ""  # the session's project when the server will fill it (scene label only)
     fixed: bool = False  # a correction's replacement: already decided, not deduplicated again
     rule: str = ""  # which dedup rule decided (counted as dedup.<rule>)
+    target: str = ""  # the record (or "batch:<n>", an earlier unit of this batch) it skipped against or replaced
+
+
+@dataclass
+class InBatch:
+    """An earlier unit of the same batch, compared like a live record: a statement and its
+    restatement or refinement in one batch are one record, as they would be a batch apart."""
+
+    record_id: str
+    content: str
+    type: str
+    task_state: str | None
+    timestamps: list[str]
+    deleted: bool = False
 
 
 def message_ref(message: dict) -> str:
@@ -127,13 +160,10 @@ def list_shards(profile, cursor: dict | None = None) -> list[str]:
 
     Fully consumed shards are left out of l0Files; their offsets stay in the cursor,
     because read_l0_increment carries every offset of the cursor it was given."""
-    from apps.accounts.paths import profile_subdir
+    from apps.conversations.services import l0_shard_files
 
-    l0_dir = profile_subdir(profile, "l0", create=False)
-    if not l0_dir.is_dir():
-        return []
     offsets = (cursor or {}).get("files")
-    shards = sorted(l0_dir.glob("*.jsonl"))
+    shards = sorted(l0_shard_files(profile))
     if not isinstance(offsets, dict):
         return [p.name for p in shards]
     pending = []
@@ -159,26 +189,55 @@ def run(ctx) -> None:
     cursor = json.dumps(cursor_value) if cursor_value else ""
     projects: dict[str, dict] = {}
     batch = 0
+    pending: list[dict] = []  # increments read but not committed (a group cut short for the commit's size)
     while True:
         batch += 1
         ctx.progress("read", f"batch {batch}: reading L0", force=True)
-        increment = ctx.tool("read_l0_increment", {"l0Files": ",".join(shards), "cursor": cursor})
-        messages = list(increment.get("messages") or [])
-        ctx.add("messagesRead", len(messages))
-        next_cursor = json.dumps(increment.get("nextCursor") or {}, ensure_ascii=False)
+        group = pending or [_read(ctx, shards, cursor)]
+        pending = []
+        while group[-1]["truncated"] and sum(len(i["messages"]) for i in group) < GROUP_MESSAGES and ctx.remaining() > BATCH_TIME_RESERVE:
+            # Several increments are planned and committed as one batch: one dedup search, one
+            # scene listing and one commit (with its index writes) for up to GROUP_MESSAGES.
+            group.append(_read(ctx, shards, group[-1]["nextCursor"]))
+        messages = [m for inc in group for m in inc["messages"]]
+        next_cursor = group[-1]["nextCursor"]
         if not messages and next_cursor == cursor:
             break
-        planned, tombstones = _plan_batch(ctx, messages, mode, projects, list(increment.get("background") or []))
+        saved = dict(ctx.counts)
+        planned, tombstones = _plan_batch(ctx, messages, mode, projects, group[0]["background"])
         records = tombstones + _records_for_commit(planned, mode)
+        if len(records) > MAX_COMMIT_RECORDS and len(group) > 1:
+            # Too much for one l1_commit: plan the first half of the group again, the rest next.
+            ctx.counts.clear()
+            ctx.counts.update(saved)
+            half = len(group) // 2
+            pending = group[half:]
+            group = group[:half]
+            messages = [m for inc in group for m in inc["messages"]]
+            next_cursor = group[-1]["nextCursor"]
+            planned, tombstones = _plan_batch(ctx, messages, mode, projects, group[0]["background"])
+            records = tombstones + _records_for_commit(planned, mode)
+        ctx.add("messagesRead", len(messages))
         ctx.progress("commit", f"batch {batch}: committing {len(records)} items", force=True)
         result = ctx.tool("l1_commit", {"records": records, "cursor": next_cursor, "source": "subagent"})
         _count_commit(ctx, planned, result)
         ctx.add("forgetTombstones", len(tombstones))
         cursor = next_cursor
         ctx.add("batches")
-        if not increment.get("truncated") or ctx.remaining() < BATCH_TIME_RESERVE:
-            ctx.counts["backlogRemains"] = bool(increment.get("truncated"))
+        more = bool(pending) or group[-1]["truncated"]
+        if not more or ctx.remaining() < BATCH_TIME_RESERVE:
+            ctx.counts["backlogRemains"] = more
             break
+
+
+def _read(ctx, shards: list[str], cursor: str) -> dict[str, Any]:
+    increment = ctx.tool("read_l0_increment", {"l0Files": ",".join(shards), "cursor": cursor})
+    return {
+        "messages": list(increment.get("messages") or []),
+        "background": list(increment.get("background") or []),
+        "nextCursor": json.dumps(increment.get("nextCursor") or {}, ensure_ascii=False),
+        "truncated": bool(increment.get("truncated")),
+    }
 
 
 def _plan_batch(ctx, messages: list[dict], mode: str, projects: dict[str, dict], background: list[dict] | None = None) -> tuple[list[Planned], list[dict]]:
@@ -289,8 +348,13 @@ def _stored_corrections(ctx, analysis: BatchAnalysis, mode: str, projects: dict[
             if key > best_key:
                 best, best_key = record, key
         if best is None:
-            # Nothing to correct: what is true now is a plain statement ("actually" is often just a word).
-            for cand in extract_from_message(said.message, mode=mode, sentences=[correction.clause], speakers=analysis.speakers):
+            # Nothing to correct: what is true now is a plain statement ("actually" is often just a word),
+            # and a fact even when no pattern claims it (a correction states how things are).
+            found_here = extract_from_message(said.message, mode=mode, sentences=[correction.clause], speakers=analysis.speakers)
+            if not found_here and _standalone(correction):
+                fact = candidate_for(resolve_relative_dates(correction.clause, said.message.get("timestamp")), "fact", said.message, mode=mode)
+                found_here = [fact] if fact is not None else []
+            for cand in found_here:
                 item = Planned(candidate=cand, source_ids=[message_ref(said.message)], timestamps=[t for t in [iso_from_ms(said.message.get("timestamp"))] if t])
                 item.metadata = _scope(ctx, item, mode, projects)
                 out.append(item)
@@ -307,7 +371,7 @@ def _stored_corrections(ctx, analysis: BatchAnalysis, mode: str, projects: dict[
 def _replacement_of(ctx, record, content: str, message: dict, mode: str, projects: dict[str, dict], claimed: set[str]) -> Planned:
     cand = Candidate(
         content=content, type=record.type, priority=record.priority, category="correction", message=message,
-        language="zh" if _zh(content) else "en",
+        language="zh" if is_chinese(content) else "en",
     )
     ref = message_ref(message)
     same_session = str(message.get("sessionKey") or "") == (record.session_key or "")
@@ -323,25 +387,34 @@ def _replacement_of(ctx, record, content: str, message: dict, mode: str, project
     return item
 
 
-def _zh(text: str) -> bool:
-    from apps.pipeline.rules.text import is_chinese
-
-    return is_chinese(text)
-
-
 def _forget_in_batch(ctx, analysis: BatchAnalysis, planned: list[Planned]) -> list[Planned]:
-    """Units of this batch that a later request forgets: never stored."""
+    """Units of this batch that a later request forgets: never stored. A subject that names a
+    kind of information ("my salary", "地址") takes the units of that kind the same session
+    said, when no unit uses the subject's own words."""
     gone: list[Planned] = []
     for said in analysis.forgets:
-        for item in planned:
-            if item in gone or not analysis.said_before(item.candidate, said):
+        before = [item for item in planned if item not in gone and analysis.said_before(item.candidate, said)]
+        if said.forget:
+            hits = [item for item in before if forget_matches(item.candidate.content, said.forget)]
+            if not hits and forget_is_category(said.forget):
+                session = str(said.message.get("sessionKey") or "")
+                hits = [item for item in before if str(item.candidate.message.get("sessionKey") or "") == session
+                        and forget_category_matches(item.candidate.content, said.forget)]
+                said.by_category = bool(hits)
+        else:
+            hits = [item for item in before if said.previous is not None and message_ref(said.previous) in item.source_ids]
+        if hits:
+            said.matched = True
+        gone.extend(hits)
+        for corr in analysis.corrections:
+            # A change said before the request ("体重涨到了七十五公斤" / "这条别记了") is forgotten too.
+            if corr.correction is None or analysis.order.get(id(corr.message), -1) >= analysis.order.get(id(said.message), -1):
                 continue
-            if said.forget:
-                hit = forget_matches(item.candidate.content, said.forget)
-            else:
-                hit = said.previous is not None and message_ref(said.previous) in item.source_ids
-            if hit:
-                gone.append(item)
+            about = forget_matches(corr.correction.clause, said.forget) if said.forget else corr.message is said.previous
+            if about:
+                corr.correction = None
+                said.matched = True
+                ctx.add("forgottenInBatch")
     ctx.add("forgottenInBatch", len(gone))
     return gone
 
@@ -352,25 +425,25 @@ def _forget_stored(ctx, analysis: BatchAnalysis, claimed: set[str]) -> list[str]
     high-value guard; that guard belongs to l1_fix, an agent's correction)."""
     if not analysis.forgets:
         return []
-    from apps.records.models import L1Record
+    from apps.records.selectors import live_records_recent
 
     ids: list[str] = []
     subjects = [s for s in analysis.forgets if s.forget]
     found = _search(ctx, [s.forget for s in subjects], top_k=FORGET_SEARCH_TOP_K) if subjects else []
-    recent = list(
-        L1Record.objects.filter(profile=ctx.profile, deleted=False).order_by("-updated_at")
-        .values_list("record_id", "content", "source_message_ids")[:TEXT_SCAN_LIMIT]
-    )
+    recent = live_records_recent(profile=ctx.profile, limit=TEXT_SCAN_LIMIT)
     for said, candidates in zip(subjects, found):
-        for c in candidates:
-            if c.get("record_id") and forget_matches(str(c.get("content") or ""), said.forget):
-                ids.append(str(c["record_id"]))
-        ids.extend(rid for rid, content, _src in recent if forget_matches(content, said.forget))
+        mine = [str(c["record_id"]) for c in candidates if c.get("record_id") and forget_matches(str(c.get("content") or ""), said.forget)]
+        mine += [rid for rid, content, _src, _session in recent if forget_matches(content, said.forget)]
+        if not mine and not said.matched and forget_is_category(said.forget):
+            # "forget my salary": what the same session said of that kind, when nothing uses the word itself.
+            session = str(said.message.get("sessionKey") or "")
+            mine = [rid for rid, content, _src, rsession in recent if rsession == session and forget_category_matches(content, said.forget)]
+        ids.extend(mine)
     for said in analysis.forgets:
         if said.forget or said.previous is None:
             continue
         ref = message_ref(said.previous)
-        ids.extend(rid for rid, _content, src in recent if ref in (src or []))
+        ids.extend(rid for rid, _content, src, _session in recent if ref in (src or []))
     unique = [rid for rid in dict.fromkeys(ids) if rid not in claimed]
     live = _full_records(ctx.profile, set(unique))
     unique = [rid for rid in unique if rid in live and not live[rid].deleted]
@@ -379,14 +452,9 @@ def _forget_stored(ctx, analysis: BatchAnalysis, claimed: set[str]) -> list[str]
 
 
 def _records_containing(profile, text: str) -> set[str]:
-    from apps.records.models import L1Record
+    from apps.records.selectors import live_record_ids_containing
 
-    if len(text.strip()) < 1:
-        return set()
-    return set(
-        L1Record.objects.filter(profile=profile, deleted=False, content__icontains=text.strip())
-        .order_by("-updated_at").values_list("record_id", flat=True)[:20]
-    )
+    return live_record_ids_containing(profile=profile, text=text, limit=20)
 
 
 def _search(ctx, queries: list[str], *, top_k: int) -> list[list[dict]]:
@@ -440,8 +508,9 @@ def _scope(ctx, item: Planned, mode: str, projects: dict[str, dict]) -> dict[str
     if cand.type == "work_method" and (general or (cand.category == "preference" and not REPO_RE.search(cand.content))):
         # Only the user's own habits hold in every project ("I always…", "in all my repos").
         return {"scope": "global", "project": ""}
-    session = _session_project(ctx, session_key, projects)
     cwd = str(cand.message.get("cwd") or "")
+    # A known project's workbench needs no look at the session (known projects win anyway).
+    session = {} if _project_of_cwd(ctx.profile, cwd, {}) else _session_project(ctx, session_key, projects)
     root = _project_of_cwd(ctx.profile, cwd, session)
     if root:
         # Said in a known project's workbench: the message's cwd is the evidence (SPEC §3.2).
@@ -479,6 +548,8 @@ GENERAL_RE = re.compile(
 
 
 def _dedup(ctx, planned: list[Planned], claimed: set[str] | None = None) -> None:
+    claimed = claimed if claimed is not None else set()
+    planned = _skip_exact_repeats(ctx, planned, claimed)
     if not planned:
         return
     results: dict[int, list[dict]] = {}
@@ -510,9 +581,98 @@ def _dedup(ctx, planned: list[Planned], claimed: set[str] | None = None) -> None
         for i, cands in zip(failed, fallback):
             results[i] = cands
     full = _full_records(ctx.profile, {c["record_id"] for cands in results.values() for c in cands if c.get("record_id")})
-    claimed = claimed if claimed is not None else set()
+    earlier = _in_batch_neighbours(planned)
     for idx, item in enumerate(planned):
-        _decide(item, results.get(idx, []), full, claimed)
+        neighbours = [(j, score) for j, score in earlier.get(idx, []) if planned[j].action in ("store", "update")]
+        pseudo = {f"batch:{j}": _as_record(planned[j], j) for j, _ in neighbours}
+        candidates = results.get(idx, []) + [{"record_id": f"batch:{j}", "score": score} for j, score in neighbours]
+        _decide(item, candidates, {**full, **pseudo} if pseudo else full, claimed)
+        if item.target.startswith("batch:"):
+            _settle_in_batch(item, planned[int(item.target.removeprefix("batch:"))])
+
+
+IN_BATCH_MIN_SCORE = 0.5  # below every dedup threshold that looks at the score (0.6): only the lexical skip could still take such a pair
+IN_BATCH_NEIGHBOURS = 5
+
+
+def _in_batch_neighbours(planned: list[Planned]) -> dict[int, list[tuple[int, float]]]:
+    """For each unit, the earlier units of the batch whose vectors are closest (cosine of the
+    same debiased space the index scores in), best first."""
+    import numpy as np
+
+    with_vectors = [i for i, p in enumerate(planned) if p.vector]
+    if len(with_vectors) < 2:
+        return {}
+    matrix = np.asarray([planned[i].vector for i in with_vectors], dtype=np.float32)
+    scores = matrix @ matrix.T
+    out: dict[int, list[tuple[int, float]]] = {}
+    for row, i in enumerate(with_vectors):
+        found = [(with_vectors[col], float(scores[row, col])) for col in range(row) if scores[row, col] >= IN_BATCH_MIN_SCORE]
+        if found:
+            out[i] = sorted(found, key=lambda f: f[1], reverse=True)[:IN_BATCH_NEIGHBOURS]
+    return out
+
+
+def _as_record(item: Planned, index: int) -> InBatch:
+    cand = item.candidate
+    return InBatch(record_id=f"batch:{index}", content=item.content_override or cand.content, type=cand.type,
+                   task_state=item.task_state, timestamps=list(item.timestamps))
+
+
+def _settle_in_batch(item: Planned, earlier: Planned) -> None:
+    """A unit decided against an earlier unit of its batch. A restatement cites its message
+    on the earlier unit (same session); a refinement, a changed value or a completed task
+    takes the earlier unit's place, and with it what that unit replaced."""
+    same_session = str(item.candidate.message.get("sessionKey")) == str(earlier.candidate.message.get("sessionKey"))
+    if item.rule == "paraphrase" and not same_session:
+        # One record cites one session: another session's wording is a record of its own.
+        item.action, item.rule, item.target, item.replaces, item.content_override = "store", "", "", None, None
+        return
+    if item.rule == "paraphrase":
+        # Merged into the earlier unit, which now says both.
+        if earlier.content_override:
+            earlier.content_override = item.content_override
+        else:
+            earlier.candidate.content = item.content_override or earlier.candidate.content
+        earlier.vector = None
+        item.action, item.rule = "skip", "mergedInBatch"
+    if item.action == "skip":
+        if same_session:
+            for ref in item.source_ids:
+                if ref not in earlier.source_ids:
+                    earlier.source_ids.append(ref)
+            for stamp in item.timestamps:
+                if stamp not in earlier.timestamps:
+                    earlier.timestamps.append(stamp)
+        return
+    earlier.action, earlier.rule = "skip", "replacedInBatch"
+    item.replaces = list(earlier.replaces or []) or None
+    item.action = "update" if item.replaces else "store"
+    if earlier.task_state and item.task_state is None:
+        item.task_state = earlier.task_state
+
+
+def _skip_exact_repeats(ctx, planned: list[Planned], claimed: set[str]) -> list[Planned]:
+    """Skip what a live record already says word for word (its normalised content key, one
+    query for the batch), before anything is embedded: the dense search would only confirm
+    it (score ≈ 1.0, no new word). Returns the items still to be searched."""
+    from apps.records.normalize import content_key
+    from apps.records.selectors import live_records_by_content_key
+
+    keys = {id(item): content_key(item.content_override or item.candidate.content) for item in planned}
+    live = live_records_by_content_key(profile=ctx.profile, keys=keys.values())
+    rest = []
+    for item in planned:
+        record = live.get(keys[id(item)])
+        closes_it = record is not None and item.task_state in ("done", "dropped") and record.type == "work_task" \
+            and (record.task_state or "open") == "open"
+        if record is None or record.record_id in claimed or closes_it:
+            rest.append(item)
+            continue
+        item.action, item.rule = "skip", "same"
+    if len(rest) < len(planned):
+        ctx.add("dedupExactRepeats", len(planned) - len(rest))
+    return rest
 
 
 def _decide(item: Planned, candidates: list[dict], full: dict[str, Any], claimed: set[str]) -> None:
@@ -528,18 +688,18 @@ def _decide(item: Planned, candidates: list[dict], full: dict[str, Any], claimed
             # "I finished X" closes the open task X: same task, new state.
             if score >= UPDATE_SCORE and lexical >= CLOSE_LEXICAL:
                 _replace(item, record, claimed, content=record.content)
-                item.rule = "close"
+                item.rule, item.target = "close", record.record_id
                 return
             continue
         adds_nothing = normalize(cand.content) == normalize(record.content) or tokens(cand.content) <= tokens(record.content)
         if adds_nothing and (score >= SKIP_SCORE or lexical >= SKIP_LEXICAL):
-            item.action, item.rule = "skip", "same"
+            item.action, item.rule, item.target = "skip", "same", record.record_id
             return
         same_values = _same_values(cand.content, record.content)
         contained = containment(cand.content, record.content)
         if same_values and score >= RESTATE_SCORE and contained >= RESTATE_CONTAINMENT:
             # A shortened or reworded restatement of a live record: nothing new to store.
-            item.action, item.rule = "skip", "restatement"
+            item.action, item.rule, item.target = "skip", "restatement", record.record_id
             return
         if (
             same_values and score >= EXTEND_SCORE and record.type == cand.type
@@ -547,7 +707,7 @@ def _decide(item: Planned, candidates: list[dict], full: dict[str, Any], claimed
         ):
             # An extended version ("…, and also Y"): the fuller wording replaces the record.
             _replace(item, record, claimed)
-            item.rule = "extension"
+            item.rule, item.target = "extension", record.record_id
             return
         if (
             score >= UPDATE_SCORE and lexical >= UPDATE_LEXICAL and record.type == cand.type
@@ -556,9 +716,55 @@ def _decide(item: Planned, candidates: list[dict], full: dict[str, Any], claimed
             # A refinement or one changed value of the same statement; two changed terms
             # ("PostgreSQL for billing" → "Redis for search") are a different statement.
             _replace(item, record, claimed)
-            item.rule = "refinement"
+            item.rule, item.target = "refinement", record.record_id
             return
+        if _values_kept(record.content, cand.content) and (record.type == cand.type or cand.restated) \
+                and score >= (RESTATED_MERGE_SCORE if cand.restated else PARAPHRASE_MERGE_SCORE) \
+                and (cand.restated or _says_enough(cand.content)):
+            # The same thing in other words ("我吃素" / "我是素食者"): one record that says both,
+            # not a second copy. Said as a repeat ("as I said", "还是…的事"), a lower score will
+            # do, and the record keeps its type.
+            merged = _merged(record.content, cand.content)
+            if merged is not None:
+                _replace(item, record, claimed, content=merged)
+                cand.type = record.type
+                item.rule, item.target = "paraphrase", record.record_id
+                return
+            if cand.restated:
+                item.action, item.rule, item.target = "skip", "restated", record.record_id
+                return
     item.action = "store"
+
+
+MERGE_MIN_WORDS, MERGE_MIN_ZH_CHARS = 3, 6
+
+
+def _says_enough(text: str) -> bool:
+    """Short remarks ("现在稳定了", "sounds fine") score high against any other short remark: a
+    paraphrase needs some substance to be recognised as one."""
+    words = [t for t in content_tokens(text) if not is_chinese(t)]
+    zh = sum(1 for ch in text if "\u4e00" <= ch <= "\u9fff")
+    return len(words) >= MERGE_MIN_WORDS or zh >= MERGE_MIN_ZH_CHARS + 2 or len(words) + zh // 2 >= MERGE_MIN_WORDS + 1
+
+
+def _merged(old: str, new: str) -> str | None:
+    """The live record followed by what the new wording says, or None when that grows too long."""
+    old = old.rstrip()
+    zh = is_chinese(old)
+    if old and old[-1] not in ".!?。！？":
+        old += "。" if zh else "."
+    text = f"{old}{'' if zh and is_chinese(new) else ' '}{new.strip()}"
+    return text if len(text) <= MERGE_MAX_CHARS else None
+
+
+def _values_kept(old: str, new: str) -> bool:
+    """Every typed value of `old` is still said by `new` where `new` speaks of that kind
+    (it may add one: "一个小时" → "一个小时…两个小时"), so a merge contradicts nothing."""
+    vo, vn = values(old), values(new)
+    return all(
+        {v.lower() for k, v in vo if k == kind} <= {v.lower() for k, v in vn if k == kind}
+        for kind in {k for k, _ in vo} & {k for k, _ in vn}
+    )
 
 
 def _same_values(a: str, b: str) -> bool:
@@ -585,24 +791,18 @@ def _replace(item: Planned, record, claimed: set[str], *, content: str | None = 
 
 
 def _full_records(profile, ids: set[str]) -> dict[str, Any]:
-    from apps.records.models import L1Record
+    from apps.records.selectors import records_with_ids
 
-    if not ids:
-        return {}
-    return {r.record_id: r for r in L1Record.objects.filter(profile=profile, record_id__in=ids)}
+    return records_with_ids(profile=profile, record_ids=ids)
 
 
 def _text_fallback(profile, queries: list[str]) -> list[list[dict]]:
     """The seed's text fallback: live records of the last 30 days, compared by wording."""
-    from apps.records.models import L1Record
+    from apps.records.selectors import live_records_recent
 
     since = timezone.now() - timedelta(days=FALLBACK_DAYS)
-    rows = list(
-        L1Record.objects.filter(profile=profile, deleted=False, updated_at__gte=since)
-        .order_by("-updated_at")
-        .values_list("record_id", "content")[:2000]
-    )
-    row_tokens = [(rid, content, tokens(content)) for rid, content in rows]
+    rows = live_records_recent(profile=profile, limit=TEXT_SCAN_LIMIT, since=since)
+    row_tokens = [(rid, content, tokens(content)) for rid, content, _sources, _session in rows]
     out = []
     for query in queries:
         q = tokens(query)

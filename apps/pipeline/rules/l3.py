@@ -26,15 +26,12 @@ SAME_ENTRY_LEXICAL = 0.6
 
 def run(ctx) -> None:
     from apps.conversations.cursors import cursor_get
-    from apps.scenes.models import SceneBlock
+    from apps.scenes.selectors import live_blocks
 
     profile = ctx.profile
     cursor = str(cursor_get(profile=profile, kind="l3").get("updated") or "")
     after = _parse(cursor)
-    blocks = [
-        b for b in SceneBlock.objects.filter(profile=profile, archived=False, removed=False).order_by("filename")
-        if after is None or b.meta_updated > after
-    ]
+    blocks = [b for b in live_blocks(profile=profile) if after is None or b.meta_updated > after]
     ctx.add("blocksConsidered", len(blocks))
     member_ids: list[str] = []
     newest, newest_at = cursor, after
@@ -91,18 +88,15 @@ def durable(content: str) -> bool:
 
 
 def _ranked_candidates(profile, member_ids: list[str]) -> list[tuple[str, str]]:
-    from apps.hitstats.models import RecordHits
-    from apps.records.models import L1Record
+    from apps.hitstats.selectors import effective_hit_counts
+    from apps.records.selectors import live_records_of_types
 
     if not member_ids:
         return []
-    qs = L1Record.objects.filter(profile=profile, record_id__in=set(member_ids), deleted=False)
-    if profile.mode == "chat":
-        qs = qs.filter(type__in=("persona", "instruction"))
-    else:
-        qs = qs.filter(type="work_method")
-    rows = [r for r in qs if (profile.mode == "chat" or r.scope == "global") and durable(r.content)]
-    hits = {h.record_id: h.effective_hits for h in RecordHits.objects.filter(profile=profile, record_id__in=[r.record_id for r in rows])}
+    types = ("persona", "instruction") if profile.mode == "chat" else ("work_method",)
+    found = live_records_of_types(profile=profile, record_ids=member_ids, types=types)
+    rows = [r for r in found if (profile.mode == "chat" or r.scope == "global") and durable(r.content)]
+    hits = effective_hit_counts(profile=profile, record_ids=[r.record_id for r in rows])
 
     def key(r) -> tuple[Any, ...]:
         strict = 1 if r.priority == -1 else 0
@@ -112,14 +106,9 @@ def _ranked_candidates(profile, member_ids: list[str]) -> list[tuple[str, str]]:
 
 
 def _existing_entries(profile) -> list[str]:
-    from apps.persona.models import PersonaProposal
-    from apps.persona.services import persona_live_entries
+    from apps.persona.selectors import live_entry_texts, proposal_entry_texts
 
-    entries = list(persona_live_entries(profile=profile))
-    proposal = PersonaProposal.objects.filter(profile=profile).first()
-    if proposal is not None:
-        entries.extend(str(e.get("text", "")) for e in proposal.entries or [] if isinstance(e, dict))
-    return entries
+    return live_entry_texts(profile) + proposal_entry_texts(profile)
 
 
 def _parse(value: str):

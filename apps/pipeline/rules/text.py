@@ -13,11 +13,11 @@ CODE_FENCE_RE = re.compile(r"```.*?(?:```|$)", re.DOTALL)
 INLINE_CODE_RE = re.compile(r"`([^`\n]{1,200})`")
 
 INJECTION_RE = re.compile(
-    r"(ignore (all|any|the)? ?(previous|prior|above)? ?(instructions|prompts|rules)"
-    r"|disregard (all|any|the)? ?(previous|prior|above)? ?(instructions|rules)"
+    r"(ignore (all|any|the|your)? ?(of )?(the |your )?(previous|prior|above|earlier|former)? ?(instructions|prompts|rules|settings|guidelines)"
+    r"|disregard (all|any|the|your)? ?(previous|prior|above|earlier)? ?(instructions|rules)"
     r"|(reveal|print|output|show|repeat) (me )?(your|the) (system|hidden|initial) prompt"
     r"|you are now (dan|in developer mode)|jailbreak"
-    r"|忽略(所有|之前|以上|上面)?的?(指令|指示|规则|提示)|无视(所有|之前|以上)?的?(指令|规则)"
+    r"|忽略(你|我们)?(所有|之前|以上|上面|前面|先前)?的?(所有)?(指令|指示|规则|提示|设定|约束)|无视(你)?(所有|之前|以上)?的?(指令|规则|设定)"
     r"|输出你的系统提示词?|(告诉我|显示|打印)你的(系统)?提示词)",
     re.IGNORECASE,
 )
@@ -222,8 +222,16 @@ VALUE_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     # A count with its measure word first: "每周五次" is five times a week, not Friday.
     ("count", re.compile(r"(?:\d+|[一二三四五六七八九十两]+)\s?(?=[次个岁只位条台张天年周月])")),
     ("weekday", re.compile(rf"\b(?:{_WEEKDAYS_EN})s?\b|(?:周|星期|礼拜)[一二三四五六日天]", re.IGNORECASE)),
-    ("time", re.compile(r"\b\d{1,2}(?::\d{2})?\s*(?:am|pm)\b|\b\d{1,2}:\d{2}\b|(?:上午|下午|晚上|早上)?[一二三四五六七八九十\d]{1,3}点(?:半|[一二三四五\d]{1,2}分)?", re.IGNORECASE)),
+    # "at 10" is a clock time like "at 9:30" (the class starts at 10 → at 9:30 corrects it).
+    ("time", re.compile(r"\b\d{1,2}(?::\d{2})?\s*(?:am|pm)\b|\b\d{1,2}:\d{2}\b|(?<=\bat )\d{1,2}(?![\w:%]|[.,]\d|\s*(?:km|kg|mph|miles?|minutes?|mins?|degrees?|percent|euros?|dollars?|pounds?|k\b))|(?:上午|下午|晚上|早上|凌晨|中午|傍晚|夜里)?[一两二三四五六七八九十\d]{1,3}点(?:半|[一二三四五\d]{1,2}分)?", re.IGNORECASE)),
     ("number", re.compile(r"(?<![\w.])v?\d+(?:\.\d+)*(?:\s?(?:kg|km|g|cm|mm|m|gb|mb|tb|ms|s|h|k|%|岁|号|公斤|公里))?(?![\w.]\w|\w)", re.IGNORECASE)),
+    # A day of the month ("on the 28th" / "moved to the 29th").
+    ("day", re.compile(r"\b\d{1,2}(?:st|nd|rd|th)\b", re.IGNORECASE)),
+    # Which way something faces ("朝南" / "其实是朝东的").
+    ("direction", re.compile(r"(?:朝|坐北朝)[东南西北]{1,2}|\b(?:north|south|east|west)(?:-facing)?\b", re.IGNORECASE)),
+    # Numbers said in words ("Kenji is six" / "seven now"); not "one", which is mostly a pronoun.
+    ("number", re.compile(r"\b(?:two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|sixteen|seventeen"
+                          r"|eighteen|nineteen|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety|hundred)\b", re.IGNORECASE)),
 ]
 _UNIT_RE = re.compile(r"(kg|km|g|cm|mm|m|gb|mb|tb|ms|s|h|k|%|岁|号|公斤|公里|[次个岁只位条台张天年周月])$", re.IGNORECASE)
 
@@ -249,7 +257,8 @@ def values(text: str) -> list[tuple[str, str]]:
 
 # ---------------------------------------------------------------- speakers and dates
 
-SPEAKER_RE = re.compile(r"^\s*(?P<name>[A-Z][a-zA-Z'\-]{1,20}(?: [A-Z][a-zA-Z'\-]{1,20})?|[\u4e00-\u9fff]{1,4})\s*[:：]\s+(?=\S)")
+# "Nadia: …" (a space after the colon) or "小雨：…" (a full-width colon needs none).
+SPEAKER_RE = re.compile(r"^\s*(?P<name>[A-Z][a-zA-Z'\-]{1,20}(?: [A-Z][a-zA-Z'\-]{1,20})?|[\u4e00-\u9fff]{1,4})\s*(?::\s+|：\s*)(?=\S)")
 
 
 def speaker_of(content: str) -> tuple[str, str]:
@@ -289,38 +298,114 @@ def _year(ts_ms: int, delta: int) -> str:
     return str(datetime.fromtimestamp(ts_ms / 1000, tz=UTC).year + delta)
 
 
+_EN_WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+_ZH_WEEKDAYS = {"一": 0, "二": 1, "三": 2, "四": 3, "五": 4, "六": 5, "日": 6, "天": 6}
+_NUMBER_WORDS = {"a": 1, "an": 1, "one": 1, "two": 2, "a couple of": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
+                 "eight": 8, "nine": 9, "ten": 10, "一": 1, "两": 2, "二": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8,
+                 "九": 9, "十": 10}
+
+
+def _date(ts_ms: int):
+    from datetime import UTC, datetime
+
+    return datetime.fromtimestamp(ts_ms / 1000, tz=UTC).date()
+
+
+def _count(word: str) -> int:
+    word = word.lower().strip()
+    return int(word) if word.isdigit() else _NUMBER_WORDS.get(word, 0)
+
+
+def _last_weekday(ts: int, name: str) -> str:
+    """The most recent such weekday before the message's day ("last Saturday")."""
+    from datetime import timedelta
+
+    day = _date(ts)
+    back = (day.weekday() - _EN_WEEKDAYS.index(name.lower())) % 7 or 7
+    return (day - timedelta(days=back)).isoformat()
+
+
+def _next_weekday(ts: int, name: str) -> str:
+    from datetime import timedelta
+
+    day = _date(ts)
+    ahead = (_EN_WEEKDAYS.index(name.lower()) - day.weekday()) % 7 or 7
+    return (day + timedelta(days=ahead)).isoformat()
+
+
+def _zh_week_day(ts: int, weeks: int, char: str) -> str:
+    """Weekday `char` of the calendar week `weeks` away (上周五: -1, 这周五: 0, 下周五: 1)."""
+    from datetime import timedelta
+
+    day = _date(ts)
+    monday = day - timedelta(days=day.weekday()) + timedelta(weeks=weeks)
+    return (monday + timedelta(days=_ZH_WEEKDAYS[char])).isoformat()
+
+
+def _ago(ts: int, amount: int, unit: str, sign: int = -1) -> str:
+    if not amount:
+        return ""
+    unit = unit.lower().rstrip("s")
+    if unit in ("month", "个月", "月"):
+        return _month(ts, sign * amount)
+    days = amount * (7 if unit in ("week", "周", "星期", "礼拜") else 1)
+    return _day(ts, sign * days)
+
+
+_W = "|".join(_EN_WEEKDAYS)
+_N = r"\d+|a couple of|an?|one|two|three|four|five|six|seven|eight|nine|ten"
+_ZN = r"\d+|[一两二三四五六七八九十]"
+# Checked in this order; a span annotated once is not annotated again ("上周五" is a day, not "上周" + 五).
 _RELATIVE_DATES: list[tuple[re.Pattern[str], object]] = [
-    (re.compile(r"\b(the day before yesterday)\b", re.IGNORECASE), lambda ts: _day(ts, -2)),
-    (re.compile(r"\b(yesterday|last night)\b", re.IGNORECASE), lambda ts: _day(ts, -1)),
-    (re.compile(r"\b(today|tonight|this morning|this afternoon|this evening)\b", re.IGNORECASE), lambda ts: _day(ts, 0)),
-    (re.compile(r"\b(tomorrow)\b", re.IGNORECASE), lambda ts: _day(ts, 1)),
-    (re.compile(r"\b(last week)\b", re.IGNORECASE), lambda ts: "week of " + _day(ts, -7)),
-    (re.compile(r"\b(next week)\b", re.IGNORECASE), lambda ts: "week of " + _day(ts, 7)),
-    (re.compile(r"\b(last weekend)\b", re.IGNORECASE), lambda ts: "weekend before " + _day(ts, 0)),
-    (re.compile(r"\b(last month)\b", re.IGNORECASE), lambda ts: _month(ts, -1)),
-    (re.compile(r"\b(next month)\b", re.IGNORECASE), lambda ts: _month(ts, 1)),
-    (re.compile(r"\b(last year)\b", re.IGNORECASE), lambda ts: _year(ts, -1)),
-    (re.compile(r"\b(next year)\b", re.IGNORECASE), lambda ts: _year(ts, 1)),
-    (re.compile(r"(前天)"), lambda ts: _day(ts, -2)),
-    (re.compile(r"(昨天|昨晚)"), lambda ts: _day(ts, -1)),
-    (re.compile(r"(今天|今晚|今早|今天早上)"), lambda ts: _day(ts, 0)),
-    (re.compile(r"(明天)"), lambda ts: _day(ts, 1)),
-    (re.compile(r"(上周|上个星期|上礼拜)"), lambda ts: _day(ts, -7) + " 那周"),
-    (re.compile(r"(下周|下个星期)"), lambda ts: _day(ts, 7) + " 那周"),
-    (re.compile(r"(上个月)"), lambda ts: _month(ts, -1)),
-    (re.compile(r"(下个月)"), lambda ts: _month(ts, 1)),
-    (re.compile(r"(去年)"), lambda ts: _year(ts, -1)),
-    (re.compile(r"(明年)"), lambda ts: _year(ts, 1)),
+    (re.compile(rf"\b(last ({_W}))\b", re.IGNORECASE), lambda ts, m: _last_weekday(ts, m.group(2))),
+    (re.compile(rf"\b(next ({_W}))\b", re.IGNORECASE), lambda ts, m: _next_weekday(ts, m.group(2))),
+    (re.compile(rf"\b(({_N}) (days?|weeks?|months?) ago)\b", re.IGNORECASE), lambda ts, m: _ago(ts, _count(m.group(2)), m.group(3))),
+    (re.compile(rf"\b(in ({_N}) (days?|weeks?))\b", re.IGNORECASE), lambda ts, m: _ago(ts, _count(m.group(2)), m.group(3), 1)),
+    (re.compile(r"\b(the day before yesterday)\b", re.IGNORECASE), lambda ts, m: _day(ts, -2)),
+    (re.compile(r"\b(yesterday|last night)\b", re.IGNORECASE), lambda ts, m: _day(ts, -1)),
+    (re.compile(r"\b(today|tonight|this morning|this afternoon|this evening)\b", re.IGNORECASE), lambda ts, m: _day(ts, 0)),
+    (re.compile(r"\b(tomorrow)\b", re.IGNORECASE), lambda ts, m: _day(ts, 1)),
+    (re.compile(r"\b(last week)\b", re.IGNORECASE), lambda ts, m: "week of " + _day(ts, -7)),
+    (re.compile(r"\b(next week)\b", re.IGNORECASE), lambda ts, m: "week of " + _day(ts, 7)),
+    (re.compile(r"\b(last weekend)\b", re.IGNORECASE), lambda ts, m: "weekend before " + _day(ts, 0)),
+    (re.compile(r"\b(last month)\b", re.IGNORECASE), lambda ts, m: _month(ts, -1)),
+    (re.compile(r"\b(next month)\b", re.IGNORECASE), lambda ts, m: _month(ts, 1)),
+    (re.compile(r"\b(last year)\b", re.IGNORECASE), lambda ts, m: _year(ts, -1)),
+    (re.compile(r"\b(next year)\b", re.IGNORECASE), lambda ts, m: _year(ts, 1)),
+    (re.compile(r"((上个?|这个?|本|下个?)(周|星期|礼拜)([一二三四五六日天]))(?![切直样起定般些下次点个])"),
+     lambda ts, m: _zh_week_day(ts, {"上": -1, "下": 1}.get(m.group(2)[0], 0), m.group(4))),
+    (re.compile(rf"(({_ZN})\s?(天|周|个星期|个月)(?:以)?前)"), lambda ts, m: _ago(ts, _count(m.group(2)), m.group(3).removeprefix("个"))),
+    (re.compile(r"(前天)"), lambda ts, m: _day(ts, -2)),
+    (re.compile(r"(昨天|昨晚)"), lambda ts, m: _day(ts, -1)),
+    (re.compile(r"(今天|今晚|今早|今天早上)"), lambda ts, m: _day(ts, 0)),
+    (re.compile(r"(明天)"), lambda ts, m: _day(ts, 1)),
+    (re.compile(r"(上周|上个星期|上礼拜)"), lambda ts, m: _day(ts, -7) + " 那周"),
+    (re.compile(r"(下周|下个星期)"), lambda ts, m: _day(ts, 7) + " 那周"),
+    (re.compile(r"(上个月)"), lambda ts, m: _month(ts, -1)),
+    (re.compile(r"(下个月)"), lambda ts, m: _month(ts, 1)),
+    (re.compile(r"(去年)"), lambda ts, m: _year(ts, -1)),
+    (re.compile(r"(明年)"), lambda ts, m: _year(ts, 1)),
 ]
 
 
 def resolve_relative_dates(text: str, ts_ms: object) -> str:
-    """"yesterday" → "yesterday (2026-11-09)" against the message's own time, so a record
-    read months later still says when. Without a timestamp the text is unchanged."""
+    """"yesterday" → "yesterday (2026-11-09)", "last Saturday" → "last Saturday (2026-11-07)",
+    "上周五" → "上周五（2026-11-06）", "three days ago" → its date, against the message's own
+    time, so a record read months later still says when. Without a timestamp the text is
+    unchanged."""
     if isinstance(ts_ms, bool) or not isinstance(ts_ms, (int, float)) or ts_ms <= 0:
         return text
     ts = int(ts_ms)
+    spans: list[tuple[int, int, str]] = []
     for pattern, when in _RELATIVE_DATES:
-        zh = bool(CJK_RE.match(pattern.pattern.strip("()")[:1] or "a"))
-        text = pattern.sub(lambda m, when=when, zh=zh: f"{m.group(1)}（{when(ts)}）" if zh else f"{m.group(1)} ({when(ts)})", text)
+        for m in pattern.finditer(text):
+            start, end = m.span(1)
+            if any(a < end and start < b for a, b, _ in spans):
+                continue
+            resolved = when(ts, m)  # type: ignore[operator]
+            if resolved:
+                spans.append((start, end, resolved))
+    for start, end, resolved in sorted(spans, reverse=True):
+        zh = bool(CJK_RE.match(text[start]))
+        text = text[:end] + (f"（{resolved}）" if zh else f" ({resolved})") + text[end:]
     return text

@@ -12,11 +12,13 @@ The extraction unit is a message or a short window, not a sentence:
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from apps.pipeline.rules.corrections import Correction, forget_subject, parse_correction
 from apps.pipeline.rules.extract import (
     ACCEPT_RE,
+    ACK_LEAD_RE,
     ANAPHORA_RE,
     DECLINE_RE,
     QUESTION_RE,
@@ -28,7 +30,7 @@ from apps.pipeline.rules.extract import (
     extract_from_message,
     proposal_of,
 )
-from apps.pipeline.rules.text import quality_gate, sentences, speaker_of
+from apps.pipeline.rules.text import content_tokens, is_chinese, quality_gate, sentences, speaker_of
 
 FOLLOW_UP_MAX_CHARS = 80  # an anaphoric follow-up is short; a long message says its own thing
 ACCEPT_MAX_CHARS = 200
@@ -43,6 +45,9 @@ class Said:
     correction: Correction | None = None
     forget: str | None = None  # the subject; "" = what was just said
     previous: dict | None = None  # the user's previous message in the session (forget "that")
+    position: int = 0  # the sentence's index in its message
+    matched: bool = False  # a forget request that found units of this batch
+    by_category: bool = False
 
 
 @dataclass
@@ -55,8 +60,23 @@ class BatchAnalysis:
     order: dict[int, int] = field(default_factory=dict)  # id(message) → its index in the batch
 
     def said_before(self, candidate: Candidate, said: Said) -> bool:
-        """Whether the candidate comes from a message before the correction/forget request."""
-        return self.order.get(id(candidate.message), -1) < self.order.get(id(said.message), -1)
+        """Whether the candidate was said before the correction/forget request: in an earlier
+        message, or earlier in the same message ("… starts at 10. No wait, at 9:30.")."""
+        mine, theirs = self.order.get(id(candidate.message), -1), self.order.get(id(said.message), -1)
+        return mine < theirs or (mine == theirs and candidate.position < said.position)
+
+
+PROJECT_NAME_MIN_CHARS = 4  # "api", "app" or "src" are words, not names
+
+
+def project_names(profile) -> set[str]:
+    """The folder names of the profile's known projects ("ledger-api"), lower case."""
+    names = set()
+    for root in getattr(profile, "known_projects", None) or []:
+        name = re.split(r"[\\/]", str(root).rstrip("/\\"))[-1].casefold()
+        if len(name) >= PROJECT_NAME_MIN_CHARS:
+            names.add(name)
+    return names
 
 
 def turn_speakers(rows: list[dict]) -> set[str]:
@@ -73,6 +93,7 @@ def turn_speakers(rows: list[dict]) -> set[str]:
 
 def analyse(ctx, messages: list[dict], background: list[dict], mode: str) -> BatchAnalysis:
     out = BatchAnalysis(speakers=turn_speakers([*background, *messages]), order={id(m): i for i, m in enumerate(messages)})
+    names = project_names(ctx.profile) if mode == "code" else set()
     last_user: dict[str, tuple[dict, list[Candidate]]] = {}
     last_assistant: dict[str, dict] = {}
     for row in background:  # context only: what a follow-up at the start of the batch may refer to
@@ -103,31 +124,33 @@ def analyse(ctx, messages: list[dict], background: list[dict], mode: str) -> Bat
             _remember(message, last_user, last_assistant, [], out.speakers)
             continue
         found: list[Candidate] = []
+        numbered = list(enumerate(parts))
         accepted = _accepted_proposal(message, parts, session, last_assistant, mode)
         if accepted is not None:
             found.append(accepted)
             ctx.add("proposalsAccepted")
-            parts = parts[1:]
+            numbered = numbered[1:]
         elif _declined(parts, session, last_assistant):
             ctx.add("proposalsDeclined")
-        plain: list[str] = []
-        for part in parts:
+        plain: list[tuple[int, str]] = []
+        for index, part in numbered:
             asked = QUESTION_RE.search(part) or (REQUEST_RE.search(part) and not STRONG_RE.search(part))
             correction = None if asked else parse_correction(part)
             if correction is not None:
-                out.corrections.append(Said(message=message, correction=correction))
+                out.corrections.append(Said(message=message, correction=correction, position=index))
                 ctx.add("corrections")
             else:
-                plain.append(part)
-        if plain and _is_follow_up(plain[0], content) and session in last_user:
-            merged = _merge_follow_up(message, plain[0], last_user[session], mode)
+                plain.append((index, part))
+        if plain and _is_follow_up(plain[0][1], content) and session in last_user:
+            merged = _merge_follow_up(message, plain[0][1], last_user[session], mode)
             if merged is not None:
                 out.removed.extend(c for c in last_user[session][1] if c in out.candidates)
                 out.candidates = [c for c in out.candidates if c not in last_user[session][1]]
                 found.append(merged)
                 plain = plain[1:]
                 ctx.add("followUpsMerged")
-        found.extend(extract_from_message(message, mode=mode, sentences=plain, speakers=out.speakers))
+        found.extend(extract_from_message(message, mode=mode, sentences=[p for _, p in plain], speakers=out.speakers,
+                                          positions=[i for i, _ in plain], project_names=names))
         out.candidates.extend(found)
         _remember(message, last_user, last_assistant, found, out.speakers)
     return out
@@ -181,6 +204,12 @@ def _accepted_proposal(message: dict, parts: list[str], session: str, last_assis
     proposal = proposal_of(str(proposal_message.get("content") or ""))
     if proposal is None:
         return None
+    added = parts[0].strip()
+    for _ in range(3):  # "yes, add that rule — exactly what we want" is acceptance through and through
+        added = ACK_LEAD_RE.sub("", ACCEPT_RE.sub("", added).strip(" ,，。.!！—–-")).strip(" ,，。.!！—–-")
+    if len(content_tokens(added)) >= 2 and not ANAPHORA_RE.search(added):
+        # The acceptance says how: "Yes please, 每周五发我就行" keeps "每周五".
+        proposal = f"{proposal.rstrip('。.')}{'，' if is_chinese(added) else ' — '}{added}"
     category = classify(proposal, role="user")
     if category is None or category in ("episode", "artifact"):
         category = "instruction" if STRONG_RE.search(proposal) or mode == "code" else "preference"
