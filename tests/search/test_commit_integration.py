@@ -92,9 +92,6 @@ def test_a_records_vector_is_the_same_whether_committed_in_a_batch_or_alone(alic
         embedding.cache_clear()
 
     def stored_vectors(profile, ids):
-        points = index.get_client().retrieve(index.current_collection(profile), ids=[index.point_id(r) for r in ids],
-                                             with_vectors=True)
-        by_id = {p.payload["record_id"]: np.asarray(p.vector[index.DENSE], dtype=np.float32) for p in points}
-        return np.vstack([by_id[r] for r in ids])
+        return np.vstack([np.asarray(index.stored_point(profile, r)[0], dtype=np.float32) for r in ids])
 
     assert np.allclose(stored_vectors(alice, batch), stored_vectors(bob, alone), atol=1e-6)
