@@ -123,7 +123,8 @@ def parse_correction(sentence: str) -> Correction | None:
         # "提醒时间改成 10:00 了，很多人 9:30 还没到": another value of the new one's kind in the
         # sentence is the one it replaces.
         stated = values(new)
-        others = [v for k, v in values(text) if stated and k == stated[-1][0] and v != stated[-1][1]]
+        rest = text.replace(new, " ", 1)  # values the new part itself says are all new
+        others = [v for k, v in values(rest) if stated and k == stated[-1][0] and v not in {sv for _, sv in stated}]
         if len(others) == 1:
             old, new = others[0], stated[-1][1]
             prefix = re.match(r"(上午|下午|晚上|早上|凌晨|中午|傍晚|夜里)", new)
