@@ -359,3 +359,16 @@ def test_next_and_updated_files_in_code_sessions(coder, l0, run_now):
     ok(run_now(coder, KIND_L1))
     got = {r.source_message_ids[0]: r.type for r in live(coder)}
     assert got.get("k1") == "work_task" and got.get("k4") == "work_artifact"
+
+
+def test_two_corrections_of_one_live_record_in_a_batch_both_apply(coder, l0, run_now):
+    l0(coder, [say("e1", "notify-svc posts the standup reminder at 9:30 in #eng every weekday.", 0, cwd=PROJ)])
+    ok(run_now(coder, KIND_L1))
+    l0(coder, [
+        say("e2", "提醒时间改成 10:00 了，很多人 9:30 还没到。", 5, session="s2", cwd=PROJ),
+        say("e3", "频道也换了，从 #eng 换成 #standup。", 6, session="s2", cwd=PROJ),
+    ])
+    run = ok(run_now(coder, KIND_L1))
+    reminder = [t for t in texts(coder) if "standup reminder" in t]
+    assert reminder == ["notify-svc posts the standup reminder at 10:00 in #standup every weekday."], texts(coder)
+    assert run.counts["correctionsOfStored"] == 2

@@ -23,7 +23,7 @@ CORRECTION_RE = re.compile(
     r"|^[\w ]{2,30} update\s*:|^update( on [^:]{1,40})?\s*:"
     r"|\bnot\s+[^,.;]+?,?\s+but\b|,\s*not\s+\w|(?<!for )(?<!until )\bnow\s*[.!]?\s*$"
     r"|改成|改为|改到|改用|换用|更正|纠正一下|记错了|说错了|搞错了|弄错了|其实是|现在是|现在改|换成了|变成了?|变为|已经不|不再|不对[，,]"
-    r"|降到|降至|升到|升至|提高到|增加到|减少到|涨到|调整为|调整到|调到|迁到|迁移到|改发到|不用了"
+    r"|降到|降至|升到|升至|提高到|增加到|减少到|涨到|调整为|调整到|调到|迁到|迁移到|改发到|不用了|从[^，,。；;]{1,30}(?:换成|改成|改为|改到)"
     r"|不是[^，,。]{1,20}[，,]?\s*(而)?是|是[^，,。]{1,20}[，,]?\s*不是",
     re.IGNORECASE,
 )
@@ -119,6 +119,17 @@ def parse_correction(sentence: str) -> Correction | None:
             if found:
                 new, clause = found[-1], re.sub(r"^[,，:：\s—–-]+|[,，\s]+$", "", _strip_lead(seg))
                 break
+    if not old and new:
+        # "提醒时间改成 10:00 了，很多人 9:30 还没到": another value of the new one's kind in the
+        # sentence is the one it replaces.
+        stated = values(new)
+        rest = text.replace(new, " ", 1)  # values the new part itself says are all new
+        others = [v for k, v in values(rest) if stated and k == stated[-1][0] and v not in {sv for _, sv in stated}]
+        if len(others) == 1:
+            old, new = others[0], stated[-1][1]
+            prefix = re.match(r"(上午|下午|晚上|早上|凌晨|中午|傍晚|夜里)", new)
+            if prefix and not old.startswith(prefix.group(1)):
+                new = new[len(prefix.group(1)):]  # "六点" → "五点", the record keeps its "早上"
     if old and len(new) > 8 and re.search(r"[\u4e00-\u9fff]", new):
         for pattern in _NEW_ONLY:
             m = pattern.search(new)

@@ -329,6 +329,7 @@ def _stored_corrections(ctx, analysis: BatchAnalysis, mode: str, projects: dict[
     queries = [(s.correction.clause + " " + s.correction.old).strip() for s in pending]
     found = _search(ctx, queries, top_k=5)
     out: list[Planned] = []
+    corrected_here: dict[str, Planned] = {}  # live record id → its replacement planned in this batch
     for said, candidates in zip(pending, found):
         correction = said.correction
         ids = {c["record_id"] for c in candidates if c.get("record_id")}
@@ -338,9 +339,10 @@ def _stored_corrections(ctx, analysis: BatchAnalysis, mode: str, projects: dict[
         scores = {str(c.get("record_id")): float(c.get("score") or 0) for c in candidates}
         best, best_key = None, (0.0, 0.0)
         for record in full.values():
-            if record.deleted or record.record_id in claimed or record.record_id in forget_ids:
+            if record.deleted or record.record_id in forget_ids or (record.record_id in claimed and record.record_id not in corrected_here):
                 continue
-            strength = supersedes(record.content, correction)
+            current = corrected_here[record.record_id].candidate.content if record.record_id in corrected_here else record.content
+            strength = supersedes(current, correction)
             dense = scores.get(record.record_id, 0.0)
             if strength <= 0 or (not correction.old and dense < CORRECTION_MIN_SCORE):
                 continue
@@ -360,10 +362,19 @@ def _stored_corrections(ctx, analysis: BatchAnalysis, mode: str, projects: dict[
                 out.append(item)
             ctx.add("correctionsUnmatched")
             continue
-        new_content = corrected_content(best.content, correction) or _standalone(correction)
-        if not new_content or normalize(new_content) == normalize(best.content):
+        earlier = corrected_here.get(best.record_id)
+        current = earlier.candidate.content if earlier is not None else best.content
+        new_content = corrected_content(current, correction) or _standalone(correction)
+        if not new_content or normalize(new_content) == normalize(current):
             continue
-        out.append(_replacement_of(ctx, best, new_content, said.message, mode, projects, claimed))
+        if earlier is not None:
+            # A second correction of the same record in one batch ("提醒时间改成 10:00" and "频道从
+            # #eng 换成 #standup"): it applies to the replacement the first one planned.
+            earlier.candidate.content = new_content
+            _cite(earlier, said.message)
+        else:
+            corrected_here[best.record_id] = _replacement_of(ctx, best, new_content, said.message, mode, projects, claimed)
+            out.append(corrected_here[best.record_id])
         ctx.add("correctionsOfStored")
     return out
 
