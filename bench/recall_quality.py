@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/recall_quality.py                 # the table
     .venv/bin/python bench/recall_quality.py --calibrate     # fit the relevance calibration
+    .venv/bin/python bench/recall_quality.py --calibrate --features margin,coverage   # another feature set
     .venv/bin/python bench/recall_quality.py --debias hard   # measure a variant
     .venv/bin/python bench/recall_quality.py --expansion-weight 0 --senses 2
 
@@ -16,7 +17,8 @@ records are then tombstoned.
 Printed per kind and direction: recall@1 / recall@5 / MRR@10 for
 * dense — cosine top-15 (`query:` embedding) with the caller's scope filter;
 * sparse — BM25 top-15 with the same filter;
-* hybrid — RRF (k = 60) over 3 × topK per side;
+* hybrid — the fusion as recall runs it (language references, the translated sparse
+  search, gates, RRF k = 60), before boosts and threshold;
 * final — `recall_l1_records` as an agent calls it (topK 5, cwd of the query: scope,
   database check, boosts, dominance rule, relevance threshold);
 and for the final pipeline the abstention: the share of never-stored questions answered

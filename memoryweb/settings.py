@@ -223,7 +223,7 @@ MEMORYWEB_DEFAULTS: dict[str, object] = {
     "recall.maxCharsPerMemory": 500,
     "recall.hideClosedTasks": env_bool("MEMORYWEB_RECALL_HIDE_CLOSED_TASKS", False),
     # Calibrated on bench/recall_quality.py (docs/retrieval.md "Relevance and abstention").
-    "recall.minRelevance": 0.045,
+    "recall.minRelevance": 0.04,
     "scenePool.listLimit": 50,
     "scenePool.staleDays": 60,
     "embedAndSearch.maxQueries": 50,

@@ -274,14 +274,15 @@ def rank_candidates(cands: Candidates, langs: Mapping[str, str]) -> list[Ranked]
 
 
 # ----------------------------------------------------------- relevance (§3.14)
-# relevance = sigmoid(b0 + b1·margin + b2·coverage + b3/position), fitted by logistic
+# relevance = sigmoid(b0 + b1·margin + b2·coverage + b3·both), fitted by logistic
 # regression over the top `topK` records of the calibration half of the quality
 # benchmark (`bench/recall_quality.py --calibrate`, docs/retrieval.md): margin = the
 # record's cosine minus its language's reference (how far it stands out from the other
 # records of its language; the lowest margin of the pool when the dense side missed it);
 # coverage = the share of the query's words (question words dropped, translations
-# counted) that the record contains; position = its place in the final order (1 = first).
-# BM25 scores are not used: through IDF they depend on the size of the store, and the
+# counted) that the record contains; both = both sides returned it. The feature set was
+# chosen on the held-out half among the ones `relevance_features` computes (1/position
+# fitted best but made every record below the first fall under the threshold). BM25 scores are not used: through IDF they depend on the size of the store, and the
 # threshold must hold for three memories as for ten thousand. Then made non-increasing
 # along the final order (a record gets at least the relevance of any record ranked below
 # it), so it is monotone in the ranking and the threshold keeps a prefix of the order.
@@ -289,7 +290,7 @@ def rank_candidates(cands: Candidates, langs: Mapping[str, str]) -> list[Ranked]
 # "median_margin" feature: cosine minus that median, never below it).
 MEDIAN_FLOOR = 0.24
 RELEVANCE_FEATURES = ("margin", "coverage", "both")
-RELEVANCE_COEF = (-5.68, 14.39, 3.94, 0.85)
+RELEVANCE_COEF = (-5.63, 14.34, 3.94, 0.81)
 
 
 def relevance_features(item: Ranked, cands: Candidates, content: str, position: int) -> tuple[float, ...]:
