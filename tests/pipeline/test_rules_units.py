@@ -340,3 +340,33 @@ def test_between_people_every_turn_that_says_something_is_cited_but_small_talk_i
     cited = {ref for r in live(chat) for ref in r.source_message_ids}
     assert {"v1", "v2"} <= cited and not cited & {"v3", "v4"}
     assert any(r.content == "Ben: Take the 28 tram early in the morning, before the crowds." for r in live(chat))
+
+
+def test_another_ticket_is_another_statement_not_a_correction(coder, l0, run_now):
+    # One dropped word ("billing" or "0") and one changed number read as a refinement; the
+    # ticket number says they are two things.
+    l0(coder, [
+        code_msg("t1", "We decided that ticket 0 for the billing module belongs to sprint 0.", 0),
+        code_msg("t2", "We decided that ticket 10 for the billing module belongs to sprint 1.", 1),
+        code_msg("t4", "We decided that ticket 1 for the search module belongs to sprint 0.", 2),
+        code_msg("t5", "We decided that ticket 100 for the billing module belongs to sprint 10.", 3),
+    ])
+    run = ok(run_now(coder, KIND_L1))
+    tickets = sorted(r.source_message_ids[0] for r in live(coder) if "ticket" in r.content)
+    assert tickets == ["t1", "t2", "t4", "t5"]
+    assert not run.counts.get("dedup.replacedInBatch")
+    l0(coder, [code_msg("t3", "We decided that ticket 10 for the billing module belongs to sprint 2.", 2, session="s2")])
+    ok(run_now(coder, KIND_L1))
+    # One changed value of the same ticket is still an update.
+    by = {r.source_message_ids[0]: r.content for r in live(coder) if "ticket" in r.content}
+    assert sorted(by) == ["t1", "t3", "t4", "t5"]
+    assert by["t3"] == "We decided that ticket 10 for the billing module belongs to sprint 2."
+
+
+def test_two_changed_values_are_another_statement(coder, l0, run_now):
+    l0(coder, [
+        code_msg("c1", "We decided that the retries wait 2 s and time out after 2 s.", 0),
+        code_msg("c2", "We decided that the retries wait 5 s and time out after 30 s.", 1),
+    ])
+    ok(run_now(coder, KIND_L1))
+    assert sorted(r.source_message_ids[0] for r in live(coder) if "retries" in r.content) == ["c1", "c2"]

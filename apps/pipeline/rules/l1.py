@@ -35,6 +35,7 @@ from apps.pipeline.rules.text import (
     is_chinese,
     lexical_similarity,
     normalize,
+    other_subject,
     path_within,
     resolve_relative_dates,
     tokens,
@@ -344,7 +345,7 @@ def _stored_corrections(ctx, analysis: BatchAnalysis, mode: str, projects: dict[
             current = corrected_here[record.record_id].candidate.content if record.record_id in corrected_here else record.content
             strength = supersedes(current, correction)
             dense = scores.get(record.record_id, 0.0)
-            if strength <= 0 or (not correction.old and dense < CORRECTION_MIN_SCORE):
+            if strength <= 0 or other_subject(current, correction.clause) or (not correction.old and dense < CORRECTION_MIN_SCORE):
                 continue
             key = (strength, dense)
             if key > best_key:
@@ -693,6 +694,8 @@ def _decide(item: Planned, candidates: list[dict], full: dict[str, Any], claimed
         record = full.get(str(c.get("record_id")))
         if record is None or record.deleted or record.record_id in claimed:
             continue  # not found, tombstoned or already replaced in this batch: never a target
+        if other_subject(cand.content, record.content):
+            continue  # "ticket 11 …" against "ticket 10 …": another thing, whatever the score
         score = float(c.get("score") or 0)
         lexical = lexical_similarity(cand.content, record.content)
         if closing and record.type == "work_task" and (record.task_state or "open") == "open":
@@ -723,6 +726,7 @@ def _decide(item: Planned, candidates: list[dict], full: dict[str, Any], claimed
         if (
             score >= UPDATE_SCORE and lexical >= UPDATE_LEXICAL and record.type == cand.type
             and dropped_weight(record.content, cand.content) <= UPDATE_MAX_DROPPED
+            and _changed_values(record.content, cand.content) <= 1
         ):
             # A refinement or one changed value of the same statement; two changed terms
             # ("PostgreSQL for billing" → "Redis for search") are a different statement.
@@ -776,6 +780,16 @@ def _values_kept(old: str, new: str) -> bool:
         {v.lower() for k, v in vo if k == kind} <= {v.lower() for k, v in vn if k == kind}
         for kind in {k for k, _ in vo} & {k for k, _ in vn}
     )
+
+
+def _changed_values(old: str, new: str) -> int:
+    """How many typed values `new` says that `old` does not, counted per occurrence among the
+    kinds both speak of. "sprint 0, ticket 0" → "sprint 1, ticket 10" changes two: another
+    ticket, not a correction of the first (the word test sees one dropped token, "0")."""
+    vo, vn = values(old), values(new)
+    kinds = {k for k, _ in vo} & {k for k, _ in vn}
+    said = {(k, v.lower()) for k, v in vo}
+    return sum(1 for k, v in vn if k in kinds and (k, v.lower()) not in said)
 
 
 def _same_values(a: str, b: str) -> bool:

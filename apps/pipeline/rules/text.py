@@ -255,6 +255,26 @@ def values(text: str) -> list[tuple[str, str]]:
     return [(kind, value) for _, kind, value in sorted(found)]
 
 
+# What a number names rather than measures: "ticket 10", "PR #381", "issue 42", "JIRA-style"
+# keys (PAY-1203), "#381", "工单 1203". Another identifier is another thing, not a changed value.
+_ID_NOUNS = r"tickets?|issues?|bugs?|prs?|pull requests?|mrs?|merge requests?|incidents?|invoices?|stor(?:y|ies)|epics?|rfcs?|adrs?|cves?"
+IDENTIFIER_RE = re.compile(
+    rf"(?i:\b(?:{_ID_NOUNS})\s*(?:no\.?|number)?\s*#?\s*(\d+)\b)|(?<![\w#])#(\d+)\b|\b([A-Z][A-Z0-9]{{1,9}}-\d{{2,}})\b"
+    r"|(?:工单|需求|问题单|缺陷)\s*#?(\d+)",
+)
+
+
+def identifiers(text: str) -> set[str]:
+    """The identifiers `text` names (the number or key only: "ticket 10" and "#10" are one)."""
+    return {next(g for g in m.groups() if g).lower() for m in IDENTIFIER_RE.finditer(text)}
+
+
+def other_subject(a: str, b: str) -> bool:
+    """Both texts name identifiers and share none: two tickets, not one ticket said twice."""
+    ia, ib = identifiers(a), identifiers(b)
+    return bool(ia and ib and not ia & ib)
+
+
 # ---------------------------------------------------------------- speakers and dates
 
 # "Nadia: …" (a space after the colon) or "小雨：…" (a full-width colon needs none).
