@@ -31,6 +31,7 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from django.conf import settings
@@ -166,7 +167,7 @@ def _load(key: str) -> _Loaded:
                    centroids=_centroid_arrays(block), space=_space(model_build.MODEL_NAME, dim, manifest["source"]["sha256"][:12]))
 
 
-def _centroid_arrays(block: dict) -> dict[str, dict[str, np.ndarray]]:
+def _centroid_arrays(block: dict[str, dict[str, dict[str, list[float]]]]) -> dict[str, dict[str, np.ndarray]]:
     return {lang: {kind: np.asarray(vec, dtype=np.float32) for kind, vec in kinds.items()}
             for lang, kinds in block["vectors"].items()}
 
@@ -201,7 +202,8 @@ def debias(vectors: np.ndarray, texts: list[str], *, kind: str, centroids: dict[
     mean = shares[:, None] * centroids["zh"][kind][None, :] + (1.0 - shares)[:, None] * centroids["en"][kind][None, :]
     out = vectors - DEBIAS_SCALE * mean
     norms = np.linalg.norm(out, axis=1, keepdims=True)
-    return (out / np.where(norms > 0, norms, 1.0)).astype(np.float32)
+    debiased: np.ndarray = (out / np.where(norms > 0, norms, 1.0)).astype(np.float32)
+    return debiased
 
 
 def model_name() -> str:
@@ -248,8 +250,8 @@ def embed(texts: list[str], *, kind: str, raw: bool = False) -> np.ndarray:
                 cache[keys[i]] = vec
             while len(cache) > limit:
                 cache.popitem(last=False)
-    vectors = np.vstack(out).astype(np.float32)
-    return vectors if raw else debias(vectors, texts, kind=kind, centroids=loaded.centroids)
+    stacked = np.vstack([vec for vec in out if vec is not None]).astype(np.float32)  # every slot is filled by now
+    return stacked if raw else debias(stacked, texts, kind=kind, centroids=loaded.centroids)
 
 
 def _embed_pool() -> ThreadPoolExecutor:
@@ -287,7 +289,8 @@ def _run_model(loaded: _Loaded, texts: list[str]) -> list[np.ndarray]:
 
 
 def embed_one(text: str, *, kind: str) -> np.ndarray:
-    return embed([text], kind=kind)[0]
+    vector: np.ndarray = embed([text], kind=kind)[0]
+    return vector
 
 
 def cached(text: str, *, kind: str) -> np.ndarray | None:
@@ -298,7 +301,7 @@ def cached(text: str, *, kind: str) -> np.ndarray | None:
     return None if hit is None else debias(hit[None, :], [text], kind=kind, centroids=loaded.centroids)[0]
 
 
-def health() -> dict:
+def health() -> dict[str, Any]:
     try:
         loaded = get_model()
     except EmbeddingUnavailable as exc:
@@ -316,7 +319,7 @@ CHECK_TRIPLES = [
 ]
 
 
-def self_check() -> dict:
+def self_check() -> dict[str, Any]:
     """Embed known pairs; similar must beat unrelated in every triple."""
     loaded = get_model()
     failures = []

@@ -14,6 +14,7 @@ with a Qdrant server (`QDRANT_URL`) the mirror is not used: the server searches.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -38,7 +39,7 @@ class Mirror:
     ids: list[str] = field(default_factory=list)
     pos: dict[str, int] = field(default_factory=dict)
     alive: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
-    dense: np.ndarray | None = None
+    dense: np.ndarray = field(init=False)  # (capacity, dim), built from `dim`
     scope: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int8))
     closed: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
     # filter columns as integer codes (code 0 = empty)
@@ -55,8 +56,7 @@ class Mirror:
     _arrays: dict[int, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        if self.dense is None:
-            self.dense = np.zeros((0, self.dim), dtype=np.float32)
+        self.dense = np.zeros((0, self.dim), dtype=np.float32)
 
     # ----------------------------------------------------------------- writes
     def _grow(self) -> None:
@@ -71,7 +71,7 @@ class Mirror:
             new[: len(old)] = old
             setattr(self, name, new)
 
-    def upsert(self, record_id: str, vector, sparse_indices: list[int], sparse_values: list[float], payload: dict[str, Any]) -> None:
+    def upsert(self, record_id: str, vector: Sequence[float] | np.ndarray, sparse_indices: list[int], sparse_values: list[float], payload: dict[str, Any]) -> None:
         row = self.pos.get(record_id)
         if row is None:
             row = len(self.ids)
@@ -162,7 +162,7 @@ class Mirror:
             m &= np.isin(self.scene_code[:n], self._codes_of(spec.scene_ids))
         return m
 
-    def search_dense(self, vector, limit: int, spec: FilterSpec | None) -> list[tuple[str, float]]:
+    def search_dense(self, vector: Sequence[float] | np.ndarray, limit: int, spec: FilterSpec | None) -> list[tuple[str, float]]:
         n = self.size
         if n == 0:
             return []

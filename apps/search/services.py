@@ -88,7 +88,7 @@ def caller_project(*, profile: Profile, session_key: str, cwd: str) -> str:
             logger.warning("session project lookup failed for %s", session_key, exc_info=True)
             candidate = {}
         if candidate.get("flag") and candidate.get("project"):
-            return candidate["project"]
+            return str(candidate["project"])
     if cwd:
         normalized = normalize_path(cwd)
         root = known_project_root(profile, normalized) if normalized else None

@@ -22,6 +22,7 @@ import re
 import threading
 from collections import Counter
 from dataclasses import dataclass
+from typing import Any
 
 import mmh3
 
@@ -52,7 +53,7 @@ ZH_STOP = frozenset(
 
 _init_lock = threading.Lock()
 _ready = False
-_stemmer = None
+_stemmer: Any = None  # py_rust_stemmers.SnowballStemmer, loaded by _setup()
 
 
 def setup() -> None:
@@ -123,7 +124,7 @@ def english_tokens(text: str) -> list[str]:
 def _norm_word(word: str) -> str:
     if any(ch.isdigit() for ch in word) or not word.isalpha():
         return word
-    return _stemmer.stem_word(word)
+    return str(_stemmer.stem_word(word))
 
 
 def token_index(token: str) -> int:
@@ -161,7 +162,7 @@ def document_vector(text: str) -> SparseVec:
     length = len(tokens)
     weights: dict[int, float] = {}
 
-    def add(counts: Counter, scale: float) -> None:
+    def add(counts: Counter[str], scale: float) -> None:
         for token, tf in counts.items():
             value = scale * tf * (K1 + 1) / (tf + K1 * (1 - B + B * length / AVG_LEN))
             idx = token_index(token)
