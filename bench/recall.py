@@ -297,12 +297,23 @@ def run_serve(engine: str, size: int, data_dir: Path, seed: int, during_optimise
             h_ms.append((t3 - t0) * 1000)
         out[f"index:{label}"] = {"hybrid": p50_95(h_ms), "dense": p50_95(d_ms), "sparse": p50_95(s_ms)}
     if not mirror_only:
+        from bench.recall_phases import PhaseTimer
+
         full_ms = []
         for i, text in enumerate(qtexts):
             t0 = time.perf_counter()
             services.recall_records(profile=profile, query=text + f" #{i}", top_k=5)  # uncached query embedding
             full_ms.append((time.perf_counter() - t0) * 1000)
         out["recallFullMs"] = p50_95(full_ms)
+        # The same calls again (other uncached queries), each phase timed: where the full path's time goes.
+        timer = PhaseTimer()
+        timer.install()
+        try:
+            for i, text in enumerate(qtexts):
+                timer.run(lambda q=text + f" ~{i}": services.recall_records(profile=profile, query=q, top_k=5))
+        finally:
+            timer.uninstall()
+        out["recallPhases"] = timer.summary()
     out["rssMb"] = rss_now_mb()
     out["diskMb"] = du_mb(data_dir / ("index-edge" if engine == "edge" else "qdrant")) if not mirror_only else None
     if engine == "edge":
@@ -632,6 +643,12 @@ def main() -> None:
             shutil.rmtree(data_dir, ignore_errors=True)
     report["sizes"] = rows
     print_table(rows)
+    sys.path.insert(0, str(REPO))
+    from bench.recall_phases import describe
+
+    for row in rows:
+        if row.get("recallPhases"):
+            print(f"{row['size']:>7} {row['engine']} full recall, {describe(row['recallPhases'])}", flush=True)
     print(f"\nsize runs took {round(time.perf_counter() - started_all)} s", flush=True)
     out = REPO / "bench" / "out"
     out.mkdir(parents=True, exist_ok=True)

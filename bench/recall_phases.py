@@ -1,5 +1,5 @@
 """Per-phase cost of one `recall_l1_records` call and of one `l1_commit` (used by
-`bench/recall.py --phases`).
+`bench/recall.py`: every size run prints the full recall path by phase).
 
 The phases are measured by wrapping the functions the service calls (module attributes,
 so the service's own code is unchanged) and summing their wall time per call:
