@@ -372,3 +372,21 @@ def test_two_corrections_of_one_live_record_in_a_batch_both_apply(coder, l0, run
     reminder = [t for t in texts(coder) if "standup reminder" in t]
     assert reminder == ["notify-svc posts the standup reminder at 10:00 in #standup every weekday."], texts(coder)
     assert run.counts["correctionsOfStored"] == 2
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("我吃素，蛋白质主要靠豆腐。", {"vegetarian"}),
+    ("I do not eat meat.", {"vegetarian"}),
+    ("Just so you know, I'm teetotal, so skip the wine pairings.", {"no-alcohol"}),
+    ("I don't drink.", {"no-alcohol"}),
+    ("I don't drink coffee after 4pm.", set()),  # coffee is not alcohol
+    ("I'm not vegetarian any more.", set()),  # given up: a change, not the state
+    ("我不再吃素了。", set()),
+    ("I used to be vegetarian.", set()),
+    ("My wife is vegetarian.", set()),  # someone else's state
+    ("我老婆吃素。", set()),
+])
+def test_durable_states_are_the_speakers_and_still_true(text, expected):
+    from apps.pipeline.rules.text import states
+
+    assert states(text) == expected

@@ -370,3 +370,29 @@ def test_two_changed_values_are_another_statement(coder, l0, run_now):
     ])
     ok(run_now(coder, KIND_L1))
     assert sorted(r.source_message_ids[0] for r in live(coder) if "retries" in r.content) == ["c1", "c2"]
+
+
+def test_a_durable_state_restated_in_other_words_is_one_record(chat, l0, run_now):
+    # "吃素" and "不吃肉" share no word and score far apart: the state is what they share.
+    l0(chat, [code_msg("d1", "我吃素，蛋白质主要靠豆腐。", 0)])
+    ok(run_now(chat, KIND_L1))
+    l0(chat, [code_msg("d2", "提醒一下我不吃肉，推荐食谱的时候别忘了。", 1, session="s2"),
+              code_msg("d3", "I don't drink alcohol at all.", 2, session="s2"),
+              code_msg("d4", "Just so you know, I'm teetotal, so skip the wine pairings.", 3, session="s2")])
+    run = ok(run_now(chat, KIND_L1))
+    diet = [r for r in live(chat) if "吃素" in r.content or "不吃肉" in r.content]
+    assert len(diet) == 1 and "吃素" in diet[0].content and "不吃肉" in diet[0].content
+    drink = [r for r in live(chat) if "alcohol" in r.content or "teetotal" in r.content]
+    assert len(drink) == 1, ([(r.content, r.type) for r in drink], run.counts)
+    assert "teetotal" in drink[0].content and drink[0].source_message_ids == ["d3", "d4"]
+    # One against the live record of the first session, one within the second session's batch.
+    assert run.counts.get("dedup.sameState") == 1 and run.counts.get("dedup.mergedInBatch") == 1
+
+
+def test_someone_elses_state_is_not_a_restatement(chat, l0, run_now):
+    l0(chat, [code_msg("e1", "I'm vegetarian, have been for years.", 0)])
+    ok(run_now(chat, KIND_L1))
+    l0(chat, [code_msg("e2", "My wife is vegetarian too, she never eats meat.", 1, session="s2")])
+    run = ok(run_now(chat, KIND_L1))
+    assert not run.counts.get("dedup.sameState")
+    assert sorted(r.source_message_ids[0] for r in live(chat) if "vegetarian" in r.content) == ["e1", "e2"]

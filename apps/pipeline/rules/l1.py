@@ -38,6 +38,9 @@ from apps.pipeline.rules.text import (
     other_subject,
     path_within,
     resolve_relative_dates,
+    same_state,
+    state_search_terms,
+    states,
     tokens,
     values,
 )
@@ -84,6 +87,10 @@ UPDATE_MAX_DROPPED = 1.0  # at most one English word (or one Chinese word) of th
 PARAPHRASE_MERGE_SCORE = 0.7
 RESTATED_MERGE_SCORE = 0.5
 MERGE_MAX_CHARS = 300
+MERGE_RULES = ("paraphrase", "sameState")  # the record says both wordings
+# Durable personal states (text.STATES) are persona facts; said in passing ("I'm teetotal, so
+# skip the wine pairings") the statement may be typed episodic, and still restates the state.
+STATE_TYPES = ("persona", "episodic")
 CLOSE_LEXICAL = 0.2  # "finished X" shares fewer words with "need to do X"
 BATCH_TIME_RESERVE = 20.0  # seconds a batch needs; no new batch starts with less left
 # Messages planned and committed together (several read_l0_increment pages of l0.batchSize):
@@ -592,15 +599,36 @@ def _dedup(ctx, planned: list[Planned], claimed: set[str] | None = None) -> None
         fallback = _text_fallback(ctx.profile, [planned[i].candidate.content for i in failed])
         for i, cands in zip(failed, fallback):
             results[i] = cands
+    _add_state_candidates(ctx.profile, planned, results)
     full = _full_records(ctx.profile, {c["record_id"] for cands in results.values() for c in cands if c.get("record_id")})
     earlier = _in_batch_neighbours(planned)
     for idx, item in enumerate(planned):
         neighbours = [(j, score) for j, score in earlier.get(idx, []) if planned[j].action in ("store", "update")]
+        if item.candidate.type in STATE_TYPES and states(item.candidate.content):
+            near = {j for j, _ in neighbours}
+            neighbours += [(j, 0.0) for j in range(idx) if j not in near and planned[j].action in ("store", "update")
+                           and same_state(planned[j].content_override or planned[j].candidate.content, item.candidate.content)]
         pseudo = {f"batch:{j}": _as_record(planned[j], j) for j, _ in neighbours}
         candidates = results.get(idx, []) + [{"record_id": f"batch:{j}", "score": score} for j, score in neighbours]
         _decide(item, candidates, {**full, **pseudo} if pseudo else full, claimed)
         if item.target.startswith("batch:"):
             _settle_in_batch(item, planned[int(item.target.removeprefix("batch:"))])
+
+
+def _add_state_candidates(profile, planned: list[Planned], results: dict[int, list[dict]]) -> None:
+    """A durable personal state restated in other words ("我吃素" / "我不吃肉") scores too low
+    to be among the dense candidates: the live records that use one of its words join them."""
+    for idx, item in enumerate(planned):
+        if item.candidate.type not in STATE_TYPES:
+            continue
+        terms = state_search_terms(item.candidate.content)
+        if not terms:
+            continue
+        have = {str(c.get("record_id")) for c in results.get(idx, [])}
+        for term in terms:
+            for rid in sorted(_records_containing(profile, term) - have):
+                results.setdefault(idx, []).append({"record_id": rid, "score": 0.0})
+                have.add(rid)
 
 
 IN_BATCH_MIN_SCORE = 0.5  # below every dedup threshold that looks at the score (0.6): only the lexical skip could still take such a pair
@@ -636,11 +664,11 @@ def _settle_in_batch(item: Planned, earlier: Planned) -> None:
     on the earlier unit (same session); a refinement, a changed value or a completed task
     takes the earlier unit's place, and with it what that unit replaced."""
     same_session = str(item.candidate.message.get("sessionKey")) == str(earlier.candidate.message.get("sessionKey"))
-    if item.rule == "paraphrase" and not same_session:
+    if item.rule in MERGE_RULES and not same_session:
         # One record cites one session: another session's wording is a record of its own.
         item.action, item.rule, item.target, item.replaces, item.content_override = "store", "", "", None, None
         return
-    if item.rule == "paraphrase":
+    if item.rule in MERGE_RULES:
         # Merged into the earlier unit, which now says both.
         if earlier.content_override:
             earlier.content_override = item.content_override
@@ -748,6 +776,19 @@ def _decide(item: Planned, candidates: list[dict], full: dict[str, Any], claimed
             if cand.restated:
                 item.action, item.rule, item.target = "skip", "restated", record.record_id
                 return
+        if cand.type in STATE_TYPES and record.type in STATE_TYPES and same_state(cand.content, record.content) \
+                and _values_kept(record.content, cand.content):
+            # One durable state in other words ("I don't drink alcohol" / "I'm teetotal"): the
+            # record keeps both wordings, as a paraphrase does.
+            merged = _merged(record.content, cand.content)
+            if merged is None:
+                item.action, item.rule, item.target = "skip", "sameState", record.record_id
+                return
+            _replace(item, record, claimed, content=merged)
+            if "persona" in (record.type, cand.type):
+                cand.type = "persona"
+            item.rule, item.target = "sameState", record.record_id
+            return
     item.action = "store"
 
 

@@ -275,6 +275,62 @@ def other_subject(a: str, b: str) -> bool:
     return bool(ia and ib and not ia & ib)
 
 
+# Durable personal states said in many words. The embedding scores such restatements far
+# apart ("我吃素" / "我不吃肉" 0.31, "I don't drink alcohol" / "I'm teetotal" 0.35; unrelated
+# statements reach 0.45), so dedup would store the same state twice. Each state: a pattern
+# of its wordings, and the literal words a keyword search finds its records by.
+STATES: dict[str, tuple[re.Pattern[str], tuple[str, ...]]] = {
+    "vegetarian": (re.compile(r"\bvegetarian\b|\b(?:don'?t|do not|never) eat (?:any )?meat\b|吃素|素食|不吃肉|不碰肉", re.IGNORECASE),
+                   ("vegetarian", "eat meat", "吃素", "素食", "不吃肉")),
+    "vegan": (re.compile(r"\bvegan\b|纯素", re.IGNORECASE), ("vegan", "纯素")),
+    "no-alcohol": (re.compile(r"\bteetotal(?:ler)?\b|\b(?:don'?t|do not|never) drink (?:any )?alcohol\b|\b(?:don'?t|do not|never) drink(?= at all\b|\s*[.,;!]|$)"
+                              r"|不喝酒|滴酒不沾|不沾酒|戒酒", re.IGNORECASE),
+                   ("teetotal", "alcohol", "drink", "不喝酒", "滴酒不沾", "戒酒")),
+    "no-smoking": (re.compile(r"\b(?:don'?t|do not|never) smoke\b|\bnon-?smoker\b|不抽烟|不吸烟|戒烟", re.IGNORECASE),
+                   ("smoke", "smoker", "抽烟", "吸烟", "戒烟")),
+    "lactose": (re.compile(r"\blactose[- ]intoleran(?:t|ce)\b|乳糖不耐", re.IGNORECASE), ("lactose", "乳糖不耐")),
+    "gluten": (re.compile(r"\bgluten[- ]free\b|\bc(?:o)?eliac\b|麸质", re.IGNORECASE), ("gluten", "celiac", "coeliac", "麸质")),
+}
+# A state said as no longer true ("I'm not vegetarian any more", "我不再吃素") is a change,
+# not a restatement: it names no state.
+_STATE_UNSAID = re.compile(r"(?:\bnot|\bno longer|n't|\bnever been|\bused to be|\bstopped being|不再|不是|以前|曾经|没有)\s*(?:an?\s+)?$", re.IGNORECASE)
+_STATE_UNSAID_AFTER = re.compile(r"^\S*\s*(?:any ?more|no more)\b", re.IGNORECASE)
+
+
+# Whose state it is: the clause before the state names the speaker ("I", "我"), not someone
+# else ("my wife is vegetarian", "我老婆吃素", "she doesn't drink").
+_CLAUSE_START = re.compile(r"[,.;:!?，。；：！？]")
+_SELF = re.compile(r"\bI\b|\bI'm\b|我", re.IGNORECASE)
+_OTHER = re.compile(r"\b(?:my|our|his|her|their|your)\s+\w+|\b(?:he|she|they|you)\b|[他她你]"
+                    r"|我(?:的)?(?:老婆|老公|妻子|丈夫|太太|先生|女儿|儿子|孩子|妈妈|妈|爸爸|爸|父母|朋友|同事|室友|男朋友|女朋友|对象|家人)", re.IGNORECASE)
+
+
+def states(text: str) -> set[str]:
+    """The durable states `text` says hold for its speaker (see STATES)."""
+    found = set()
+    for name, (pattern, _) in STATES.items():
+        for m in pattern.finditer(text):
+            before = text[: m.start()]
+            clause = _CLAUSE_START.split(before)[-1] if before else ""
+            if _STATE_UNSAID.search(before[-16:]) or _STATE_UNSAID_AFTER.search(text[m.end(): m.end() + 16]):
+                continue
+            if not _SELF.search(clause) or _OTHER.search(clause):
+                continue
+            found.add(name)
+            break
+    return found
+
+
+def same_state(a: str, b: str) -> bool:
+    """Both texts say one durable state of one speaker (a turn's speaker label must agree)."""
+    return bool(states(a) & states(b)) and speaker_of(a)[0] == speaker_of(b)[0]
+
+
+def state_search_terms(text: str) -> list[str]:
+    """The literal words a keyword search finds other records of `text`'s states by."""
+    return [term for name in sorted(states(text)) for term in STATES[name][1]]
+
+
 # ---------------------------------------------------------------- speakers and dates
 
 # "Nadia: …" (a space after the colon) or "小雨：…" (a full-width colon needs none).
