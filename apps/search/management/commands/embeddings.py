@@ -1,4 +1,5 @@
-"""`manage.py embeddings build|check`: build the offline embedding model, or verify it."""
+"""`manage.py embeddings build|check`: build the offline embedding model (and the CC-CEDICT
+expansion maps of `apps.search.bilingual`), or verify it."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
-from apps.search import embedding, model_build
+from apps.search import bilingual, embedding, model_build
 
 
 class Command(BaseCommand):
@@ -60,6 +61,9 @@ class Command(BaseCommand):
             f"model {manifest['model']} dim {manifest['dim']} in {model_build.model_dir(base)}; "
             f"cosine vs reference min {ver['minCosine']:.4f}"
         )
+        started = time.monotonic()
+        path, built = bilingual.ensure_artifact(base)
+        self.stdout.write(f"CC-CEDICT maps {'built' if built else 'up to date'} in {path} ({time.monotonic() - started:.1f} s)")
 
     def _check(self, base: Path) -> None:
         if not settings.EMBED_MODEL:
