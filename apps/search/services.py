@@ -41,6 +41,9 @@ TASK_TAGS = {"open": "[待办]", "done": "[已完成]", "dropped": "[已废弃]"
 DEGRADED_SCAN_LIMIT = 2000
 
 _pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="recall")
+# The sparse searches of a recall, beside its query embedding (a pool of its own: a recall
+# running in `_pool` waits on it, and must not wait on a worker of its own pool).
+_sparse_pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="recall-sparse")
 ScoredT = TypeVar("ScoredT", bound=ranking.ScoredLike)
 
 
@@ -364,14 +367,28 @@ def index_candidates(profile: Profile, query: str, *, limit: int, filters: Filte
     pseudo-translation into the other language. `rank_candidates` ranks them once the
     database check has said which are live. `raw`: the collection is still in the space
     before debiasing (being rebuilt). Raises IndexUnavailable / EmbeddingUnavailable."""
-    qvec = embedding.embed([query], kind=embedding.QUERY, raw=raw)[0]
     spec = filters.spec()
-    dense = index.search_dense(profile, qvec, limit=ranking.DENSE_POOL_FACTOR * limit, spec=spec)
+    # The sparse side needs no query vector: it runs in another thread while this one embeds
+    # the query (onnxruntime computes without the GIL, so the tokenising and the BM25
+    # searches overlap it on a second core).
+    sparse_future = _sparse_pool.submit(_sparse_candidates, profile, query, limit, spec)
+    try:
+        qvec = embedding.embed([query], kind=embedding.QUERY, raw=raw)[0]
+        dense = index.search_dense(profile, qvec, limit=ranking.DENSE_POOL_FACTOR * limit, spec=spec)
+    except BaseException:
+        sparse_future.cancel()  # the dense side's error is the recall's error
+        raise
+    sparse_, sparse_t = sparse_future.result()
+    return Candidates([], limit=limit, dense=dense, sparse=sparse_, sparse_translated=sparse_t,
+                      words=ranking.query_words(query))
+
+
+def _sparse_candidates(profile: Profile, query: str, limit: int, spec: FilterSpec | None) -> tuple[list[index.Candidate], list[index.Candidate]]:
+    """The BM25 candidates of the query and of its dictionary pseudo-translation."""
     sparse_ = index.search_sparse(profile, query, limit=limit, spec=spec)
     translated = bilingual.translate(query, to=ranking.other_language(ranking.text_language(query)))
     sparse_t = index.search_sparse(profile, translated, limit=limit, spec=spec) if translated.strip() else []
-    return Candidates([], limit=limit, dense=dense, sparse=sparse_, sparse_translated=sparse_t,
-                      words=ranking.query_words(query))
+    return sparse_, sparse_t
 
 
 def _apply_boosts(profile: Profile, ranked: list[Ranked], rows: dict[str, L1Record]) -> None:
