@@ -629,7 +629,7 @@ def lean_tokenizer(folder: Path) -> unigram.LeanTokenizer | None:
         except unigram.LeanFileError as exc:
             if path.exists():
                 logger.info("re-deriving %s: %s", path, exc)
-        return unigram.convert(Path(folder), path)
+        return unigram.convert(Path(folder), path, must_write=False)
     except Exception as exc:  # noqa: BLE001 — any failure here falls back to the tokenizers Tokenizer
         if not _fallback_warned:
             _fallback_warned = True

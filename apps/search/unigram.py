@@ -39,6 +39,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
+import os
 import re
 import struct
 import threading
@@ -50,6 +52,8 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from tokenizers import Tokenizer
+
+logger = logging.getLogger(__name__)
 
 FORMAT_VERSION = 1
 MAGIC = b"MWUNIGRAM1\n"
@@ -67,6 +71,7 @@ SELF_CHECK_TEXTS = [
     "a<mask>b", "<s> <s>", "x </s> y<pad><unk>", "＜s＞ ＜unk＞ ＜mask＞ hi", "hello<unk>world",
     "Ｆｕｌｌ－ｗｉｄｔｈ，标点！（测试）", "ﬁ ﬀ ① ㍿ ㋿ 🯰🯱 ꟲ", "e\u0301 \u1100\u1161\u11a8 a\u0334\u0301",
     "🙂🙂🙂 👩‍👩‍👧 🇨🇳🇺🇸", "aaaaaaaaaaaa hahahaha ------ ====== ...... !!!!!! 哈哈哈哈哈哈",
+    "haha9999999999999999999999999!!!", "*********!!!!!!!!!!!!!!!!!!!!!!======================",
     "def f(x):\n    return {'k': [x ** 2 for x in range(10)]}  # комментарий",
     "Ελληνικά, русский, العربية, हिन्दी, 日本語のテキスト, 한국어 텍스트",
     "\u200b\u200c\u200d\ufeff\ufffd\u2028\u2029\u1680 \u2581\u2581x",
@@ -267,7 +272,7 @@ def write(path: Path, pieces: Sequence[str], scores: Sequence[float], meta: dict
     payload = struct.pack("<II", len(pieces), len(blob)) + blob + array("d", scores).tobytes()
     header = json.dumps({**meta, "payloadSha256": hashlib.sha256(payload).hexdigest()}, sort_keys=True,
                         ensure_ascii=True).encode()
-    tmp = path.with_name(path.name + ".part")
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.{threading.get_ident()}.part")  # writers never share one
     tmp.write_bytes(MAGIC + struct.pack("<I", len(header)) + header + payload)
     tmp.replace(path)
 
@@ -316,10 +321,12 @@ def load(path: Path, *, source_sha256: str | None = None) -> LeanTokenizer:
 
 
 # ------------------------------------------------------------------- conversion
-def convert(folder: Path, target: Path) -> LeanTokenizer:
+def convert(folder: Path, target: Path, *, must_write: bool = True) -> LeanTokenizer:
     """Derive `target` from `folder`'s tokenizer.json (+ tokenizer_config.json,
     config.json, special_tokens_map.json as fastembed reads them), check it against
-    `tokenizers` as fastembed configures it, then write it. Needs `tokenizers`."""
+    `tokenizers` as fastembed configures it, then write it. Needs `tokenizers`.
+    `must_write=False`: a folder that cannot be written to still gets the tokenizer,
+    for this process (a warning says so)."""
     from fastembed.common.preprocessor_utils import load_tokenizer
 
     folder = Path(folder)
@@ -340,7 +347,12 @@ def convert(folder: Path, target: Path) -> LeanTokenizer:
     if mismatches:
         raise ConversionError(f"the derived tokenizer disagrees with tokenizers on {len(mismatches)} check texts, "
                               f"first {mismatches[0]!r}")
-    write(target, pieces, scores, meta)
+    try:
+        write(target, pieces, scores, meta)
+    except OSError as exc:
+        if must_write:
+            raise
+        logger.warning("cannot write %s (%s): the lean tokenizer lives in this process only", target, exc)
     return lean
 
 

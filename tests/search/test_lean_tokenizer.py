@@ -92,12 +92,16 @@ def test_characters_of_newer_unicode_stay_outside_nfkc_as_tokenizers_leaves_them
     assert unprotected.encode(text).ids != reference.encode(text).ids
 
 
+@pytest.mark.slow
 def test_the_model_loads_the_lean_tokenizer_and_embeds_exactly_as_with_tokenizers(reference):
     loaded = embedding.get_model()
     inner = loaded.model.model
     assert isinstance(inner.tokenizer, unigram.LeanTokenizer)
     lean = inner.tokenizer
-    texts = [item["text"] for item in _sample() if item["kind"] in ("records", "queries", "edge", "yaml")][:60]
+    sample = _sample()
+    texts = [item["text"] for item in sample if item["kind"] in ("records", "queries")][::3]
+    texts += [item["text"] for item in sample if item["kind"] == "edge" and len(item["text"]) < 300][:20]
+    texts.append("word " * 2000)  # truncated at 512
     embedding.cache_clear()
     with_lean = embedding.embed(texts, kind=embedding.PASSAGE)
     batched_lean = np.asarray(list(loaded.model.embed(texts, batch_size=32)))
@@ -124,6 +128,7 @@ def _copy_folder(src: Path, dst: Path, *, tokenizer_json: str | None = None) -> 
     return dst
 
 
+@pytest.mark.slow
 def test_a_missing_or_damaged_lean_file_is_derived_again_identically(folder, tmp_path):
     copy = _copy_folder(folder, tmp_path / "m")
     lean = model_build.lean_tokenizer(copy)  # missing: derived and written
@@ -139,11 +144,22 @@ def test_a_missing_or_damaged_lean_file_is_derived_again_identically(folder, tmp
     assert (copy / model_build.LEAN_TOKENIZER).read_bytes() == written
 
 
+@pytest.mark.slow
+def test_a_folder_that_cannot_be_written_still_gets_the_lean_tokenizer_in_memory(folder, tmp_path, caplog):
+    blocked = tmp_path / "a-file"
+    blocked.write_text("not a folder")
+    with caplog.at_level(logging.WARNING, logger="apps.search.unigram"):
+        lean = unigram.convert(folder, blocked / model_build.LEAN_TOKENIZER, must_write=False)
+    assert lean.encode("hello world").ids == unigram.load(folder / model_build.LEAN_TOKENIZER).encode("hello world").ids
+    assert any("this process only" in r.getMessage() for r in caplog.records)
+
+
 def test_a_lean_file_of_another_tokenizer_json_is_not_used(folder, tmp_path):
     with pytest.raises(unigram.LeanFileError, match=r"another tokenizer\.json"):
         unigram.load(folder / model_build.LEAN_TOKENIZER, source_sha256="0" * 64)
 
 
+@pytest.mark.slow
 def test_an_unsupported_tokenizer_falls_back_to_tokenizers_with_one_warning(folder, tmp_path, monkeypatch, caplog):
     spec = json.loads((folder / "tokenizer.json").read_text())
     spec["normalizer"]["normalizers"].append({"type": "Lowercase"})
