@@ -625,7 +625,7 @@ def lean_tokenizer(folder: Path) -> unigram.LeanTokenizer | None:
     try:
         source = _sha256(Path(folder) / "tokenizer.json")
         try:
-            return unigram.load(path, source_sha256=source)
+            return unigram.load(path, source_sha256=source, tokenizers=unigram.tokenizers_version())
         except unigram.LeanFileError as exc:
             if path.exists():
                 logger.info("re-deriving %s: %s", path, exc)
@@ -655,7 +655,7 @@ def _record_lean_tokenizer(folder: Path, manifest: Manifest, say: Progress) -> b
     stale: derive it; list it in the manifest. True when the manifest changed."""
     path = folder / LEAN_TOKENIZER
     try:
-        unigram.load(path, source_sha256=_sha256(folder / "tokenizer.json"))
+        unigram.load(path, source_sha256=_sha256(folder / "tokenizer.json"), tokenizers=unigram.tokenizers_version())
     except unigram.LeanFileError:
         say(f"deriving the lean tokenizer in {folder}")
         if not _derive_lean_tokenizer(folder, say):

@@ -287,9 +287,17 @@ def read_meta(path: Path) -> dict[str, Any]:
     return meta
 
 
-def load(path: Path, *, source_sha256: str | None = None) -> LeanTokenizer:
-    """Read the file; LeanFileError when it is not this version's, was derived from
-    another tokenizer.json (`source_sha256`), or its payload does not match its digest."""
+def tokenizers_version() -> str:
+    from importlib.metadata import version
+
+    return version("tokenizers")
+
+
+def load(path: Path, *, source_sha256: str | None = None, tokenizers: str | None = None) -> LeanTokenizer:
+    """Read the file; LeanFileError when it is not this format version's, was derived
+    from another tokenizer.json (`source_sha256`), checked against another `tokenizers`
+    version (`tokenizers`) or another Unicode version of `unicodedata` (both decide which
+    characters stay outside NFKC), or its payload does not match its digest."""
     try:
         data = Path(path).read_bytes()
     except OSError as exc:
@@ -308,6 +316,12 @@ def load(path: Path, *, source_sha256: str | None = None) -> LeanTokenizer:
         raise LeanFileError(f"{Path(path).name} has format {meta.get('formatVersion')}, this code reads {FORMAT_VERSION}")
     if source_sha256 is not None and meta.get("sourceSha256") != source_sha256:
         raise LeanFileError(f"{Path(path).name} was derived from another tokenizer.json")
+    if tokenizers is not None and meta.get("tokenizersVersion") != tokenizers:
+        raise LeanFileError(f"{Path(path).name} was checked against tokenizers {meta.get('tokenizersVersion')}, "
+                            f"not {tokenizers}")
+    if meta.get("unicodeVersion") != unicodedata.unidata_version:
+        raise LeanFileError(f"{Path(path).name} was derived with Unicode {meta.get('unicodeVersion')}, "
+                            f"not {unicodedata.unidata_version}")
     payload = memoryview(data)[at:]
     if hashlib.sha256(payload).hexdigest() != meta.get("payloadSha256"):
         raise LeanFileError(f"{Path(path).name} is damaged (payload digest)")
@@ -340,6 +354,8 @@ def convert(folder: Path, target: Path, *, must_write: bool = True) -> LeanToken
     meta, pieces, scores = _describe(spec, reference, folder)
     meta["sourceSha256"] = hashlib.sha256(raw).hexdigest()
     meta["protected"] = protected_codepoints()
+    meta["tokenizersVersion"] = tokenizers_version()
+    meta["unicodeVersion"] = unicodedata.unidata_version
     lean = LeanTokenizer(pieces, array("d", scores), meta)
     mismatches = compare(reference, lean, SELF_CHECK_TEXTS)
     for batch in (SELF_CHECK_TEXTS[:8], SELF_CHECK_TEXTS[8:]):

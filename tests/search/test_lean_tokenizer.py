@@ -154,9 +154,14 @@ def test_a_folder_that_cannot_be_written_still_gets_the_lean_tokenizer_in_memory
     assert any("this process only" in r.getMessage() for r in caplog.records)
 
 
-def test_a_lean_file_of_another_tokenizer_json_is_not_used(folder, tmp_path):
+def test_a_lean_file_of_another_tokenizer_json_or_tokenizers_version_is_not_used(folder):
+    path = folder / model_build.LEAN_TOKENIZER
     with pytest.raises(unigram.LeanFileError, match=r"another tokenizer\.json"):
-        unigram.load(folder / model_build.LEAN_TOKENIZER, source_sha256="0" * 64)
+        unigram.load(path, source_sha256="0" * 64)
+    with pytest.raises(unigram.LeanFileError, match="checked against tokenizers"):
+        unigram.load(path, tokenizers="0.0.1")
+    assert unigram.load(path, source_sha256=model_build._sha256(folder / "tokenizer.json"),
+                        tokenizers=unigram.tokenizers_version()).meta["unicodeVersion"]
 
 
 @pytest.mark.slow
