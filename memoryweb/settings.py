@@ -241,6 +241,9 @@ QDRANT_URL = env_str("QDRANT_URL", "")
 QDRANT_API_KEY = env_str("QDRANT_API_KEY", "")
 EMBED_MODEL = env_str("MEMORYWEB_EMBED_MODEL", "")
 EMBED_MODEL_DIR = Path(env_str("MEMORYWEB_EMBED_MODEL_DIR", str(DATA_DIR / "models")))
+# The local model's tokenizer: "lean" (apps/search/unigram.py, same ids, ~230 MB less
+# memory) or "tokenizers" (the Tokenizer fastembed loads itself).
+EMBED_TOKENIZER = env_str("MEMORYWEB_EMBED_TOKENIZER", "lean")
 
 # Celery: the embedded default needs no server (SQLite via SQLAlchemy transport).
 CELERY_BROKER_URL = env_str("CELERY_BROKER_URL", f"sqla+sqlite:///{DATA_DIR / 'celery-broker.sqlite3'}")

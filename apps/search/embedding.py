@@ -153,7 +153,7 @@ def _load(key: str) -> _Loaded:
             "(downloads ~91 MB once; set MEMORYWEB_EMBED_MODEL_DIR to share a build)"
         )
     try:
-        model = model_build.load_fastembed(folder)
+        model = model_build.load_fastembed(folder, tokenizer=settings.EMBED_TOKENIZER)
     except Exception as exc:
         raise EmbeddingUnavailable(f"cannot load the embedding model in {folder}: {exc}; rebuild with `embeddings build --force`") from exc
     if model_build.centroids_current(manifest):

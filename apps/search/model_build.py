@@ -12,6 +12,10 @@ that file ourselves and write, into one folder:
 * `tokenizer.json` — Unigram over the file's 250,002 pieces, a normaliser derived from
   the file's normalisation map, Metaspace pre-tokenisation, `<s> $A </s>` template.
 * `tokenizer_config.json`, `special_tokens_map.json`, `config.json`.
+* `tokenizer.lean` — the same tokenizer in a lean form (`unigram.py`): encodes every text
+  to the same ids as `tokenizer.json` in ~47 MB of memory instead of ~281 MB. Derived
+  from the files above and checked against `tokenizers` before it is written; a folder
+  without it (an older build) gets it from `build` or on first load.
 * `manifest.json` — written last: source hash, file hashes, verification figures, and the
   language centroids of the dense space (`centroids`: the mean `query:` and `passage:`
   embedding of the calibration sentences of each language, see `calibration.py`). Its
@@ -28,6 +32,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
 import shutil
 import subprocess
@@ -41,6 +46,7 @@ from typing import TYPE_CHECKING, Any, NotRequired, TypedDict
 
 import numpy as np
 
+from apps.search import unigram
 from apps.search.e5s1 import BLOCK, E5S1, read_e5s1
 
 if TYPE_CHECKING:
@@ -59,7 +65,7 @@ DIM = 384
 MAX_LENGTH = 512
 MIN_COSINE = 0.99
 OPSET = 18
-PROGRESS_STEPS = 20  # messages `build` reports (download, extract, read, tokenizer, graph, 12 layers, ...)
+PROGRESS_STEPS = 21  # messages `build` reports (download, extract, read, tokenizer, graph, 12 layers, ...)
 
 VERIFY_TEXTS = [
     "query: how do I rotate the database password?",
@@ -68,6 +74,15 @@ VERIFY_TEXTS = [
     "query: 数据库连接池的大小怎么配置",
     "passage: Mixed 中英文 text about Qdrant 向量索引 and jieba 分词.",
 ]
+
+LEAN_TOKENIZER = "tokenizer.lean"
+# Files derived from the others: listed in the manifest when present, regenerated (on
+# load or by `build`) when missing, so their absence does not make a build invalid.
+DERIVED_FILES = frozenset({LEAN_TOKENIZER})
+TOKENIZER_LEAN = "lean"  # load_fastembed(tokenizer=...): the lean tokenizer, else `tokenizers`
+TOKENIZER_TOKENIZERS = "tokenizers"
+
+logger = logging.getLogger(__name__)
 
 Progress = Callable[[str], None]
 # `manifest.json` and its `centroids` block as JSON objects: read back from disk, so their
@@ -415,6 +430,8 @@ def build(base: Path, *, say: Progress = print, force: bool = False, source: Pat
     if not force:
         built = read_manifest(target)
         if built is not None and manifest_files_ok(target, built):
+            if _record_lean_tokenizer(target, built, say):
+                _write_json(target / "manifest.json", built)
             if centroids_current(built):
                 say(f"embedding model already built in {target}")
                 return built
@@ -453,6 +470,8 @@ def build(base: Path, *, say: Progress = print, force: bool = False, source: Pat
             "max_position_embeddings": model.max_positions, "pad_token_id": model.pad,
             "layer_norm_eps": model.eps, "hidden_act": "gelu",
         })
+        say("deriving the lean tokenizer")
+        _derive_lean_tokenizer(work, say)
         say("building the ONNX graph")
         graph = build_graph(model, say=say)
         float_path = work / "model-float.onnx"
@@ -541,9 +560,17 @@ def centroids_current(manifest: Manifest) -> bool:
 
 
 # ------------------------------------------------------------------- loading
-def load_fastembed(folder: Path, *, threads: int | None = None) -> TextEmbedding:
+def load_fastembed(folder: Path, *, threads: int | None = None, tokenizer: str = TOKENIZER_LEAN) -> TextEmbedding:
+    """fastembed's TextEmbedding over the folder, with this project's session and (by
+    default) the lean tokenizer in place of the `tokenizers` one.
+
+    fastembed is asked not to load anything itself (`lazy_load`); its model then gets
+    the session and tokenizer set here, so the `tokenizers` Tokenizer (~281 MB) is never
+    loaded unless it is the fallback: `tokenizer="tokenizers"`, or the lean file cannot
+    be read nor derived (one warning per process)."""
     from fastembed import TextEmbedding
     from fastembed.common.model_description import ModelSource, PoolingType
+    from fastembed.text.onnx_text_model import OnnxTextModel
 
     registered = {m["model"].lower() for m in TextEmbedding.list_supported_models()}
     if MODEL_NAME.lower() not in registered:
@@ -551,28 +578,94 @@ def load_fastembed(folder: Path, *, threads: int | None = None) -> TextEmbedding
             model=MODEL_NAME, pooling=PoolingType.MEAN, normalization=True, sources=ModelSource(hf=MODEL_NAME),
             dim=DIM, model_file="model.onnx", description="multilingual-e5-small, int8, built locally", license="mit",
         )
-    embedder = TextEmbedding(MODEL_NAME, specific_model_path=str(folder), threads=threads or _default_threads())
-    _without_spinning(embedder, folder / "model.onnx", threads or _default_threads())
+    threads = threads or _default_threads()
+    embedder = TextEmbedding(MODEL_NAME, specific_model_path=str(folder), threads=threads, lazy_load=True)
+    inner = getattr(embedder, "model", None)
+    if not isinstance(inner, OnnxTextModel) or getattr(inner, "model", None) is not None \
+            or getattr(inner, "tokenizer", None) is not None:
+        # Not the layout this was written against: fastembed loads its own session and tokenizer.
+        embedder.model.load_onnx_model()  # type: ignore[attr-defined]
+        return embedder
+    inner.model = _session(Path(folder) / "model.onnx", threads)
+    lean = lean_tokenizer(Path(folder)) if tokenizer == TOKENIZER_LEAN else None
+    if lean is None:
+        inner._load_tokenizer(model_dir=Path(folder))
+    else:
+        # fastembed reads encode_batch() and the encodings' ids / attention_mask, as
+        # LeanTokenizer gives them.
+        inner.tokenizer = lean  # type: ignore[assignment]  # typed as a tokenizers.Tokenizer
+        inner.special_token_to_id = dict(lean.special_token_to_id)
     return embedder
 
 
-def _without_spinning(embedder: TextEmbedding, model_path: Path, threads: int) -> None:
-    """Re-open the session with idle worker threads that sleep instead of spinning.
+def _session(model_path: Path, threads: int) -> Any:
+    """The session with idle worker threads that sleep instead of spinning.
 
     The web process shares its cores with requests, the database and jobs; spinning
     threads burned ~25 % more CPU per embedded text on a busy machine for the same wall
-    time. fastembed exposes no such option, so the session it opened is replaced (only
-    when its layout is the one this was written against)."""
+    time. fastembed exposes no such option, so the session is opened here."""
     import onnxruntime as ort
 
-    inner = getattr(embedder, "model", None)
-    if inner is None or not isinstance(getattr(inner, "model", None), ort.InferenceSession):
-        return
     options = ort.SessionOptions()
     options.intra_op_num_threads = threads
     options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
     options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-    inner.model = ort.InferenceSession(str(model_path), options, providers=["CPUExecutionProvider"])
+    return ort.InferenceSession(str(model_path), options, providers=["CPUExecutionProvider"])
+
+
+_fallback_warned = False
+
+
+def lean_tokenizer(folder: Path) -> unigram.LeanTokenizer | None:
+    """The folder's lean tokenizer: read from `tokenizer.lean` when that was derived from
+    this tokenizer.json, else derived now (and written when the folder is writable).
+    None, with one warning per process, when it can be neither read nor derived."""
+    global _fallback_warned
+    path = Path(folder) / LEAN_TOKENIZER
+    try:
+        source = _sha256(Path(folder) / "tokenizer.json")
+        try:
+            return unigram.load(path, source_sha256=source, tokenizers=unigram.tokenizers_version())
+        except unigram.LeanFileError as exc:
+            if path.exists():
+                logger.info("re-deriving %s: %s", path, exc)
+        return unigram.convert(Path(folder), path, must_write=False)
+    except Exception as exc:  # noqa: BLE001 — any failure here falls back to the tokenizers Tokenizer
+        if not _fallback_warned:
+            _fallback_warned = True
+            logger.warning("the lean tokenizer is unavailable in %s (%s: %s); using the tokenizers Tokenizer "
+                           "(~280 MB more memory, same ids)", folder, type(exc).__name__, exc)
+        return None
+
+
+def _derive_lean_tokenizer(folder: Path, say: Progress) -> bool:
+    """Write `tokenizer.lean` into a build folder; a failure is reported, not fatal
+    (the model then loads with the tokenizers Tokenizer)."""
+    try:
+        unigram.convert(folder, folder / LEAN_TOKENIZER)
+    except Exception as exc:  # noqa: BLE001 — the build stays usable without it
+        say(f"the lean tokenizer could not be derived ({type(exc).__name__}: {exc}); "
+            "the model will load the tokenizers Tokenizer")
+        return False
+    return True
+
+
+def _record_lean_tokenizer(folder: Path, manifest: Manifest, say: Progress) -> bool:
+    """A built folder from before the lean tokenizer, or whose file is missing or
+    stale: derive it; list it in the manifest. True when the manifest changed."""
+    path = folder / LEAN_TOKENIZER
+    try:
+        unigram.load(path, source_sha256=_sha256(folder / "tokenizer.json"), tokenizers=unigram.tokenizers_version())
+    except unigram.LeanFileError:
+        say(f"deriving the lean tokenizer in {folder}")
+        if not _derive_lean_tokenizer(folder, say):
+            return False
+    files = manifest.setdefault("files", {})
+    digest = _sha256(path)
+    if files.get(LEAN_TOKENIZER) == digest:
+        return False
+    files[LEAN_TOKENIZER] = digest
+    return True
 
 
 def _default_threads() -> int:
@@ -596,6 +689,8 @@ def manifest_files_ok(folder: Path, manifest: Manifest, *, hashes: bool = False)
     for name, digest in (manifest.get("files") or {}).items():
         path = Path(folder) / name
         if not path.is_file():
+            if name in DERIVED_FILES:
+                continue  # regenerated on load
             return False
         if hashes and _sha256(path) != digest:
             return False
