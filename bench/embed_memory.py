@@ -27,15 +27,6 @@ from typing import Any
 HERE = Path(__file__).resolve().parent.parent
 
 
-def _status() -> dict[str, float]:
-    out: dict[str, float] = {}
-    for line in Path("/proc/self/status").read_text().splitlines():
-        key, _, value = line.partition(":")
-        if key in ("VmRSS", "VmHWM", "RssAnon", "RssFile"):
-            out[key] = round(int(value.split()[0]) / 1024.0, 1)
-    return out
-
-
 def child(repo: Path, model_dir: Path, texts: int, seed: int) -> dict[str, Any]:
     os.environ["MEMORYWEB_DATA_DIR"] = tempfile.mkdtemp(prefix="mw-embed-mem-")
     os.environ["MEMORYWEB_EMBED_MODEL_DIR"] = str(model_dir)
@@ -47,6 +38,7 @@ def child(repo: Path, model_dir: Path, texts: int, seed: int) -> dict[str, Any]:
     from apps.search import embedding
 
     sys.path.insert(0, str(HERE / "bench"))
+    from recall import rss_now_mb as _status  # RSS figures read as bench/recall.py reads them
     from recall import synth_text  # the generator of bench/recall.py --throughput
 
     base = _status()
