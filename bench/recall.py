@@ -472,17 +472,26 @@ def run_commit(records: int, seed: int) -> dict:
     embedding.get_model()
     rng = random.Random(seed)
     batch = 10
+
+    def commit(turn: str) -> int:
+        texts = [f"{synth_text(rng)} (note {turn}-{i})" for i in range(batch)]
+        ctx = ToolContext(profile=profile, role="agent", actor="bench", session_key="bench", turn=turn, cwd="/tmp")
+        result = call_tool("l1_commit", {"source": "main-agent", "records": [{"content": t, "type": "work_fact"} for t in texts]}, ctx)
+        return len(result["stored"])
+
+    # A serving process has opened the profile's collection and loaded the sparse
+    # tokenizer (jieba, the bilingual maps) long before: one untimed commit does both
+    # here (~1.6 s that a cold first commit pays once), and it is not counted.
+    warm = commit("warm-up")
     started = time.perf_counter()
     stored = 0
     for turn in range(records // batch):
-        texts = [f"{synth_text(rng)} (note {turn}-{i})" for i in range(batch)]
-        ctx = ToolContext(profile=profile, role="agent", actor="bench", session_key="bench", turn=str(turn), cwd="/tmp")
-        result = call_tool("l1_commit", {"source": "main-agent", "records": [{"content": t, "type": "work_fact"} for t in texts]}, ctx)
-        stored += len(result["stored"])
+        stored += commit(str(turn))
     seconds = time.perf_counter() - started
     pending = IndexOp.objects.count()
-    points = index.count_points(profile)
+    points = index.count_points(profile) - warm
     index.close_clients()
+    shutil.rmtree(data_dir, ignore_errors=True)
     return {"records": stored, "seconds": round(seconds, 2), "recordsPerSecond": round(stored / seconds, 1),
             "batch": batch, "indexedPoints": points, "pendingOps": pending}
 
@@ -502,6 +511,7 @@ def run_throughput(n: int, seed: int) -> dict:
     embedding.embed(texts, kind=embedding.PASSAGE)
     seconds = time.perf_counter() - started
     cpu_seconds = time.process_time() - cpu_started
+    shutil.rmtree(data_dir, ignore_errors=True)
     avg_chars = sum(map(len, texts)) / len(texts)
     # Texts per CPU-second tells what the model costs when other processes compete for
     # the cores; wall-clock texts/s is what a caller sees on this machine right now.
