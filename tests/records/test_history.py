@@ -36,3 +36,22 @@ def test_change_sequence_follows_commit_order_and_last_change_points_at_the_newe
     events = list(alice.audit_events.filter(target_id=rid).order_by("id"))
     assert [(e.before or {}).get("taskState") for e in events] == [None, "open", "done"]
     assert [e.after["taskState"] for e in events] == ["open", "done", "open"]
+
+
+def test_every_record_of_a_batch_points_at_its_own_newest_change(worker_api, alice, l0):
+    l0(alice, msg(1, "a message"))
+    old = worker_api.ok("l1_commit", records=[rec("the billing service listens on port 8080"),
+                                              rec("the search service listens on port 9200")], cursor=CURSOR)["stored"]
+    body = worker_api.ok("l1_commit", records=[
+        {"id": old[0], "content": "the billing service listens on port 8443", "type": "work_fact"},
+        rec("deploys of the billing service go out on Tuesdays"),
+        rec("the nightly backup keeps 14 days of snapshots"),
+        {"id": old[1], "deleted": True},
+    ], cursor='{"version":2,"files":{"2026-11-29.jsonl":200}}')
+    touched = (set(old) | set(body["stored"])) - {None}
+    assert len(touched) >= 4
+    for rid in touched:
+        newest = L1Change.objects.filter(profile=alice, record__record_id=rid).order_by("-id").first()
+        assert newest is not None and record(alice, rid).last_change == newest.pk, rid
+    # and the batch's changes are distinct rows: no record took another one's change
+    assert len({record(alice, rid).last_change for rid in touched}) == len(touched)
