@@ -59,6 +59,12 @@ PASSAGE_CACHE_SIZE = 4096
 # runs in parallel keep both cores busy where one batched run left much of its time in
 # single-threaded steps (docs/retrieval.md, "Embedding throughput").
 EMBED_WORKERS = max(1, min(os.cpu_count() or 1, 4))
+# Threads of one model run. The workers above already keep the cores busy, so each run
+# gets one: with two threads per run two parallel runs asked four threads of two cores,
+# and on this 2-core machine 2,000 short texts went at 408-425 texts/s against 509-512
+# with one, a call of ten texts took 25.5-26.8 ms against 21.0-22.3, and a single query
+# was no faster with two (p50 3.8-4.0 ms against 3.6-3.9; docs/retrieval.md).
+SESSION_THREADS = 1 if EMBED_WORKERS > 1 else max(1, os.cpu_count() or 1)
 _pool: ThreadPoolExecutor | None = None
 _pool_lock = threading.Lock()
 TRANSFORM_VERSION = 1
@@ -153,7 +159,7 @@ def _load(key: str) -> _Loaded:
             "(downloads ~91 MB once; set MEMORYWEB_EMBED_MODEL_DIR to share a build)"
         )
     try:
-        model = model_build.load_fastembed(folder, tokenizer=settings.EMBED_TOKENIZER)
+        model = model_build.load_fastembed(folder, threads=SESSION_THREADS, tokenizer=settings.EMBED_TOKENIZER)
     except Exception as exc:
         raise EmbeddingUnavailable(f"cannot load the embedding model in {folder}: {exc}; rebuild with `embeddings build --force`") from exc
     if model_build.centroids_current(manifest):
