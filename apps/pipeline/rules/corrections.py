@@ -27,6 +27,24 @@ CORRECTION_RE = re.compile(
     r"|不是[^，,。]{1,20}[，,]?\s*(而)?是|是[^，,。]{1,20}[，,]?\s*不是",
     re.IGNORECASE,
 )
+# A change said with a verb of change and where it went, with words between ("we upgraded the
+# service to Python 3.12", "ops raised its memory to 4 GB", "the exam got moved up to June 13",
+# "出发推迟到 10 月 4 号", "预算加到两万五"): a correction when what follows names a typed value.
+_CHANGE_VERBS_EN = (r"moved|changed|switched|migrated|upgraded|downgraded|bumped|raised|lowered|increased|reduced|cut|extended|shortened"
+                    r"|pushed|postponed|rescheduled|brought|slipped|dropped|upped|capped|tightened|loosened|relaxed|set")
+CHANGE_TO_RE = re.compile(
+    rf"\b(?:{_CHANGE_VERBS_EN})\b(?:\s+(?:up|back|down|forward|out))?(?:\s+(?!to\b)[\w'-]+){{0,4}}?\s+to\s+(?P<new>(?:[^,;!.?]|\.(?=\d))+)"
+    r"|(?:推迟|提前|延后|延期|改期|挪|加|减|缩短|延长|放宽|收紧|扩|砍|提|压|升级)到(?P<new_zh>[^，,。；;！!？?]+)",
+    re.IGNORECASE,
+)
+# Words that say a value holds now, not before ("it's April 25 now", "these days", "more like",
+# "现在", "目前"): a correction only with a typed value, and only of a live record that has a
+# value of that kind next to the same words (supersedes); otherwise the sentence is a plain statement.
+WEAK_CUE_RE = re.compile(
+    r"(?<!for )(?<!until )(?<!right )(?<!by )(?<!just )(?<!till )\bnow\b(?!\s+(?:that|and then|on)\b)|\bthese days\b|\bnowadays\b|\bmore like\b"
+    r"|\bany ?more\b|\bended up\b|\bin the end\b|现在|目前|如今|最后(?:定|决定|改|选)|后来(?:改|换)|又(?:改|换|变|涨|降)了?",
+    re.IGNORECASE,
+)
 _LEAD_RE = re.compile(
     r"^(?:(?:oh|ah|hmm|wait|sorry|oops|ok|okay|no)[,，!！.\s]*)*(?:actually|(?:a |one |small |quick )?correction(?: to what i said(?: before| earlier)?)?|i was wrong|i'm wrong"
     r"|my bad|my mistake|i misspoke|sorry,? i meant|i meant|scratch that|wait,? no|no,? wait)"
@@ -70,11 +88,33 @@ class Correction:
     clause: str  # the corrected statement, markers and the old value removed
     old: str  # the superseded value when it is said, else ""
     new: str  # the new value, else ""
+    weak: bool = False  # said with a weak cue only ("现在", "now"): no record of its own when nothing matches
 
 
 def parse_correction(sentence: str) -> Correction | None:
-    if not CORRECTION_RE.search(sentence):
-        return None
+    if CORRECTION_RE.search(sentence):
+        return _parse_marked(sentence)
+    m = CHANGE_TO_RE.search(sentence)
+    if m and values(m.group("new") or m.group("new_zh") or ""):
+        new = _trim_new(m.group("new") or m.group("new_zh") or "")
+        clause = re.sub(r"^[,，:：\s—–-]+|[,，\s]+$", "", _strip_lead(sentence))
+        return Correction(clause=clause, old="", new=new)
+    if WEAK_CUE_RE.search(sentence) and values(sentence):
+        clause = re.sub(r"^[,，:：\s—–-]+|[,，\s]+$", "", _strip_lead(sentence))
+        return Correction(clause=clause, old="", new="", weak=True)
+    return None
+
+
+def _trim_new(new: str) -> str:
+    """The value part of what follows "to": "Python 3.12 last Friday" → "Python 3.12"."""
+    new = new.strip().rstrip("了").strip()
+    if re.search(r"[\u4e00-\u9fff]", new):
+        return new
+    return re.split(r"\s+(?:last|this|next|yesterday|today|tomorrow|since|because|as of|after|before|when|so|over|during)\b", new,
+                    maxsplit=1, flags=re.IGNORECASE)[0].strip()
+
+
+def _parse_marked(sentence: str) -> Correction | None:
     # "Wait, I said Monday — the sync runs on Tuesday, not Monday": the dash part that states the change.
     segments = [seg.strip() for seg in re.split(r"\s[—–]\s|—|\s-\s", sentence.strip()) if seg.strip()]
     others: list[str] = []
@@ -240,6 +280,11 @@ def corrected_content(record: str, correction: Correction) -> str | None:
         if not same:
             continue
         if len(same) > 1:
+            # "port 5432 on db-1" / "6432": a value written in the new one's shape (digits, dots) is the one.
+            shaped = [(at, v) for at, v in same if _shape(v) == _shape(value)]
+            if len(shaped) == 1:
+                same = shaped
+        if len(same) > 1:
             words = content_tokens(correction.clause) - {t for _, v in said for t in content_tokens(v)}
             scored = sorted(((_near(text, sv, words), sv) for sv in same), key=lambda x: -x[0])
             if scored[0][0] == 0 or (len(scored) > 1 and scored[0][0] == scored[1][0]):
@@ -249,6 +294,10 @@ def corrected_content(record: str, correction: Correction) -> str | None:
         text = text[:at] + text[at:].replace(old_value, value, 1)
         changed = True
     return text if changed else None
+
+
+def _shape(value: str) -> str:
+    return re.sub(r"\d", "0", value.strip().lower())
 
 
 def _near(text: str, at_value: tuple[int, str], words: set[str]) -> int:
@@ -287,11 +336,13 @@ def supersedes(record: str, correction: Correction) -> float:
     new_vals = values(correction.new or correction.clause)
     overlap = _context_overlap(record, correction)
     if new_vals:
-        kind, value = new_vals[-1]
-        # A value with a unit ("74kg", "5 个") names its slot well enough; a bare number needs shared words.
-        # A unit names the slot ("74kg" corrects "72kg") — but "一个" is mostly "a", not a number.
-        if any(k == kind and v != value and (overlap > 0 or (":" in kind and v not in ("一", "1"))) for k, v in values(record)):
-            return 0.5 + overlap
+        # Any value the correction states may be the one that changed ("Python 3.12 last Friday":
+        # the version, not the weekday). A value with a unit ("74kg", "5 条") names its slot well
+        # enough; a bare number needs shared words — and "一个" is mostly "a", not a number.
+        held = values(record)
+        for kind, value in reversed(new_vals):
+            if any(k == kind and v != value and (overlap > 0 or (":" in kind and v not in ("一", "1"))) for k, v in held):
+                return 0.5 + overlap
         return 0.0
     return overlap if overlap >= 0.5 else 0.0
 
