@@ -45,6 +45,14 @@ WEAK_CUE_RE = re.compile(
     r"|\bany ?more\b|\bended up\b|\bin the end\b|现在|目前|如今|最后(?:定|决定|改|选)|后来(?:改|换)|又(?:改|换|变|涨|降)了?",
     re.IGNORECASE,
 )
+# A change that is planned or asked for has not happened ("下周要把 Triton 升级到 24.08", "we
+# should bump it to 3 replicas", "兽医让减到 12 公斤"): a task or a wish, not a correction.
+_INTENT_RE = re.compile(
+    r"\b(?:will|'ll|going to|gonna|plan(?:s|ning)?|wants?|needs?|should|have to|has to|let's|let us|about to|hope|would like|'d like"
+    r"|try(?:ing)? to|can you|could you|please|asked \w+ to|told \w+ to)\b[^,.;]{0,40}$"
+    r"|(?:要|想|打算|计划|准备|得|需要|应该|让|请|帮我|下周|明天|以后|回头)[^，,。；;]{0,10}$",
+    re.IGNORECASE,
+)
 _LEAD_RE = re.compile(
     r"^(?:(?:oh|ah|hmm|wait|sorry|oops|ok|okay|no)[,，!！.\s]*)*(?:actually|(?:a |one |small |quick )?correction(?: to what i said(?: before| earlier)?)?|i was wrong|i'm wrong"
     r"|my bad|my mistake|i misspoke|sorry,? i meant|i meant|scratch that|wait,? no|no,? wait)"
@@ -94,14 +102,16 @@ class Correction:
 def parse_correction(sentence: str) -> Correction | None:
     if CORRECTION_RE.search(sentence):
         return _parse_marked(sentence)
+    clause = re.sub(r"^[,，:：\s—–-]+|[,，\s]+$", "", _strip_lead(sentence))
     m = CHANGE_TO_RE.search(sentence)
-    if m and values(m.group("new") or m.group("new_zh") or ""):
-        new = _trim_new(m.group("new") or m.group("new_zh") or "")
-        clause = re.sub(r"^[,，:：\s—–-]+|[,，\s]+$", "", _strip_lead(sentence))
-        return Correction(clause=clause, old="", new=new)
-    if WEAK_CUE_RE.search(sentence) and values(sentence):
-        clause = re.sub(r"^[,，:：\s—–-]+|[,，\s]+$", "", _strip_lead(sentence))
-        return Correction(clause=clause, old="", new="", weak=True)
+    if m and values(m.group("new") or m.group("new_zh") or "") and not _INTENT_RE.search(sentence[: m.start()]):
+        return Correction(clause=clause, old="", new=_trim_new(m.group("new") or m.group("new_zh") or ""))
+    for cue in WEAK_CUE_RE.finditer(sentence):
+        # The value belongs to the cue's own clause: "三天前拔了智齿，现在还肿着" says no new value.
+        start = max(sentence.rfind(ch, 0, cue.start()) for ch in "，,;；。") + 1
+        ends = [i for i in (sentence.find(ch, cue.end()) for ch in "，,;；。") if i >= 0]
+        if values(sentence[start: min(ends) if ends else len(sentence)]):
+            return Correction(clause=clause, old="", new="", weak=True)
     return None
 
 
@@ -340,8 +350,9 @@ def supersedes(record: str, correction: Correction) -> float:
         # the version, not the weekday). A value with a unit ("74kg", "5 条") names its slot well
         # enough; a bare number needs shared words — and "一个" is mostly "a", not a number.
         held = values(record)
+        unit_names_slot = not correction.weak  # a weak cue ("目前 72kg") needs shared words even for a unit
         for kind, value in reversed(new_vals):
-            if any(k == kind and v != value and (overlap > 0 or (":" in kind and v not in ("一", "1"))) for k, v in held):
+            if any(k == kind and v != value and (overlap > 0 or (unit_names_slot and ":" in kind and v not in ("一", "1"))) for k, v in held):
                 return 0.5 + overlap
         return 0.0
     return overlap if overlap >= 0.5 else 0.0
