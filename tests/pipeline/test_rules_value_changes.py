@@ -155,3 +155,20 @@ def test_a_weak_cue_without_the_same_words_leaves_another_subjects_value_alone(c
     assert any("18:30" in t for t in live), live
     assert any("19:00" in t for t in live), live  # a plain statement of its own
     assert run.counts.get("correctionsOfStored", 0) == 0
+
+
+def test_a_change_later_in_the_same_batch_rewrites_the_earlier_unit(coder, l0, run_now):
+    l0(coder, [
+        msg("b1", "The reconciliation job runs nightly with a 20 minutes timeout.", ts=T, cwd=PROJ),
+        msg("b2", "OK.", role="assistant", ts=T + 60_000, cwd=PROJ),
+        msg("b3", "对账任务的重试间隔是 5 分钟。", ts=T + 120_000, cwd=PROJ),
+        msg("b4", "Ops extended the reconciliation timeout to 40 minutes after last night's failure.", ts=T + 180_000, cwd=PROJ),
+        msg("b5", "对账任务的重试间隔现在是 10 分钟了，5 分钟太频繁。", ts=T + 240_000, cwd=PROJ),
+    ])
+    run = ok(run_now(coder, KIND_L1))
+    live = texts(coder)
+    assert any("40 minutes" in t and "reconciliation" in t for t in live), live
+    assert not any("20 minutes" in t for t in live), live
+    assert any("10 分钟" in t and "重试间隔" in t for t in live), live
+    assert not any("间隔是 5 分钟" in t for t in live), live
+    assert run.counts["correctionsInBatch"] == 2
