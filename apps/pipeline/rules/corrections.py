@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from apps.pipeline.rules.text import content_tokens, is_chinese, values
+from apps.pipeline.rules.text import UNIT_KINDS, content_tokens, is_chinese, value_key, values
 
 CORRECTION_RE = re.compile(
     r"\b(actually|i was wrong|i'm wrong|my bad|my mistake|correction|i misspoke|sorry,? i meant|i meant|scratch that|wait,? no|no,? wait|not anymore|no longer"
@@ -301,9 +301,21 @@ def corrected_content(record: str, correction: Correction) -> str | None:
                 continue
             same = [scored[0][1]]
         at, old_value = same[0]
-        text = text[:at] + text[at:].replace(old_value, value, 1)
+        text = text[:at] + text[at:].replace(old_value, _spaced(text, at, old_value, value), 1)
         changed = True
     return text if changed else None
+
+
+def _spaced(text: str, at: int, old_value: str, value: str) -> str:
+    """`value` with a space where its Latin letters or digits would run into a neighbouring
+    word ("每周三下午 4 点" → "每 Friday 5pm", not "每Friday5pm")."""
+    before = text[at - 1] if at > 0 else ""
+    after = text[at + len(old_value)] if at + len(old_value) < len(text) else ""
+    if value[:1].isascii() and value[:1].isalnum() and before.isalnum():
+        value = " " + value
+    if value[-1:].isascii() and value[-1:].isalnum() and after.isalnum():
+        value = value + " "
+    return value
 
 
 def _shape(value: str) -> str:
@@ -352,10 +364,25 @@ def supersedes(record: str, correction: Correction) -> float:
         held = values(record)
         unit_names_slot = not correction.weak  # a weak cue ("目前 72kg") needs shared words even for a unit
         for kind, value in reversed(new_vals):
-            if any(k == kind and v != value and (overlap > 0 or (unit_names_slot and ":" in kind and v not in ("一", "1"))) for k, v in held):
+            with_unit = ":" in kind or kind in UNIT_KINDS
+            if any(k == kind and value_key(v) != value_key(value) and (overlap > 0 or (unit_names_slot and with_unit and v not in ("一", "1")))
+                   for k, v in held):
                 return 0.5 + overlap
         return 0.0
     return overlap if overlap >= 0.5 else 0.0
+
+
+def names_the_slot(record: str, correction: Correction) -> bool:
+    """Whether a word of the correction (its values left out) stands next to the record's value
+    of a kind the correction states: "the budget's more like 22 grand" and "The budget is
+    $18,000 tops" speak of one slot, whatever else the correction says."""
+    said = values(correction.new or correction.clause)
+    kinds = {k for k, _ in said}
+    stated = {value_key(v) for _, v in said}
+    value_words = {t for _, v in values(correction.clause) for t in content_tokens(v)}
+    words = content_tokens(correction.clause) - value_words - content_tokens(correction.old)
+    return any(k in kinds and value_key(v) not in stated and _near(record, (at, v), words) > 0
+               for at, k, v in _values_at(record) if at >= 0)
 
 
 def _context_overlap(record: str, correction: Correction) -> float:

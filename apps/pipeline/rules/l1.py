@@ -24,6 +24,7 @@ from apps.pipeline.rules.corrections import (
     forget_category_matches,
     forget_is_category,
     forget_matches,
+    names_the_slot,
     supersedes,
 )
 from apps.pipeline.rules.extract import Candidate, candidate_for, extract_from_message
@@ -42,6 +43,7 @@ from apps.pipeline.rules.text import (
     state_search_terms,
     states,
     tokens,
+    value_key,
     values,
 )
 from apps.pipeline.rules.units import BatchAnalysis, analyse
@@ -73,9 +75,9 @@ EXTEND_SCORE, EXTEND_CONTAINMENT = 0.6, 1.0
 # (0.25–0.85, median 0.66; the two below share almost no word with the correction).
 CORRECTION_MIN_SCORE = 0.38
 # Or the record shares the correction's words: up to this many of its words (longest first)
-# are looked up, and a record so found must share at least this share of them (supersedes).
+# are looked up, and a record so found must have one of them next to its value of the kind
+# the correction states (corrections.names_the_slot).
 CORRECTION_WORD_TERMS = 8
-CORRECTION_MIN_OVERLAP = 0.15
 FORGET_SEARCH_TOP_K = 10
 TEXT_SCAN_LIMIT = 2000
 # A refinement or one changed value (0.65 and more), and a completed task against its open
@@ -360,7 +362,7 @@ def _stored_corrections(ctx, analysis: BatchAnalysis, mode: str, projects: dict[
             dense = scores.get(record.record_id, 0.0)
             # Without the old value said, the record must be a dense neighbour — or share the
             # correction's own words next to a value of the same kind (found by those words).
-            worded = record.record_id in by_words and strength - 0.5 >= CORRECTION_MIN_OVERLAP
+            worded = record.record_id in by_words and names_the_slot(current, correction)
             if strength <= 0 or other_subject(current, correction.clause) or (not correction.old and dense < CORRECTION_MIN_SCORE and not worded):
                 continue
             key = (strength, dense)
@@ -840,7 +842,7 @@ def _values_kept(old: str, new: str) -> bool:
     (it may add one: "一个小时" → "一个小时…两个小时"), so a merge contradicts nothing."""
     vo, vn = values(old), values(new)
     return all(
-        {v.lower() for k, v in vo if k == kind} <= {v.lower() for k, v in vn if k == kind}
+        {value_key(v) for k, v in vo if k == kind} <= {value_key(v) for k, v in vn if k == kind}
         for kind in {k for k, _ in vo} & {k for k, _ in vn}
     )
 
@@ -851,15 +853,15 @@ def _changed_values(old: str, new: str) -> int:
     ticket, not a correction of the first (the word test sees one dropped token, "0")."""
     vo, vn = values(old), values(new)
     kinds = {k for k, _ in vo} & {k for k, _ in vn}
-    said = {(k, v.lower()) for k, v in vo}
-    return sum(1 for k, v in vn if k in kinds and (k, v.lower()) not in said)
+    said = {(k, value_key(v)) for k, v in vo}
+    return sum(1 for k, v in vn if k in kinds and (k, value_key(v)) not in said)
 
 
 def _same_values(a: str, b: str) -> bool:
     """No typed value (number, weekday, time) of one text contradicts the other's."""
     va, vb = values(a), values(b)
     return all(
-        {v.lower() for k, v in va if k == kind} == {v.lower() for k, v in vb if k == kind}
+        {value_key(v) for k, v in va if k == kind} == {value_key(v) for k, v in vb if k == kind}
         for kind in {k for k, _ in va} & {k for k, _ in vb}
     )
 

@@ -254,12 +254,30 @@ _DIMENSION = {unit: "bytes" for unit in ("gb", "mb", "tb", "gib", "gi", "mib", "
 _UNIT_RE = re.compile(r"(kg|km|gib|gi|g|cm|mm|mib|mi|m|gb|mb|tb|ms|s|h|k|%|岁|号|公斤|公里|[次个岁只位条台张天年周月])$", re.IGNORECASE)
 
 
+# A word each match of these kinds must contain: the full pattern runs only where one occurs.
+_VALUE_HINTS = {
+    "date": re.compile(r"月|jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec", re.IGNORECASE),
+    "duration": re.compile(r"min|hour|hr|sec|分钟|小时|钟头|秒", re.IGNORECASE),
+    "amount": re.compile(r"[$€£¥万千块元]|grand|dollar|euro|pound|buck|quid|usd|eur|gbp|rmb|yuan", re.IGNORECASE),
+}
+# Kinds whose values carry their unit, as "number:kg" does: the unit names the slot.
+UNIT_KINDS = frozenset({"duration", "amount"})
+
+
+def value_key(value: str) -> str:
+    """A value compared as said in other spacing or measure words: "两个小时" = "两小时", "10 Seconds" = "10 seconds"."""
+    return re.sub(r"\s+|(?<=[\d一两二三四五六七八九十])个(?=[半小钟])", "", value.lower())
+
+
 def values(text: str) -> list[tuple[str, str]]:
     """Typed values in `text` (counts, weekdays, clock times, numbers with their unit), in
     order. A number's kind carries its unit ("number:kg"), so 74kg corrects 72kg but not 178."""
     found: list[tuple[int, str, str]] = []
     taken: list[tuple[int, int]] = []
     for kind, pattern in VALUE_PATTERNS:
+        hint = _VALUE_HINTS.get(kind)
+        if hint is not None and not hint.search(text):
+            continue  # cheap test first: most sentences name no date, span or amount
         for m in pattern.finditer(text):
             if not m.group(0).strip() or any(a < m.end() and m.start() < b for a, b in taken):
                 continue
