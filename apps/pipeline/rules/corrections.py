@@ -102,17 +102,20 @@ class Correction:
 def parse_correction(sentence: str) -> Correction | None:
     if CORRECTION_RE.search(sentence):
         return _parse_marked(sentence)
-    clause = re.sub(r"^[,，:：\s—–-]+|[,，\s]+$", "", _strip_lead(sentence))
     m = CHANGE_TO_RE.search(sentence)
     if m and values(m.group("new") or m.group("new_zh") or "") and not _INTENT_RE.search(sentence[: m.start()]):
-        return Correction(clause=clause, old="", new=_trim_new(m.group("new") or m.group("new_zh") or ""))
+        return Correction(clause=_clause_of(sentence), old="", new=_trim_new(m.group("new") or m.group("new_zh") or ""))
     for cue in WEAK_CUE_RE.finditer(sentence):
         # The value belongs to the cue's own clause: "三天前拔了智齿，现在还肿着" says no new value.
         start = max(sentence.rfind(ch, 0, cue.start()) for ch in "，,;；。") + 1
         ends = [i for i in (sentence.find(ch, cue.end()) for ch in "，,;；。") if i >= 0]
         if values(sentence[start: min(ends) if ends else len(sentence)]):
-            return Correction(clause=clause, old="", new="", weak=True)
+            return Correction(clause=_clause_of(sentence), old="", new="", weak=True)
     return None
+
+
+def _clause_of(sentence: str) -> str:
+    return re.sub(r"^[,，:：\s—–-]+|[,，\s]+$", "", _strip_lead(sentence))
 
 
 def _trim_new(new: str) -> str:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import itertools
 import re
 import unicodedata
+from functools import lru_cache
 
 CJK_RE = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3040-\u30ff\uac00-\ud7af]")
 WORD_RE = re.compile(r"[A-Za-z0-9_]+")
@@ -254,12 +255,6 @@ _DIMENSION = {unit: "bytes" for unit in ("gb", "mb", "tb", "gib", "gi", "mib", "
 _UNIT_RE = re.compile(r"(kg|km|gib|gi|g|cm|mm|mib|mi|m|gb|mb|tb|ms|s|h|k|%|岁|号|公斤|公里|[次个岁只位条台张天年周月])$", re.IGNORECASE)
 
 
-# A word each match of these kinds must contain: the full pattern runs only where one occurs.
-_VALUE_HINTS = {
-    "date": re.compile(r"月|jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec", re.IGNORECASE),
-    "duration": re.compile(r"min|hour|hr|sec|分钟|小时|钟头|秒", re.IGNORECASE),
-    "amount": re.compile(r"[$€£¥万千块元]|grand|dollar|euro|pound|buck|quid|usd|eur|gbp|rmb|yuan", re.IGNORECASE),
-}
 # Kinds whose values carry their unit, as "number:kg" does: the unit names the slot.
 UNIT_KINDS = frozenset({"duration", "amount"})
 
@@ -270,14 +265,18 @@ def value_key(value: str) -> str:
 
 
 def values(text: str) -> list[tuple[str, str]]:
-    """Typed values in `text` (counts, weekdays, clock times, numbers with their unit), in
-    order. A number's kind carries its unit ("number:kg"), so 74kg corrects 72kg but not 178."""
+    """Typed values in `text` (counts, weekdays, clock times, dates, spans of time, amounts,
+    numbers with their unit), in order. A number's kind carries its unit ("number:kg"), so
+    74kg corrects 72kg but not 178."""
+    return list(_values(text))
+
+
+@lru_cache(maxsize=8192)
+def _values(text: str) -> tuple[tuple[str, str], ...]:
+    """values(), kept for the texts seen last: dedup asks again about the same candidates and records."""
     found: list[tuple[int, str, str]] = []
     taken: list[tuple[int, int]] = []
     for kind, pattern in VALUE_PATTERNS:
-        hint = _VALUE_HINTS.get(kind)
-        if hint is not None and not hint.search(text):
-            continue  # cheap test first: most sentences name no date, span or amount
         for m in pattern.finditer(text):
             if not m.group(0).strip() or any(a < m.end() and m.start() < b for a, b in taken):
                 continue
@@ -288,7 +287,7 @@ def values(text: str) -> list[tuple[str, str]]:
                 unit = _UNIT_RE.search(value + tail)
                 typed = f"{kind}:{_DIMENSION.get(unit.group(1).lower(), unit.group(1).lower())}" if unit else kind
             found.append((m.start(), typed, value))
-    return [(kind, value) for _, kind, value in sorted(found)]
+    return tuple((kind, value) for _, kind, value in sorted(found))
 
 
 # What a number names rather than measures: "ticket 10", "PR #381", "issue 42", "JIRA-style"
