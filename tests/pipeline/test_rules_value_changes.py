@@ -172,3 +172,50 @@ def test_a_change_later_in_the_same_batch_rewrites_the_earlier_unit(coder, l0, r
     assert any("10 分钟" in t and "重试间隔" in t for t in live), live
     assert not any("间隔是 5 分钟" in t for t in live), live
     assert run.counts["correctionsInBatch"] == 2
+
+
+def test_a_value_put_into_other_script_keeps_its_words_apart():
+    correction = parse_correction("Mrs. Novak 的课改到 Thursday 6pm 了, 她周一排不开。")
+    assert corrected_content("老师是 Mrs. Novak, lesson 每周一下午 5 点。", correction) == "老师是 Mrs. Novak, lesson 每 Thursday 6pm。"
+
+
+def test_a_span_of_time_names_its_slot_like_a_unit():
+    # No word shared but the unit: a strong cue and a span of time still find the record.
+    correction = parse_correction("The sync interval is now 15 minutes.")
+    assert supersedes("Let's keep 5 minutes for the first week.", correction) > 0
+    # A weak cue needs the shared words all the same.
+    assert supersedes("Let's keep 5 minutes for the first week.", parse_correction("These days lunch takes 15 minutes.")) == 0
+
+
+def test_the_same_span_said_with_or_without_a_measure_word_is_one_value(chat, l0, run_now):
+    l0(chat, [msg("h1", "我每天晚上练两个小时书法，周末每天四个小时。", session="w1", ts=T)])
+    ok(run_now(chat, KIND_L1))
+    l0(chat, [msg("h2", "还是练字的事，我每晚练两小时书法，周末一天四小时，这个节奏不变。", session="w2", ts=T + 5 * DAY)])
+    ok(run_now(chat, KIND_L1))
+    live = texts(chat)
+    assert len([t for t in live if "书法" in t]) == 1, live
+
+
+def test_the_old_record_found_by_words_needs_one_next_to_its_value(chat, l0, run_now):
+    l0(chat, [
+        msg("k1", "Our holiday budget for Portugal is $4,000 in total.", session="w1", ts=T),
+        msg("k2", "Each of the kids gets $50 of pocket money for the trip.", session="w1", ts=T + 60_000),
+    ])
+    ok(run_now(chat, KIND_L1))
+    l0(chat, [msg("k3", "Ugh, we went over once the airline changed the fares and the hotel wanted a deposit, so the holiday budget is more like $6,500 now.", session="w2", ts=T + 2 * DAY)])
+    ok(run_now(chat, KIND_L1))
+    live = texts(chat)
+    assert any("$6,500" in t and "Portugal" in t for t in live), live
+    assert not any("$4,000" in t for t in live), live
+    assert any("$50 of pocket money" in t for t in live), live  # the other amount, next to none of the correction's words
+
+
+def test_a_record_names_the_slot_when_a_shared_word_stands_next_to_its_value():
+    from apps.pipeline.rules.corrections import names_the_slot
+
+    said = parse_correction("Ugh, the roofer quoted twice and the scaffolding ran late, so the renovation budget is more like 30 grand.")
+    assert names_the_slot("The renovation budget is £24,000 at most.", said)
+    assert not names_the_slot("The renovation started in March; the scaffolding firm charges £900 a week.", said)
+    said_zh = parse_correction("装修师傅又报了一次价，水电也要重做，预算现在得三万五。")
+    assert names_the_slot("装修预算三万块，包括厨房。", said_zh)
+    assert not names_the_slot("小区物业费每月五百块，车位另算。", said_zh)
