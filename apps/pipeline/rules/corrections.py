@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from apps.pipeline.rules.text import content_tokens, is_chinese, values
+from apps.pipeline.rules.text import UNIT_KINDS, content_tokens, is_chinese, value_key, values
 
 CORRECTION_RE = re.compile(
     r"\b(actually|i was wrong|i'm wrong|my bad|my mistake|correction|i misspoke|sorry,? i meant|i meant|scratch that|wait,? no|no,? wait|not anymore|no longer"
@@ -25,6 +25,32 @@ CORRECTION_RE = re.compile(
     r"|改成|改为|改到|改用|换用|更正|纠正一下|记错了|说错了|搞错了|弄错了|其实是|现在是|现在改|换成了|变成了?|变为|已经不|不再|不对[，,]"
     r"|降到|降至|升到|升至|提高到|增加到|减少到|涨到|调整为|调整到|调到|迁到|迁移到|改发到|不用了|从[^，,。；;]{1,30}(?:换成|改成|改为|改到)"
     r"|不是[^，,。]{1,20}[，,]?\s*(而)?是|是[^，,。]{1,20}[，,]?\s*不是",
+    re.IGNORECASE,
+)
+# A change said with a verb of change and where it went, with words between ("we upgraded the
+# service to Python 3.12", "ops raised its memory to 4 GB", "the exam got moved up to June 13",
+# "出发推迟到 10 月 4 号", "预算加到两万五"): a correction when what follows names a typed value.
+_CHANGE_VERBS_EN = (r"moved|changed|switched|migrated|upgraded|downgraded|bumped|raised|lowered|increased|reduced|cut|extended|shortened"
+                    r"|pushed|postponed|rescheduled|brought|slipped|dropped|upped|capped|tightened|loosened|relaxed")
+CHANGE_TO_RE = re.compile(
+    rf"\b(?:{_CHANGE_VERBS_EN})\b(?:\s+(?:up|back|down|forward|out))?(?:\s+(?!to\b)[\w'-]+){{0,4}}?\s+to\s+(?P<new>(?:[^,;!.?]|\.(?=\d))+)"
+    r"|(?:推迟|提前|延后|延期|改期|挪|加|减|缩短|延长|放宽|收紧|扩|砍|提|压|升级)到(?P<new_zh>[^，,。；;！!？?]+)",
+    re.IGNORECASE,
+)
+# Words that say a value holds now, not before ("it's April 25 now", "these days", "more like",
+# "现在", "目前"): a correction only with a typed value, and only of a live record that has a
+# value of that kind next to the same words (supersedes); otherwise the sentence is a plain statement.
+WEAK_CUE_RE = re.compile(
+    r"(?<!for )(?<!until )(?<!right )(?<!by )(?<!just )(?<!till )\bnow\b(?!\s+(?:that|and then|on)\b)|\bthese days\b|\bnowadays\b|\bmore like\b"
+    r"|\bany ?more\b|\bended up\b|\bin the end\b|现在|目前|如今|最后(?:定|决定|改|选)|后来(?:改|换)|又(?:改|换|变|涨|降)了?",
+    re.IGNORECASE,
+)
+# A change that is planned or asked for has not happened ("下周要把 Triton 升级到 24.08", "we
+# should bump it to 3 replicas", "兽医让减到 12 公斤"): a task or a wish, not a correction.
+_INTENT_RE = re.compile(
+    r"\b(?:will|'ll|going to|gonna|plan(?:s|ning)?|wants?|needs?|should|have to|has to|let's|let us|about to|hope|would like|'d like"
+    r"|try(?:ing)? to|can you|could you|please|asked \w+ to|told \w+ to)\b[^,.;]{0,40}$"
+    r"|(?:要|想|打算|计划|准备|得|需要|应该|让|请|帮我|下周|明天|以后|回头)[^，,。；;]{0,10}$",
     re.IGNORECASE,
 )
 _LEAD_RE = re.compile(
@@ -70,11 +96,38 @@ class Correction:
     clause: str  # the corrected statement, markers and the old value removed
     old: str  # the superseded value when it is said, else ""
     new: str  # the new value, else ""
+    weak: bool = False  # said with a weak cue only ("现在", "now"): no record of its own when nothing matches
 
 
 def parse_correction(sentence: str) -> Correction | None:
-    if not CORRECTION_RE.search(sentence):
-        return None
+    if CORRECTION_RE.search(sentence):
+        return _parse_marked(sentence)
+    m = CHANGE_TO_RE.search(sentence)
+    if m and values(m.group("new") or m.group("new_zh") or "") and not _INTENT_RE.search(sentence[: m.start()]):
+        return Correction(clause=_clause_of(sentence), old="", new=_trim_new(m.group("new") or m.group("new_zh") or ""))
+    for cue in WEAK_CUE_RE.finditer(sentence):
+        # The value belongs to the cue's own clause: "三天前拔了智齿，现在还肿着" says no new value.
+        start = max(sentence.rfind(ch, 0, cue.start()) for ch in "，,;；。") + 1
+        ends = [i for i in (sentence.find(ch, cue.end()) for ch in "，,;；。") if i >= 0]
+        if values(sentence[start: min(ends) if ends else len(sentence)]):
+            return Correction(clause=_clause_of(sentence), old="", new="", weak=True)
+    return None
+
+
+def _clause_of(sentence: str) -> str:
+    return re.sub(r"^[,，:：\s—–-]+|[,，\s]+$", "", _strip_lead(sentence))
+
+
+def _trim_new(new: str) -> str:
+    """The value part of what follows "to": "Python 3.12 last Friday" → "Python 3.12"."""
+    new = new.strip().rstrip("了").strip()
+    if re.search(r"[\u4e00-\u9fff]", new):
+        return new
+    return re.split(r"\s+(?:last|this|next|yesterday|today|tomorrow|since|because|as of|after|before|when|so|over|during)\b", new,
+                    maxsplit=1, flags=re.IGNORECASE)[0].strip()
+
+
+def _parse_marked(sentence: str) -> Correction | None:
     # "Wait, I said Monday — the sync runs on Tuesday, not Monday": the dash part that states the change.
     segments = [seg.strip() for seg in re.split(r"\s[—–]\s|—|\s-\s", sentence.strip()) if seg.strip()]
     others: list[str] = []
@@ -240,15 +293,36 @@ def corrected_content(record: str, correction: Correction) -> str | None:
         if not same:
             continue
         if len(same) > 1:
+            # "port 5432 on db-1" / "6432": a value written in the new one's shape (digits, dots) is the one.
+            shaped = [(at, v) for at, v in same if _shape(v) == _shape(value)]
+            if len(shaped) == 1:
+                same = shaped
+        if len(same) > 1:
             words = content_tokens(correction.clause) - {t for _, v in said for t in content_tokens(v)}
             scored = sorted(((_near(text, sv, words), sv) for sv in same), key=lambda x: -x[0])
             if scored[0][0] == 0 or (len(scored) > 1 and scored[0][0] == scored[1][0]):
                 continue
             same = [scored[0][1]]
         at, old_value = same[0]
-        text = text[:at] + text[at:].replace(old_value, value, 1)
+        text = text[:at] + text[at:].replace(old_value, _spaced(text, at, old_value, value), 1)
         changed = True
     return text if changed else None
+
+
+def _spaced(text: str, at: int, old_value: str, value: str) -> str:
+    """`value` with a space where its Latin letters or digits would run into a neighbouring
+    word ("每周三下午 4 点" → "每 Friday 5pm", not "每Friday5pm")."""
+    before = text[at - 1] if at > 0 else ""
+    after = text[at + len(old_value)] if at + len(old_value) < len(text) else ""
+    if value[:1].isascii() and value[:1].isalnum() and before.isalnum():
+        value = " " + value
+    if value[-1:].isascii() and value[-1:].isalnum() and after.isalnum():
+        value = value + " "
+    return value
+
+
+def _shape(value: str) -> str:
+    return re.sub(r"\d", "0", value.strip().lower())
 
 
 def _near(text: str, at_value: tuple[int, str], words: set[str]) -> int:
@@ -287,13 +361,31 @@ def supersedes(record: str, correction: Correction) -> float:
     new_vals = values(correction.new or correction.clause)
     overlap = _context_overlap(record, correction)
     if new_vals:
-        kind, value = new_vals[-1]
-        # A value with a unit ("74kg", "5 个") names its slot well enough; a bare number needs shared words.
-        # A unit names the slot ("74kg" corrects "72kg") — but "一个" is mostly "a", not a number.
-        if any(k == kind and v != value and (overlap > 0 or (":" in kind and v not in ("一", "1"))) for k, v in values(record)):
-            return 0.5 + overlap
+        # Any value the correction states may be the one that changed ("Python 3.12 last Friday":
+        # the version, not the weekday). A value with a unit ("74kg", "5 条") names its slot well
+        # enough; a bare number needs shared words — and "一个" is mostly "a", not a number.
+        held = values(record)
+        unit_names_slot = not correction.weak  # a weak cue ("目前 72kg") needs shared words even for a unit
+        for kind, value in reversed(new_vals):
+            with_unit = ":" in kind or kind in UNIT_KINDS
+            if any(k == kind and value_key(v) != value_key(value) and (overlap > 0 or (unit_names_slot and with_unit and v not in ("一", "1")))
+                   for k, v in held):
+                return 0.5 + overlap
         return 0.0
     return overlap if overlap >= 0.5 else 0.0
+
+
+def names_the_slot(record: str, correction: Correction) -> bool:
+    """Whether a word of the correction (its values left out) stands next to the record's value
+    of a kind the correction states: "the budget's more like 22 grand" and "The budget is
+    $18,000 tops" speak of one slot, whatever else the correction says."""
+    said = values(correction.new or correction.clause)
+    kinds = {k for k, _ in said}
+    stated = {value_key(v) for _, v in said}
+    value_words = {t for _, v in values(correction.clause) for t in content_tokens(v)}
+    words = content_tokens(correction.clause) - value_words - content_tokens(correction.old)
+    return any(k in kinds and value_key(v) not in stated and _near(record, (at, v), words) > 0
+               for at, k, v in _values_at(record) if at >= 0)
 
 
 def _context_overlap(record: str, correction: Correction) -> float:

@@ -24,6 +24,7 @@ from apps.pipeline.rules.corrections import (
     forget_category_matches,
     forget_is_category,
     forget_matches,
+    names_the_slot,
     supersedes,
 )
 from apps.pipeline.rules.extract import Candidate, candidate_for, extract_from_message
@@ -42,6 +43,7 @@ from apps.pipeline.rules.text import (
     state_search_terms,
     states,
     tokens,
+    value_key,
     values,
 )
 from apps.pipeline.rules.units import BatchAnalysis, analyse
@@ -72,6 +74,10 @@ EXTEND_SCORE, EXTEND_CONTAINMENT = 0.6, 1.0
 # record against such a correction (at most 0.37); 18 of 20 superseded records score more
 # (0.25–0.85, median 0.66; the two below share almost no word with the correction).
 CORRECTION_MIN_SCORE = 0.38
+# Or the record shares the correction's words: up to this many of its words (longest first)
+# are looked up, and a record so found must have one of them next to its value of the kind
+# the correction states (corrections.names_the_slot).
+CORRECTION_WORD_TERMS = 8
 FORGET_SEARCH_TOP_K = 10
 TEXT_SCAN_LIMIT = 2000
 # A refinement or one changed value (0.65 and more), and a completed task against its open
@@ -304,7 +310,7 @@ def _apply_in_batch_corrections(ctx, analysis: BatchAnalysis, planned: list[Plan
                 best, best_score = item, score
         if best is None:
             continue
-        new_content = corrected_content(best.candidate.content, correction) or _standalone(correction)
+        new_content = corrected_content(best.candidate.content, correction) or (None if correction.weak else _standalone(correction))
         if not new_content:
             continue
         best.candidate.content = new_content
@@ -343,6 +349,8 @@ def _stored_corrections(ctx, analysis: BatchAnalysis, mode: str, projects: dict[
         ids = {c["record_id"] for c in candidates if c.get("record_id")}
         if correction.old:
             ids |= _records_containing(ctx.profile, correction.old)
+        by_words = _records_sharing_words(ctx.profile, correction) if not correction.old else set()
+        ids |= by_words
         full = _full_records(ctx.profile, ids)
         scores = {str(c.get("record_id")): float(c.get("score") or 0) for c in candidates}
         best, best_key = None, (0.0, 0.0)
@@ -352,7 +360,10 @@ def _stored_corrections(ctx, analysis: BatchAnalysis, mode: str, projects: dict[
             current = corrected_here[record.record_id].candidate.content if record.record_id in corrected_here else record.content
             strength = supersedes(current, correction)
             dense = scores.get(record.record_id, 0.0)
-            if strength <= 0 or other_subject(current, correction.clause) or (not correction.old and dense < CORRECTION_MIN_SCORE):
+            # Without the old value said, the record must be a dense neighbour — or share the
+            # correction's own words next to a value of the same kind (found by those words).
+            worded = record.record_id in by_words and names_the_slot(current, correction)
+            if strength <= 0 or other_subject(current, correction.clause) or (not correction.old and dense < CORRECTION_MIN_SCORE and not worded):
                 continue
             key = (strength, dense)
             if key > best_key:
@@ -361,7 +372,7 @@ def _stored_corrections(ctx, analysis: BatchAnalysis, mode: str, projects: dict[
             # Nothing to correct: what is true now is a plain statement ("actually" is often just a word),
             # and a fact even when no pattern claims it (a correction states how things are).
             found_here = extract_from_message(said.message, mode=mode, sentences=[correction.clause], speakers=analysis.speakers)
-            if not found_here and _standalone(correction):
+            if not found_here and _standalone(correction) and not correction.weak:
                 fact = candidate_for(resolve_relative_dates(correction.clause, said.message.get("timestamp")), "fact", said.message, mode=mode)
                 found_here = [fact] if fact is not None else []
             for cand in found_here:
@@ -468,6 +479,19 @@ def _forget_stored(ctx, analysis: BatchAnalysis, claimed: set[str]) -> list[str]
     unique = [rid for rid in unique if rid in live and not live[rid].deleted]
     ctx.add("forgotten", len(unique))
     return unique
+
+
+def _records_sharing_words(profile, correction: Correction) -> set[str]:
+    """Live records that use the correction's own words (its values left out), longest words
+    first: the record a correction means may score low in the dense search ("replicas 现在是 5"
+    against a long deployment record) but names the same subject."""
+    value_words = {t for _, v in values(correction.clause) for t in content_tokens(v)}
+    words = [w for w in content_tokens(correction.clause) - value_words
+             if not w.isdigit() and (len(w) >= 3 or is_chinese(w))]
+    ids: set[str] = set()
+    for word in sorted(words, key=lambda w: (-len(w), w))[:CORRECTION_WORD_TERMS]:
+        ids |= _records_containing(profile, word)
+    return ids
 
 
 def _records_containing(profile, text: str) -> set[str]:
@@ -818,7 +842,7 @@ def _values_kept(old: str, new: str) -> bool:
     (it may add one: "一个小时" → "一个小时…两个小时"), so a merge contradicts nothing."""
     vo, vn = values(old), values(new)
     return all(
-        {v.lower() for k, v in vo if k == kind} <= {v.lower() for k, v in vn if k == kind}
+        {value_key(v) for k, v in vo if k == kind} <= {value_key(v) for k, v in vn if k == kind}
         for kind in {k for k, _ in vo} & {k for k, _ in vn}
     )
 
@@ -829,15 +853,15 @@ def _changed_values(old: str, new: str) -> int:
     ticket, not a correction of the first (the word test sees one dropped token, "0")."""
     vo, vn = values(old), values(new)
     kinds = {k for k, _ in vo} & {k for k, _ in vn}
-    said = {(k, v.lower()) for k, v in vo}
-    return sum(1 for k, v in vn if k in kinds and (k, v.lower()) not in said)
+    said = {(k, value_key(v)) for k, v in vo}
+    return sum(1 for k, v in vn if k in kinds and (k, value_key(v)) not in said)
 
 
 def _same_values(a: str, b: str) -> bool:
     """No typed value (number, weekday, time) of one text contradicts the other's."""
     va, vb = values(a), values(b)
     return all(
-        {v.lower() for k, v in va if k == kind} == {v.lower() for k, v in vb if k == kind}
+        {value_key(v) for k, v in va if k == kind} == {value_key(v) for k, v in vb if k == kind}
         for kind in {k for k, _ in va} & {k for k, _ in vb}
     )
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import itertools
 import re
 import unicodedata
+from functools import lru_cache
 
 CJK_RE = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3040-\u30ff\uac00-\ud7af]")
 WORD_RE = re.compile(r"[A-Za-z0-9_]+")
@@ -218,13 +219,29 @@ def containment(part: str, whole: str) -> float:
 
 
 _WEEKDAYS_EN = "monday|tuesday|wednesday|thursday|friday|saturday|sunday|mon|tue|tues|wed|thu|thur|thurs|fri|sat|sun"
+_MONTHS_EN = (r"(?:(?i:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?"
+              r"|nov(?:ember)?|dec(?:ember)?)|May)")  # "may" in lower case is mostly the verb
+_ZH_NUM = r"(?:\d+(?:\.\d+)?|[一两二三四五六七八九十]+)"
 VALUE_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
+    # A calendar date said with its month ("June 2", "the 3rd of March", "10 月 4 号", "六月二十日"):
+    # one value, so "moved up to June 13" corrects "June 20", not the 20 of something else.
+    ("date", re.compile(rf"\b{_MONTHS_EN}\.?\s+\d{{1,2}}(?:st|nd|rd|th)?(?![\d:])\b|\b\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTHS_EN}\b"
+                        r"|(?:\d{1,2}|[一二三四五六七八九十]{1,3})\s?月\s?(?:\d{1,2}|[一二三四五六七八九十]{1,3})\s?[号日]")),
+    # A span of time ("30 minutes", "an hour", "30 分钟", "一个半小时"), whatever the number is written in.
+    ("duration", re.compile(r"\b(?:\d+(?:\.\d+)?\s?(?:minutes?|mins?|hours?|hrs?|seconds?|secs?)|(?:half )?an hour|(?:one|two|three|four|five|six) hours?)\b"
+                            rf"|(?:{_ZH_NUM}|半)\s?(?:个\s?)?半?\s?(?:分钟|小时|钟头|秒钟?)", re.IGNORECASE)),
+    # An amount of money ("$18,000", "22 grand", "两万块", "两万五", "每月五千以内"); a big number
+    # of something else ("三千多米") is not one.
+    ("amount", re.compile(r"[$€£¥]\s?\d[\d,]*(?:\.\d+)?(?:\s?[kKmM]\b)?|\b\d[\d,]*(?:\.\d+)?\s?(?:k\s+)?(?:grand|dollars?|euros?|pounds?|bucks|quid|usd|eur|gbp|rmb|yuan)\b"
+                          rf"|(?:{_ZH_NUM}\s?万(?:(?:[一两二三四五六七八九]|\d)\s?千|[一两二三四五六七八九](?![千百十]))?|{_ZH_NUM}\s?千)"
+                          r"(?![多余]?\s?(?:米|公里|步|人|字|名|个|次|条|年|克|平|卡|瓦|转|公斤|斤))(?:块钱?|元|美元|欧元)?"
+                          r"|\d+(?:\.\d+)?\s?(?:块钱?|元|美元|欧元)", re.IGNORECASE)),
     # A count with its measure word first: "每周五次" is five times a week, not Friday.
     ("count", re.compile(r"(?:\d+|[一二三四五六七八九十两]+)\s?(?=[次个岁只位条台张天年周月])")),
     ("weekday", re.compile(rf"\b(?:{_WEEKDAYS_EN})s?\b|(?:周|星期|礼拜)[一二三四五六日天]", re.IGNORECASE)),
     # "at 10" is a clock time like "at 9:30" (the class starts at 10 → at 9:30 corrects it).
-    ("time", re.compile(r"\b\d{1,2}(?::\d{2})?\s*(?:am|pm)\b|\b\d{1,2}:\d{2}\b|(?<=\bat )\d{1,2}(?![\w:%]|[.,]\d|\s*(?:km|kg|mph|miles?|minutes?|mins?|degrees?|percent|euros?|dollars?|pounds?|k\b))|(?:上午|下午|晚上|早上|凌晨|中午|傍晚|夜里)?[一两二三四五六七八九十\d]{1,3}点(?:半|[一二三四五\d]{1,2}分)?", re.IGNORECASE)),
-    ("number", re.compile(r"(?<![\w.])v?\d+(?:\.\d+)*(?:\s?(?:kg|km|g|cm|mm|m|gb|mb|tb|ms|s|h|k|%|岁|号|公斤|公里))?(?![\w.]\w|\w)", re.IGNORECASE)),
+    ("time", re.compile(r"\b\d{1,2}(?::\d{2})?\s*(?:am|pm)\b|\b\d{1,2}:\d{2}\b|(?<=\bat )\d{1,2}(?![\w:%]|[.,]\d|\s*(?:km|kg|mph|miles?|minutes?|mins?|degrees?|percent|euros?|dollars?|pounds?|k\b))|(?:(?:上午|下午|晚上|早上|凌晨|中午|傍晚|夜里)\s?)?(?:[一两二三四五六七八九十]{1,3}|\d{1,2}\s?)点(?:半|[一二三四五\d]{1,2}分)?", re.IGNORECASE)),
+    ("number", re.compile(r"(?<![\w.])v?\d+(?:\.\d+)*(?:\s?(?:kg|km|gib|gi|g|cm|mm|mib|mi|m|gb|mb|tb|ms|s|h|k|%|岁|号|公斤|公里))?(?![\w.]\w|\w)", re.IGNORECASE)),
     # A day of the month ("on the 28th" / "moved to the 29th").
     ("day", re.compile(r"\b\d{1,2}(?:st|nd|rd|th)\b", re.IGNORECASE)),
     # Which way something faces ("朝南" / "其实是朝东的").
@@ -233,12 +250,30 @@ VALUE_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     ("number", re.compile(r"\b(?:two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|sixteen|seventeen"
                           r"|eighteen|nineteen|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety|hundred)\b", re.IGNORECASE)),
 ]
-_UNIT_RE = re.compile(r"(kg|km|g|cm|mm|m|gb|mb|tb|ms|s|h|k|%|岁|号|公斤|公里|[次个岁只位条台张天年周月])$", re.IGNORECASE)
+# Units of one dimension are one kind of value: "1Gi" corrects "512Mi", "2 GB" corrects "800 MB".
+_DIMENSION = {unit: "bytes" for unit in ("gb", "mb", "tb", "gib", "gi", "mib", "mi")}
+_UNIT_RE = re.compile(r"(kg|km|gib|gi|g|cm|mm|mib|mi|m|gb|mb|tb|ms|s|h|k|%|岁|号|公斤|公里|[次个岁只位条台张天年周月])$", re.IGNORECASE)
+
+
+# Kinds whose values carry their unit, as "number:kg" does: the unit names the slot.
+UNIT_KINDS = frozenset({"duration", "amount"})
+
+
+def value_key(value: str) -> str:
+    """A value compared as said in other spacing or measure words: "两个小时" = "两小时", "10 Seconds" = "10 seconds"."""
+    return re.sub(r"\s+|(?<=[\d一两二三四五六七八九十])个(?=[半小钟])", "", value.lower())
 
 
 def values(text: str) -> list[tuple[str, str]]:
-    """Typed values in `text` (counts, weekdays, clock times, numbers with their unit), in
-    order. A number's kind carries its unit ("number:kg"), so 74kg corrects 72kg but not 178."""
+    """Typed values in `text` (counts, weekdays, clock times, dates, spans of time, amounts,
+    numbers with their unit), in order. A number's kind carries its unit ("number:kg"), so
+    74kg corrects 72kg but not 178."""
+    return list(_values(text))
+
+
+@lru_cache(maxsize=8192)
+def _values(text: str) -> tuple[tuple[str, str], ...]:
+    """values(), kept for the texts seen last: dedup asks again about the same candidates and records."""
     found: list[tuple[int, str, str]] = []
     taken: list[tuple[int, int]] = []
     for kind, pattern in VALUE_PATTERNS:
@@ -250,9 +285,9 @@ def values(text: str) -> list[tuple[str, str]]:
             if kind in ("number", "count"):
                 tail = text[m.end(): m.end() + 1] if kind == "count" else ""
                 unit = _UNIT_RE.search(value + tail)
-                typed = f"{kind}:{unit.group(1).lower()}" if unit else kind
+                typed = f"{kind}:{_DIMENSION.get(unit.group(1).lower(), unit.group(1).lower())}" if unit else kind
             found.append((m.start(), typed, value))
-    return [(kind, value) for _, kind, value in sorted(found)]
+    return tuple((kind, value) for _, kind, value in sorted(found))
 
 
 # What a number names rather than measures: "ticket 10", "PR #381", "issue 42", "JIRA-style"
