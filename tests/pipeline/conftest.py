@@ -67,6 +67,40 @@ def msg(mid, content, *, role="user", session="s1", ts=1764400000000, cwd="/home
     return {"id": mid, "role": role, "content": content, "timestamp": ts, "sessionKey": session, "sessionId": "sid-" + session, "cwd": cwd}
 
 
+# Helpers of the rules-driver tests (imported like `msg`).
+def live_records(profile) -> list:
+    """The profile's live records, oldest first."""
+    from apps.records.models import L1Record
+
+    return list(L1Record.objects.filter(profile=profile, deleted=False).order_by("created_at", "id"))
+
+
+def live_texts(profile) -> list[str]:
+    return [r.content for r in live_records(profile)]
+
+
+def ok(run):
+    """The run, which must have succeeded (its error is the failure message)."""
+    from apps.pipeline.models import STATUS_SUCCEEDED
+
+    assert run.status == STATUS_SUCCEEDED, run.error
+    return run
+
+
+def code_profile(make_profile, slug: str, project: str):
+    """A code-mode profile that knows `project`."""
+    profile = make_profile(slug, "code")
+    profile.known_projects = [project]
+    profile.save()
+    return profile
+
+
+@pytest.fixture
+def chat(make_profile):
+    """A chat-mode profile."""
+    return make_profile("friend", "chat")
+
+
 @pytest.fixture
 def run_now(db):
     """Create a run of `kind` and execute it here, returning the finished run."""

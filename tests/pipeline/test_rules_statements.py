@@ -9,40 +9,20 @@ from __future__ import annotations
 
 import pytest
 
-from apps.pipeline.models import KIND_L1, STATUS_SUCCEEDED
+from apps.pipeline.models import KIND_L1
 from apps.pipeline.rules.corrections import corrected_content, forget_subject, parse_correction
 from apps.pipeline.rules.text import resolve_relative_dates
-from apps.records.models import L1Record
-from tests.pipeline.conftest import msg
+from tests.pipeline.conftest import code_profile, msg, ok
+from tests.pipeline.conftest import live_records as live
+from tests.pipeline.conftest import live_texts as texts
 
 PROJ = "/home/dev/notify-svc"
 T = 1764400000000  # 2025-11-29T07:06:40Z, a Saturday
 
 
-def live(profile) -> list[L1Record]:
-    return list(L1Record.objects.filter(profile=profile, deleted=False).order_by("created_at", "id"))
-
-
-def texts(profile) -> list[str]:
-    return [r.content for r in live(profile)]
-
-
-def ok(run):
-    assert run.status == STATUS_SUCCEEDED, run.error
-    return run
-
-
-@pytest.fixture
-def chat(make_profile):
-    return make_profile("friend", "chat")
-
-
 @pytest.fixture
 def coder(make_profile):
-    profile = make_profile("svc", "code")
-    profile.known_projects = [PROJ]
-    profile.save()
-    return profile
+    return code_profile(make_profile, "svc", PROJ)
 
 
 def say(mid, content, i, *, role="user", session="s1", cwd="/home/user"):

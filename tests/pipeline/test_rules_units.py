@@ -8,26 +8,18 @@ from __future__ import annotations
 
 import pytest
 
-from apps.pipeline.models import KIND_L1, KIND_L2, KIND_L3, STATUS_SUCCEEDED
+from apps.pipeline.models import KIND_L1, KIND_L2, KIND_L3
 from apps.records.models import L1Change, L1Record
 from apps.records.selectors import record_lineage
-from tests.pipeline.conftest import msg
+from tests.pipeline.conftest import code_profile, msg, ok
+from tests.pipeline.conftest import live_records as live
 
 PROJ = "/home/dev/warehouse-etl"
 T = 1764400000000  # 2025-11-29T07:06:40Z
 
 
-def live(profile):
-    return list(L1Record.objects.filter(profile=profile, deleted=False))
-
-
 def live_text(profile) -> str:
     return "\n".join(r.content for r in live(profile))
-
-
-def ok(run):
-    assert run.status == STATUS_SUCCEEDED, run.error
-    return run
 
 
 def pyramid(profile, run_now):
@@ -38,15 +30,7 @@ def pyramid(profile, run_now):
 
 @pytest.fixture
 def coder(make_profile):
-    profile = make_profile("etl", "code")
-    profile.known_projects = [PROJ]
-    profile.save()
-    return profile
-
-
-@pytest.fixture
-def chat(make_profile):
-    return make_profile("friend", "chat")
+    return code_profile(make_profile, "etl", PROJ)
 
 
 def code_msg(mid, content, i, role="user", session="s1"):
