@@ -501,6 +501,19 @@ def live_record_ids_containing(*, profile: Profile, text: str, limit: int = 20) 
     return set(qs.values_list("record_id", flat=True)[: max(1, limit)])
 
 
+def live_record_ids_containing_any(*, profile: Profile, texts: Iterable[str], limit: int = 20) -> set[str]:
+    """Live records whose content contains one of `texts` (any case), newest first, at most
+    `limit`: one query (one scan) for all of them."""
+    needles = [t.strip() for t in texts if t.strip()]
+    if not needles:
+        return set()
+    match = Q()
+    for needle in dict.fromkeys(needles):
+        match |= Q(content__icontains=needle)
+    qs = L1Record.objects.filter(profile=profile, deleted=False).filter(match).order_by("-updated_at")
+    return set(qs.values_list("record_id", flat=True)[: max(1, limit)])
+
+
 def live_records_by_content_key(*, profile: Profile, keys: Iterable[str]) -> dict[str, L1Record]:
     """Live records whose normalised content has one of `keys` (`normalize.content_key`),
     one per key (the newest), in one query: an exact repeat needs no embedding to be known."""

@@ -382,16 +382,20 @@ def names_the_slot(record: str, correction: Correction) -> bool:
     said = values(correction.new or correction.clause)
     kinds = {k for k, _ in said}
     stated = {value_key(v) for _, v in said}
-    value_words = {t for _, v in values(correction.clause) for t in content_tokens(v)}
-    words = content_tokens(correction.clause) - value_words - content_tokens(correction.old)
+    words = subject_words(correction)
     return any(k in kinds and value_key(v) not in stated and _near(record, (at, v), words) > 0
                for at, k, v in _values_at(record) if at >= 0)
 
 
+def subject_words(correction: Correction) -> set[str]:
+    """The correction's own words, its values and the old value left out: what it is about."""
+    value_words = {t for _, v in values(correction.clause) for t in content_tokens(v)}
+    return content_tokens(correction.clause) - value_words - content_tokens(correction.old)
+
+
 def _context_overlap(record: str, correction: Correction) -> float:
     """Share of the correction's words (values left out) that the record also uses."""
-    value_words = {t for _, v in values(correction.clause) for t in content_tokens(v)}
-    words = content_tokens(correction.clause) - value_words - content_tokens(correction.old)
+    words = subject_words(correction)
     if not words:
         return 0.0
     return len(words & content_tokens(record)) / len(words)

@@ -25,6 +25,7 @@ from apps.pipeline.rules.corrections import (
     forget_is_category,
     forget_matches,
     names_the_slot,
+    subject_words,
     supersedes,
 )
 from apps.pipeline.rules.extract import Candidate, candidate_for, extract_from_message
@@ -485,19 +486,21 @@ def _records_sharing_words(profile, correction: Correction) -> set[str]:
     """Live records that use the correction's own words (its values left out), longest words
     first: the record a correction means may score low in the dense search ("replicas 现在是 5"
     against a long deployment record) but names the same subject."""
-    value_words = {t for _, v in values(correction.clause) for t in content_tokens(v)}
-    words = [w for w in content_tokens(correction.clause) - value_words
-             if not w.isdigit() and (len(w) >= 3 or is_chinese(w))]
-    ids: set[str] = set()
-    for word in sorted(words, key=lambda w: (-len(w), w))[:CORRECTION_WORD_TERMS]:
-        ids |= _records_containing(profile, word)
-    return ids
+    words = [w for w in subject_words(correction) if not w.isdigit() and (len(w) >= 3 or is_chinese(w))]
+    return _records_containing_any(profile, sorted(words, key=lambda w: (-len(w), w))[:CORRECTION_WORD_TERMS])
 
 
 def _records_containing(profile, text: str) -> set[str]:
     from apps.records.selectors import live_record_ids_containing
 
     return live_record_ids_containing(profile=profile, text=text, limit=20)
+
+
+def _records_containing_any(profile, words: list[str]) -> set[str]:
+    """Live records using one of `words`: one scan of the profile's records, not one per word."""
+    from apps.records.selectors import live_record_ids_containing_any
+
+    return live_record_ids_containing_any(profile=profile, texts=words, limit=20 * len(words))
 
 
 def _search(ctx, queries: list[str], *, top_k: int) -> list[list[dict]]:
@@ -649,10 +652,8 @@ def _add_state_candidates(profile, planned: list[Planned], results: dict[int, li
         if not terms:
             continue
         have = {str(c.get("record_id")) for c in results.get(idx, [])}
-        for term in terms:
-            for rid in sorted(_records_containing(profile, term) - have):
-                results.setdefault(idx, []).append({"record_id": rid, "score": 0.0})
-                have.add(rid)
+        for rid in sorted(_records_containing_any(profile, list(terms)) - have):
+            results.setdefault(idx, []).append({"record_id": rid, "score": 0.0})
 
 
 IN_BATCH_MIN_SCORE = 0.5  # below every dedup threshold that looks at the score (0.6): only the lexical skip could still take such a pair
