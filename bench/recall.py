@@ -5,6 +5,8 @@ l1_commit rate.
     .venv/bin/python bench/recall.py --sizes 10000 --engines edge   # one engine, quicker
     .venv/bin/python bench/recall.py --latency-only --sizes 10000 --distinct 2000 --min-relevance 0
     .venv/bin/python bench/recall.py --crash                        # kill -9 mid-write, then reopen
+    .venv/bin/python bench/recall.py --throughput 2000 [--session-threads 2]   # embedding rate only
+    .venv/bin/python bench/recall.py --commit --commit-records 1000 [--session-threads 2]
 
 Per size, on one throwaway data dir (SQLite) and in separate processes:
 1. prepare: synthetic bilingual records (types, scopes, projects and scenes mixed as an
@@ -459,9 +461,25 @@ def _wait_for_lock_release(root: Path) -> None:
 
 
 # ----------------------------------------------------------- commit throughput
-def run_commit(records: int, seed: int) -> dict:
+def _session_threads(threads: int | None) -> None:
+    """`--session-threads`: run the model with another thread count than the service's
+    (`embedding.SESSION_THREADS`), to compare the two in the same bench."""
+    if threads:
+        from apps.search import embedding
+
+        embedding.SESSION_THREADS = threads
+
+
+def _threads_used(threads: int | None) -> int:
+    from apps.search import embedding
+
+    return threads or embedding.SESSION_THREADS
+
+
+def run_commit(records: int, seed: int, threads: int | None = None) -> dict:
     data_dir = Path(tempfile.mkdtemp(prefix="mw-bench-commit-"))
     setup_django(data_dir)
+    _session_threads(threads)
     from apps.accounts.services import profile_create
     from apps.search import embedding, index
     from apps.search.models import IndexOp
@@ -496,9 +514,10 @@ def run_commit(records: int, seed: int) -> dict:
             "batch": batch, "indexedPoints": points, "pendingOps": pending}
 
 
-def run_throughput(n: int, seed: int) -> dict:
+def run_throughput(n: int, seed: int, threads: int | None = None) -> dict:
     data_dir = Path(tempfile.mkdtemp(prefix="mw-bench-embed-"))
     setup_django(data_dir)
+    _session_threads(threads)
     from apps.search import embedding
 
     rng = random.Random(seed)
@@ -577,8 +596,10 @@ def main() -> None:
     parser.add_argument("--during-optimise", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--crash-child", nargs=2, help=argparse.SUPPRESS)
     parser.add_argument("--crash-one", help=argparse.SUPPRESS)
-    parser.add_argument("--commit", action="store_true", help=argparse.SUPPRESS)
-    parser.add_argument("--throughput", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--commit", action="store_true", help="only the l1_commit rate (--commit-records, batches of 10)")
+    parser.add_argument("--throughput", type=int, help="only the embedding rate of this many short texts")
+    parser.add_argument("--session-threads", type=int, help="threads per model run for --commit / --throughput "
+                        "(default: the service's, embedding.SESSION_THREADS)")
     args = parser.parse_args()
     if args.prepare:
         print(json.dumps(run_prepare(int(args.prepare[0]), Path(args.prepare[1]), args.distinct, args.queries, args.seed)))
@@ -598,10 +619,12 @@ def main() -> None:
         print(json.dumps(run_crash(args.crash_one, 3.0)))
         return
     if args.commit:
-        print(json.dumps(run_commit(args.commit_records, args.seed)))
+        print(json.dumps({**run_commit(args.commit_records, args.seed, args.session_threads),
+                          "sessionThreads": _threads_used(args.session_threads)}))
         return
     if args.throughput:
-        print(json.dumps(run_throughput(args.throughput, args.seed)))
+        print(json.dumps({**run_throughput(args.throughput, args.seed, args.session_threads),
+                          "sessionThreads": _threads_used(args.session_threads)}))
         return
 
     report: dict[str, Any] = {"loadAverageStart": os.getloadavg()[0]}
