@@ -27,6 +27,7 @@ from apps.accounts.models import Profile
 from apps.hitstats import selectors as hit_selectors
 from apps.hitstats import services as hitstats
 from apps.records.models import ALL_TYPES, L1Record
+from apps.records.selectors import records_by_id
 from apps.search import bilingual, embedding, index, ranking, sparse
 from apps.search.mirror import FilterSpec
 from apps.tools.errors import InvalidParams, NotFound, RateLimited, invalid_field
@@ -665,19 +666,24 @@ def embed_and_search(*, profile: Profile, queries: list[str] | None, query_text:
             item["fallback"] = True
             item["error"] = str(exc)
         return {"results": results}
+    found_of: dict[int, list[Any]] = {}
     for item, vec in zip(results, vectors):
         try:
-            found = index.search_dense(profile, vec, limit=top_k * 2) if has_index else []
+            found_of[item["index"]] = index.search_dense(profile, vec, limit=top_k * 2) if has_index else []
         except index.IndexUnavailable as exc:
             item["fallback"] = True
             item["error"] = str(exc)
+    # One read for the candidates of every query (a dedup batch asks up to
+    # embedAndSearch.maxQueries at once): the live check and the previews.
+    rows = records_by_id(profile, [c.record_id for found in found_of.values() for c in found],
+                         fields=("record_id", "content", "type", "priority", "deleted"))
+    for item in results:
+        if item["index"] not in found_of:
             continue
-        rows = {r.record_id: r for r in L1Record.objects.filter(
-            profile=profile, record_id__in=[c.record_id for c in found], deleted=False)}
         cands = []
-        for cand in found:
+        for cand in found_of[item["index"]]:
             row = rows.get(cand.record_id)
-            if row is None:
+            if row is None or row.deleted:
                 continue  # tombstoned or gone: never a candidate
             content, cut = _content_cut(row.content, preview)
             cands.append({"record_id": row.record_id, "content": content, "contentTruncated": cut, "type": row.type,

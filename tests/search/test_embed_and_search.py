@@ -53,6 +53,20 @@ def test_tombstoned_and_ghost_records_are_never_candidates(alice, worker_api):
     assert body["results"][0]["candidates"] == []
 
 
+def test_several_queries_keep_their_own_candidates_and_drop_the_dead_ones(alice, worker_api):
+    from apps.records.models import L1Record
+
+    vpn = write_record(alice, "The office VPN uses WireGuard on port 51820.")
+    ghost = write_record(alice, "The office VPN used OpenVPN on port 1194.")
+    L1Record.objects.filter(pk=ghost.pk).update(deleted=True)  # crash before the delete op
+    cat = write_record(alice, "我家的猫叫 Mochi，三岁了。")
+    body = worker_api.ok("embed_and_search", queries=["VPN port", "猫的名字", "VPN port"], topK=3)
+    ids = [[c["record_id"] for c in r["candidates"]] for r in body["results"]]
+    assert ids[0][0] == vpn.record_id and ids[1][0] == cat.record_id
+    assert ids[2] == ids[0]  # the same query, the same answer, in its own slot
+    assert all(ghost.record_id not in found for found in ids)
+
+
 def test_query_vector_is_accepted_back_at_commit_for_identical_content(alice, worker_api):
     content = "Deploys happen from the release branch."
     body = worker_api.ok("embed_and_search", queryText=content)
