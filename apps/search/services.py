@@ -195,6 +195,7 @@ class Candidates:
     sparse: list[index.Candidate] = field(default_factory=list)  # BM25 of the query
     sparse_translated: list[index.Candidate] = field(default_factory=list)  # BM25 of its pseudo-translation
     words: list[frozenset[str]] = field(default_factory=list)  # ranking.query_words
+    language: str = ""  # the query's (ranking.text_language)
     margin_floor: float = 0.0  # margin of a record the dense pool did not hold (a bound from above)
     cosine_floor: float = 0.0  # lowest cosine of the pool (the same bound for the cosine)
     cosine_median: float = 0.0  # median cosine of the top `limit` of the pool (padded, floored: MEDIAN_FLOOR)
@@ -307,6 +308,7 @@ def relevance_features(item: Ranked, cands: Candidates, content: str, position: 
         "coverage": ranking.coverage(cands.words, ranking.record_terms(content)),
         "both": 1.0 if item.dense_rank is not None and item.sparse_rank is not None else 0.0,
         "1/position": 1.0 / position,
+        "cross": 1.0 if cands.language and ranking.text_language(content) != cands.language else 0.0,
     }
     return tuple(values[name] for name in RELEVANCE_FEATURES)
 
@@ -381,7 +383,7 @@ def index_candidates(profile: Profile, query: str, *, limit: int, filters: Filte
         raise
     sparse_, sparse_t = sparse_future.result()
     return Candidates([], limit=limit, dense=dense, sparse=sparse_, sparse_translated=sparse_t,
-                      words=ranking.query_words(query))
+                      words=ranking.query_words(query), language=ranking.text_language(query))
 
 
 def _sparse_candidates(profile: Profile, query: str, limit: int, spec: FilterSpec | None) -> tuple[list[index.Candidate], list[index.Candidate]]:

@@ -205,6 +205,18 @@ def _ranked(rid, d, s, score):
     return services.Ranked(rid, dense_rank=d, sparse_rank=s, score=score)
 
 
+def test_the_measured_features_say_whether_a_record_is_in_the_other_language(monkeypatch):
+    """`bench/recall_quality.py --features` reads them: the `cross` candidate is the
+    record's language against the query's, coverage counts the query's words it holds."""
+    monkeypatch.setattr(services, "RELEVANCE_FEATURES", ("cross", "coverage"))
+    cands = services.Candidates([], words=services.ranking.query_words("which port does the replica use"),
+                                language=services.ranking.text_language("which port does the replica use"))
+    item = services.Ranked("r1")
+    assert services.relevance_features(item, cands, "副本监听 6432 端口。", 1)[0] == 1.0
+    same = services.relevance_features(item, cands, "The replica listens on port 6432.", 1)
+    assert same[0] == 0.0 and same[1] > 0.0
+
+
 def test_a_boost_never_lifts_a_record_above_one_both_rankings_place_higher():
     a, b = _ranked("a", 1, 1, 1.0), _ranked("b", 2, 2, 1.2)
     assert [r.record_id for r in services._final_order([a, b])] == ["a", "b"]
