@@ -370,3 +370,38 @@ def test_durable_states_are_the_speakers_and_still_true(text, expected):
     from apps.pipeline.rules.text import states
 
     assert states(text) == expected
+
+
+# ------------------------------------------------------------------ one-off instructions
+
+
+def test_an_instruction_for_this_occasion_only_is_not_kept_and_a_lasting_one_is(coder, l0, run_now):
+    l0(coder, [
+        say("o1", "Skip the e2e suite this time, the staging runner is flaky this afternoon.", 0, cwd=PROJ),
+        say("o2", "OK, running unit tests only.", 1, role="assistant", cwd=PROJ),
+        say("o3", "这次先不用写 changelog，我们下周统一补。", 2, cwd=PROJ),
+        say("o4", "今天先别合并 main，等 QA 把回归测完。", 3, cwd=PROJ),
+        say("o5", "From now on, never push straight to main; open a PR for every change.", 4, cwd=PROJ),
+        say("o6", "从今天开始不要再用 fmt.Println 打日志，统一用 zap。", 5, cwd=PROJ),
+        say("o7", "Don't forget to renew the TLS certificate for notify-svc today.", 6, cwd=PROJ),
+    ])
+    ok(run_now(coder, KIND_L1))
+    kept = {r.source_message_ids[0] for r in live(coder)}
+    assert not kept & {"o1", "o3", "o4"}
+    assert {"o5", "o6", "o7"} <= kept
+
+
+@pytest.mark.parametrize(("sentence", "once"), [
+    ("Don't bump the lockfile today, the registry mirror is down.", True),
+    ("这回先跳过 lint，赶时间。", True),
+    ("I skipped breakfast today, so lunch came early.", False),  # an event of the speaker
+    ("今天我不想吃辣的。", False),
+    ("Today we decided to drop Python 3.9 support.", False),  # a decision, not a do-not
+    ("这次迁移我们决定用 pg_dump 全量导出。", False),
+    ("Starting today, don't deploy on Fridays.", False),  # a rule from today on
+    ("别在 main 上直接提交。", False),  # no occasion: a standing rule
+])
+def test_one_off_needs_the_occasion_and_a_hold_off_said_to_someone(sentence, once):
+    from apps.pipeline.rules.extract import one_off
+
+    assert one_off(sentence) is once

@@ -239,6 +239,33 @@ DURABLE_RE = re.compile(
     r"\b(rule|always|never|every|each|weekly|daily|monthly|regularly|must|should|convention|policy|add|enable|set up|install|introduce|adopt|switch|use|require|enforce|check)\b"
     r"|规则|以后|统一|都要|每次|每周|每天|每月|每晚|每个|定期|加上|启用|接入|改用|引入|要求|必须", re.IGNORECASE)
 
+# An instruction for this occasion only ("skip the e2e suite this time", "今天先别合并"): what
+# to do now, not a rule to keep. Both parts must be there: the occasion (this time, today,
+# 这次, 今天…) and a do-not / skip verb said to someone, not of oneself ("I skipped lunch
+# today" is an event); a lasting marker (from now on, 以后, 每次, 从今天开始…) makes it a
+# rule again, and a reminder ("don't forget to renew the cert today") is a task.
+OCCASION_RE = re.compile(
+    r"\b(this time|just this once|this once|(for|on) this (deploy|release|run|build|pr|merge|one)|for today|today|tonight)\b"
+    r"|这次|这一次|这回|本次|今天|今晚", re.IGNORECASE)
+HOLD_OFF_RE = re.compile(
+    r"(^|[,;:]\s*|\b(please|just|let's|we'll|we can)\s+)(skip|don't|do not|no need to|hold off( on)?|leave out|bypass|ignore)\b"
+    r"|\b(skip|hold off on|leave out|bypass)\b.*\b(this time|just this once|this once|for today|today|tonight)\b"
+    r"|先别|先不要|先不用|先跳过|跳过|先不|暂时不|不要|别(?!忘)", re.IGNORECASE)
+LASTING_RE = re.compile(r"\b(from now on|always|never|every|each time|going forward|in future|in the future|as a rule"
+                        r"|starting today|from today|as of today|any ?more)\b"
+                        r"|以后|今后|每次|每回|一律|都要|都不|从现在起|开始|永远|总是|不再|再也", re.IGNORECASE)
+SELF_SUBJECT_RE = re.compile(r"\bi\b|我(?!们)", re.IGNORECASE)
+REMINDER_RE = re.compile(r"\b(don't forget|do not forget|remember to)\b|别忘|不要忘|记得", re.IGNORECASE)  # a task for today
+
+
+def one_off(sentence: str) -> bool:
+    """An instruction for the occasion only: not a memory (SPEC §5: one-off requests)."""
+    if not OCCASION_RE.search(sentence) or LASTING_RE.search(sentence) or SELF_SUBJECT_RE.search(sentence) \
+            or REMINDER_RE.search(sentence):
+        return False
+    return bool(HOLD_OFF_RE.search(sentence))
+
+
 ELABORATION_RE = re.compile(r"^(he|she|it|they|his|her|its|their|a|an|this one|that one)\b|^(她|他|它|他们|她们|一只|一个)", re.IGNORECASE)
 ELABORATION_MAX_CHARS = 120
 SPEAKER_FACT_MIN_WORDS = 4
@@ -342,6 +369,9 @@ def extract_from_message(message: dict, *, mode: str, sentences: list[str] | Non
                     upgraded.position = previous.position
                     found[found.index(previous)] = upgraded
                     previous = upgraded
+            continue
+        if role == "user" and one_off(sentence):
+            previous = None  # "这次先跳过 canary": what to do now, not a rule to keep
             continue
         category = classify(sentence, role=role)
         talk = role == "user" and (mode == "chat" or speaker) and category not in ("instruction", "task", "task_done") and small_talk(sentence)
