@@ -97,9 +97,82 @@ class Correction:
     old: str  # the superseded value when it is said, else ""
     new: str  # the new value, else ""
     weak: bool = False  # said with a weak cue only ("现在", "now"): no record of its own when nothing matches
+    slot: str = ""  # what moved ("the docs site" of "moved the docs site from X to Y"): a record of X must name it too
+
+
+# A move said as "from X to Y" with what moved ("we moved the docs site from Cloudflare Pages to
+# Netlify", "we switched CI from Jenkins to GitHub Actions", "数据库从 MySQL 迁到了 PostgreSQL",
+# "把缓存从 Memcached 换成 Redis 了"): X is the old value, Y the new one, and the words before
+# "from"/"从" name the slot — a record that says X of something else is not the one it changes.
+_FROM_TO_EN = re.compile(
+    r"\b(?P<verb>moved|switched|migrated|changed|upgraded|downgraded|ported|converted|shifted|transferred|went)\b"
+    r"(?P<between>(?:\s+(?!from\b)[\w'./-]+){0,5}?)\s+from\s+(?P<old>[^,;!?]+?)\s+(?:over\s+)?(?:to|onto|into)\s+"
+    r"(?P<new>(?:[^,;!?.]|\.(?=\w))+)",
+    re.IGNORECASE,
+)
+_FROM_TO_ZH = re.compile(
+    r"从\s*(?P<old>[^，,。；;！!？?从]{1,24}?)\s*(?:迁移到|迁到|切换到|切到|换到|转到|挪到|搬到|升级到|换成|改成|改为|改到|改用)了?\s*"
+    r"(?P<new>[^，,。；;！!？?]+)"
+)
+# Words before "from" that do not say what moved ("we finally moved everything from …").
+_SLOT_NOISE = frozenset({
+    "moved", "switched", "migrated", "changed", "upgraded", "downgraded", "ported", "converted", "shifted", "transferred", "went",
+    "finally", "officially", "fully", "completely", "already", "just", "recently", "everything", "all", "stuff", "thing", "over",
+    "update", "quick", "heads", "fyi", "news", "actually", "last", "week", "month", "yesterday", "today", "ago", "team",
+    "终于", "已经", "最近", "上周", "昨天", "今天", "前天", "正式", "全部", "总算", "刚刚", "我们", "上个", "个月",
+})
+
+
+def _from_to(sentence: str) -> Correction | None:
+    text = _strip_lead(sentence)
+    m = _FROM_TO_EN.search(text)
+    zh = None if m else _FROM_TO_ZH.search(text)
+    found = m or zh
+    if found is None:
+        return None
+    before = text[: found.start()]
+    clause_start = max(before.rfind(ch) for ch in ",，;；:：—") + 1
+    if _INTENT_RE.search(before):
+        return None  # "we want to move CI from …", "下个月要把数据库从 …": planned, not done
+    old = found.group("old").strip()
+    new = _trim_new(found.group("new"))
+    if m:
+        old = re.sub(r"^(?:the|our|a|an)\s+", "", old, flags=re.IGNORECASE)
+        new = re.split(r"\s+(?:and|with|which|but|because|so|after|before|on|in|for|at|by|to)\b", new, maxsplit=1, flags=re.IGNORECASE)[0]
+        new = re.sub(r"^(?:the|our|a|an)\s+", "", new, flags=re.IGNORECASE).strip()
+        slot = (before[clause_start:] + " " + m.group("between")).strip()
+    else:
+        new = re.sub(r"\s*(?:了|啦|的|上|去|来)+$", "", new).strip()
+        slot = re.sub(r"^\s*(?:我们|我|他们|公司|团队)?(?:已经|终于|最近)?把?", "", before[clause_start:]).strip()
+    # Numbers and other typed values have their own rules (a value of the kind next to the same
+    # words); this one is for names: hosts, tools, products, places.
+    if not old or not new or values(old) or len(old.split()) > 4 or len(new.split()) > 4:
+        return None
+    # What is true now: "we moved the docs site to Netlify", "数据库迁到了 PostgreSQL".
+    dropped = (r"\bfrom\s+" if m else r"从\s*") + re.escape(found.group("old")) + r"\s*"
+    clause = text[: found.start()] + re.sub(dropped, "" if zh else " ", found.group(0), count=1) + text[found.end():]
+    clause = re.sub(r"\s{2,}", " ", clause).strip()
+    return Correction(clause=_clause_of(clause), old=old, new=new, slot=slot)
+
+
+def _slot_words(correction: Correction) -> set[str]:
+    return content_tokens(correction.slot) - _SLOT_NOISE
+
+
+def _names_slot(slot: set[str], words: set[str]) -> bool:
+    """A word of the slot in `words`, in any of its forms ("hosting" / "hosted on", "deploy" /
+    "deployed to": the shared stem of four letters or more)."""
+    return any(w == t or (w.isascii() and t.isascii() and min(len(w), len(t)) >= 4 and _stem(w) == _stem(t)) for w in slot for t in words)
+
+
+def _stem(word: str) -> str:
+    return re.sub(r"(?:ing|ed|ment|s|er)$", "", word.lower())
 
 
 def parse_correction(sentence: str) -> Correction | None:
+    moved = _from_to(sentence)
+    if moved is not None:
+        return moved
     if CORRECTION_RE.search(sentence):
         return _parse_marked(sentence)
     m = CHANGE_TO_RE.search(sentence)
@@ -271,7 +344,12 @@ def corrected_content(record: str, correction: Correction) -> str | None:
             if before and before[-1][0].startswith("count") and values(correction.new)[:1] and values(correction.new)[0][0].startswith("count") \
                     and record[:start].rstrip().endswith(_count_tail(record[:start])):
                 start = record[:start].rstrip().rfind(_count_tail(record[:start]))
-            return record[:start] + correction.new + record[m.end():]
+            end = m.end()
+            if not re.search(r"\d", correction.old + correction.new):
+                # "MySQL 8.0" → "PostgreSQL": the old name's version is not the new one's.
+                version = re.match(r"\s*v?\d+(?:\.\d+)*(?![\w.]\w)", record[end:])
+                end += version.end() if version else 0
+            return record[:start] + correction.new + record[end:]
     said = values(correction.new or correction.clause)
     if not said:
         return None
@@ -357,6 +435,10 @@ def supersedes(record: str, correction: Correction) -> float:
         pattern = re.escape(correction.old) if is_chinese(correction.old) else rf"(?<!\w){re.escape(correction.old)}(?!\w)"
         if not re.search(pattern, record, re.IGNORECASE):
             return 0.0
+        slot = _slot_words(correction)
+        if slot and not any(re.search(pattern, part, re.IGNORECASE) and _names_slot(slot, content_tokens(part))
+                            for part in re.split(r"[.;!?](?:\s+|$)|[。；！？]", record)):
+            return 0.0  # X said of something else ("I used Jenkins at my last job" / "CI from Jenkins to …")
         return 1.0 + _context_overlap(record, correction)
     new_vals = values(correction.new or correction.clause)
     overlap = _context_overlap(record, correction)
