@@ -121,3 +121,77 @@ def test_a_chinese_move_in_the_same_batch_rewrites_the_earlier_unit(coder, l0, r
     assert any("TiDB" in t and "一主两从" in t for t in live), live
     assert not any("MySQL" in t for t in live), live
     assert run.counts["correctionsInBatch"] == 1
+
+
+# --------------------------------------------------------------------------- a new day of the month
+
+
+@pytest.mark.parametrize(("record", "said", "expected"), [
+    ("聚会定在 18 号，在图书馆三楼。", "读书会的聚会改到 25 号了，场地那天有活动。", "聚会定在 25 号，在图书馆三楼。"),
+    # A day alone changes the day of a stored date; the month stays.
+    ("表姐的婚礼定在 5 月 16 号，在苏州。", "表姐的婚礼改到 23 号了。", "表姐的婚礼定在 5 月 23 号，在苏州。"),
+    ("The lease handover is on March 3rd at the agency.", "The lease handover got pushed to the 10th.", "The lease handover is on March 10th at the agency."),
+    ("On the 15th we're doing a farewell dinner for my brother, near the station.", "The farewell dinner got pushed to the 17th.",
+     "On the 17th we're doing a farewell dinner for my brother, near the station."),
+])
+def test_a_new_day_of_the_month_rewrites_the_stored_day(record, said, expected):
+    correction = parse_correction(said)
+    assert correction is not None
+    assert supersedes(record, correction) > 0
+    assert corrected_content(record, correction) == expected
+
+
+def test_a_day_names_its_event_anywhere_in_the_sentence_of_the_date():
+    from apps.pipeline.rules.corrections import names_the_slot
+
+    said = parse_correction("The farewell dinner got pushed to the 17th.")
+    assert names_the_slot("On the 15th we're doing a farewell dinner for my brother, near the station.", said)
+    assert not names_the_slot("Lupa is our favourite place for dinner. The lease renewal is due on the 30th.", said)
+    assert supersedes("The gym closes early on the 24th.", said) == 0  # no shared word: another date
+    said_zh = parse_correction("聚会改到 29 号了。")
+    assert names_the_slot("22 号那天，我们在家里搞个聚会。", said_zh)
+    assert supersedes("3 号线周末停运，要绕路。", said_zh) == 0  # a metro line is not a day
+
+
+def test_a_new_day_supersedes_the_event_of_an_earlier_batch(chat, l0, run_now):
+    l0(chat, [
+        msg("e1", "On the 15th we're doing a farewell dinner for my brother, near the station.", session="w1", ts=T),
+        msg("e2", "The dinner budget is about 40 euros a head.", session="w1", ts=T + 60_000),
+    ])
+    ok(run_now(chat, KIND_L1))
+    l0(chat, [msg("e3", "The farewell dinner got pushed to the 17th, his flight is later now.", session="w2", ts=T + 2 * DAY)])
+    run = ok(run_now(chat, KIND_L1))
+    live = texts(chat)
+    assert any("17th" in t and "brother" in t for t in live), live
+    assert not any("15th" in t for t in live), live
+    assert any("40 euros" in t for t in live), live
+    assert run.counts["correctionsOfStored"] == 1
+
+
+def test_a_chinese_new_day_in_the_same_batch_rewrites_the_earlier_unit(chat, l0, run_now):
+    l0(chat, [
+        msg("r1", "读书会的聚会定在 18 号，在图书馆三楼。", session="w1", ts=T),
+        msg("r2", "好呀，到时候提醒你。", role="assistant", session="w1", ts=T + 60_000),
+        msg("r3", "哦对了，聚会改到 25 号了，场地那天有活动。", session="w1", ts=T + 120_000),
+    ])
+    run = ok(run_now(chat, KIND_L1))
+    live = texts(chat)
+    assert any("25 号" in t and "图书馆" in t for t in live), live
+    assert not any("18 号" in t for t in live), live
+    assert run.counts["correctionsInBatch"] == 1
+
+
+def test_a_chinese_new_day_changes_the_stored_date_of_an_earlier_batch(chat, l0, run_now):
+    l0(chat, [
+        msg("w1", "表姐的婚礼定在 5 月 16 号，在苏州。", session="w1", ts=T),
+        msg("w2", "我们单位 15 号发工资。", session="w1", ts=T + 60_000),
+    ])
+    ok(run_now(chat, KIND_L1))
+    l0(chat, [msg("w3", "表姐的婚礼改到 23 号了，酒店那天订满了。", session="w2", ts=T + 4 * DAY)])
+    run = ok(run_now(chat, KIND_L1))
+    live = texts(chat)
+    assert any("5 月 23 号" in t and "苏州" in t for t in live), live
+    assert not any("16 号" in t for t in live), live
+    assert any("15 号发工资" in t for t in live), live
+    assert run.counts["correctionsOfStored"] == 1
+

@@ -357,6 +357,14 @@ def corrected_content(record: str, correction: Correction) -> str | None:
     for kind in dict.fromkeys(k for k, _ in said):
         stated = [v for k, v in said if k == kind]
         present = [(at, v) for at, k, v in _values_at(text) if k == kind]
+        dates = [(at, v) for at, k, v in _values_at(text) if k == "date"]
+        if kind == "day" and not present and len(dates) == 1 and len(stated) == 1:
+            # "婚礼定在 9 月 27 号" / "婚礼改到 28 号了": the day of the stored date changes, its month stays.
+            at, old_value = dates[0]
+            value = _with_day(old_value, stated[0])
+            if value != old_value:
+                text, changed = text[:at] + text[at:].replace(old_value, value, 1), True
+            continue
         if len(stated) > 1:
             # "Sunday 02:00 to 04:00" → "22:00 to 01:00": several values of a kind change
             # together, in order; a different number of them is a new shape, not a value change.
@@ -385,6 +393,28 @@ def corrected_content(record: str, correction: Correction) -> str | None:
         text = text[:at] + text[at:].replace(old_value, _spaced(text, at, old_value, value), 1)
         changed = True
     return text if changed else None
+
+
+def _with_day(date: str, day: str) -> str:
+    """`date` ("March 14", "9 月 27 号") with the day of the month of `day` ("the 21st", "28 号")."""
+    number = re.search(r"\d+|[一二三四五六七八九十]+", day)
+    if number is None:
+        return date
+    m = list(re.finditer(r"\d{1,2}(?P<th>st|nd|rd|th)?(?=\s*(?:of\b|[号日]|$))|[一二三四五六七八九十]{1,3}(?=\s?[号日])", date))
+    if not m:
+        return date
+    last = m[-1]
+    new = number.group(0)
+    if last.group("th") and new.isdigit():
+        n = int(new)
+        new += "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return date[:last.start()] + new + date[last.end():]
+
+
+def _kind_fits(held: str, said: str) -> bool:
+    """A value of kind `said` can replace one of kind `held`: the same kind, or a day of the
+    month against a date (the day changes, the month stays)."""
+    return held == said or (said == "day" and held == "date")
 
 
 def _spaced(text: str, at: int, old_value: str, value: str) -> str:
@@ -450,7 +480,7 @@ def supersedes(record: str, correction: Correction) -> float:
         unit_names_slot = not correction.weak  # a weak cue ("目前 72kg") needs shared words even for a unit
         for kind, value in reversed(new_vals):
             with_unit = ":" in kind or kind in UNIT_KINDS
-            if any(k == kind and value_key(v) != value_key(value) and (overlap > 0 or (unit_names_slot and with_unit and v not in ("一", "1")))
+            if any(_kind_fits(k, kind) and value_key(v) != value_key(value) and (overlap > 0 or (unit_names_slot and with_unit and v not in ("一", "1")))
                    for k, v in held):
                 return 0.5 + overlap
         return 0.0
@@ -465,8 +495,19 @@ def names_the_slot(record: str, correction: Correction) -> bool:
     kinds = {k for k, _ in said}
     stated = {value_key(v) for _, v in said}
     words = subject_words(correction)
-    return any(k in kinds and value_key(v) not in stated and _near(record, (at, v), words) > 0
-               for at, k, v in _values_at(record) if at >= 0)
+    held = [(at, k, v) for at, k, v in _values_at(record) if at >= 0]
+    if any(k in kinds and value_key(v) not in stated and _near(record, (at, v), words) > 0 for at, k, v in held):
+        return True
+    if "day" in kinds:
+        # A date is said of its event anywhere in the sentence ("on the 28th, we're throwing him a
+        # party" / "the party moved to the 29th"): the record's one date, a shared word in its sentence.
+        dated = [(at, v) for at, k, v in held if k in ("day", "date")]
+        if len(dated) == 1 and value_key(dated[0][1]) not in stated:
+            at = dated[0][0]
+            start = max(record.rfind(ch, 0, at) for ch in ".!?。！？；;") + 1
+            ends = [i for i in (record.find(ch, at) for ch in ".!?。！？；;") if i >= 0]
+            return bool(words & content_tokens(record[start: min(ends) if ends else len(record)]))
+    return False
 
 
 def subject_words(correction: Correction) -> set[str]:
