@@ -195,3 +195,13 @@ def test_a_chinese_new_day_changes_the_stored_date_of_an_earlier_batch(chat, l0,
     assert any("15 号发工资" in t for t in live), live
     assert run.counts["correctionsOfStored"] == 1
 
+
+def test_change_of_plans_opening_a_sentence_is_a_correction_not_a_request(chat, l0, run_now):
+    # "Change …" at the start is mostly an order to the assistant; "Change of plans" is not one.
+    l0(chat, [msg("b1", "We're hosting the book club at our flat on the 9th, six people are coming.", session="w1", ts=T)])
+    ok(run_now(chat, KIND_L1))
+    l0(chat, [msg("b2", "Change of plans, the book club moved to the 12th because Jo is away.", session="w2", ts=T + 3 * DAY)])
+    ok(run_now(chat, KIND_L1))
+    live = texts(chat)
+    assert any("12th" in t and "six people" in t for t in live), live
+    assert not any("9th" in t for t in live), live
