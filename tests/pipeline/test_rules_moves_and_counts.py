@@ -205,3 +205,81 @@ def test_change_of_plans_opening_a_sentence_is_a_correction_not_a_request(chat, 
     live = texts(chat)
     assert any("12th" in t and "six people" in t for t in live), live
     assert not any("9th" in t for t in live), live
+
+
+# --------------------------------------------------------------------------- one more of something
+
+
+@pytest.mark.parametrize(("record", "said", "expected"), [
+    ("The search cluster has three nodes in eu-west.", "The search cluster got a fourth node on Monday.",
+     "The search cluster has four nodes in eu-west."),
+    ("Kafka runs as 5 brokers behind the internal load balancer.", "We added a sixth broker after the Black Friday lag.",
+     "Kafka runs as 6 brokers behind the internal load balancer."),
+    ("Postgres runs with replicas: 2 and a 30s failover.", "We added a third replica last week.",
+     "Postgres runs with replicas: 3 and a 30s failover."),
+    ("订单库有两个只读副本，放在杭州。", "我们上周加了第三个副本。", "订单库有三个只读副本，放在杭州。"),
+    ("办公室有三台打印机，都在二楼。", "公司又买了第四台打印机。", "办公室有四台打印机，都在二楼。"),
+])
+def test_one_more_said_with_an_ordinal_rewrites_the_stored_count(record, said, expected):
+    correction = parse_correction(said)
+    assert correction is not None
+    assert supersedes(record, correction) > 0
+    assert corrected_content(record, correction) == expected
+
+
+@pytest.mark.parametrize(("record", "said"), [
+    ("The search cluster has three nodes in eu-west.", "We added a third replica to the search cluster."),  # another thing counted
+    ("We have two cats, Miso and Tofu.", "I got a second opinion from another vet about the cats."),
+    ("订单库有两个只读副本，放在杭州。", "我们加了第三个监控面板。"),
+])
+def test_an_ordinal_of_another_thing_leaves_the_count_alone(record, said):
+    correction = parse_correction(said)
+    assert correction is None or supersedes(record, correction) == 0
+
+
+@pytest.mark.parametrize("sentence", ["We should add a fourth node before the sale.", "下个月要加第三个副本。"])
+def test_one_more_planned_is_not_a_correction(sentence):
+    correction = parse_correction(sentence)
+    assert correction is None or correction.count is None
+
+
+def test_one_more_supersedes_the_count_of_an_earlier_batch(coder, l0, run_now):
+    l0(coder, [
+        msg("n1", "Our search cluster runs on three nodes in eu-west, each with 64 GB of RAM.", ts=T, cwd=PROJ),
+        msg("n2", "The payments database uses two replicas and daily snapshots.", ts=T + 60_000, cwd=PROJ),
+    ])
+    ok(run_now(coder, KIND_L1))
+    l0(coder, [msg("n3", "The search cluster got a fourth node on Monday, indexing was falling behind.", session="s2", ts=T + 5 * DAY, cwd=PROJ)])
+    run = ok(run_now(coder, KIND_L1))
+    live = texts(coder)
+    assert any("four nodes" in t and "64 GB" in t for t in live), live
+    assert not any("three nodes" in t for t in live), live
+    assert any("two replicas" in t for t in live), live
+    assert run.counts["correctionsOfStored"] == 1
+
+
+def test_a_chinese_one_more_in_the_same_batch_rewrites_the_earlier_unit(coder, l0, run_now):
+    l0(coder, [
+        msg("o1", "订单库用的是两个只读副本，放在杭州。", ts=T, cwd=PROJ),
+        msg("o2", "明白。", role="assistant", ts=T + 60_000, cwd=PROJ),
+        msg("o3", "对了，因为大促我们昨天加了第三个副本。", ts=T + 120_000, cwd=PROJ),
+    ])
+    run = ok(run_now(coder, KIND_L1))
+    live = texts(coder)
+    assert any("三个只读副本" in t and "杭州" in t for t in live), live
+    assert not any("两个" in t for t in live), live
+    assert run.counts["correctionsInBatch"] == 1
+
+
+def test_a_chinese_one_more_supersedes_the_count_of_an_earlier_batch(chat, l0, run_now):
+    l0(chat, [
+        msg("p1", "我家养了两只猫，一只橘猫一只狸花。", session="w1", ts=T),
+        msg("p2", "家里有三个孩子的房间在二楼。", session="w1", ts=T + 60_000),
+    ])
+    ok(run_now(chat, KIND_L1))
+    l0(chat, [msg("p3", "上周末我们又养了第三只猫，是朋友家生的。", session="w2", ts=T + 8 * DAY)])
+    run = ok(run_now(chat, KIND_L1))
+    live = texts(chat)
+    assert any("三只猫" in t and "橘猫" in t for t in live), live
+    assert not any("两只猫" in t for t in live), live
+    assert run.counts["correctionsOfStored"] == 1

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from apps.pipeline.rules.text import UNIT_KINDS, content_tokens, is_chinese, value_key, values
+from apps.pipeline.rules.text import STOPWORDS, UNIT_KINDS, content_tokens, is_chinese, value_key, values
 
 CORRECTION_RE = re.compile(
     r"\b(actually|i was wrong|i'm wrong|my bad|my mistake|correction|i misspoke|sorry,? i meant|i meant|scratch that|wait,? no|no,? wait|not anymore|no longer"
@@ -98,6 +98,7 @@ class Correction:
     new: str  # the new value, else ""
     weak: bool = False  # said with a weak cue only ("现在", "now"): no record of its own when nothing matches
     slot: str = ""  # what moved ("the docs site" of "moved the docs site from X to Y"): a record of X must name it too
+    count: tuple[int, str] | None = None  # "got a fourth node": (4, "node"), the new count of the thing
 
 
 # A move said as "from X to Y" with what moved ("we moved the docs site from Cloudflare Pages to
@@ -155,6 +156,106 @@ def _from_to(sentence: str) -> Correction | None:
     return Correction(clause=_clause_of(clause), old=old, new=new, slot=slot)
 
 
+# One more of something said with its ordinal ("the cluster got a fourth node", "we added a third
+# replica", "我们加了第三个副本", "又买了第二台打印机"): the count of that thing is now the ordinal's
+# number, and the record that counts it ("three nodes", "replicas: 2", "两个副本") holds the old one.
+_ORDINALS_EN = {w: i for i, w in enumerate("second third fourth fifth sixth seventh eighth ninth tenth eleventh twelfth".split(), start=2)}
+_NUMBER_WORDS_EN = {w: i for i, w in enumerate("one two three four five six seven eight nine ten eleven twelve".split(), start=1)}
+_ZH_DIGITS = "零一二三四五六七八九"
+_COUNT_ADDED_EN = re.compile(
+    r"\b(?:got|gained|added|bought|hired|adopted|welcomed|spun up|brought up|set up|opened|now has|now have|has now|have now)\b"
+    r"(?:\s+(?!a\b|an\b)[\w'-]+){0,4}?\s+(?:a|an|its|our|their|his|her|my)\s+"
+    rf"(?P<ord>{'|'.join(_ORDINALS_EN)}|\d{{1,2}}(?:st|nd|rd|th))\s+(?P<words>[A-Za-z][\w-]*(?:\s+[A-Za-z][\w-]*)?)",
+    re.IGNORECASE,
+)
+_COUNT_ADDED_ZH = re.compile(
+    r"(?:加了|添了|新增了?|增加了|多了|买了|扩了|上了|招了|养了|装了|开了)[^，,。；;]{0,8}?第\s?(?P<ord>[二三四五六七八九十]{1,3}|\d{1,2})\s?"
+    r"(?P<mw>[个台张只位条块辆套间名])(?P<words>[A-Za-z][\w-]*|[\u4e00-\u9fff]{1,4})"
+)
+_MEASURE = "[个台张只位条块辆套间名]"
+
+
+def _zh_number(text: str) -> int:
+    if text.isdigit():
+        return int(text)
+    text = text.replace("两", "二")
+    if "十" in text:
+        tens, _, ones = text.partition("十")
+        return (_ZH_DIGITS.index(tens) if tens else 1) * 10 + (_ZH_DIGITS.index(ones) if ones else 0)
+    return _ZH_DIGITS.index(text) if len(text) == 1 and text in _ZH_DIGITS else 0
+
+
+def _zh_numeral(n: int) -> str:
+    if n < 10:
+        return "两" if n == 2 else _ZH_DIGITS[n]
+    tens, ones = divmod(n, 10)
+    return ("" if tens == 1 else _ZH_DIGITS[tens]) + "十" + (_ZH_DIGITS[ones] if ones else "")
+
+
+def _count_added(sentence: str) -> Correction | None:
+    text = _strip_lead(sentence)
+    m = _COUNT_ADDED_EN.search(text) or _COUNT_ADDED_ZH.search(text)
+    if m is None or _INTENT_RE.search(text[: m.start()]):
+        return None
+    ordinal = m.group("ord").lower()
+    if ordinal in _ORDINALS_EN:
+        n = _ORDINALS_EN[ordinal]
+    elif ordinal[:1].isdigit():
+        n = int(re.match(r"\d+", ordinal).group(0))
+    else:
+        n = _zh_number(ordinal)
+    if n < 2:
+        return None
+    words = [w for w in m.group("words").split() if w.lower() not in STOPWORDS]
+    if not words:
+        return None
+    noun = words[0] if is_chinese(m.group("words")) or re.search(r"[\u4e00-\u9fff]", m.group("words")) else " ".join(words)
+    return Correction(clause=_clause_of(text), old="", new=str(n), count=(n, noun))
+
+
+def _count_in(record: str, noun: str) -> re.Match[str] | None:
+    """Where `record` counts `noun` ("three nodes", "3 worker nodes", "replicas: 2", "两个副本"): the
+    match, its number in group "num"."""
+    if re.search(r"[\u4e00-\u9fff]", noun):
+        # "第三只猫是朋友家的": the thing is the longest start of what follows that the record counts;
+        # words may stand between the measure word and it ("两个只读副本").
+        for k in range(min(len(noun), 4), 0, -1):
+            thing = re.escape(noun[:k])
+            m = re.search(rf"(?P<num>\d+|[一两二三四五六七八九十]+)\s?(?:{_MEASURE}[\u4e00-\u9fff]{{0,4}}?|{_MEASURE}?)\s?{thing}", record)
+            if m:
+                return m
+        return None
+    numbers = r"\d+|" + "|".join(_NUMBER_WORDS_EN)
+    for word in reversed(noun.split()):  # "a third read replica": the replicas; "a fourth node last week": the nodes
+        name = re.escape(_singular_of(word)) + r"(?:s|es)?"
+        m = (re.search(rf"\b(?P<num>{numbers})\s+(?:[\w-]+\s+)?{name}\b", record, re.IGNORECASE)
+             or re.search(rf"\b{name}\s*[:=]?\s*(?P<num>\d+)\b", record, re.IGNORECASE))
+        if m:
+            return m
+    return None
+
+
+def _singular_of(word: str) -> str:
+    word = word.lower()
+    return word[:-2] if word.endswith(("ses", "xes", "ches", "shes")) else word[:-1] if word.endswith("s") and not word.endswith("ss") else word
+
+
+def _count_value(m: re.Match[str]) -> int:
+    said = m.group("num").lower()
+    return int(said) if said.isdigit() else _NUMBER_WORDS_EN.get(said) or _zh_number(said)
+
+
+def _count_written_like(n: int, old: str) -> str:
+    """`n` in the way the record wrote its count: digits, English words or Chinese numerals."""
+    if old.isdigit():
+        return str(n)
+    if old.lower() in _NUMBER_WORDS_EN:
+        words = {v: k for k, v in _NUMBER_WORDS_EN.items()}
+        word = words.get(n, str(n))
+        return word.capitalize() if old[:1].isupper() else word
+    return _zh_numeral(n)
+
+
 def _slot_words(correction: Correction) -> set[str]:
     return content_tokens(correction.slot) - _SLOT_NOISE
 
@@ -170,7 +271,7 @@ def _stem(word: str) -> str:
 
 
 def parse_correction(sentence: str) -> Correction | None:
-    moved = _from_to(sentence)
+    moved = _from_to(sentence) or _count_added(sentence)
     if moved is not None:
         return moved
     if CORRECTION_RE.search(sentence):
@@ -334,6 +435,11 @@ def corrected_content(record: str, correction: Correction) -> str | None:
     a clock time, a percentage…), the record's one value of that kind — or, among several,
     the one whose surrounding words the correction repeats ("p99 是 180ms，目标 100ms" /
     "p99 降到 95ms" → the 180ms)."""
+    if correction.count:
+        m = _count_in(record, correction.count[1])
+        if m is None or _count_value(m) == correction.count[0]:
+            return None
+        return record[: m.start("num")] + _count_written_like(correction.count[0], m.group("num")) + record[m.end("num"):]
     if correction.old and correction.new:
         pattern = re.compile(re.escape(correction.old) if is_chinese(correction.old) else rf"(?<!\w){re.escape(correction.old)}(?!\w)", re.IGNORECASE)
         m = pattern.search(record)
@@ -461,6 +567,9 @@ def _values_at(text: str) -> list[tuple[int, str, str]]:
 
 def supersedes(record: str, correction: Correction) -> float:
     """How strongly `record` looks like the statement being corrected (0 = not at all)."""
+    if correction.count:
+        m = _count_in(record, correction.count[1])
+        return 1.0 + _context_overlap(record, correction) if m is not None and _count_value(m) != correction.count[0] else 0.0
     if correction.old:
         pattern = re.escape(correction.old) if is_chinese(correction.old) else rf"(?<!\w){re.escape(correction.old)}(?!\w)"
         if not re.search(pattern, record, re.IGNORECASE):
@@ -491,6 +600,8 @@ def names_the_slot(record: str, correction: Correction) -> bool:
     """Whether a word of the correction (its values left out) stands next to the record's value
     of a kind the correction states: "the budget's more like 22 grand" and "The budget is
     $18,000 tops" speak of one slot, whatever else the correction says."""
+    if correction.count:
+        return supersedes(record, correction) > 0  # the thing counted names the slot
     said = values(correction.new or correction.clause)
     kinds = {k for k, _ in said}
     stated = {value_key(v) for _, v in said}
