@@ -283,3 +283,36 @@ def test_a_chinese_one_more_supersedes_the_count_of_an_earlier_batch(chat, l0, r
     assert any("三只猫" in t and "橘猫" in t for t in live), live
     assert not any("两只猫" in t for t in live), live
     assert run.counts["correctionsOfStored"] == 1
+
+
+# --------------------------------------------------------------------------- a setting changed twice
+
+
+@pytest.mark.parametrize(("turns", "kept", "gone"), [
+    # A change that says only its new value means the setting just said.
+    (["We run the Celery workers with a concurrency of 40.", "OK.", "Actually, make it 30."], "concurrency of 30", "40"),
+    # Or it says that setting's value again beside the new one.
+    (["We run the Celery workers with a concurrency of 40.", "OK.", "Actually 30, 40 was too many for the database."], "concurrency of 30", "40"),
+    (["我们的连接池上限是 40。", "好。", "不对，还是 30 吧。"], "连接池上限是 30", "40"),
+    # Two changes of one setting, the first matching nothing stored: the last value is the one kept.
+    (["把连接池上限调到 40。", "好的，已调到 40。", "数据库扛不住，还是调到 30 吧。"], "连接池上限调到 30", "40"),
+])
+def test_a_setting_changed_twice_in_one_conversation_keeps_the_last_value(coder, l0, run_now, turns, kept, gone):
+    l0(coder, [msg(f"t{i}", t, role="assistant" if i % 2 else "user", ts=T + i * 60_000, cwd=PROJ) for i, t in enumerate(turns)])
+    ok(run_now(coder, KIND_L1))
+    live = texts(coder)
+    assert any(kept in t for t in live), live
+    assert not any(gone in t for t in live), live
+
+
+@pytest.mark.parametrize(("turns", "kept"), [
+    # A value of another subject said after a setting is a statement of its own.
+    (["我们的连接池上限是 40。", "好。", "我女儿今年 7 岁了，现在读二年级。"], ["连接池上限是 40", "7 岁"]),
+    (["We run the Celery workers with a concurrency of 40.", "OK.", "My flat is number 12 now, they renumbered the building."],
+     ["concurrency of 40", "number 12"]),
+])
+def test_a_value_of_another_subject_does_not_change_the_setting_just_said(coder, l0, run_now, turns, kept):
+    l0(coder, [msg(f"u{i}", t, role="assistant" if i % 2 else "user", ts=T + i * 60_000, cwd=PROJ) for i, t in enumerate(turns)])
+    ok(run_now(coder, KIND_L1))
+    live = texts(coder)
+    assert all(any(k in t for t in live) for k in kept), live

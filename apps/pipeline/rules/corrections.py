@@ -471,6 +471,12 @@ def corrected_content(record: str, correction: Correction) -> str | None:
             if value != old_value:
                 text, changed = text[:at] + text[at:].replace(old_value, value, 1), True
             continue
+        if len(stated) > 1 and len(present) == 1 and value_key(present[0][1]) in {value_key(v) for v in stated} and not _a_range(correction.clause, stated):
+            # "Actually 30, 40 was too many": the record's own value said again is the old one
+            # (not in a range: "Saturday 22:00 to Sunday 01:00" says both days).
+            others = [v for v in stated if value_key(v) != value_key(present[0][1])]
+            if len(set(map(value_key, others))) == 1:
+                stated = others[:1]
         if len(stated) > 1:
             # "Sunday 02:00 to 04:00" → "22:00 to 01:00": several values of a kind change
             # together, in order; a different number of them is a new shape, not a value change.
@@ -618,6 +624,40 @@ def names_the_slot(record: str, correction: Correction) -> bool:
             start = max(record.rfind(ch, 0, at) for ch in ".!?。！？；;") + 1
             ends = [i for i in (record.find(ch, at) for ch in ".!?。！？；;") if i >= 0]
             return bool(words & content_tokens(record[start: min(ends) if ends else len(record)]))
+    return False
+
+
+# Words of a change that say nothing about what changed ("actually, make it 30", "还是改成 30 吧").
+_BARE_WORDS = frozenset({
+    "make", "set", "let", "go", "use", "change", "instead", "rather", "better", "fine", "okay", "maybe", "probably", "let's", "hmm",
+    "还是", "改成", "设成", "调到", "改到", "就用", "算了", "那就", "要不", "不然", "还是改", "是改", "是调", "还是调", "是设", "还是设",
+})
+
+
+def bare_value(correction: Correction) -> bool:
+    """The correction says one new value and nothing of what it is the value of ("Actually,
+    make it 30.", "还是调到 30 吧"): it can only mean the setting just said."""
+    return not correction.old and len(values(correction.new or correction.clause)) == 1 and not (subject_words(correction) - _BARE_WORDS)
+
+
+def _a_range(text: str, stated: list[str]) -> bool:
+    """Whether `text` joins the stated values as a range ("Saturday 22:00 to Sunday 01:00", "周六到周日")."""
+    at = [text.find(v) for v in stated]
+    if min(at) < 0:
+        return False
+    between = text[min(at): max(at)]
+    return bool(re.search(r"\b(?:to|until|till|through|and)\b|[-–~～]|到|至|和", between, re.IGNORECASE))
+
+
+def repeats_old_value(record: str, correction: Correction) -> bool:
+    """The correction says the record's one value of a kind again beside one other of that kind
+    ("Actually 30, 40 was too many" / "… set to 40"): the other replaces it."""
+    said = values(correction.new or correction.clause)
+    for kind in {k for k, _ in said}:
+        held = [v for k, v in values(record) if k == kind]
+        stated = {value_key(v) for k, v in said if k == kind}
+        if len(held) == 1 and value_key(held[0]) in stated and len(stated) == 2 and not _a_range(correction.clause, [v for k, v in said if k == kind]):
+            return True
     return False
 
 
