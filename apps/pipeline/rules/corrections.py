@@ -106,7 +106,7 @@ class Correction:
 # "把缓存从 Memcached 换成 Redis 了"): X is the old value, Y the new one, and the words before
 # "from"/"从" name the slot — a record that says X of something else is not the one it changes.
 _FROM_TO_EN = re.compile(
-    r"\b(?P<verb>moved|switched|migrated|changed|upgraded|downgraded|ported|converted|shifted|transferred|went)\b"
+    r"\b(?P<verb>moved|switched|migrated|changed|upgraded|downgraded|ported|converted|shifted)\b"
     r"(?P<between>(?:\s+(?!from\b)[\w'./-]+){0,5}?)\s+from\s+(?P<old>[^,;!?]+?)\s+(?:over\s+)?(?:to|onto|into)\s+"
     r"(?P<new>(?:[^,;!?.]|\.(?=\w))+)",
     re.IGNORECASE,
@@ -117,7 +117,7 @@ _FROM_TO_ZH = re.compile(
 )
 # Words before "from" that do not say what moved ("we finally moved everything from …").
 _SLOT_NOISE = frozenset({
-    "moved", "switched", "migrated", "changed", "upgraded", "downgraded", "ported", "converted", "shifted", "transferred", "went",
+    "moved", "switched", "migrated", "changed", "upgraded", "downgraded", "ported", "converted", "shifted",
     "finally", "officially", "fully", "completely", "already", "just", "recently", "everything", "all", "stuff", "thing", "over",
     "update", "quick", "heads", "fyi", "news", "actually", "last", "week", "month", "yesterday", "today", "ago", "team",
     "终于", "已经", "最近", "上周", "昨天", "今天", "前天", "正式", "全部", "总算", "刚刚", "我们", "上个", "个月",
@@ -159,8 +159,10 @@ def _from_to(sentence: str) -> Correction | None:
 # One more of something said with its ordinal ("the cluster got a fourth node", "we added a third
 # replica", "我们加了第三个副本", "又买了第二台打印机"): the count of that thing is now the ordinal's
 # number, and the record that counts it ("three nodes", "replicas: 2", "两个副本") holds the old one.
-_ORDINALS_EN = {w: i for i, w in enumerate("second third fourth fifth sixth seventh eighth ninth tenth eleventh twelfth".split(), start=2)}
-_NUMBER_WORDS_EN = {w: i for i, w in enumerate("one two three four five six seven eight nine ten eleven twelve".split(), start=1)}
+_ORDINAL_TEXT = "second third fourth fifth sixth seventh eighth ninth tenth eleventh twelfth"
+_NUMBER_TEXT = "one two three four five six seven eight nine ten eleven twelve"
+_ORDINALS_EN = {w: i for i, w in enumerate(_ORDINAL_TEXT.split(), start=2)}
+_NUMBER_WORDS_EN = {w: i for i, w in enumerate(_NUMBER_TEXT.split(), start=1)}
 _ZH_DIGITS = "零一二三四五六七八九"
 _COUNT_ADDED_EN = re.compile(
     r"\b(?:got|gained|added|bought|hired|adopted|welcomed|spun up|brought up|set up|opened|now has|now have|has now|have now)\b"
