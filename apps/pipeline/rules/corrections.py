@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from apps.pipeline.rules.text import UNIT_KINDS, content_tokens, is_chinese, value_key, values
+from apps.pipeline.rules.text import STOPWORDS, UNIT_KINDS, content_tokens, is_chinese, value_key, values
 
 CORRECTION_RE = re.compile(
     r"\b(actually|i was wrong|i'm wrong|my bad|my mistake|correction|i misspoke|sorry,? i meant|i meant|scratch that|wait,? no|no,? wait|not anymore|no longer"
@@ -97,9 +97,185 @@ class Correction:
     old: str  # the superseded value when it is said, else ""
     new: str  # the new value, else ""
     weak: bool = False  # said with a weak cue only ("现在", "now"): no record of its own when nothing matches
+    slot: str = ""  # what moved ("the docs site" of "moved the docs site from X to Y"): a record of X must name it too
+    count: tuple[int, str] | None = None  # "got a fourth node": (4, "node"), the new count of the thing
+
+
+# A move said as "from X to Y" with what moved ("we moved the docs site from Cloudflare Pages to
+# Netlify", "we switched CI from Jenkins to GitHub Actions", "数据库从 MySQL 迁到了 PostgreSQL",
+# "把缓存从 Memcached 换成 Redis 了"): X is the old value, Y the new one, and the words before
+# "from"/"从" name the slot — a record that says X of something else is not the one it changes.
+_FROM_TO_EN = re.compile(
+    r"\b(?P<verb>moved|switched|migrated|changed|upgraded|downgraded|ported|converted|shifted)\b"
+    r"(?P<between>(?:\s+(?!from\b)[\w'./-]+){0,5}?)\s+from\s+(?P<old>[^,;!?]+?)\s+(?:over\s+)?(?:to|onto|into)\s+"
+    r"(?P<new>(?:[^,;!?.]|\.(?=\w))+)",
+    re.IGNORECASE,
+)
+_FROM_TO_ZH = re.compile(
+    r"从\s*(?P<old>[^，,。；;！!？?从]{1,24}?)\s*(?:迁移到|迁到|切换到|切到|换到|转到|挪到|搬到|升级到|换成|改成|改为|改到|改用)了?\s*"
+    r"(?P<new>[^，,。；;！!？?]+)"
+)
+# Words before "from" that do not say what moved ("we finally moved everything from …").
+_SLOT_NOISE = frozenset({
+    "moved", "switched", "migrated", "changed", "upgraded", "downgraded", "ported", "converted", "shifted",
+    "finally", "officially", "fully", "completely", "already", "just", "recently", "everything", "all", "stuff", "thing", "over",
+    "update", "quick", "heads", "fyi", "news", "actually", "last", "week", "month", "yesterday", "today", "ago", "team",
+    "终于", "已经", "最近", "上周", "昨天", "今天", "前天", "正式", "全部", "总算", "刚刚", "我们", "上个", "个月",
+})
+
+
+def _from_to(sentence: str) -> Correction | None:
+    text = _strip_lead(sentence)
+    m = _FROM_TO_EN.search(text)
+    zh = None if m else _FROM_TO_ZH.search(text)
+    found = m or zh
+    if found is None:
+        return None
+    before = text[: found.start()]
+    clause_start = max(before.rfind(ch) for ch in ",，;；:：—") + 1
+    if _INTENT_RE.search(before):
+        return None  # "we want to move CI from …", "下个月要把数据库从 …": planned, not done
+    old = found.group("old").strip()
+    new = _trim_new(found.group("new"))
+    if m:
+        old = re.sub(r"^(?:the|our|a|an)\s+", "", old, flags=re.IGNORECASE)
+        new = re.split(r"\s+(?:and|with|which|but|because|so|after|before|on|in|for|at|by|to)\b", new, maxsplit=1, flags=re.IGNORECASE)[0]
+        new = re.sub(r"^(?:the|our|a|an)\s+", "", new, flags=re.IGNORECASE).strip()
+        slot = (before[clause_start:] + " " + m.group("between")).strip()
+    else:
+        new = re.sub(r"\s*(?:了|啦|的|上|去|来)+$", "", new).strip()
+        slot = re.sub(r"^\s*(?:我们|我|他们|公司|团队)?(?:已经|终于|最近)?把?", "", before[clause_start:]).strip()
+    # Numbers and other typed values have their own rules (a value of the kind next to the same
+    # words); this one is for names: hosts, tools, products, places.
+    if not old or not new or values(old) or len(old.split()) > 4 or len(new.split()) > 4:
+        return None
+    # What is true now: "we moved the docs site to Netlify", "数据库迁到了 PostgreSQL".
+    dropped = (r"\bfrom\s+" if m else r"从\s*") + re.escape(found.group("old")) + r"\s*"
+    clause = text[: found.start()] + re.sub(dropped, "" if zh else " ", found.group(0), count=1) + text[found.end():]
+    clause = re.sub(r"\s{2,}", " ", clause).strip()
+    return Correction(clause=_clause_of(clause), old=old, new=new, slot=slot)
+
+
+# One more of something said with its ordinal ("the cluster got a fourth node", "we added a third
+# replica", "我们加了第三个副本", "又买了第二台打印机"): the count of that thing is now the ordinal's
+# number, and the record that counts it ("three nodes", "replicas: 2", "两个副本") holds the old one.
+_ORDINAL_TEXT = "second third fourth fifth sixth seventh eighth ninth tenth eleventh twelfth"
+_NUMBER_TEXT = "one two three four five six seven eight nine ten eleven twelve"
+_ORDINALS_EN = {w: i for i, w in enumerate(_ORDINAL_TEXT.split(), start=2)}
+_NUMBER_WORDS_EN = {w: i for i, w in enumerate(_NUMBER_TEXT.split(), start=1)}
+_ZH_DIGITS = "零一二三四五六七八九"
+_COUNT_ADDED_EN = re.compile(
+    r"\b(?:got|gained|added|bought|hired|adopted|welcomed|spun up|brought up|set up|opened|now has|now have|has now|have now)\b"
+    r"(?:\s+(?!a\b|an\b)[\w'-]+){0,4}?\s+(?:a|an|its|our|their|his|her|my)\s+"
+    rf"(?P<ord>{'|'.join(_ORDINALS_EN)}|\d{{1,2}}(?:st|nd|rd|th))\s+(?P<words>[A-Za-z][\w-]*(?:\s+[A-Za-z][\w-]*)?)",
+    re.IGNORECASE,
+)
+_COUNT_ADDED_ZH = re.compile(
+    r"(?:加了|添了|新增了?|增加了|多了|买了|扩了|上了|招了|养了|装了|开了)[^，,。；;]{0,8}?第\s?(?P<ord>[二三四五六七八九十]{1,3}|\d{1,2})\s?"
+    r"(?P<mw>[个台张只位条块辆套间名])(?P<words>[A-Za-z][\w-]*|[\u4e00-\u9fff]{1,4})"
+)
+_MEASURE = "[个台张只位条块辆套间名]"
+
+
+def _zh_number(text: str) -> int:
+    if text.isdigit():
+        return int(text)
+    text = text.replace("两", "二")
+    if "十" in text:
+        tens, _, ones = text.partition("十")
+        return (_ZH_DIGITS.index(tens) if tens else 1) * 10 + (_ZH_DIGITS.index(ones) if ones else 0)
+    return _ZH_DIGITS.index(text) if len(text) == 1 and text in _ZH_DIGITS else 0
+
+
+def _zh_numeral(n: int) -> str:
+    if n < 10:
+        return "两" if n == 2 else _ZH_DIGITS[n]
+    tens, ones = divmod(n, 10)
+    return ("" if tens == 1 else _ZH_DIGITS[tens]) + "十" + (_ZH_DIGITS[ones] if ones else "")
+
+
+def _count_added(sentence: str) -> Correction | None:
+    text = _strip_lead(sentence)
+    m = _COUNT_ADDED_EN.search(text) or _COUNT_ADDED_ZH.search(text)
+    if m is None or _INTENT_RE.search(text[: m.start()]):
+        return None
+    ordinal = m.group("ord").lower()
+    if ordinal in _ORDINALS_EN:
+        n = _ORDINALS_EN[ordinal]
+    elif ordinal[:1].isdigit():
+        n = int(re.match(r"\d+", ordinal).group(0))
+    else:
+        n = _zh_number(ordinal)
+    if n < 2:
+        return None
+    words = [w for w in m.group("words").split() if w.lower() not in STOPWORDS]
+    if not words:
+        return None
+    noun = words[0] if is_chinese(m.group("words")) or re.search(r"[\u4e00-\u9fff]", m.group("words")) else " ".join(words)
+    return Correction(clause=_clause_of(text), old="", new=str(n), count=(n, noun))
+
+
+def _count_in(record: str, noun: str) -> re.Match[str] | None:
+    """Where `record` counts `noun` ("three nodes", "3 worker nodes", "replicas: 2", "两个副本"): the
+    match, its number in group "num"."""
+    if re.search(r"[\u4e00-\u9fff]", noun):
+        # "第三只猫是朋友家的": the thing is the longest start of what follows that the record counts;
+        # words may stand between the measure word and it ("两个只读副本").
+        for k in range(min(len(noun), 4), 0, -1):
+            thing = re.escape(noun[:k])
+            m = re.search(rf"(?P<num>\d+|[一两二三四五六七八九十]+)\s?(?:{_MEASURE}[\u4e00-\u9fff]{{0,4}}?|{_MEASURE}?)\s?{thing}", record)
+            if m:
+                return m
+        return None
+    numbers = r"\d+|" + "|".join(_NUMBER_WORDS_EN)
+    for word in reversed(noun.split()):  # "a third read replica": the replicas; "a fourth node last week": the nodes
+        name = re.escape(_singular_of(word)) + r"(?:s|es)?"
+        m = (re.search(rf"\b(?P<num>{numbers})\s+(?:[\w-]+\s+)?{name}\b", record, re.IGNORECASE)
+             or re.search(rf"\b{name}\s*[:=]?\s*(?P<num>\d+)\b", record, re.IGNORECASE))
+        if m:
+            return m
+    return None
+
+
+def _singular_of(word: str) -> str:
+    word = word.lower()
+    return word[:-2] if word.endswith(("ses", "xes", "ches", "shes")) else word[:-1] if word.endswith("s") and not word.endswith("ss") else word
+
+
+def _count_value(m: re.Match[str]) -> int:
+    said = m.group("num").lower()
+    return int(said) if said.isdigit() else _NUMBER_WORDS_EN.get(said) or _zh_number(said)
+
+
+def _count_written_like(n: int, old: str) -> str:
+    """`n` in the way the record wrote its count: digits, English words or Chinese numerals."""
+    if old.isdigit():
+        return str(n)
+    if old.lower() in _NUMBER_WORDS_EN:
+        words = {v: k for k, v in _NUMBER_WORDS_EN.items()}
+        word = words.get(n, str(n))
+        return word.capitalize() if old[:1].isupper() else word
+    return _zh_numeral(n)
+
+
+def _slot_words(correction: Correction) -> set[str]:
+    return content_tokens(correction.slot) - _SLOT_NOISE
+
+
+def _names_slot(slot: set[str], words: set[str]) -> bool:
+    """A word of the slot in `words`, in any of its forms ("hosting" / "hosted on", "deploy" /
+    "deployed to": the shared stem of four letters or more)."""
+    return any(w == t or (w.isascii() and t.isascii() and min(len(w), len(t)) >= 4 and _stem(w) == _stem(t)) for w in slot for t in words)
+
+
+def _stem(word: str) -> str:
+    return re.sub(r"(?:ing|ed|ment|s|er)$", "", word.lower())
 
 
 def parse_correction(sentence: str) -> Correction | None:
+    moved = _from_to(sentence) or _count_added(sentence)
+    if moved is not None:
+        return moved
     if CORRECTION_RE.search(sentence):
         return _parse_marked(sentence)
     m = CHANGE_TO_RE.search(sentence)
@@ -261,6 +437,11 @@ def corrected_content(record: str, correction: Correction) -> str | None:
     a clock time, a percentage…), the record's one value of that kind — or, among several,
     the one whose surrounding words the correction repeats ("p99 是 180ms，目标 100ms" /
     "p99 降到 95ms" → the 180ms)."""
+    if correction.count:
+        m = _count_in(record, correction.count[1])
+        if m is None or _count_value(m) == correction.count[0]:
+            return None
+        return record[: m.start("num")] + _count_written_like(correction.count[0], m.group("num")) + record[m.end("num"):]
     if correction.old and correction.new:
         pattern = re.compile(re.escape(correction.old) if is_chinese(correction.old) else rf"(?<!\w){re.escape(correction.old)}(?!\w)", re.IGNORECASE)
         m = pattern.search(record)
@@ -271,7 +452,12 @@ def corrected_content(record: str, correction: Correction) -> str | None:
             if before and before[-1][0].startswith("count") and values(correction.new)[:1] and values(correction.new)[0][0].startswith("count") \
                     and record[:start].rstrip().endswith(_count_tail(record[:start])):
                 start = record[:start].rstrip().rfind(_count_tail(record[:start]))
-            return record[:start] + correction.new + record[m.end():]
+            end = m.end()
+            if not re.search(r"\d", correction.old + correction.new):
+                # "MySQL 8.0" → "PostgreSQL": the old name's version is not the new one's.
+                version = re.match(r"\s*v?\d+(?:\.\d+)*(?![\w.]\w)", record[end:])
+                end += version.end() if version else 0
+            return record[:start] + correction.new + record[end:]
     said = values(correction.new or correction.clause)
     if not said:
         return None
@@ -279,6 +465,20 @@ def corrected_content(record: str, correction: Correction) -> str | None:
     for kind in dict.fromkeys(k for k, _ in said):
         stated = [v for k, v in said if k == kind]
         present = [(at, v) for at, k, v in _values_at(text) if k == kind]
+        dates = [(at, v) for at, k, v in _values_at(text) if k == "date"]
+        if kind == "day" and not present and len(dates) == 1 and len(stated) == 1:
+            # "婚礼定在 9 月 27 号" / "婚礼改到 28 号了": the day of the stored date changes, its month stays.
+            at, old_value = dates[0]
+            value = _with_day(old_value, stated[0])
+            if value != old_value:
+                text, changed = text[:at] + text[at:].replace(old_value, value, 1), True
+            continue
+        if len(stated) > 1 and len(present) == 1 and value_key(present[0][1]) in {value_key(v) for v in stated} and not _a_range(correction.clause, stated):
+            # "Actually 30, 40 was too many": the record's own value said again is the old one
+            # (not in a range: "Saturday 22:00 to Sunday 01:00" says both days).
+            others = [v for v in stated if value_key(v) != value_key(present[0][1])]
+            if len(set(map(value_key, others))) == 1:
+                stated = others[:1]
         if len(stated) > 1:
             # "Sunday 02:00 to 04:00" → "22:00 to 01:00": several values of a kind change
             # together, in order; a different number of them is a new shape, not a value change.
@@ -307,6 +507,28 @@ def corrected_content(record: str, correction: Correction) -> str | None:
         text = text[:at] + text[at:].replace(old_value, _spaced(text, at, old_value, value), 1)
         changed = True
     return text if changed else None
+
+
+def _with_day(date: str, day: str) -> str:
+    """`date` ("March 14", "9 月 27 号") with the day of the month of `day` ("the 21st", "28 号")."""
+    number = re.search(r"\d+|[一二三四五六七八九十]+", day)
+    if number is None:
+        return date
+    m = list(re.finditer(r"\d{1,2}(?P<th>st|nd|rd|th)?(?=\s*(?:of\b|[号日]|$))|[一二三四五六七八九十]{1,3}(?=\s?[号日])", date))
+    if not m:
+        return date
+    last = m[-1]
+    new = number.group(0)
+    if last.group("th") and new.isdigit():
+        n = int(new)
+        new += "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return date[:last.start()] + new + date[last.end():]
+
+
+def _kind_fits(held: str, said: str) -> bool:
+    """A value of kind `said` can replace one of kind `held`: the same kind, or a day of the
+    month against a date (the day changes, the month stays)."""
+    return held == said or (said == "day" and held == "date")
 
 
 def _spaced(text: str, at: int, old_value: str, value: str) -> str:
@@ -353,10 +575,17 @@ def _values_at(text: str) -> list[tuple[int, str, str]]:
 
 def supersedes(record: str, correction: Correction) -> float:
     """How strongly `record` looks like the statement being corrected (0 = not at all)."""
+    if correction.count:
+        m = _count_in(record, correction.count[1])
+        return 1.0 + _context_overlap(record, correction) if m is not None and _count_value(m) != correction.count[0] else 0.0
     if correction.old:
         pattern = re.escape(correction.old) if is_chinese(correction.old) else rf"(?<!\w){re.escape(correction.old)}(?!\w)"
         if not re.search(pattern, record, re.IGNORECASE):
             return 0.0
+        slot = _slot_words(correction)
+        if slot and not any(re.search(pattern, part, re.IGNORECASE) and _names_slot(slot, content_tokens(part))
+                            for part in re.split(r"[.;!?](?:\s+|$)|[。；！？]", record)):
+            return 0.0  # X said of something else ("I used Jenkins at my last job" / "CI from Jenkins to …")
         return 1.0 + _context_overlap(record, correction)
     new_vals = values(correction.new or correction.clause)
     overlap = _context_overlap(record, correction)
@@ -368,7 +597,7 @@ def supersedes(record: str, correction: Correction) -> float:
         unit_names_slot = not correction.weak  # a weak cue ("目前 72kg") needs shared words even for a unit
         for kind, value in reversed(new_vals):
             with_unit = ":" in kind or kind in UNIT_KINDS
-            if any(k == kind and value_key(v) != value_key(value) and (overlap > 0 or (unit_names_slot and with_unit and v not in ("一", "1")))
+            if any(_kind_fits(k, kind) and value_key(v) != value_key(value) and (overlap > 0 or (unit_names_slot and with_unit and v not in ("一", "1")))
                    for k, v in held):
                 return 0.5 + overlap
         return 0.0
@@ -379,12 +608,59 @@ def names_the_slot(record: str, correction: Correction) -> bool:
     """Whether a word of the correction (its values left out) stands next to the record's value
     of a kind the correction states: "the budget's more like 22 grand" and "The budget is
     $18,000 tops" speak of one slot, whatever else the correction says."""
+    if correction.count:
+        return supersedes(record, correction) > 0  # the thing counted names the slot
     said = values(correction.new or correction.clause)
     kinds = {k for k, _ in said}
     stated = {value_key(v) for _, v in said}
     words = subject_words(correction)
-    return any(k in kinds and value_key(v) not in stated and _near(record, (at, v), words) > 0
-               for at, k, v in _values_at(record) if at >= 0)
+    held = [(at, k, v) for at, k, v in _values_at(record) if at >= 0]
+    if any(k in kinds and value_key(v) not in stated and _near(record, (at, v), words) > 0 for at, k, v in held):
+        return True
+    if "day" in kinds:
+        # A date is said of its event anywhere in the sentence ("on the 28th, we're throwing him a
+        # party" / "the party moved to the 29th"): the record's one date, a shared word in its sentence.
+        dated = [(at, v) for at, k, v in held if k in ("day", "date")]
+        if len(dated) == 1 and value_key(dated[0][1]) not in stated:
+            at = dated[0][0]
+            start = max(record.rfind(ch, 0, at) for ch in ".!?。！？；;") + 1
+            ends = [i for i in (record.find(ch, at) for ch in ".!?。！？；;") if i >= 0]
+            return bool(words & content_tokens(record[start: min(ends) if ends else len(record)]))
+    return False
+
+
+# Words of a change that say nothing about what changed ("actually, make it 30", "还是改成 30 吧").
+_BARE_WORDS = frozenset({
+    "make", "set", "let", "go", "use", "change", "instead", "rather", "better", "fine", "okay", "maybe", "probably", "let's", "hmm",
+    "还是", "改成", "设成", "调到", "改到", "就用", "算了", "那就", "要不", "不然", "还是改", "是改", "是调", "还是调", "是设", "还是设",
+})
+
+
+def bare_value(correction: Correction) -> bool:
+    """The correction says one new value and nothing of what it is the value of ("Actually,
+    make it 30.", "还是调到 30 吧"): it can only mean the setting just said."""
+    return not correction.old and len(values(correction.new or correction.clause)) == 1 and not (subject_words(correction) - _BARE_WORDS)
+
+
+def _a_range(text: str, stated: list[str]) -> bool:
+    """Whether `text` joins the stated values as a range ("Saturday 22:00 to Sunday 01:00", "周六到周日")."""
+    at = [text.find(v) for v in stated]
+    if min(at) < 0:
+        return False
+    between = text[min(at): max(at)]
+    return bool(re.search(r"\b(?:to|until|till|through|and)\b|[-–~～]|到|至|和", between, re.IGNORECASE))
+
+
+def repeats_old_value(record: str, correction: Correction) -> bool:
+    """The correction says the record's one value of a kind again beside one other of that kind
+    ("Actually 30, 40 was too many" / "… set to 40"): the other replaces it."""
+    said = values(correction.new or correction.clause)
+    for kind in {k for k, _ in said}:
+        held = [v for k, v in values(record) if k == kind]
+        stated = {value_key(v) for k, v in said if k == kind}
+        if len(held) == 1 and value_key(held[0]) in stated and len(stated) == 2 and not _a_range(correction.clause, [v for k, v in said if k == kind]):
+            return True
+    return False
 
 
 def subject_words(correction: Correction) -> set[str]:

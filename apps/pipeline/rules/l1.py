@@ -20,11 +20,13 @@ from django.utils import timezone
 
 from apps.pipeline.rules.corrections import (
     Correction,
+    bare_value,
     corrected_content,
     forget_category_matches,
     forget_is_category,
     forget_matches,
     names_the_slot,
+    repeats_old_value,
     subject_words,
     supersedes,
 )
@@ -310,6 +312,8 @@ def _apply_in_batch_corrections(ctx, analysis: BatchAnalysis, planned: list[Plan
             if score > best_score:
                 best, best_score = item, score
         if best is None:
+            best = _setting_just_said(analysis, planned, said)
+        if best is None:
             continue
         new_content = corrected_content(best.candidate.content, correction) or (None if correction.weak else _standalone(correction))
         if not new_content:
@@ -318,6 +322,23 @@ def _apply_in_batch_corrections(ctx, analysis: BatchAnalysis, planned: list[Plan
         _cite(best, said.message)
         said.correction = None  # applied
         ctx.add("correctionsInBatch")
+
+
+def _setting_just_said(analysis: BatchAnalysis, planned: list[Planned], said) -> Planned | None:
+    """The unit a change without shared words means: the latest one of the session said before it
+    with a value of the change's kind, when the change says only its new value ("set the pool to
+    40" … "Actually, make it 30.") or says that unit's value again beside the new one ("30, 40 was
+    too many")."""
+    session = str(said.message.get("sessionKey") or "")
+    kinds = {k for k, _ in values(said.correction.new or said.correction.clause)}
+    before = [item for item in planned if analysis.said_before(item.candidate, said) and str(item.candidate.message.get("sessionKey") or "") == session]
+    for item in sorted(before, key=lambda i: (analysis.order.get(id(i.candidate.message), -1), i.candidate.position), reverse=True):
+        if any(k in kinds for k, _ in values(item.candidate.content)):
+            content = item.candidate.content
+            if (bare_value(said.correction) or repeats_old_value(content, said.correction)) and corrected_content(content, said.correction):
+                return item
+            return None
+    return None
 
 
 def _standalone(correction: Correction) -> str | None:
@@ -345,8 +366,11 @@ def _stored_corrections(ctx, analysis: BatchAnalysis, mode: str, projects: dict[
     found = _search(ctx, queries, top_k=5)
     out: list[Planned] = []
     corrected_here: dict[str, Planned] = {}  # live record id → its replacement planned in this batch
+    stated_here: list[Planned] = []  # unmatched corrections of this batch, stored as plain statements
     for said, candidates in zip(pending, found):
         correction = said.correction
+        if _restate_in_batch(ctx, stated_here, said):
+            continue
         ids = {c["record_id"] for c in candidates if c.get("record_id")}
         if correction.old:
             ids |= _records_containing(ctx.profile, correction.old)
@@ -380,6 +404,7 @@ def _stored_corrections(ctx, analysis: BatchAnalysis, mode: str, projects: dict[
                 item = Planned(candidate=cand, source_ids=[message_ref(said.message)], timestamps=[t for t in [iso_from_ms(said.message.get("timestamp"))] if t])
                 item.metadata = _scope(ctx, item, mode, projects)
                 out.append(item)
+                stated_here.append(item)
             ctx.add("correctionsUnmatched")
             continue
         earlier = corrected_here.get(best.record_id)
@@ -397,6 +422,23 @@ def _stored_corrections(ctx, analysis: BatchAnalysis, mode: str, projects: dict[
             out.append(corrected_here[best.record_id])
         ctx.add("correctionsOfStored")
     return out
+
+
+def _restate_in_batch(ctx, stated_here: list[Planned], said) -> bool:
+    """A second change of one setting in the batch ("调到 40" … "还是调到 30 吧"): the first matched
+    nothing and became a plain statement; the later one rewrites it, so only the last value is stored."""
+    best, best_score = None, 0.0
+    for item in stated_here:
+        score = supersedes(item.candidate.content, said.correction)
+        if score > best_score:
+            best, best_score = item, score
+    new_content = corrected_content(best.candidate.content, said.correction) if best is not None else None
+    if not new_content or normalize(new_content) == normalize(best.candidate.content):
+        return False
+    best.candidate.content = new_content
+    _cite(best, said.message)
+    ctx.add("correctionsInBatch")
+    return True
 
 
 def _replacement_of(ctx, record, content: str, message: dict, mode: str, projects: dict[str, dict], claimed: set[str]) -> Planned:

@@ -227,6 +227,9 @@ VALUE_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     # one value, so "moved up to June 13" corrects "June 20", not the 20 of something else.
     ("date", re.compile(rf"\b{_MONTHS_EN}\.?\s+\d{{1,2}}(?:st|nd|rd|th)?(?![\d:])\b|\b\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTHS_EN}\b"
                         r"|(?:\d{1,2}|[一二三四五六七八九十]{1,3})\s?月\s?(?:\d{1,2}|[一二三四五六七八九十]{1,3})\s?[号日]")),
+    # A day of the month said without its month ("聚会改到 29 号", "定在二十二号"): the Chinese
+    # "the 29th"; not a line, a building or a seat ("3 号线", "5 号楼", "12 号床").
+    ("day", re.compile(r"(?:\d{1,2}|[一二三四五六七八九十]{1,3})\s?号(?![线楼院房位门床车机码牌口])|\d{1,2}\s?日(?![元语本文式程记])")),
     # A span of time ("30 minutes", "an hour", "30 分钟", "一个半小时"), whatever the number is written in.
     ("duration", re.compile(r"\b(?:\d+(?:\.\d+)?\s?(?:minutes?|mins?|hours?|hrs?|seconds?|secs?)|(?:half )?an hour|(?:one|two|three|four|five|six) hours?)\b"
                             rf"|(?:{_ZH_NUM}|半)\s?(?:个\s?)?半?\s?(?:分钟|小时|钟头|秒钟?)", re.IGNORECASE)),
