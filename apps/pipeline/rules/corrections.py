@@ -101,8 +101,8 @@ class Correction:
     count: tuple[int, str] | None = None  # "got a fourth node": (4, "node"), the new count of the thing
 
 
-# A move said as "from X to Y" with what moved ("we moved the docs site from Cloudflare Pages to
-# Netlify", "we switched CI from Jenkins to GitHub Actions", "数据库从 MySQL 迁到了 PostgreSQL",
+# A move said as "from X to Y" with what moved ("we moved the marketing site from Vercel to
+# Render", "we switched CI from Jenkins to GitHub Actions", "数据库从 MySQL 迁到了 PostgreSQL",
 # "把缓存从 Memcached 换成 Redis 了"): X is the old value, Y the new one, and the words before
 # "from"/"从" name the slot — a record that says X of something else is not the one it changes.
 _FROM_TO_EN = re.compile(
@@ -149,7 +149,7 @@ def _from_to(sentence: str) -> Correction | None:
     # words); this one is for names: hosts, tools, products, places.
     if not old or not new or values(old) or len(old.split()) > 4 or len(new.split()) > 4:
         return None
-    # What is true now: "we moved the docs site to Netlify", "数据库迁到了 PostgreSQL".
+    # What is true now: "we moved the marketing site to Render", "数据库迁到了 PostgreSQL".
     dropped = (r"\bfrom\s+" if m else r"从\s*") + re.escape(found.group("old")) + r"\s*"
     clause = text[: found.start()] + re.sub(dropped, "" if zh else " ", found.group(0), count=1) + text[found.end():]
     clause = re.sub(r"\s{2,}", " ", clause).strip()
@@ -618,8 +618,8 @@ def names_the_slot(record: str, correction: Correction) -> bool:
     if any(k in kinds and value_key(v) not in stated and _near(record, (at, v), words) > 0 for at, k, v in held):
         return True
     if "day" in kinds:
-        # A date is said of its event anywhere in the sentence ("on the 28th, we're throwing him a
-        # party" / "the party moved to the 29th"): the record's one date, a shared word in its sentence.
+        # A date is said of its event anywhere in the sentence ("on the 12th, we booked a table for
+        # the dinner" / "the dinner moved to the 14th"): the record's one date, a shared word in its sentence.
         dated = [(at, v) for at, k, v in held if k in ("day", "date")]
         if len(dated) == 1 and value_key(dated[0][1]) not in stated:
             at = dated[0][0]

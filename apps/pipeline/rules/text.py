@@ -227,8 +227,8 @@ VALUE_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     # one value, so "moved up to June 13" corrects "June 20", not the 20 of something else.
     ("date", re.compile(rf"\b{_MONTHS_EN}\.?\s+\d{{1,2}}(?:st|nd|rd|th)?(?![\d:])\b|\b\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTHS_EN}\b"
                         r"|(?:\d{1,2}|[一二三四五六七八九十]{1,3})\s?月\s?(?:\d{1,2}|[一二三四五六七八九十]{1,3})\s?[号日]")),
-    # A day of the month said without its month ("聚会改到 29 号", "定在二十二号"): the Chinese
-    # "the 29th"; not a line, a building or a seat ("3 号线", "5 号楼", "12 号床").
+    # A day of the month said without its month ("晚饭改到 14 号", "定在十二号"): the Chinese
+    # "the 14th"; not a line, a building or a seat ("3 号线", "5 号楼", "12 号床").
     ("day", re.compile(r"(?:\d{1,2}|[一二三四五六七八九十]{1,3})\s?号(?![线楼院房位门床车机码牌口])|\d{1,2}\s?日(?![元语本文式程记])")),
     # A span of time ("30 minutes", "an hour", "30 分钟", "一个半小时"), whatever the number is written in.
     ("duration", re.compile(r"\b(?:\d+(?:\.\d+)?\s?(?:minutes?|mins?|hours?|hrs?|seconds?|secs?)|(?:half )?an hour|(?:one|two|three|four|five|six) hours?)\b"
@@ -245,7 +245,7 @@ VALUE_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     # "at 10" is a clock time like "at 9:30" (the class starts at 10 → at 9:30 corrects it).
     ("time", re.compile(r"\b\d{1,2}(?::\d{2})?\s*(?:am|pm)\b|\b\d{1,2}:\d{2}\b|(?<=\bat )\d{1,2}(?![\w:%]|[.,]\d|\s*(?:km|kg|mph|miles?|minutes?|mins?|degrees?|percent|euros?|dollars?|pounds?|k\b))|(?:(?:上午|下午|晚上|早上|凌晨|中午|傍晚|夜里)\s?)?(?:[一两二三四五六七八九十]{1,3}|\d{1,2}\s?)点(?:半|[一二三四五\d]{1,2}分)?", re.IGNORECASE)),
     ("number", re.compile(r"(?<![\w.])v?\d+(?:\.\d+)*(?:\s?(?:kg|km|gib|gi|g|cm|mm|mib|mi|m|gb|mb|tb|ms|s|h|k|%|岁|号|公斤|公里))?(?![\w.]\w|\w)", re.IGNORECASE)),
-    # A day of the month ("on the 28th" / "moved to the 29th").
+    # A day of the month ("on the 12th" / "moved to the 14th").
     ("day", re.compile(r"\b\d{1,2}(?:st|nd|rd|th)\b", re.IGNORECASE)),
     # Which way something faces ("朝南" / "其实是朝东的").
     ("direction", re.compile(r"(?:朝|坐北朝)[东南西北]{1,2}|\b(?:north|south|east|west)(?:-facing)?\b", re.IGNORECASE)),
