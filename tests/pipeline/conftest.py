@@ -114,3 +114,13 @@ def run_now(db):
         return done
 
     return run
+
+
+def assert_rewrites(record: str, said: str, expected: str) -> None:
+    """`said` parses as a correction that supersedes `record` and rewrites it to `expected`."""
+    from apps.pipeline.rules.corrections import corrected_content, parse_correction, supersedes
+
+    correction = parse_correction(said)
+    assert correction is not None, said
+    assert supersedes(record, correction) > 0, (record, said)
+    assert corrected_content(record, correction) == expected

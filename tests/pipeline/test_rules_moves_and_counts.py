@@ -10,8 +10,8 @@ from __future__ import annotations
 import pytest
 
 from apps.pipeline.models import KIND_L1
-from apps.pipeline.rules.corrections import corrected_content, parse_correction, supersedes
-from tests.pipeline.conftest import code_profile, msg, ok
+from apps.pipeline.rules.corrections import parse_correction, supersedes
+from tests.pipeline.conftest import assert_rewrites, code_profile, msg, ok
 from tests.pipeline.conftest import live_texts as texts
 
 PROJ = "/home/dev/storefront"
@@ -41,10 +41,7 @@ def coder(make_profile):
     ("日志都存在 Elasticsearch 里，保留三十天。", "我们把日志从 Elasticsearch 切到 Loki 了。", "日志都存在 Loki 里，保留三十天。"),
 ])
 def test_a_move_from_one_name_to_another_rewrites_the_name(record, said, expected):
-    correction = parse_correction(said)
-    assert correction is not None
-    assert supersedes(record, correction) > 0
-    assert corrected_content(record, correction) == expected
+    assert_rewrites(record, said, expected)
 
 
 @pytest.mark.parametrize(("record", "said"), [
@@ -135,10 +132,7 @@ def test_a_chinese_move_in_the_same_batch_rewrites_the_earlier_unit(coder, l0, r
      "On the 17th we're doing a farewell dinner for my brother, near the station."),
 ])
 def test_a_new_day_of_the_month_rewrites_the_stored_day(record, said, expected):
-    correction = parse_correction(said)
-    assert correction is not None
-    assert supersedes(record, correction) > 0
-    assert corrected_content(record, correction) == expected
+    assert_rewrites(record, said, expected)
 
 
 def test_a_day_names_its_event_anywhere_in_the_sentence_of_the_date():
@@ -221,10 +215,7 @@ def test_change_of_plans_opening_a_sentence_is_a_correction_not_a_request(chat, 
     ("办公室有三台打印机，都在二楼。", "公司又买了第四台打印机。", "办公室有四台打印机，都在二楼。"),
 ])
 def test_one_more_said_with_an_ordinal_rewrites_the_stored_count(record, said, expected):
-    correction = parse_correction(said)
-    assert correction is not None
-    assert supersedes(record, correction) > 0
-    assert corrected_content(record, correction) == expected
+    assert_rewrites(record, said, expected)
 
 
 @pytest.mark.parametrize(("record", "said"), [

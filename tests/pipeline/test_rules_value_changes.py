@@ -12,7 +12,7 @@ import pytest
 from apps.pipeline.models import KIND_L1
 from apps.pipeline.rules.corrections import corrected_content, parse_correction, supersedes
 from apps.pipeline.rules.text import values
-from tests.pipeline.conftest import code_profile, msg, ok
+from tests.pipeline.conftest import assert_rewrites, code_profile, msg, ok
 from tests.pipeline.conftest import live_texts as texts
 
 PROJ = "/home/dev/payments-api"
@@ -61,10 +61,7 @@ def test_values_of_more_kinds_are_typed(text, expected):
      "Redis listens on port 6380 on cache-2, with a 1 GB maxmemory."),
 ])
 def test_a_change_said_in_everyday_words_rewrites_the_old_value(record, said, expected):
-    correction = parse_correction(said)
-    assert correction is not None
-    assert supersedes(record, correction) > 0
-    assert corrected_content(record, correction) == expected
+    assert_rewrites(record, said, expected)
 
 
 @pytest.mark.parametrize("sentence", [
