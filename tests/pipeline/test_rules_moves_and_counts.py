@@ -307,3 +307,10 @@ def test_a_value_of_another_subject_does_not_change_the_setting_just_said(coder,
     ok(run_now(coder, KIND_L1))
     live = texts(coder)
     assert all(any(k in t for t in live) for k in kept), live
+
+
+def test_went_from_a_value_to_another_is_a_change_and_from_a_place_to_another_a_trip():
+    assert_rewrites("The build timeout is 30s on the shared runners.", "The timeout went from 30s to 60s after the cache miss storm.",
+                    "The build timeout is 60s on the shared runners.")
+    trip = parse_correction("I went from Lisbon to Porto by train last weekend, lovely ride.")
+    assert trip is None or supersedes("I live in Lisbon with my partner.", trip) == 0

@@ -19,7 +19,9 @@ CORRECTION_RE = re.compile(
     r"|we (moved|switched|migrated|changed|upgraded|downgraded) to|(is|are|it's) now|changed to|instead of|rather than"
     r"|(replaced|swapped) \S+(?: \S+)? (with|for)|(dropped|went down|went up|increased|reduced|decreased|rose|bumped|raised|lowered) to|is (down|up) to"
     r"|(moved|changed|switched|postponed|pushed|pushed back|brought forward|rescheduled) to|change of plans?|i (said|told you|mentioned) .{1,60}\bbut"
-    r"|(switched|moved|migrated|changed|went|upgraded) from)\b"
+    r"|(switched|moved|migrated|changed|upgraded) from"
+    # "went from 20 to 25" is a change; "went from Lisbon to Porto" is a trip.
+    r"|went from (?=[$€£¥]?\d|(one|two|three|four|five|six|seven|eight|nine|ten|a|an)\b))\b"
     r"|^[\w ]{2,30} update\s*:|^update( on [^:]{1,40})?\s*:"
     r"|\bnot\s+[^,.;]+?,?\s+but\b|,\s*not\s+\w|(?<!for )(?<!until )\bnow\s*[.!]?\s*$"
     r"|改成|改为|改到|改用|换用|更正|纠正一下|记错了|说错了|搞错了|弄错了|其实是|现在是|现在改|换成了|变成了?|变为|已经不|不再|不对[，,]"
