@@ -380,3 +380,15 @@ def test_someone_elses_state_is_not_a_restatement(chat, l0, run_now):
     run = ok(run_now(chat, KIND_L1))
     assert not run.counts.get("dedup.sameState")
     assert sorted(r.source_message_ids[0] for r in live(chat) if "vegetarian" in r.content) == ["e1", "e2"]
+
+
+def test_an_acceptance_that_repeats_the_proposal_adds_nothing_to_it(coder, l0, run_now):
+    l0(coder, [
+        code_msg("r1", "Checkout calls to the fraud service time out under load.", 0),
+        code_msg("r2", "建议把 fraud client 的超时调到 60 秒，同时加上一次重试。", 1, role="assistant"),
+        code_msg("r3", "好，调到 60 秒。", 2),
+    ])
+    ok(run_now(coder, KIND_L1))
+    rule = [r for r in live(coder) if "重试" in r.content]
+    assert len(rule) == 1 and rule[0].content.count("60") == 1, [r.content for r in live(coder)]
+    assert rule[0].source_message_ids == ["r2", "r3"]

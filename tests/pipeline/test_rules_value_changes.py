@@ -199,3 +199,22 @@ def test_a_record_names_the_slot_when_a_shared_word_stands_next_to_its_value():
     said_zh = parse_correction("装修师傅又报了一次价，水电也要重做，预算现在得三万五。")
     assert names_the_slot("装修预算三万块，包括厨房。", said_zh)
     assert not names_the_slot("小区物业费每月五百块，车位另算。", said_zh)
+
+
+@pytest.mark.parametrize(("record", "said", "expected"), [
+    # Each new value goes to the clause that names the same thing, whatever the order said.
+    ("出差安排：上海两天，杭州三天，最后一天回公司。", "行程有变：杭州改成两天，上海待三天。", "出差安排：上海三天，杭州两天，最后一天回公司。"),
+    ("Timeouts: api 30s, worker 120s.", "Correction: worker 90s, api 45s.", "Timeouts: api 45s, worker 90s."),
+])
+def test_a_correction_of_several_keyed_values_sets_each_where_its_key_is(record, said, expected):
+    assert_rewrites(record, said, expected)
+
+
+def test_a_correction_of_several_keyed_values_leaves_a_record_without_those_keys():
+    correction = parse_correction("Correction: worker 90s, api 45s.")
+    assert corrected_content("Timeouts: api 30s, cron 120s.", correction) != "Timeouts: api 45s, cron 90s."
+
+
+def test_an_old_value_said_twice_in_the_record_is_replaced_both_times():
+    assert_rewrites("Set MAX_WORKERS to 4 (4 is what the box can take).", "My bad, MAX_WORKERS should be 6, not 4.",
+                    "Set MAX_WORKERS to 6 (6 is what the box can take).")

@@ -444,9 +444,16 @@ def corrected_content(record: str, correction: Correction) -> str | None:
         if m is None or _count_value(m) == correction.count[0]:
             return None
         return record[: m.start("num")] + _count_written_like(correction.count[0], m.group("num")) + record[m.end("num"):]
+    keyed = _keyed_rewrite(record, correction.clause)
+    if keyed is not None:
+        return keyed
     if correction.old and correction.new:
         pattern = re.compile(re.escape(correction.old) if is_chinese(correction.old) else rf"(?<!\w){re.escape(correction.old)}(?!\w)", re.IGNORECASE)
         m = pattern.search(record)
+        if m and len(pattern.findall(record)) > 1 and values(correction.old):
+            # "调到 30，同时排查慢 SQL，调到 30" / "最后定的是 40，不是 30": the record says the old
+            # value twice, and neither may stay.
+            return pattern.sub(lambda found: correction.new, record)
         if m:
             start = m.start()
             # "两台物理机" → "三台 ECS": the count that goes with the old value goes with it.
@@ -509,6 +516,47 @@ def corrected_content(record: str, correction: Correction) -> str | None:
         text = text[:at] + text[at:].replace(old_value, _spaced(text, at, old_value, value), 1)
         changed = True
     return text if changed else None
+
+
+# One correction can set several values, each next to what it is for ("Change of plan: Kyoto
+# 改成四天, Tokyo 只待三天", "staging gets 2 replicas, prod 6"): each clause names its key before its
+# value, and the record's clause with the same key and a value of the same kind takes it.
+_KEY_NOISE = frozenset({"change", "plan", "plans", "update", "actually", "now", "only", "just", "instead", "改成", "改为", "只待", "只有", "现在"})
+
+
+def _keyed(text: str) -> list[tuple[frozenset[str], str, int, str]]:
+    """(key words, kind, position, value) of each clause of `text` that holds one typed value
+    after some words of its own."""
+    out = []
+    start = 0
+    for part in re.split(r"(?<=[,，;；。:：])", text):
+        found = _values_at(part)
+        if len(found) == 1 and found[0][0] > 0:
+            at, kind, value = found[0]
+            key = frozenset(content_tokens(part[:at]) - _KEY_NOISE)
+            if key:
+                out.append((key, kind, start + at, value))
+        start += len(part)
+    return out
+
+
+def _keyed_rewrite(record: str, clause: str) -> str | None:
+    said = _keyed(_strip_lead(clause))
+    if len(said) < 2 or len({key for key, *_ in said}) < len(said):
+        return None
+    held = _keyed(record)
+    edits = []
+    for key, kind, _at, value in said:
+        mine = [(at, old) for hkey, hkind, at, old in held if hkey & key and _kind_fits(hkind, kind)]
+        if len(mine) != 1:
+            return None  # every value said must find its one place, or this is not that record
+        edits.append((mine[0][0], mine[0][1], value))
+    if len({at for at, *_ in edits}) < len(edits) or all(old == value for _, old, value in edits):
+        return None
+    text = record
+    for at, old, value in sorted(edits, reverse=True):
+        text = text[:at] + _spaced(text, at, old, value) + text[at + len(old):]
+    return text
 
 
 def _with_day(date: str, day: str) -> str:

@@ -207,8 +207,9 @@ def _accepted_proposal(message: dict, parts: list[str], session: str, last_assis
     added = parts[0].strip()
     for _ in range(3):  # "yes, add that rule — exactly what we want" is acceptance through and through
         added = ACK_LEAD_RE.sub("", ACCEPT_RE.sub("", added).strip(" ,，。.!！—–-")).strip(" ,，。.!！—–-")
-    if len(content_tokens(added)) >= 2 and not ANAPHORA_RE.search(added):
-        # The acceptance says how: "Yes please, 每周五发我就行" keeps "每周五".
+    if len(content_tokens(added)) >= 2 and not ANAPHORA_RE.search(added) and content_tokens(added) - content_tokens(proposal):
+        # The acceptance says how: "Yes please, 每周五发我就行" keeps "每周五"; one that only
+        # repeats the proposal ("建议调到 30" / "好，调到 30") adds nothing to it.
         proposal = f"{proposal.rstrip('。.')}{'，' if is_chinese(added) else ' — '}{added}"
     category = classify(proposal, role="user")
     if category is None or category in ("episode", "artifact"):
