@@ -163,6 +163,9 @@ def test_relative_dates_resolve_to_the_day(text, expected):
     ("I also told you about the budget yesterday — forget that, we haven't agreed on it yet.", "budget"),
     ("之前说的 flamegraph 那些就别记了，没什么用。", "flamegraph"),
     ("忘掉之前说的磁盘阈值吧，我们打算整体重新评估。", "磁盘阈值"),
+    # A lead word is not part of the subject.
+    ("对了，加班的事就别记了。", "加班"),
+    ("Btw 房租的事就别记了。", "房租"),
 ])
 def test_a_forget_subject_drops_the_words_that_only_say_what_kind_of_thing(sentence, subject):
     assert forget_subject(sentence) == subject
@@ -405,3 +408,37 @@ def test_one_off_needs_the_occasion_and_a_hold_off_said_to_someone(sentence, onc
     from apps.pipeline.rules.extract import one_off
 
     assert one_off(sentence) is once
+
+
+def test_a_forget_request_in_other_words_tombstones_the_one_record_it_clearly_means(chat, l0, run_now):
+    l0(chat, [
+        say("g1", "My sister and I haven't spoken since the wedding, it's a sore point.", 0),
+        say("g2", "I live in Leeds and work as a physio.", 1),
+        say("g3", "我每天晚上都要刷两个小时短视频才睡得着。", 2),
+        say("g4", "我们家住在杭州滨江。", 3),
+    ])
+    ok(run_now(chat, KIND_L1))
+    assert len(live(chat)) == 4
+    l0(chat, [
+        say("g5", "Forget what I said about the falling-out with my sibling.", 10, session="s2"),
+        say("g6", "对了，玩手机玩到很晚这件事就别记了。", 11, session="s2"),
+    ])
+    run = ok(run_now(chat, KIND_L1))
+    assert sorted(texts(chat)) == sorted(["I live in Leeds and work as a physio.", "我们家住在杭州滨江。"])
+    assert run.counts["forgottenByMeaning"] == 2
+    from apps.records.models import L1Record
+
+    gone = L1Record.objects.filter(profile=chat, deleted=True)
+    assert [r.metadata["tombstoneReason"] for r in gone] == ["user-forget", "user-forget"]
+
+
+def test_a_forget_request_that_means_no_record_clearly_tombstones_nothing(chat, l0, run_now):
+    l0(chat, [
+        say("h1", "I run 5k every Saturday morning.", 0),
+        say("h2", "I swim twice a week at the leisure centre.", 1),
+        say("h3", "I work from home on Mondays.", 2),
+    ])
+    ok(run_now(chat, KIND_L1))
+    l0(chat, [say("h4", "Forget the exercise stuff, please.", 10, session="s2")])
+    ok(run_now(chat, KIND_L1))
+    assert len(live(chat)) == 3

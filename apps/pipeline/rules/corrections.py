@@ -769,6 +769,7 @@ def forget_subject(sentence: str) -> str | None:
             continue
         # "forget that, we haven't agreed on it yet": the subject ends at the first clause break.
         subject = re.split(r"[,，;；—–]", m.group("subject").strip(" :：。.!！"))[0].strip()
+        subject = re.sub(r"^(btw|by the way|oh|also|and|对了|另外|还有)\b[,，\s]*", "", subject, flags=re.IGNORECASE).strip()
         subject = re.sub(r"^(about|that|what i said about|me|my|the|请|帮我|麻烦|你|我的|我)\s*", "", subject, flags=re.IGNORECASE).strip()
         subject = re.sub(r"\b(please|pls|thanks|thank you)\b", "", subject, flags=re.IGNORECASE).strip(" ,，")
         subject = re.sub(r"^(把|关于)", "", subject).strip()
