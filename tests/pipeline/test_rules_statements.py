@@ -442,3 +442,23 @@ def test_a_forget_request_that_means_no_record_clearly_tombstones_nothing(chat, 
     l0(chat, [say("h4", "Forget the exercise stuff, please.", 10, session="s2")])
     ok(run_now(chat, KIND_L1))
     assert len(live(chat)) == 3
+
+
+@pytest.mark.parametrize(("sentence", "expected"), [
+    ("Keep this reply short, she's in a hurry.", True),
+    ("这次帮我订个便宜点的酒店就行，不用管积分了。", True),
+    ("Make this one of our team rules: squash every merge.", False),
+    ("我今天不吃晚饭了。", False),  # a statement about oneself, not a request
+])
+def test_a_request_for_the_thing_at_hand_is_one_off(sentence, expected):
+    from apps.pipeline.rules.extract import one_off
+
+    assert one_off(sentence) is expected
+
+
+@pytest.mark.parametrize(("sentence", "subject"), [
+    ("删掉关于房贷那条吧。", "房贷"),
+    ("还有，关于我弟借钱那条 delete 掉吧。", "弟借钱"),
+])
+def test_a_forget_request_that_names_the_record_by_what_it_is_about(sentence, subject):
+    assert forget_subject(sentence) == subject

@@ -218,3 +218,55 @@ def test_a_correction_of_several_keyed_values_leaves_a_record_without_those_keys
 def test_an_old_value_said_twice_in_the_record_is_replaced_both_times():
     assert_rewrites("Set MAX_WORKERS to 4 (4 is what the box can take).", "My bad, MAX_WORKERS should be 6, not 4.",
                     "Set MAX_WORKERS to 6 (6 is what the box can take).")
+
+
+# --------------------------------------------------------------------------- what is true now
+
+
+@pytest.mark.parametrize(("said", "clause", "old", "new"), [
+    ("发布窗口之前是周二，现在改到周四了。", "发布窗口，现在改到周四了。", "周二", "周四"),
+    ("缓存 TTL 我从 300 秒调到 600 秒了。", "缓存 TTL 我调到 600 秒了。", "300 秒", "600 秒"),
+    ("The standup moved from 9:30 to 10:00 for everyone.", "The standup moved to 10:00 for everyone.", "9:30", "10:00"),
+])
+def test_a_change_keeps_only_what_is_true_now_in_its_clause(said, clause, old, new):
+    correction = parse_correction(said)
+    assert (correction.clause, correction.old, correction.new) == (clause, old, new)
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("体重现在68公斤，目标是63公斤。", [("number:公斤", "68公斤"), ("number:公斤", "63公斤")]),
+    ("打卡半径是300米了", [("number:米", "300米")]),
+    ("推理跑在 T4 上", []),  # a name with a digit is not a number
+    ("每周一三五练瑜伽", [("weekday", "一三五")]),
+    ("周一周五都加班", [("weekday", "周一"), ("weekday", "周五")]),
+    ("每周五次", [("count:次", "五")]),
+])
+def test_numbers_next_to_chinese_and_weekdays_by_number_are_typed(text, expected):
+    assert values(text) == expected
+
+
+def test_weekdays_said_by_number_are_rewritten_as_one_value():
+    assert_rewrites("每周一三五晚上练瑜伽，在公司楼下。", "瑜伽现在改到二四了，周一老开会。", "每周二四晚上练瑜伽，在公司楼下。")
+
+
+def test_a_change_said_with_its_old_value_is_stored_without_it(chat, l0, run_now):
+    l0(chat, [
+        msg("n1", "停车位月租从 400 块涨到 450 块了，物业刚通知的。", ts=T),
+        msg("n2", "周会之前是周一，现在改到周三了。", ts=T + 1000),
+    ])
+    ok(run_now(chat, KIND_L1))
+    text = "\n".join(texts(chat))
+    assert "450" in text and "400" not in text
+    assert "周三" in text and "周一" not in text
+
+
+def test_a_correction_that_says_the_value_the_record_holds_changes_nothing(chat, l0, run_now):
+    l0(chat, [
+        msg("k1", "I need gift ideas for my nephew, he's turning 9 next month.", ts=T),
+        msg("k2", "Anything with trains works, he has a huge wooden set.", ts=T + 1000),
+        msg("k3", "Sorry, I meant he's turning 10, not 9 — I keep forgetting his party was in summer… no wait, his birthday is in October, he turns 10.",
+            ts=T + 2000),
+    ])
+    ok(run_now(chat, KIND_L1))
+    nephew = [t for t in texts(chat) if "nephew" in t]
+    assert len(nephew) == 1 and "10" in nephew[0] and "turning 9" not in nephew[0], texts(chat)

@@ -19,7 +19,7 @@ CORRECTION_RE = re.compile(
     r"|we (moved|switched|migrated|changed|upgraded|downgraded) to|(is|are|it's) now|changed to|instead of|rather than"
     r"|(replaced|swapped) \S+(?: \S+)? (with|for)|(dropped|went down|went up|increased|reduced|decreased|rose|bumped|raised|lowered) to|is (down|up) to"
     r"|(moved|changed|switched|postponed|pushed|pushed back|brought forward|rescheduled) to|change of plans?|i (said|told you|mentioned) .{1,60}\bbut"
-    r"|(switched|moved|migrated|changed|upgraded) from"
+    r"|(switched|moved|migrated|changed|upgraded) from|^\s*(?:oh,?\s*)?wait\b(?![\s,]*(?:for|until|till|on|and see|a (?:sec|second|minute|bit))\b)"
     # "went from 20 to 25" is a change; "went from Lisbon to Porto" is a trip.
     r"|went from (?=[$€£¥]?\d|(one|two|three|four|five|six|seven|eight|nine|ten|a|an)\b))\b"
     r"|^[\w ]{2,30} update\s*:|^update( on [^:]{1,40})?\s*:"
@@ -148,8 +148,15 @@ def _from_to(sentence: str) -> Correction | None:
         new = re.sub(r"\s*(?:了|啦|的|上|去|来)+$", "", new).strip()
         slot = re.sub(r"^\s*(?:我们|我|他们|公司|团队)?(?:已经|终于|最近)?把?", "", before[clause_start:]).strip()
     # Numbers and other typed values have their own rules (a value of the kind next to the same
-    # words); this one is for names: hosts, tools, products, places.
-    if not old or not new or values(old) or len(old.split()) > 4 or len(new.split()) > 4:
+    # words); this one is for names: hosts, tools, products, places — and for a move between
+    # two values of one kind ("the wedding moved from June 14 to June 21").
+    old_values, new_values = values(old), values(new)
+    if old_values:
+        same = [v for k, v in new_values if k == old_values[0][0]]
+        if len(old_values) != 1 or not same:
+            return None
+        return Correction(clause=_clause_of(text), old=old_values[0][1], new=same[0])
+    if not old or not new or len(old.split()) > 4 or len(new.split()) > 4:
         return None
     # What is true now: "we moved the marketing site to Render", "数据库迁到了 PostgreSQL".
     dropped = (r"\bfrom\s+" if m else r"从\s*") + re.escape(found.group("old")) + r"\s*"
@@ -275,6 +282,22 @@ def _stem(word: str) -> str:
 
 
 def parse_correction(sentence: str) -> Correction | None:
+    found = _parse(sentence)
+    if found is not None and not found.count:
+        # The corrected statement says what is true now; the value it replaces is history
+        # ("之前是200米，现在是500米了" → "现在是500米了", also its `old` when none was said).
+        clause, before = _now_only(found.clause)
+        if clause:
+            found.clause = clause
+        if before and not found.old:
+            new_kinds = {k for k, _ in values(found.new or found.clause)}
+            same = [v for k, v in values(before) if k in new_kinds]
+            if len(same) == 1:
+                found.old = same[0]
+    return found
+
+
+def _parse(sentence: str) -> Correction | None:
     moved = _from_to(sentence) or _count_added(sentence)
     if moved is not None:
         return moved
@@ -290,6 +313,38 @@ def parse_correction(sentence: str) -> Correction | None:
         if values(sentence[start: min(ends) if ends else len(sentence)]):
             return Correction(clause=_clause_of(sentence), old="", new="", weak=True)
     return None
+
+
+_FROM_VALUE_ZH = re.compile(r"从\s*(?P<v>[^，,。；;从]{1,16}?)\s*(?=(?:调|改|挪|升|降|拉长|缩短|推迟|提前|延后|延长|换|涨|加|减|砍|变|提|放宽|收紧)[^，,。；;到]{0,2}到)")
+_FROM_VALUE_EN = re.compile(r"\bfrom\s+(?P<v>[^,;!?]{1,24}?)\s+(?=to\b)", re.IGNORECASE)
+_BEFORE_RE = re.compile(r"(?:之前|以前|原来|原先|本来|先前|起初)|\b(?:used to be|previously|originally)\b", re.IGNORECASE)
+
+
+def _now_only(clause: str) -> tuple[str, str]:
+    """`clause` without what it says held before, and that part: "从 0.6 调到 0.75" → "调到 0.75",
+    "moved from June 14 to June 21" → "moved to June 21", "半径之前是200米，现在是500米了" →
+    "半径，现在是500米了" (a sub-clause's "before" part goes when another sub-clause says a
+    value of the same kind)."""
+    text, dropped = clause, []
+    for pattern in (_FROM_VALUE_ZH, _FROM_VALUE_EN):
+        for m in reversed(list(pattern.finditer(text))):
+            if values(m.group("v")):
+                dropped.append(m.group("v"))
+                text = text[: m.start()] + text[m.end():]
+    parts = re.split(r"(?<=[，,；;])", text)
+    for i, part in enumerate(parts):
+        before = _BEFORE_RE.search(part)
+        if before is None:
+            continue
+        held = [(at, k, v) for at, k, v in _values_at(part) if at > before.start()]
+        elsewhere = {k for j, other in enumerate(parts) if j != i for k, _ in values(other)}
+        if len(held) == 1 and held[0][1] in elsewhere:
+            at, _kind, value = held[0]
+            dropped.append(part[before.start(): at + len(value)])
+            parts[i] = part[: before.start()] + part[at + len(value):]
+    text = "".join(parts)
+    text = re.sub(r"\s{2,}", " ", re.sub(r"(?<=[，,；;])\s*[，,]|^\s*[，,]\s*", "", text)).strip()
+    return (text, " ".join(dropped)) if dropped else (clause, "")
 
 
 def _clause_of(sentence: str) -> str:
@@ -450,6 +505,11 @@ def corrected_content(record: str, correction: Correction) -> str | None:
     if correction.old and correction.new:
         pattern = re.compile(re.escape(correction.old) if is_chinese(correction.old) else rf"(?<!\w){re.escape(correction.old)}(?!\w)", re.IGNORECASE)
         m = pattern.search(record)
+        if m and any(m.start() < at + len(v) and at < m.end() and not (m.start() <= at and at + len(v) <= m.end())
+                     and kind == "weekday" for at, kind, v in _values_at(record)):
+            # "周一" across the record's "周一三五" is part of another value, not the one said
+            # (only weekdays: "七点" against "七点十分" is the record's clock time said short).
+            m = None
         if m and len(pattern.findall(record)) > 1 and values(correction.old):
             # "调到 30，同时排查慢 SQL，调到 30" / "最后定的是 40，不是 30": the record says the old
             # value twice, and neither may stay.
@@ -738,7 +798,7 @@ _FORGET_PATTERNS: list[re.Pattern[str]] = [
     # "忘掉之前说的磁盘阈值吧": the subject after the request.
     re.compile(r"(?:^|[，,])\s*(?:请|你)?(?:忘掉|删掉|删除)(?!吧|了吧|它)(?P<subject>[^，,。！!？?]{2,}?)(?:吧|了|这件事|的事)?\s*(?:[，,。！!]|$)"),
     re.compile(r"(?:把|关于)?(?P<subject>[^，,。！!？?]*?)(?:的事|的事情|这件事|这事|的内容|的记忆)?(?:就|也|都)?(?:别|不要|不用)(?:再)?记(?:住|下|录|着)?(?:了|啦)?"),
-    re.compile(r"(?:把|关于)?(?P<subject>[^，,。！!？?]*?)(?:的事|的事情|这件事|这事|的内容|的记忆)?(?:都|也|就)?(?:忘掉|忘了吧|删掉|删除|删了)(?:吧|它|这条记忆|这条|这个记忆)?"),
+    re.compile(r"(?:把|关于)?(?P<subject>[^，,。！!？?]*?)(?:的事|的事情|这件事|这事|的内容|的记忆)?(?:都|也|就)?(?:忘掉|忘了吧|删掉|删除|删了|delete\s?掉)(?:吧|它|这条记忆|这条|这个记忆)?"),
 ]
 # Words that say what kind of thing is to be forgotten, not what it is ("the salary figure",
 # "工资那个数字"): the rest of the subject is what a record must mention.
@@ -746,7 +806,8 @@ _GENERIC_SUBJECT_EN = re.compile(r"\b(figures?|numbers?|details?|info|informatio
 _GENERIC_SUBJECT_ZH = re.compile(r"(?:那个|这个|那些|这些)(?:数字|号码|信息|内容|部分|细节|事情|事儿|事)?$|(?:数字|号码|信息|内容|部分|细节|事情|事儿)$"
                                   r"|^(?:之前|刚才|上次|前面|我)*(?:说|提|讲)(?:的|过的)")
 _FORGET_GUARD_RE = re.compile(r"\b(don't|do not|never|not) forget\b|别忘|不要忘|忘了(带|拿|关|锁|交|写|说|告诉)|我忘了", re.IGNORECASE)
-_MEMORY_WORD_RE = re.compile(r"记|忘掉|忘了吧|memor|forget|remember|record|note|scratch|strike|drop (the|what)", re.IGNORECASE)
+_MEMORY_WORD_RE = re.compile(r"记|忘掉|忘了吧|memor|forget|remember|record|note|scratch|strike|drop (the|what)"
+                             r"|(?:删掉|删除|delete\s?掉?)关于|关于.{1,30}?(?:那|这)条", re.IGNORECASE)
 ANAPHORIC_SUBJECT_RE = re.compile(r"^(it|that|this|those|these|all that|all of that|what i (just )?said|the last (one|thing)|这条|这个|这些|那个|那条|刚才(那|说的)?(条|个|些)?|上一条|这|那|)$", re.IGNORECASE)
 
 
@@ -763,7 +824,8 @@ def forget_subject(sentence: str) -> str | None:
         if pattern.pattern.startswith("(?:^|[，,])") and not re.search(r"吧|别记|不想|不用记", text):
             continue  # "删掉 X" alone is an instruction to the agent ("删掉这个文件"), not to memory
         if pattern.pattern.startswith("(?:把|关于)") and not re.search(
-                r"(别|不要|不用)(再)?记|忘掉|忘了吧|删掉这条|删除这条|删掉关于|删除关于|的记忆|不想(让你|被)?记|不想.{0,6}被记", text):
+                r"(别|不要|不用)(再)?记|忘掉|忘了吧|删掉这条|删除这条|删掉关于|删除关于|的记忆|不想(让你|被)?记|不想.{0,6}被记"
+                r"|关于.{1,30}?(?:那|这)条", text):
             continue
         if pattern.pattern.startswith(r"\b(?:delete|remove|erase") and not re.search(r"memor|notes? about|records? about", text, re.IGNORECASE):
             continue

@@ -250,20 +250,30 @@ OCCASION_RE = re.compile(
 HOLD_OFF_RE = re.compile(
     r"(^|[,;:]\s*|\b(please|just|let's|we'll|we can)\s+)(skip|don't|do not|no need to|hold off( on)?|leave out|bypass|ignore)\b"
     r"|\b(skip|hold off on|leave out|bypass)\b.*\b(this time|just this once|this once|for today|today|tonight)\b"
-    r"|先别|先不要|先不用|先跳过|跳过|先不|暂时不|不要|别(?!忘)", re.IGNORECASE)
+    r"|先别|先不要|先不用|先跳过|跳过|先不|暂时不|不要|不用(?!担心|谢)|别(?!忘)", re.IGNORECASE)
+# An exception asked for the thing at hand ("Make this one formal", "keep this email short"): for
+# that one only, whatever it asks.
+EXCEPTION_RE = re.compile(r"^(?:(?:ok|okay|and|oh|please|but),?\s+)*(?:make|keep|write|do|send|sign)\s+this\s+(?:one|email|message|reply|note|draft|letter)\b(?!\s+of\b)",
+                          re.IGNORECASE)
 LASTING_RE = re.compile(r"\b(from now on|always|never|every|each time|going forward|in future|in the future|as a rule"
                         r"|starting today|from today|as of today|any ?more)\b"
                         r"|以后|今后|每次|每回|一律|都要|都不|从现在起|开始|永远|总是|不再|再也", re.IGNORECASE)
-SELF_SUBJECT_RE = re.compile(r"\bi\b|我(?!们)", re.IGNORECASE)
+SELF_SUBJECT_RE = re.compile(r"\bi\b|(?<![帮给让叫替为])我(?!们)", re.IGNORECASE)  # "帮我挑…" asks; "我今天不吃" says
 REMINDER_RE = re.compile(r"\b(don't forget|do not forget|remember to)\b|别忘|不要忘|记得", re.IGNORECASE)  # a task for today
 
 
 def one_off(sentence: str) -> bool:
     """An instruction for the occasion only: not a memory (SPEC §5: one-off requests)."""
+    if _exception_for_now(sentence):
+        return True
     if not OCCASION_RE.search(sentence) or LASTING_RE.search(sentence) or SELF_SUBJECT_RE.search(sentence) \
             or REMINDER_RE.search(sentence):
         return False
     return bool(HOLD_OFF_RE.search(sentence))
+
+
+def _exception_for_now(sentence: str) -> bool:
+    return bool(EXCEPTION_RE.search(sentence.strip())) and not LASTING_RE.search(sentence)
 
 
 ELABORATION_RE = re.compile(r"^(he|she|it|they|his|her|its|their|a|an|this one|that one)\b|^(她|他|它|他们|她们|一只|一个)", re.IGNORECASE)

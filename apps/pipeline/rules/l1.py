@@ -325,7 +325,8 @@ def _apply_in_batch_corrections(ctx, analysis: BatchAnalysis, planned: list[Plan
             best = _setting_just_said(analysis, planned, said)
         if best is None:
             continue
-        new_content = corrected_content(best.candidate.content, correction) or (None if correction.weak else _standalone(correction))
+        new_content = corrected_content(best.candidate.content, correction) or (
+            None if correction.weak or _holds_already(best.candidate.content, correction) else _standalone(correction))
         if not new_content:
             continue
         best.candidate.content = new_content
@@ -349,6 +350,14 @@ def _setting_just_said(analysis: BatchAnalysis, planned: list[Planned], said) ->
                 return item
             return None
     return None
+
+
+def _holds_already(record: str, correction: Correction) -> bool:
+    """The record already says every value the correction states ("she's turning 8" / "no wait,
+    … she turns 8"): nothing of it to rewrite, and its clause does not replace the record."""
+    stated = values(correction.new or correction.clause)
+    held = {value_key(v) for _, v in values(record)}
+    return bool(stated) and all(value_key(v) in held for _, v in stated)
 
 
 def _standalone(correction: Correction) -> str | None:
@@ -419,7 +428,7 @@ def _stored_corrections(ctx, analysis: BatchAnalysis, mode: str, projects: dict[
             continue
         earlier = corrected_here.get(best.record_id)
         current = earlier.candidate.content if earlier is not None else best.content
-        new_content = corrected_content(current, correction) or _standalone(correction)
+        new_content = corrected_content(current, correction) or (None if _holds_already(current, correction) else _standalone(correction))
         if not new_content or normalize(new_content) == normalize(current):
             continue
         if earlier is not None:

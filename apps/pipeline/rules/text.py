@@ -240,11 +240,18 @@ VALUE_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
                           r"(?![多余]?\s?(?:米|公里|步|人|字|名|个|次|条|年|克|平|卡|瓦|转|公斤|斤))(?:块钱?|元|美元|欧元)?"
                           r"|\d+(?:\.\d+)?\s?(?:块钱?|元|美元|欧元)", re.IGNORECASE)),
     # A count with its measure word first: "每周五次" is five times a week, not Friday.
-    ("count", re.compile(r"(?:\d+|[一二三四五六七八九十两]+)\s?(?=[次个岁只位条台张天年周月])")),
+    # "周一周五" is two weekdays, not "one week" and a Friday.
+    ("count", re.compile(r"(?:\d+|[一二三四五六七八九十两]+)\s?(?=[次个岁只位条台张天年周月])(?!(?<=[周期拜][一二三四五六日])周)")),
+    # Several weekdays said by their numbers, in order ("周一三五", "改到二四六了", "一三五下班后去").
+    ("weekday", re.compile(r"(?:(?:(?<=周)|(?<=星期)|(?<=礼拜))(?=[一二三四五六日]{2})一?二?三?四?五?六?日?"
+                           r"|(?<![一二三四五六七八九十两\d])(?=[一二三四五六日]{2})一?二?三?四?五?六?日?(?=下班|上班|去|练|上课|晚上|早上|下午|上午|了|都|$))")),
     ("weekday", re.compile(rf"\b(?:{_WEEKDAYS_EN})s?\b|(?:周|星期|礼拜)[一二三四五六日天]", re.IGNORECASE)),
     # "at 10" is a clock time like "at 9:30" (the class starts at 10 → at 9:30 corrects it).
     ("time", re.compile(r"\b\d{1,2}(?::\d{2})?\s*(?:am|pm)\b|\b\d{1,2}:\d{2}\b|(?<=\bat )\d{1,2}(?![\w:%]|[.,]\d|\s*(?:km|kg|mph|miles?|minutes?|mins?|degrees?|percent|euros?|dollars?|pounds?|k\b))|(?:(?:上午|下午|晚上|早上|凌晨|中午|傍晚|夜里)\s?)?(?:[一两二三四五六七八九十]{1,3}|\d{1,2}\s?)点(?:半|[一二三四五\d]{1,2}分)?", re.IGNORECASE)),
-    ("number", re.compile(r"(?<![\w.])v?\d+(?:\.\d+)*(?:\s?(?:kg|km|gib|gi|g|cm|mm|mib|mi|m|gb|mb|tb|ms|s|h|k|%|岁|号|公斤|公里))?(?![\w.]\w|\w)", re.IGNORECASE)),
+    # A number may touch Chinese text on either side ("现在82公斤，", "半径是500米了"), not Latin
+    # letters or digits ("T4", "v2beta").
+    ("number", re.compile(r"(?<![A-Za-z0-9_.])v?\d+(?:\.\d+)*(?:\s?(?:kg|km|gib|gi|g|cm|mm|mib|mi|m|gb|mb|tb|ms|s|h|k|%)(?![A-Za-z0-9_])"
+                          r"|\s?(?:公斤|公里|米|岁)|\s?号(?!\w)|(?![\w.]\w|\w))", re.IGNORECASE)),
     # A day of the month ("on the 12th" / "moved to the 14th").
     ("day", re.compile(r"\b\d{1,2}(?:st|nd|rd|th)\b", re.IGNORECASE)),
     # Which way something faces ("朝南" / "其实是朝东的").
@@ -255,7 +262,7 @@ VALUE_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
 ]
 # Units of one dimension are one kind of value: "1Gi" corrects "512Mi", "2 GB" corrects "800 MB".
 _DIMENSION = {unit: "bytes" for unit in ("gb", "mb", "tb", "gib", "gi", "mib", "mi")}
-_UNIT_RE = re.compile(r"(kg|km|gib|gi|g|cm|mm|mib|mi|m|gb|mb|tb|ms|s|h|k|%|岁|号|公斤|公里|[次个岁只位条台张天年周月])$", re.IGNORECASE)
+_UNIT_RE = re.compile(r"(kg|km|gib|gi|g|cm|mm|mib|mi|m|gb|mb|tb|ms|s|h|k|%|岁|号|公斤|公里|米|[次个岁只位条台张天年周月])$", re.IGNORECASE)
 
 
 # Kinds whose values carry their unit, as "number:kg" does: the unit names the slot.
