@@ -45,7 +45,8 @@ def requests() -> list[dict]:
             traps = [t for t in conv.get("traps") or [] if t.get("kind") == "forgotten"]
             said: list[str] = []
             for session in conv["sessions"]:
-                for role, content in (m[:2] for m in session["messages"]):
+                for turn in session["messages"]:
+                    role, content = (turn[0], turn[1]) if isinstance(turn, list) else (turn["role"], turn["content"])
                     if role != "user":
                         continue
                     for sentence in sentences(content):

@@ -459,6 +459,9 @@ def test_a_request_for_the_thing_at_hand_is_one_off(sentence, expected):
 @pytest.mark.parametrize(("sentence", "subject"), [
     ("删掉关于房贷那条吧。", "房贷"),
     ("还有，关于我弟借钱那条 delete 掉吧。", "弟借钱"),
+    # What is kept "around" is the thing said before, never a record that says "around".
+    ("Oh, scratch what I told you about the dentist on Friday — no need to keep it around.", "dentist on Friday"),
+    ("That's settled now, no need to keep it around.", None),  # no word of memory: not a request at all
 ])
 def test_a_forget_request_that_names_the_record_by_what_it_is_about(sentence, subject):
     assert forget_subject(sentence) == subject

@@ -794,7 +794,7 @@ _FORGET_PATTERNS: list[re.Pattern[str]] = [
     re.compile(r"\b(?:don't|do not|please don't|no need to) (?:remember|keep|store|save|record|note down|memori[sz]e)\s+(?:that|this|it|what i said about|anything about|the bit about)?\s*(?P<subject>[^.!?]*)", re.IGNORECASE),
     re.compile(r"\b(?:delete|remove|erase|drop|wipe)\s+(?:the|that|this|any|all|your)?\s*(?:memor(?:y|ies)|notes?|records?)\s*(?:about|of|on|for)?\s*(?P<subject>[^.!?]*)", re.IGNORECASE),
     re.compile(r"\bstop remembering\s*(?P<subject>[^.!?]*)", re.IGNORECASE),
-    re.compile(r"\b(?:scratch|drop|strike) (?:the (?:bit|part|thing)|what i said|everything i said) about\s+(?P<subject>[^.!?,]*)", re.IGNORECASE),
+    re.compile(r"\b(?:scratch|drop|strike) (?:the (?:bit|part|thing)|what i (?:said|told you|mentioned)|everything i said) about\s+(?P<subject>[^.!?,—–]*)", re.IGNORECASE),
     # "忘掉之前说的磁盘阈值吧": the subject after the request.
     re.compile(r"(?:^|[，,])\s*(?:请|你)?(?:忘掉|删掉|删除)(?!吧|了吧|它)(?P<subject>[^，,。！!？?]{2,}?)(?:吧|了|这件事|的事)?\s*(?:[，,。！!]|$)"),
     re.compile(r"(?:把|关于)?(?P<subject>[^，,。！!？?]*?)(?:的事|的事情|这件事|这事|的内容|的记忆)?(?:就|也|都)?(?:别|不要|不用)(?:再)?记(?:住|下|录|着)?(?:了|啦)?"),
@@ -839,6 +839,8 @@ def forget_subject(sentence: str) -> str | None:
         subject = re.split(r"[,，;；—–]", subject)[0].strip()  # "forget that, we haven't agreed" → "that"
         narrowed = _GENERIC_SUBJECT_ZH.sub("", _GENERIC_SUBJECT_EN.sub("", subject).strip()).strip(" ,，的")
         subject = re.sub(r"^(the|my|our|a)\s+", "", re.sub(r"\s{2,}", " ", narrowed), flags=re.IGNORECASE).strip() if narrowed else subject
+        # "no need to keep it around": what is kept is "it", not "around".
+        subject = re.sub(r"^(?:it\s+)?(?:around|in mind|on file|on record)$", "", subject, flags=re.IGNORECASE).strip()
         if ANAPHORIC_SUBJECT_RE.match(subject):
             # "I told you about the budget — forget that": the subject is said before the request.
             before = text[: m.start()]

@@ -89,7 +89,8 @@ FORGET_SEARCH_TOP_K = 10
 # against the user's earlier sentences: a sentence not meant came first 5 times (up to 0.363,
 # short replies such as "Huge."), never 0.15 clear of the second (at most 0.114); the rule
 # takes 8 of the 17 requests whose meant sentence came first and none wrongly. The margin is
-# the guard: better to keep a record than to tombstone the wrong one.
+# the guard: better to keep a record than to tombstone the wrong one. With the sixth held-out
+# batch (27 requests): no wrong pick, 11 right; a sentence not meant scored up to 0.395.
 FORGET_DENSE_MIN = 0.30
 FORGET_DENSE_MARGIN = 0.15
 TEXT_SCAN_LIMIT = 2000
