@@ -20,7 +20,9 @@ pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 ROOT = Path(__file__).resolve().parents[2]
 REDIS_DB = 11
-MESSAGES = 400
+# Enough for many batches (100 messages each): the worker is killed once two are committed,
+# and with 400 a fast worker had committed the last batch before the kill landed.
+MESSAGES = 1500
 
 
 def _free_port() -> int:

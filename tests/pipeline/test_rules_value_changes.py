@@ -270,3 +270,38 @@ def test_a_correction_that_says_the_value_the_record_holds_changes_nothing(chat,
     ok(run_now(chat, KIND_L1))
     nephew = [t for t in texts(chat) if "nephew" in t]
     assert len(nephew) == 1 and "10" in nephew[0] and "turning 9" not in nephew[0], texts(chat)
+
+
+@pytest.mark.parametrize(("said", "clause"), [
+    ("午休是一个小时……不对，一个半小时，下午两点前回来就行。", "午休是一个半小时，下午两点前回来就行。"),
+    ("The nightly export keeps 7 days… no wait, 14 days, not 7, legal asked for two weeks.",
+     "The nightly export keeps 14 days, legal asked for two weeks."),
+    ("用的是 Ubuntu 20.04…… 搞错了，是 Ubuntu 22.04，not Ubuntu 20.04，20.04 是旧机器的。", "用的是 Ubuntu 22.04。"),
+])
+def test_a_self_correction_after_an_ellipsis_is_the_sentence_as_corrected(said, clause):
+    from apps.pipeline.rules.corrections import self_corrected
+
+    assert self_corrected(said).clause == clause
+
+
+@pytest.mark.parametrize("said", [
+    "我想想……还是算了。",  # no correction after the ellipsis
+    "Sorry, I meant 8, not 7 — it was in spring… no wait, in December, she turns 8.",  # the first part corrects already
+])
+def test_an_ellipsis_without_a_correction_of_what_came_before_changes_nothing(said):
+    from apps.pipeline.rules.corrections import self_corrected
+
+    assert self_corrected(said) is None
+
+
+def test_a_self_corrected_statement_is_stored_corrected_and_rewrites_an_earlier_record(coder, l0, run_now):
+    l0(coder, [msg("e1", "Invoices are archived after 90 days in cold storage.", cwd=PROJ, ts=T)])
+    ok(run_now(coder, KIND_L1))
+    l0(coder, [
+        msg("e2", "The archive job keeps invoices 90 days… wait, 180 days, finance wants half a year.", session="s2", cwd=PROJ, ts=T + DAY),
+        msg("e3", "对了，付款回调的重试间隔是 30 秒…… 不对，60 秒，第三方限流了。", session="s2", cwd=PROJ, ts=T + DAY + 1000),
+    ])
+    ok(run_now(coder, KIND_L1))
+    text = "\n".join(texts(coder))
+    assert "180 days" in text and "90 days" not in text, texts(coder)
+    assert "60 秒" in text and "30 秒" not in text and "不对" not in text, texts(coder)

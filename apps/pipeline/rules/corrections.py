@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from apps.pipeline.rules.text import STOPWORDS, UNIT_KINDS, content_tokens, is_chinese, value_key, values
+from apps.pipeline.rules.text import STOPWORDS, UNIT_KINDS, content_tokens, is_chinese, is_cjk_char, value_key, values
 
 CORRECTION_RE = re.compile(
     r"\b(actually|i was wrong|i'm wrong|my bad|my mistake|correction|i misspoke|sorry,? i meant|i meant|scratch that|wait,? no|no,? wait|not anymore|no longer"
@@ -23,7 +23,7 @@ CORRECTION_RE = re.compile(
     # "went from 20 to 25" is a change; "went from Lisbon to Porto" is a trip.
     r"|went from (?=[$€£¥]?\d|(one|two|three|four|five|six|seven|eight|nine|ten|a|an)\b))\b"
     r"|^[\w ]{2,30} update\s*:|^update( on [^:]{1,40})?\s*:"
-    r"|\bnot\s+[^,.;]+?,?\s+but\b|,\s*not\s+\w|(?<!for )(?<!until )\bnow\s*[.!]?\s*$"
+    r"|\bnot\s+[^,.;]+?,?\s+but\b|[,，]\s*not\s+\w|(?<!for )(?<!until )\bnow\s*[.!]?\s*$"
     r"|改成|改为|改到|改用|换用|更正|纠正一下|记错了|说错了|搞错了|弄错了|其实是|现在是|现在改|换成了|变成了?|变为|已经不|不再|不对[，,]"
     r"|降到|降至|升到|升至|提高到|增加到|减少到|涨到|调整为|调整到|调到|迁到|迁移到|改发到|不用了|从[^，,。；;]{1,30}(?:换成|改成|改为|改到)"
     r"|不是[^，,。]{1,20}[，,]?\s*(而)?是|是[^，,。]{1,20}[，,]?\s*不是",
@@ -64,7 +64,7 @@ _LEAD_RE = re.compile(
 )
 _PAIRS: list[re.Pattern[str]] = [
     re.compile(r"\bnot\s+(?P<old>[^,.;]+?)\s*,?\s+but\s+(?P<new>[^,.;!]+)", re.IGNORECASE),
-    re.compile(r"(?P<new>[^,;]+?)\s*,\s*not\s+(?P<old>[^,.;!]+)", re.IGNORECASE),
+    re.compile(r"(?P<new>[^,;，；]+?)\s*[,，]\s*not\s+(?P<old>(?:[^,.;!，。；]|\.(?=\d))+)", re.IGNORECASE),
     re.compile(r"(?P<new>[^,;]+?)\s+(?:instead of|rather than)\s+(?P<old>[^,.;!]+)", re.IGNORECASE),
     re.compile(r"\bfrom\s+(?P<old>[\w.:-]+(?: [\w.:-]+)?)\s+to\s+(?P<new>[\w.:-]+(?: [\w.:-]+)?)", re.IGNORECASE),
     re.compile(r"不是(?P<old>[^，,。；;]+?)[，,]?\s*(?:而)?是(?P<new>[^，,。；;！!]+)"),
@@ -347,6 +347,47 @@ def _now_only(clause: str) -> tuple[str, str]:
     return (text, " ".join(dropped)) if dropped else (clause, "")
 
 
+# A speaker correcting themselves after an ellipsis ("跑步机一般跑30分钟……不对，20分钟，再多左膝就疼",
+# "upload 上限是 10MB…… wait, 是 20MB, not 10MB，前端已经放开了"): the sentence is stored as corrected.
+_SELF_CORRECTION_RE = re.compile(
+    r"^(?P<said>.+?)…+\s*(?P<fix>(?i:不对|等等|等下|等一下|哦不|噢不|不是|搞错|说错|记错|弄错|wait\b|no\b|sorry\b|actually\b|i mean\b|oops\b|scratch that\b).*)$")
+_MARKERS_ONLY_RE = re.compile(
+    r"^(?:(?:不对|等等|等下|等一下|哦不|噢不|我?搞错了|我?说错了|我?记错了|我?弄错了|wait|no|sorry|actually|i mean|oops|scratch that)[\s,，!！.。]*)+$",
+    re.IGNORECASE)
+
+
+def self_corrected(sentence: str) -> Correction | None:
+    """A correction said after an ellipsis, applied to what came before it: its clause is the
+    sentence as corrected, keeping of the correction only what says more than the change (the
+    old value is not repeated). None when the sentence corrects nothing of itself."""
+    m = _SELF_CORRECTION_RE.match(sentence.strip())
+    if m is None:
+        return None
+    said, fix = m.group("said").strip(), m.group("fix").strip()
+    correction = parse_correction(fix)
+    if correction is None or parse_correction(said) is not None:
+        return None  # nothing to apply, or the first part is itself a correction
+    correction.new = re.sub(r"^(?:就是|而是|是)\s*", "", correction.new)  # "是 Edgecomb Gray，not Pale Oak"
+    fixed = corrected_content(said, correction)
+    if not fixed:
+        return None
+    kept = []
+    for clause in re.split(r"[，,;；]", fix.rstrip("。.!！")):
+        clause = clause.strip()
+        if not clause or _MARKERS_ONLY_RE.match(clause) or (correction.old and correction.old.lower() in clause.lower()):
+            continue  # a marker, or what was wrong said again
+        rest = clause.replace(correction.new, " ") if correction.new else clause
+        for _kind, value in values(rest):
+            rest = rest.replace(value, " ")
+        if content_tokens(rest) - content_tokens(fixed):  # says more than the corrected part ("14 days" does not)
+            kept.append(clause)
+    chinese = bool(re.search(r"[\u4e00-\u9fff]", fixed))
+    sep = "，" if chinese else ", "
+    clause = fixed.rstrip("…. ") + (sep + sep.join(kept) if kept else "") + ("。" if chinese else ".")
+    old_values = [v for k, v in values(said) if v not in fixed]
+    return Correction(clause=clause, old=correction.old or (old_values[0] if len(old_values) == 1 else ""), new=correction.new)
+
+
 def _clause_of(sentence: str) -> str:
     return re.sub(r"^[,，:：\s—–-]+|[,，\s]+$", "", _strip_lead(sentence))
 
@@ -443,7 +484,7 @@ def _kept(m: re.Match[str], text: str) -> str:
     pattern = m.re.pattern
     if pattern.startswith((r"\bnot\s+", "不是")) or "(?:而)?不是" in pattern:
         return m.group("new") + text[m.end():]
-    if "instead of" in pattern or ",\\s*not" in pattern or "不是(?P<old>" in pattern:
+    if "instead of" in pattern or "[,，]\\s*not" in pattern or "不是(?P<old>" in pattern:
         return m.group("new") + text[m.end():]
     if pattern.startswith(r"\bfrom"):
         return span.replace(m.group("old"), "").replace("from", "", 1).replace("  ", " ").strip() + text[m.end():]
@@ -646,9 +687,9 @@ def _spaced(text: str, at: int, old_value: str, value: str) -> str:
     word ("每周三下午 4 点" → "每 Friday 5pm", not "每Friday5pm")."""
     before = text[at - 1] if at > 0 else ""
     after = text[at + len(old_value)] if at + len(old_value) < len(text) else ""
-    if value[:1].isascii() and value[:1].isalnum() and before.isalnum():
-        value = " " + value
-    if value[-1:].isascii() and value[-1:].isalnum() and after.isalnum():
+    if value[:1].isascii() and value[:1].isalnum() and before.isalnum() and not (value[:1].isdigit() and is_cjk_char(before)):
+        value = " " + value  # "每 Friday"; but "跑20分钟": a number touches Chinese as it was written
+    if value[-1:].isascii() and value[-1:].isalnum() and after.isalnum() and not (value[-1:].isdigit() and is_cjk_char(after)):
         value = value + " "
     return value
 

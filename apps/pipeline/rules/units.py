@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from apps.pipeline.rules.corrections import Correction, forget_subject, parse_correction
+from apps.pipeline.rules.corrections import Correction, forget_subject, parse_correction, self_corrected
 from apps.pipeline.rules.extract import (
     ACCEPT_RE,
     ACK_LEAD_RE,
@@ -116,6 +116,9 @@ def analyse(ctx, messages: list[dict], background: list[dict], mode: str) -> Bat
             last_assistant[session] = message
             continue
         parts = sentences(speaker_of(content)[1] if speaker else content)
+        # "保留一年……不对，三年": the sentence as corrected, said as a correction of the old value.
+        self_fixes = {i: fix for i, fix in ((i, self_corrected(p)) for i, p in enumerate(parts)) if fix is not None}
+        parts = [self_fixes[i].clause if i in self_fixes else p for i, p in enumerate(parts)]
         subject = next((s for s in (forget_subject(p) for p in parts) if s is not None), None)
         if subject is not None:
             previous = last_user.get(session, (None, []))[0]
@@ -135,7 +138,7 @@ def analyse(ctx, messages: list[dict], background: list[dict], mode: str) -> Bat
         plain: list[tuple[int, str]] = []
         for index, part in numbered:
             asked = QUESTION_RE.search(part) or (REQUEST_RE.search(part) and not STRONG_RE.search(part))
-            correction = None if asked else parse_correction(part)
+            correction = self_fixes.get(index) or (None if asked else parse_correction(part))
             if correction is not None:
                 out.corrections.append(Said(message=message, correction=correction, position=index))
                 ctx.add("corrections")
