@@ -305,3 +305,12 @@ def test_a_self_corrected_statement_is_stored_corrected_and_rewrites_an_earlier_
     text = "\n".join(texts(coder))
     assert "180 days" in text and "90 days" not in text, texts(coder)
     assert "60 秒" in text and "30 秒" not in text and "不对" not in text, texts(coder)
+
+
+def test_a_long_chinese_correction_finds_its_record_by_the_word_it_shares(chat, l0, run_now):
+    l0(chat, [msg("c1", "女儿的婚宴定在老家办，请了三十桌，想办得简单一点，预算十五万以内。", ts=T)])
+    ok(run_now(chat, KIND_L1))
+    l0(chat, [msg("c2", "ok，预算我跟亲家商量完压到十二万了，烟酒糖茶都得省着点。", session="s2", ts=T + DAY)])
+    ok(run_now(chat, KIND_L1))
+    text = "\n".join(texts(chat))
+    assert "十二万" in text and "十五万" not in text, texts(chat)

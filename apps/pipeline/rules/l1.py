@@ -32,6 +32,7 @@ from apps.pipeline.rules.corrections import (
 )
 from apps.pipeline.rules.extract import Candidate, candidate_for, extract_from_message
 from apps.pipeline.rules.text import (
+    ZH_STOP_CHARS,
     absolute_paths,
     containment,
     content_tokens,
@@ -77,10 +78,10 @@ EXTEND_SCORE, EXTEND_CONTAINMENT = 0.6, 1.0
 # record against such a correction (at most 0.37); 18 of 20 superseded records score more
 # (0.25–0.85, median 0.66; the two below share almost no word with the correction).
 CORRECTION_MIN_SCORE = 0.38
-# Or the record shares the correction's words: up to this many of its words (longest first)
-# are looked up, and a record so found must have one of them next to its value of the kind
+# Or the record shares the correction's words: up to this many of its words (whole words
+# first, then longest first; a Chinese clause of twenty characters gives as many bigrams) are looked up, and a record so found must have one of them next to its value of the kind
 # the correction states (corrections.names_the_slot).
-CORRECTION_WORD_TERMS = 8
+CORRECTION_WORD_TERMS = 16
 FORGET_SEARCH_TOP_K = 10
 # A forget request whose words no record uses ("睡得太晚这件事就别记了" / "我一般凌晨一点才睡")
 # takes the dense search's first record only when it stands clear of everything else: cosine
@@ -561,7 +562,10 @@ def _records_sharing_words(profile, correction: Correction) -> set[str]:
     first: the record a correction means may score low in the dense search ("replicas 现在是 5"
     against a long deployment record) but names the same subject."""
     words = [w for w in subject_words(correction) if not w.isdigit() and (len(w) >= 3 or is_chinese(w))]
-    return _records_containing_any(profile, sorted(words, key=lambda w: (-len(w), w))[:CORRECTION_WORD_TERMS])
+    # A Chinese clause gives many bigrams; those with a function character in them ("我跟",
+    # "万了") straddle words, so the ones without come first ("预算", "主材").
+    ranked = sorted(words, key=lambda w: (any(ch in ZH_STOP_CHARS for ch in w), -len(w), w))
+    return _records_containing_any(profile, ranked[:CORRECTION_WORD_TERMS])
 
 
 def _records_containing(profile, text: str) -> set[str]:
