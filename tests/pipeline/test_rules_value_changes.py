@@ -314,3 +314,23 @@ def test_a_long_chinese_correction_finds_its_record_by_the_word_it_shares(chat, 
     ok(run_now(chat, KIND_L1))
     text = "\n".join(texts(chat))
     assert "十二万" in text and "十五万" not in text, texts(chat)
+
+
+@pytest.mark.parametrize(("record", "said", "expected"), [
+    ("The deadband on the chiller is 1.5 °C either side of the target.", "We narrowed the deadband to 1.0 °C last night.",
+     "The deadband on the chiller is 1.0 °C either side of the target."),
+    ("The worker pool runs 4 processes per node.", "Ops doubled the worker pool to 8 processes per node.",
+     "The worker pool runs 8 processes per node."),
+])
+def test_more_verbs_of_change_rewrite_the_old_value(record, said, expected):
+    assert_rewrites(record, said, expected)
+
+
+@pytest.mark.parametrize("sentence", [
+    "Put this on the list: retry the webhook deliveries that failed during the outage.",
+    "把导出 PDF 的字体问题加到待办里。",
+])
+def test_putting_something_on_the_list_is_a_task(sentence):
+    from apps.pipeline.rules.extract import classify
+
+    assert classify(sentence, role="user") == "task"

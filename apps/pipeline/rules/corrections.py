@@ -33,7 +33,8 @@ CORRECTION_RE = re.compile(
 # service to Python 3.12", "ops raised its memory to 4 GB", "the exam got moved up to June 13",
 # "出发推迟到 10 月 4 号", "预算加到两万五"): a correction when what follows names a typed value.
 _CHANGE_VERBS_EN = (r"moved|changed|switched|migrated|upgraded|downgraded|bumped|raised|lowered|increased|reduced|cut|extended|shortened"
-                    r"|pushed|postponed|rescheduled|brought|slipped|dropped|upped|capped|tightened|loosened|relaxed")
+                    r"|pushed|postponed|rescheduled|brought|slipped|dropped|upped|capped|tightened|loosened|relaxed"
+                    r"|widened|narrowed|doubled|halved|tripled|lengthened|lifted")
 CHANGE_TO_RE = re.compile(
     rf"\b(?:{_CHANGE_VERBS_EN})\b(?:\s+(?:up|back|down|forward|out))?(?:\s+(?!to\b)[\w'-]+){{0,4}}?\s+to\s+(?P<new>(?:[^,;!.?]|\.(?=\d))+)"
     r"|(?:推迟|提前|延后|延期|改期|挪|加|减|缩短|延长|放宽|收紧|扩|砍|提|压|升级)到(?P<new_zh>[^，,。；;！!？?]+)",

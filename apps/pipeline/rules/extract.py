@@ -51,7 +51,9 @@ PATTERNS: list[tuple[str, re.Pattern[str]]] = [
         r"|\b(i'm|i am|we're|we are) (not )?(a big fan|not a fan|fond|big on|a fan of|into)\b|\bi (think|feel|believe) (that )?\w+"
         r"|我(比较|更|很|不|最|特别|超)?(喜欢|偏好|习惯|讨厌|爱|倾向|受不了)|我们(习惯|偏好)|偏好|我觉得", re.IGNORECASE)),
     # An explicit to-do wins over the decision it may mention ("下一步要把负采样改成…").
-    ("task", re.compile(r"\b(todo|to-do|next step|still have to|need to|needs to)\b|^next\s*:|待办|下一步|接下来要|还要|要把|还需要", re.IGNORECASE)),
+    ("task", re.compile(r"\b(todo|to-do|next step|still have to|need to|needs to)\b|^next\s*:|待办|下一步|接下来要|还要|要把|还需要"
+                        r"|\b(?:put|add) (?:this|that|it) (?:on|to) (?:the|my|our) (?:list|to-?do list|backlog)\b|\bon the (?:to-?do list|backlog)\b"
+                        r"|(?:加到|放进|记到|列进)(?:待办|todo|清单|backlog)", re.IGNORECASE)),
     ("decision", re.compile(
         r"\b(we|i) (decided|agreed|chose|picked|settled on|will use|'ll use|are going with|switched to|are switching to|moved to|migrated to|are moving to)\b"
         r"|\blet'?s (go with|use|switch to|stick with|split|keep|move|batch|drop|go for|cache|pin)\b|\bdecision\b|\bwe('re| are) going to\b|\bwe'll go with\b"
