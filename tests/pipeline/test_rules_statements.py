@@ -465,3 +465,23 @@ def test_a_request_for_the_thing_at_hand_is_one_off(sentence, expected):
 ])
 def test_a_forget_request_that_names_the_record_by_what_it_is_about(sentence, subject):
     assert forget_subject(sentence) == subject
+
+
+@pytest.mark.parametrize(("sentence", "expected"), [
+    ("Go 1.22 + Postgres 16 + NATS JetStream.", True),
+    ("Java 17、Spring Boot 3.2、MySQL 8。", True),
+    ("I like apples, pears and bananas.", False),
+    ("Thanks, that works.", False),
+])
+def test_a_bare_list_of_technical_names_is_a_stack_list(sentence, expected):
+    from apps.pipeline.rules.extract import stack_list
+
+    assert stack_list(sentence) is expected
+
+
+def test_the_stack_said_after_what_the_repo_is_stays_with_it(coder, l0, run_now):
+    l0(coder, [say("s1", "Quick context: this repo is ledger-sync, the service that mirrors bank feeds into our books. "
+                         "Go 1.22, Postgres 16, NATS JetStream for the queue.", 0, cwd=PROJ)])
+    ok(run_now(coder, KIND_L1))
+    project = [t for t in texts(coder) if "ledger-sync" in t]
+    assert len(project) == 1 and "Postgres 16" in project[0], texts(coder)

@@ -278,6 +278,18 @@ def _exception_for_now(sentence: str) -> bool:
     return bool(EXCEPTION_RE.search(sentence.strip())) and not LASTING_RE.search(sentence)
 
 
+_TECH_NAME_RE = re.compile(r"\b[A-Z][\w.+#-]*\d[\w.-]*|\b[A-Z]{2,}\b|\b[A-Z][a-z]+[A-Z]\w*|\b[A-Za-z]+\s?v?\d+(?:\.\d+)+\b")
+
+
+def stack_list(sentence: str) -> bool:
+    """A bare list of what something is built with ("ESP32-S3, plain C, ESP-IDF 5.1 built through
+    PlatformIO", "Go 1.22 + Postgres 16 + NATS"): short items, two or more of them technical names."""
+    if QUESTION_RE.search(sentence):
+        return False
+    items = [i.strip() for i in re.split(r"[,，、;；+]|\band\b", sentence.strip().rstrip(".。!！")) if i.strip()]
+    return len(items) >= 2 and all(len(i.split()) <= 5 for i in items) and sum(1 for i in items if _TECH_NAME_RE.search(i)) >= 2
+
+
 ELABORATION_RE = re.compile(r"^(he|she|it|they|his|her|its|their|a|an|this one|that one)\b|^(她|他|它|他们|她们|一只|一个)", re.IGNORECASE)
 ELABORATION_MAX_CHARS = 120
 SPEAKER_FACT_MIN_WORDS = 4
@@ -399,6 +411,12 @@ def extract_from_message(message: dict, *, mode: str, sentences: list[str] | Non
             # "My sister just had a baby. A boy named Felix." — the second sentence belongs to the first.
             text = resolve_relative_dates(sentence, message.get("timestamp"))
             previous.content = previous.content.rstrip() + ("" if is_chinese(text) else " ") + text
+            continue
+        if category is None and mode == "code" and previous is not None and previous.type == "work_fact" and stack_list(sentence) \
+                and len(previous.content) + len(sentence) < 400:
+            # "this repo is thermo-fw, the thermostat firmware. ESP32-S3, plain C, ESP-IDF 5.1." —
+            # the list of what it is built with belongs to what it is.
+            previous.content = previous.content.rstrip() + " " + sentence
             continue
         if category is None and mode == "chat" and role == "user" and not talk and plain_statement(sentence):
             # A statement about the user's life is never dropped for lack of a pattern.
