@@ -78,9 +78,10 @@ EXTEND_SCORE, EXTEND_CONTAINMENT = 0.6, 1.0
 # record against such a correction (at most 0.37); 18 of 20 superseded records score more
 # (0.25–0.85, median 0.66; the two below share almost no word with the correction).
 CORRECTION_MIN_SCORE = 0.38
-# Or the record shares the correction's words: up to this many of its words (whole words
-# first, then longest first; a Chinese clause of twenty characters gives as many bigrams) are looked up, and a record so found must have one of them next to its value of the kind
-# the correction states (corrections.names_the_slot).
+# Or the record shares the correction's words: up to this many of its words are looked up
+# (whole words first, then longest first; a Chinese clause of twenty characters gives as many
+# bigrams), and a record so found must have one of them next to its value of the kind the
+# correction states (corrections.names_the_slot).
 CORRECTION_WORD_TERMS = 16
 FORGET_SEARCH_TOP_K = 10
 # A forget request whose words no record uses ("睡得太晚这件事就别记了" / "我一般凌晨一点才睡")
