@@ -338,17 +338,39 @@ def l0_read_row(*, profile: Profile, shard: str, offset: int, length: int) -> di
 
 
 def _materialise(profile: Profile, entries: Iterable[L0Message]) -> list[tuple[L0Message, dict[str, Any]]]:
+    """The rows the entries point at, those that still match their entry. The folder check
+    (`l0_dir`) and each shard's `own_file` check are made once per call, and each shard is
+    opened once: a session's rows are read in one pass, not one open per row."""
     out = []
-    for entry in entries:
-        row = l0_read_row(profile=profile, shard=entry.shard, offset=entry.offset, length=entry.length)
-        if row is None:
-            continue  # shard removed or rewritten: the index entry is stale
-        try:
-            if message_ref(row, line=entry.line) != entry.ref:
+    folder: Path | None = None
+    handles: dict[str, Any] = {}
+    try:
+        for entry in entries:
+            if folder is None:
+                folder = l0_dir(profile)
+            if entry.shard not in handles:
+                path = own_file(folder, entry.shard)
+                try:
+                    handles[entry.shard] = open(path, "rb") if path is not None else None
+                except OSError:
+                    handles[entry.shard] = None
+            fh = handles[entry.shard]
+            try:
+                row = shards.read_line_from(fh, entry.offset, entry.length) if fh is not None else None
+            except OSError:
+                row = None
+            if row is None:
+                continue  # shard removed or rewritten: the index entry is stale
+            try:
+                if message_ref(row, line=entry.line) != entry.ref:
+                    continue
+            except ValueError:
                 continue
-        except ValueError:
-            continue
-        out.append((entry, row))
+            out.append((entry, row))
+    finally:
+        for fh in handles.values():
+            if fh is not None:
+                fh.close()
     return out
 
 

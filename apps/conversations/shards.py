@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 CHUNK = 64 * 1024
 
@@ -266,8 +266,14 @@ def iter_backward(path: Path, end: int, max_bytes: int) -> Iterator[Line]:
 
 def read_line_at(path: Path, offset: int, length: int) -> dict[str, Any] | None:
     with open(path, "rb") as fh:
-        fh.seek(offset)
-        data = fh.read(length)
+        return read_line_from(fh, offset, length)
+
+
+def read_line_from(fh: BinaryIO, offset: int, length: int) -> dict[str, Any] | None:
+    """The row of `length` bytes at `offset` of an open shard, or None when it is not a
+    whole line there (the shard changed under the index entry)."""
+    fh.seek(offset)
+    data = fh.read(length)
     if not data.endswith(b"\n"):
         return None
     return parse_line(data[:-1])
