@@ -102,7 +102,7 @@ def record_save_changes(*, changes: list[RecordChange], actor: str, tool: str) -
         if id(c.record) not in inserted:
             c.record.save()
     states = [record_state(c.record) for c in changes]
-    made = [L1Change(profile=c.record.profile, record=c.record, action=c.action, actor=actor, state=after, note=c.note)
+    made = [L1Change(profile_id=c.record.profile_id, record=c.record, action=c.action, actor=actor, state=after, note=c.note)
             for c, after in zip(changes, states)]
     if bulk:
         rows = L1Change.objects.bulk_create(made)

@@ -41,6 +41,7 @@ from apps.records.writes import RecordChange, iso_ms, new_record_ids, record_sav
 from apps.scenes.models import SCENE_MAIN_AGENT_LIVE, SCENE_UNCLASSIFIED, SceneEntry
 from apps.scenes.pool import (
     scene_match_name,
+    scene_name_key,
     scene_name_warning,
     scene_register,
     scene_reserved,
@@ -139,9 +140,16 @@ def records_commit(
                 elif not item.drop:
                     raise invalid_field(f"records.{item.index}.id", f"{item.record_id!r} already exists with other content; omit id for a new record, or tombstone it and commit a replacement")
         scenes_by_item: dict[int, SceneEntry] = {}
+        # A batch names a handful of scenes many times; under the write lock nothing but this
+        # commit changes them, so each id and each name is looked up once.
+        resolved: dict[str, SceneEntry | None] = {}
+        by_name: dict[str, SceneEntry | None] = {}
         for item in kept_new:
             if item.raw.scene_id is not None:
-                scene = scene_resolve(profile=profile, scene_id=item.raw.scene_id.strip())
+                wanted_id = item.raw.scene_id.strip()
+                if wanted_id not in resolved:
+                    resolved[wanted_id] = scene_resolve(profile=profile, scene_id=wanted_id)
+                scene = resolved[wanted_id]
                 if scene is None:
                     raise invalid_field(f"records.{item.index}.scene_id", f"unknown scene {item.raw.scene_id!r}; pick an id from list_l1_scenes, or give new_scene_name + new_scene_reason")
                 scenes_by_item[item.index] = scene
@@ -218,17 +226,24 @@ def records_commit(
             # Scene attribution.
             scene = scenes_by_item.get(item.index)
             if scene is None and raw.new_scene_name is not None and source == SOURCE_SUBAGENT:
-                scene, _created = scene_register(
-                    profile=profile, name=raw.new_scene_name, reason=raw.new_scene_reason or "",
-                    project=metadata.get("project", ""), cwd=item.cwd, actor=actor, tool=TOOL,
-                )
+                name_key = scene_name_key(raw.new_scene_name)
+                scene = by_name.get(name_key)
+                if scene is None:
+                    scene, _created = scene_register(
+                        profile=profile, name=raw.new_scene_name, reason=raw.new_scene_reason or "",
+                        project=metadata.get("project", ""), cwd=item.cwd, actor=actor, tool=TOOL,
+                    )
+                    by_name[name_key] = scene
                 hint = scene_name_warning(raw.new_scene_name)
                 if hint:
                     scene_warns.append({"index": item.index, "message": hint})
             if scene is None:
                 wanted_name = raw.scene_name if raw.scene_name is not None else raw.new_scene_name
                 if wanted_name is not None and wanted_name.strip():
-                    scene = scene_match_name(profile=profile, name=wanted_name)
+                    name_key = scene_name_key(wanted_name)
+                    if name_key not in by_name:
+                        by_name[name_key] = scene_match_name(profile=profile, name=wanted_name)
+                    scene = by_name[name_key]
                     if scene is None:
                         fallback = SCENE_UNCLASSIFIED if source == SOURCE_SUBAGENT else SCENE_MAIN_AGENT_LIVE
                         scene_warns.append({"index": item.index, "message": f"no scene is named {wanted_name!r} (scene_name never registers a scene): stored under {fallback}"})
