@@ -12,9 +12,10 @@ import json
 import logging
 import re
 from collections.abc import Iterable
+from contextlib import ExitStack
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from django.db import DatabaseError, transaction
 
@@ -343,15 +344,15 @@ def _materialise(profile: Profile, entries: Iterable[L0Message]) -> list[tuple[L
     opened once: a session's rows are read in one pass, not one open per row."""
     out = []
     folder: Path | None = None
-    handles: dict[str, Any] = {}
-    try:
+    handles: dict[str, BinaryIO | None] = {}
+    with ExitStack() as stack:
         for entry in entries:
             if folder is None:
                 folder = l0_dir(profile)
             if entry.shard not in handles:
                 path = own_file(folder, entry.shard)
                 try:
-                    handles[entry.shard] = open(path, "rb") if path is not None else None
+                    handles[entry.shard] = stack.enter_context(open(path, "rb")) if path is not None else None
                 except OSError:
                     handles[entry.shard] = None
             fh = handles[entry.shard]
@@ -367,10 +368,6 @@ def _materialise(profile: Profile, entries: Iterable[L0Message]) -> list[tuple[L
             except ValueError:
                 continue
             out.append((entry, row))
-    finally:
-        for fh in handles.values():
-            if fh is not None:
-                fh.close()
     return out
 
 
