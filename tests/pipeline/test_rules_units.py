@@ -161,6 +161,41 @@ def test_an_accepted_proposal_is_stored_as_its_content_and_a_declined_one_is_not
     assert "Redis" not in live_text(coder)
 
 
+def test_zh_the_no_of_a_declined_proposal_is_no_rule_and_what_follows_it_stands_alone(coder, l0, run_now):
+    l0(coder, [
+        code_msg("n1", "提交信息统一用中文写。", 0),
+        code_msg("n2", "收到。要不要顺便把 MyBatis 换成 JPA？", 1, role="assistant"),
+        code_msg("n3", "不要，团队都熟 MyBatis。", 2),
+        code_msg("n4", "要不要在后端把时间都转成北京时间？", 3, role="assistant"),
+        code_msg("n5", "别在后端拼 +8，一律存 UTC。", 4),
+        code_msg("n6", "要不要我把索引刷新间隔调大一点？", 5, role="assistant"),
+        code_msg("n7", "不要，搜索那边要求 1 秒内可见。", 6),
+    ])
+    run = ok(run_now(coder, KIND_L1))
+    contents = [r.content for r in live(coder)]
+    # "不要，…" answers the proposal: no record opens with it or says it as a rule.
+    assert not any(c.startswith(("不要", "不用")) for c in contents), contents
+    assert not any("JPA" in c for c in contents)
+    # A rule that opens with 别 and no separator is the rule itself, kept whole.
+    assert "别在后端拼 +8，一律存 UTC。" in contents
+    # The reason after the "no" is read on its own: a requirement with its figure is kept.
+    requirement = next(r for r in live(coder) if "1 秒" in r.content)
+    assert requirement.content == "搜索那边要求 1 秒内可见。" and requirement.type == "work_method"
+    assert run.counts["proposalsDeclined"] == 3
+
+
+def test_no_followed_by_a_rule_keeps_the_rule_without_the_no(coder, l0, run_now):
+    l0(coder, [
+        code_msg("m1", "Want me to switch the install step to npm ci?", 0, role="assistant"),
+        code_msg("m2", "No, we always use pnpm in this repo.", 1),
+        code_msg("m3", "Should I bump the Lambda timeout to 5 minutes?", 2, role="assistant"),
+        code_msg("m4", "Nah, not now.", 3),
+    ])
+    ok(run_now(coder, KIND_L1))
+    contents = [r.content for r in live(coder)]
+    assert contents == ["We always use pnpm in this repo."], contents
+
+
 def test_a_shortened_restatement_of_a_live_rule_is_not_stored_twice(coder, l0, run_now):
     l0(coder, [code_msg("d1", "Always run the full dbt test suite before tagging a release of the warehouse models.", 0)])
     ok(run_now(coder, KIND_L1))

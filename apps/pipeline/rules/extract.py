@@ -45,6 +45,7 @@ PATTERNS: list[tuple[str, re.Pattern[str]]] = [
         r"|(go|goes|belong|belongs) (in|under|into)|every new|rule for|rules for|conventions? (for|:)|rule:)\b"
         r"|以后|今后|总是|永远|不要|别再|务必|必须|禁止|一律|记住|请(始终|总是|用|使用|回答|回复|保持|避免)|统一(用|使用)?|避免|尽量|只用|只能|规则|约定|规范"
         r"|才能(合并|上线|发布|提交|部署)|以上才|至少要|\b(before|to) (merge|merging|release|deploy)\b"
+        r"|要求\s*[^，,。；;]{0,8}?\d|\b(requires?|required|needs? to be|has to be)\b[^.;,]{0,30}?\d"  # a requirement with its figure ("要求 1 秒内可见")
         r"|叫我(?!去|来|们)|(回答|回复|解释|跟我说话|和我说话|跟我聊天|给我|推荐)[^，,。；]{0,12}?的时候|(?:^|[，,。；;])\s*别(?!人|的|处)", re.IGNORECASE)),
     ("preference", re.compile(
         r"\b(i|we) (really )?(prefer|like|love|hate|dislike|enjoy|favou?r|tend to|can't stand|am into|'m into)\b|\bmy (preferred|favou?rite)\b|\bi'?d rather\b"
@@ -74,7 +75,7 @@ PATTERNS: list[tuple[str, re.Pattern[str]]] = [
         r"|\bi get (\w+ )?(sick|seasick|carsick|migraines?|headaches?|anxious|nervous|cold)\b|\b(my )?doctor (said|says|told)\b|\bwe('ve| have) (a|an|two|three|got)\b"
         r"|\bi weigh\b|\bmy (weight|blood pressure|blood sugar|back|knee|health|sleep)\b|\bi('m| am) \d+ (years old|kg|pounds)\b|\bi('ve| have) (a|an|two|three|four|been|had|got)\b|\bi('m| am) (learning|studying|training for|taking|on)\b"
         r"|\bi (usually|normally|typically|often|rarely|mostly|always|never)\b|\bevery (morning|evening|night|day|week|weekday|weekend|monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b"
-        r"|我(每)?(周|星期|礼拜)[一二三四五六日天]|\bon (mondays|tuesdays|wednesdays|thursdays|fridays|saturdays|sundays|weekends)\b|我是|我叫|我在.{1,24}(工作|上班|上学|读书|读|念)|我住在|家里(有|养)|养了|医生(说|让|建议)|我.{0,12}(受过伤|受伤|有点问题|不太好|疼|过敏)|我住|我来自|我老家|我(不|从不|不能|没法)(吃|喝|碰)|过敏|吃素|素食|我(每天|每周|平时|一般|通常|经常|周末)"
+        r"|我(每)?(周|星期|礼拜)[一二三四五六日天]|\bon (mondays|tuesdays|wednesdays|thursdays|fridays|saturdays|sundays|weekends)\b|我是|我叫|我在.{1,24}(工作|上班|上学|读书|读|念)|我住在|家里(有|养)|养了|(医生|医院|兽医|大夫)(说|让|建议|开了|给了)|我.{0,12}(受过伤|受伤|有点问题|不太好|疼|过敏)|我住|我来自|我老家|我(不|从不|不能|没法)(吃|喝|碰)|过敏|吃素|素食|我(每天|每周|平时|一般|通常|经常|周末)"
         r"|体重|身高|血压|血糖|怀孕|失眠|住院|手术|吃药|我(会说|在学|学了|用的是|用)|我有(一|两|三|个)|我家|我们家|我的?(妻子|老婆|老公|丈夫|爱人|对象|孩子|儿子|女儿|宝宝|哥哥|弟弟|姐姐|妹妹|爸爸|妈妈|爸|妈|父母|"
         r"爷爷|奶奶|外婆|外公|朋友|同事|老板|领导|导师|老师|上司|室友|男朋友|女朋友|前任|狗|猫|宠物|工作|职业|生日|家乡|母语)", re.IGNORECASE)),
     ("episode", re.compile(
@@ -159,6 +160,25 @@ ACCEPT_RE = re.compile(
     re.IGNORECASE,
 )
 DECLINE_RE = re.compile(r"^(no|nope|nah|not now|don't|do not|skip (it|that)|never mind|no thanks)\b|^(不|不用|不要|算了|先不|别)", re.IGNORECASE)
+# The decline said as a word of its own ("不要，…", "No, …", "先不要。…"): the no is not a
+# rule; what follows it is a sentence of its own. "别在后端拼 +8" has no separator: the
+# "别" belongs to the rule and the sentence is kept whole.
+DECLINE_LEAD_RE = re.compile(
+    r"^\s*(?:no|nope|nah|not now|not yet|no thanks|never mind|skip (?:it|that)|不|不用|不要|先不要|先不用|先不|算了|别|不必)"
+    r"(?:了|吧|啦|呢)?\s*(?:[,，。.!！;；:：]+|\s+[—–-]+)\s*",
+    re.IGNORECASE,
+)
+
+
+def decline_remainder(sentence: str) -> str | None:
+    """What a decline reply says after its "no" ("" when nothing), or None when the
+    sentence does not open with a decline word of its own."""
+    match = DECLINE_LEAD_RE.match(sentence)
+    if not match:
+        return None
+    rest = sentence[match.end():].strip()
+    # The rest opens a sentence of its own: "No, we always use pnpm" → "We always use pnpm".
+    return rest[0].upper() + rest[1:] if rest[:1].isascii() and rest[:1].islower() else rest
 PROPOSAL_RE = re.compile(
     r"\b(i suggest|i'd suggest|i recommend|i'd recommend|how about|what about|shall i|should i|want me to|would you like (me )?to|we could|you could"
     r"|consider|my suggestion|i propose|i'd propose|let me add|i can add|i could add|one option is)\b|建议|要不要|可以考虑|不如|我可以(帮你)?(加|添加|改|设)|是否需要|要我",

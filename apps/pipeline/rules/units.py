@@ -27,6 +27,7 @@ from apps.pipeline.rules.extract import (
     Candidate,
     candidate_for,
     classify,
+    decline_remainder,
     extract_from_message,
     proposal_of,
 )
@@ -135,6 +136,11 @@ def analyse(ctx, messages: list[dict], background: list[dict], mode: str) -> Bat
             numbered = numbered[1:]
         elif _declined(parts, session, last_assistant):
             ctx.add("proposalsDeclined")
+            rest = decline_remainder(parts[0])
+            if rest is not None:
+                # "不要，团队都熟 MyBatis。": the "no" answers the proposal and is no rule of
+                # its own; what follows it ("No, we use pnpm here") is read as said alone.
+                numbered = ([(0, rest)] if rest else []) + numbered[1:]
         plain: list[tuple[int, str]] = []
         for index, part in numbered:
             asked = QUESTION_RE.search(part) or (REQUEST_RE.search(part) and not STRONG_RE.search(part))
