@@ -331,6 +331,8 @@ def test_a_requirement_with_its_figure_and_what_a_doctor_prescribed_are_kept(sen
     ("No, we always use pnpm here.", "We always use pnpm here."),
     ("Nah — not now.", "Not now."),
     ("No thanks.", ""),
+    ("不要不要，太贵了，开关就普通的。", "太贵了，开关就普通的。"),
+    ("no way, 我只用 GDScript。", "我只用 GDScript。"),
     ("别在后端拼 +8。", None),  # no separator: the 别 belongs to the rule
     ("Nobody reads the changelog.", None),
 ])

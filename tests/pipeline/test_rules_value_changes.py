@@ -334,3 +334,26 @@ def test_putting_something_on_the_list_is_a_task(sentence):
     from apps.pipeline.rules.extract import classify
 
     assert classify(sentence, role="user") == "task"
+
+
+def test_a_change_to_a_new_name_with_a_value_beside_it_replaces_the_record_of_that_statement(coder, l0, run_now):
+    l0(coder, [
+        msg("g1", "推理现在跑在一张 T4 上，batch size 8。", session="s1", ts=T, cwd=PROJ),
+        msg("g2", "The nightly settlement job runs with 8 workers.", session="s1", ts=T + 60_000, cwd=PROJ),
+    ])
+    ok(run_now(coder, KIND_L1))
+    l0(coder, [msg("g3", "运维那边给我们换了卡，现在是 A10 了，batch size 16。", session="s2", ts=T + DAY, cwd=PROJ)])
+    run = ok(run_now(coder, KIND_L1))
+    live = texts(coder)
+    # "A10" is no typed value; "16" beside it, next to the record's own words, says which record changed.
+    assert "运维那边给我们换了卡，现在是 A10 了，batch size 16。" in live
+    assert not any("T4" in t for t in live)
+    assert "The nightly settlement job runs with 8 workers." in live  # another 8, no shared words
+    assert run.counts["correctionsOfStored"] == 1
+
+
+def test_a_value_beside_a_new_name_needs_words_the_record_shares():
+    correction = parse_correction("Ops swapped the card, it's now an A10, batch size 16.")
+    assert correction is not None and correction.new and not values(correction.new)
+    assert supersedes("The Kafka topic has 12 partitions.", correction) == 0
+    assert supersedes("Inference runs on a T4 with batch size 8.", correction) > 0

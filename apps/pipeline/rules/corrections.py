@@ -739,14 +739,16 @@ def supersedes(record: str, correction: Correction) -> float:
                             for part in re.split(r"[.;!?](?:\s+|$)|[。；！？]", record)):
             return 0.0  # X said of something else ("I used Jenkins at my last job" / "CI from Jenkins to …")
         return 1.0 + _context_overlap(record, correction)
-    new_vals = values(correction.new or correction.clause)
+    new_vals, beside = _said_values(correction)
     overlap = _context_overlap(record, correction)
     if new_vals:
         # Any value the correction states may be the one that changed ("Python 3.12 last Friday":
         # the version, not the weekday). A value with a unit ("74kg", "5 条") names its slot well
         # enough; a bare number needs shared words — and "一个" is mostly "a", not a number.
         held = values(record)
-        unit_names_slot = not correction.weak  # a weak cue ("目前 72kg") needs shared words even for a unit
+        # A weak cue ("目前 72kg") needs shared words even for a unit, and so does a value said
+        # beside a new name ("现在是 A10 了，batch size 16").
+        unit_names_slot = not correction.weak and not beside
         for kind, value in reversed(new_vals):
             with_unit = ":" in kind or kind in UNIT_KINDS
             if any(_kind_fits(k, kind) and value_key(v) != value_key(value) and (overlap > 0 or (unit_names_slot and with_unit and v not in ("一", "1")))
@@ -756,13 +758,23 @@ def supersedes(record: str, correction: Correction) -> float:
     return overlap if overlap >= 0.5 else 0.0
 
 
+def _said_values(correction: Correction) -> tuple[list[tuple[str, str]], bool]:
+    """The typed values the correction states, and whether they were said beside its new
+    value rather than in it: "运维给我们换了卡，现在是 A10 了，batch size 16" changes to a name
+    (no typed value) and says "16" of the same statement."""
+    said = values(correction.new or correction.clause)
+    if said or not correction.new:
+        return said, False
+    return values(correction.clause), True
+
+
 def names_the_slot(record: str, correction: Correction) -> bool:
     """Whether a word of the correction (its values left out) stands next to the record's value
     of a kind the correction states: "the budget's more like 22 grand" and "The budget is
     $18,000 tops" speak of one slot, whatever else the correction says."""
     if correction.count:
         return supersedes(record, correction) > 0  # the thing counted names the slot
-    said = values(correction.new or correction.clause)
+    said, _beside = _said_values(correction)
     kinds = {k for k, _ in said}
     stated = {value_key(v) for _, v in said}
     words = subject_words(correction)

@@ -164,8 +164,8 @@ DECLINE_RE = re.compile(r"^(no|nope|nah|not now|don't|do not|skip (it|that)|neve
 # rule; what follows it is a sentence of its own. "别在后端拼 +8" has no separator: the
 # "别" belongs to the rule and the sentence is kept whole.
 DECLINE_LEAD_RE = re.compile(
-    r"^\s*(?:no|nope|nah|not now|not yet|no thanks|never mind|skip (?:it|that)|不|不用|不要|先不要|先不用|先不|算了|别|不必)"
-    r"(?:了|吧|啦|呢)?\s*(?:[,，。.!！;；:：]+|\s+[—–-]+)\s*",
+    r"^\s*(?:(?:no way|no thanks|nope|nah|no|not now|not yet|never mind|skip (?:it|that)|不用|不要|先不要|先不用|先不|算了|不必|不|别)"
+    r"(?:了|吧|啦|呢)?\s*)+(?:[,，。.!！;；:：]+|\s+[—–-]+)\s*",
     re.IGNORECASE,
 )
 
