@@ -205,6 +205,27 @@ def test_a_restatement_said_as_one_is_merged_at_a_lower_score(chat, l0, run_now)
     assert len(calligraphy) == 1 and "周末" in calligraphy[0].content
 
 
+def test_a_restatement_said_as_same_as_always_merges_and_a_strict_rule_priority_does_not_follow_it(chat, l0, run_now):
+    l0(chat, [say("v1", "I'm vegetarian (eggs are fine), and I have a tree nut allergy, so almonds and cashews are out for me.", 0)])
+    ok(run_now(chat, KIND_L1))
+    # "always" made the new sentence a strict instruction (priority -1); merged into the persona
+    # record it is no instruction any more, and the commit must not be refused for it.
+    l0(chat, [say("v2", "The caterer wants my meal choice, so it's the vegetarian plate for me, eggs are fine, same as always.", 5, session="s2")])
+    run = ok(run_now(chat, KIND_L1))
+    veg = [r for r in live(chat) if "vegetarian" in r.content]
+    assert len(veg) == 1 and "caterer" in veg[0].content and veg[0].type == "persona" and veg[0].priority >= 0
+    assert run.counts["recordsUpdated"] == 1
+
+
+def test_zh_leave_this_rule_as_it_is_is_a_restatement(coder, l0, run_now):
+    l0(coder, [msg("k1", "规则是 9 点上班，宽限10分钟，9:01 以后打卡才算迟到。", session="s1", ts=T, cwd=PROJ)])
+    ok(run_now(coder, KIND_L1))
+    l0(coder, [msg("k2", "另外晚到 10分钟以内不算迟到这条别动，HR 昨天又确认了一遍。", session="s2", ts=T + 86_400_000, cwd=PROJ)])
+    ok(run_now(coder, KIND_L1))
+    rules = [r for r in live(coder) if "10分钟" in r.content]
+    assert len(rules) == 1 and rules[0].type == "work_method", [r.content for r in rules]
+
+
 def test_another_fact_of_the_same_shape_is_not_a_restatement(chat, l0, run_now):
     l0(chat, [say("n1", "My brother lives in Lisbon.", 0)])
     ok(run_now(chat, KIND_L1))

@@ -250,8 +250,10 @@ RESTATED_RE = re.compile(
 )
 # Said as a repeat of something said before, anywhere in the sentence.
 RESTATE_MARK_RE = re.compile(
-    r"\b(as i (said|mentioned|told you)|like i (said|told you|mentioned)|i told you|as i said before|reminder|just to repeat|as before|once again)\b|^again\b|\bagain[.!]?$"
-    r"|之前说过|我说过|说过了|还是那句|还是.{1,10}的事|提醒一下|再说一遍|再强调一下|照旧|老样子|(这个|节奏|安排|计划)不变",
+    r"\b(as i (said|mentioned|told you)|like i (said|told you|mentioned)|i told you|as i said before|reminder|just to repeat|as before|once again"
+    r"|same as (always|before|usual|last time)|as (always|usual))\b|^again\b|\bagain[.!]?$"
+    r"|之前说过|我说过|说过了|还是那句|还是.{1,10}的事|提醒一下|再说一遍|再强调一下|照旧|老样子|(这个|节奏|安排|计划)不变"
+    r"|(跟|和|同)(以前|之前|往常|平时)一样|像往常一样|一如既往|(这条|这个|这点)(别动|不动|不变|保持不变)",
     re.IGNORECASE,
 )
 # An offer to do something now ("want me to compare them?") is a one-off; accepted, it is

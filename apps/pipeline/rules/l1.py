@@ -163,6 +163,7 @@ class InBatch:
     type: str
     task_state: str | None
     timestamps: list[str]
+    priority: int = 50
     deleted: bool = False
 
 
@@ -760,7 +761,7 @@ def _in_batch_neighbours(planned: list[Planned]) -> dict[int, list[tuple[int, fl
 def _as_record(item: Planned, index: int) -> InBatch:
     cand = item.candidate
     return InBatch(record_id=f"batch:{index}", content=item.content_override or cand.content, type=cand.type,
-                   task_state=item.task_state, timestamps=list(item.timestamps))
+                   task_state=item.task_state, timestamps=list(item.timestamps), priority=cand.priority)
 
 
 def _settle_in_batch(item: Planned, earlier: Planned) -> None:
@@ -874,7 +875,7 @@ def _decide(item: Planned, candidates: list[dict], full: dict[str, Any], claimed
             merged = _merged(record.content, cand.content)
             if merged is not None:
                 _replace(item, record, claimed, content=merged)
-                cand.type = record.type
+                _adopt_type(cand, record.type, record.priority)
                 item.rule, item.target = "paraphrase", record.record_id
                 return
             if cand.restated:
@@ -890,10 +891,19 @@ def _decide(item: Planned, candidates: list[dict], full: dict[str, Any], claimed
                 return
             _replace(item, record, claimed, content=merged)
             if "persona" in (record.type, cand.type):
-                cand.type = "persona"
+                _adopt_type(cand, "persona", record.priority)
             item.rule, item.target = "sameState", record.record_id
             return
     item.action = "store"
+
+
+def _adopt_type(cand, record_type: str, record_priority: int) -> None:
+    """The merged record takes the stored record's type; a strict rule's priority (-1) is for a
+    chat instruction only (SPEC §3.2), so a candidate that was one and now is not takes the
+    stored record's priority — l1_commit refuses the whole batch otherwise."""
+    cand.type = record_type
+    if cand.priority < 0 and record_type != "instruction":
+        cand.priority = record_priority
 
 
 MERGE_MIN_WORDS, MERGE_MIN_ZH_CHARS = 3, 6
