@@ -537,3 +537,17 @@ def test_the_stack_said_after_what_the_repo_is_stays_with_it(coder, l0, run_now)
     ok(run_now(coder, KIND_L1))
     project = [t for t in texts(coder) if "ledger-sync" in t]
     assert len(project) == 1 and "Postgres 16" in project[0], texts(coder)
+
+
+@pytest.mark.parametrize("sentence, produced", [
+    ("我在 internal/code/store.go 里改成了 SET key value EX 300 NX。", True),
+    ("feature_client.py 每个 item 单独请求一次 Redis, 改成 pipeline 批量取了, 本地 p99 降到 210ms。", True),
+    ("Fixed the off-by-one in src/pager.rs and added a test.", True),
+    ("Converted public/img/hero.png to WebP and switched the page to next/image.", True),
+    ("I'd suggest we keep what I added to conftest.py.", False),  # a suggestion, nothing produced
+    ("The problem is in app/postprocess/amounts.py.", False),  # a file named, no change said
+])
+def test_an_assistant_change_said_as_done_to_a_named_file_is_an_artifact(sentence, produced):
+    from apps.pipeline.rules.extract import classify
+
+    assert (classify(sentence, role="assistant") == "artifact") is produced

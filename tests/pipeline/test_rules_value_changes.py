@@ -357,3 +357,26 @@ def test_a_value_beside_a_new_name_needs_words_the_record_shares():
     assert correction is not None and correction.new and not values(correction.new)
     assert supersedes("The Kafka topic has 12 partitions.", correction) == 0
     assert supersedes("Inference runs on a T4 with batch size 8.", correction) > 0
+
+
+def test_a_changed_value_keeps_its_shape_so_the_record_written_alike_is_meant():
+    correction = parse_correction("Go 版本上周升到 1.22 了，可以用 range over int 了。")
+    assert correction is not None
+    version = supersedes("后端是用 Go 1.21 写的。", correction)
+    ttl = supersedes("我在 internal/code/store.go 里改成了 SET key value EX 300 NX。", correction)
+    assert version > ttl > 0  # both share "go"; a dotted version replaces a dotted version
+
+
+def test_a_version_upgrade_rewrites_the_version_and_not_a_number_of_a_file_record(coder, l0, run_now):
+    l0(coder, [
+        msg("v1", "这个仓库是短信验证码服务，后端是用 Go 1.21 写的。", session="s1", ts=T, cwd=PROJ),
+        msg("v2", "验证码 TTL 没设。我在 internal/code/store.go 里改成了 SET key value EX 300 NX。", session="s1", ts=T + 60_000,
+            role="assistant", cwd=PROJ),
+    ])
+    ok(run_now(coder, KIND_L1))
+    assert any("store.go" in t and "EX 300" in t for t in texts(coder)), texts(coder)
+    l0(coder, [msg("v3", "Go 版本上周升到 1.22 了，可以用 range over int 了。", session="s2", ts=T + 14 * DAY, cwd=PROJ)])
+    ok(run_now(coder, KIND_L1))
+    live = texts(coder)
+    assert any("Go 1.22" in t for t in live) and not any("Go 1.21" in t for t in live), live
+    assert any("store.go" in t and "EX 300" in t for t in live), live

@@ -751,9 +751,12 @@ def supersedes(record: str, correction: Correction) -> float:
         unit_names_slot = not correction.weak and not beside
         for kind, value in reversed(new_vals):
             with_unit = ":" in kind or kind in UNIT_KINDS
-            if any(_kind_fits(k, kind) and value_key(v) != value_key(value) and (overlap > 0 or (unit_names_slot and with_unit and v not in ("一", "1")))
-                   for k, v in held):
-                return 0.5 + overlap
+            fits = [v for k, v in held if _kind_fits(k, kind) and value_key(v) != value_key(value)
+                    and (overlap > 0 or (unit_names_slot and with_unit and v not in ("一", "1")))]
+            if fits:
+                # A changed value keeps its shape ("Go 1.21" → "1.22", not the "EX 300" of another
+                # record that shares a word): of two records alike otherwise, that one is meant.
+                return 0.5 + overlap + (0.05 if any(_shape(v) == _shape(value) for v in fits) else 0.0)
         return 0.0
     return overlap if overlap >= 0.5 else 0.0
 

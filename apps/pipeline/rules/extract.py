@@ -99,8 +99,11 @@ PATTERNS: list[tuple[str, re.Pattern[str]]] = [
         r"|(是|有|为)\s*\d+\s*(个|台|张|核|G|GB|ms|秒|分钟|小时|天|次|%)", re.IGNORECASE)),
 ]
 ARTIFACT_RE = re.compile(
-    r"\b(created|added|wrote|generated|saved|new file|renamed|moved|exported|published|updated|modified|edited|rewrote)\b"
-    r"|创建了?|新建了?|生成了?|写了|添加了?|保存(了|到)|导出了?|已修改|修改了|已更新|更新了|改写了|已替换",
+    r"\b(created|added|wrote|generated|saved|new file|renamed|moved|exported|published|updated|modified|edited|rewrote"
+    r"|changed|fixed|replaced|converted|refactored|switched)\b"
+    r"|创建了?|新建了?|生成了?|写了|添加了?|保存(了|到)|导出了?|已修改|修改了|已更新|更新了|改写了|已替换"
+    # A change said as done ("我在 store.go 里改成了 …", "feature_client.py … 改成 pipeline 批量取了").
+    r"|改(成|为)了|改(了|好了)|修(好)?了|替换了|换成了|补了|加了|(改成|改为)[^，,。；;]{1,40}了",
     re.IGNORECASE,
 )
 # A question: a question mark, "吗/呢" at the end, or an interrogative opening a sentence that
@@ -233,7 +236,9 @@ def classify(sentence: str, *, role: str) -> str | None:
         return None
     if role == "assistant":
         # An assistant's prose is mostly narration; only the files it produced are facts.
-        return "artifact" if ARTIFACT_RE.search(sentence) and file_mentions(sentence) else None
+        # A suggestion that names a file ("I'd suggest we keep what I added to conftest.py") produced nothing.
+        produced = ARTIFACT_RE.search(sentence) and not PROPOSAL_RE.search(sentence)
+        return "artifact" if produced and file_mentions(sentence) else None
     for category, pattern in PATTERNS:
         if pattern.search(sentence):
             return category

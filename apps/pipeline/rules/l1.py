@@ -409,8 +409,9 @@ def _stored_corrections(ctx, analysis: BatchAnalysis, mode: str, projects: dict[
             strength = supersedes(current, correction)
             dense = scores.get(record.record_id, 0.0)
             # Without the old value said, the record must be a dense neighbour — or share the
-            # correction's own words next to a value of the same kind (found by those words).
-            worded = record.record_id in by_words and names_the_slot(current, correction)
+            # correction's own words next to a value of the same kind, however it was found (a
+            # long record scores low against a short change: "…，后端是用 Go 1.21 写的" / "Go 版本升到 1.22 了").
+            worded = names_the_slot(current, correction)
             if strength <= 0 or other_subject(current, correction.clause) or (not correction.old and dense < CORRECTION_MIN_SCORE and not worded):
                 continue
             key = (strength, dense)
