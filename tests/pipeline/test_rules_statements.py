@@ -346,6 +346,20 @@ def test_a_requirement_with_its_figure_and_what_a_doctor_prescribed_are_kept(sen
     assert classify(sentence, role="user") == category
 
 
+@pytest.mark.parametrize(("sentence", "category"), [
+    ("这是公司 CRM 的管理后台，Vue 3 + Element Plus + Vite。", "fact"),
+    ("这是我们的短信网关服务。", "fact"),
+    ("这是我第一次用 Vue。", None),  # "这是" about an occasion, not what the project is
+    ("对了 app 的 minimum iOS version 是 15, Android minSdk 是 26。", "fact"),
+    ("The minimum Node version is 20.", "fact"),
+    ("MAX_UPLOAD_MB 为 20。", "fact"),
+])
+def test_what_the_project_is_and_a_settings_value_are_facts(sentence, category):
+    from apps.pipeline.rules.extract import classify
+
+    assert classify(sentence, role="user") == category
+
+
 @pytest.mark.parametrize(("sentence", "rest"), [
     ("不要，团队都熟 MyBatis。", "团队都熟 MyBatis。"),
     ("先不要，量还没到那个程度。", "量还没到那个程度。"),

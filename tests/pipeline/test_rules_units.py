@@ -144,6 +144,22 @@ def test_an_anaphoric_follow_up_joins_what_it_refers_to(coder, l0, run_now):
     assert run.counts["followUpsMerged"] == 1
 
 
+@pytest.mark.parametrize("content, said, pointer", [
+    ("Also, I write in British English: 'organise', 'colour'. Please stick to that in anything you write for me.", "organise", "stick to that"),
+    ("周报里的数字一律保留一位小数吧，看着整齐。", None, None),  # a rule of its own: no pointer, nothing joined
+    ("周报里的数字保留一位小数。以后都照这个来。", "一位小数", "照这个来"),
+])
+def test_a_pointer_rule_takes_its_content_from_the_sentence_before_it_that_no_pattern_took(coder, l0, run_now, content, said, pointer):
+    l0(coder, [code_msg("b1", content, 0)])
+    ok(run_now(coder, KIND_L1))
+    records = live(coder)
+    assert len(records) == 1, [r.content for r in records]
+    if pointer:
+        # One record that says what the rule is, not a bare "stick to that".
+        assert said in records[0].content and pointer in records[0].content
+        assert records[0].type == "work_method"
+
+
 def test_an_accepted_proposal_is_stored_as_its_content_and_a_declined_one_is_not(coder, l0, run_now):
     l0(coder, [
         code_msg("p1", "The nightly load failed again because a migration could not be rolled back.", 0),

@@ -87,7 +87,7 @@ PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     ("preference", re.compile(
         r"\b(he|she|they) (loves?|likes?|hates?|adores?|is into|'s into|are into|prefers?)\b|(她|他)(们)?(比较|很|最|特别|超)?(喜欢|爱|讨厌|迷上)", re.IGNORECASE)),
     ("fact", re.compile(
-        r"\b(uses|is using|runs on|runs in|runs every|runs nightly|depends on|is deployed|is hosted|listens on|port \d+|version \d|is stored in|lives in|is configured"
+        r"\b(uses|is using|runs on|runs in|runs every|runs nightly|depends on|is deployed|is hosted|listens on|port \d+|version\s*(?:is\s*|=\s*|:\s*|是\s*|为\s*)?v?\d+|is stored in|lives in|is configured"
         r"|is written in|is built (with|on)|talks to|writes to|reads from|is backed by|is served by|(pulls|loads|reads|writes|pushes|sends|syncs|publishes) (from|into|to))\b"
         r"|\b(is|are) (the|a|an|our) ([\w+.-]+ ){0,3}(service|app|application|tool|library|package|repo|repository|project|cli|api|backend|front ?end|pipeline|job|bot|site|website|system|module|monorepo|chart)\b"
         r"|\b(this|it) is (the|a|an|our)\b|\b(state|config|configs|secrets|data|logs|code|tests|docs) (is|are|lives|live|sits|sit) in\b"
@@ -96,7 +96,10 @@ PATTERNS: list[tuple[str, re.Pattern[str]]] = [
         r" (is|uses|runs|needs|has|handles|does|lives|loads|pulls|pushes|sends|stores|talks|writes|reads|deploys|builds|targets)\b"
         r"|\bwe (use|run|deploy|host|ship|build|keep|store|are on|'re on)\b|\b(the )?stack is\b|\bit('s| is) (a|an|our) \w+"
         r"|每(周|天|月|年|个?星期|个月)|在.{1,20}上(跑|运行|训练|部署)|部署在|运行在|跑在|依赖|端口|版本|配置在|存放在|存在|使用的是|用的是|数据库是|项目(是|用)|这个\s*(项目|仓库|服务|工程|库|repo|app|service)|本(项目|仓库)|我们(用|使用|的)|基于|写的"
-        r"|(是|有|为)\s*\d+\s*(个|台|张|核|G|GB|ms|秒|分钟|小时|天|次|%)", re.IGNORECASE)),
+        r"|(是|有|为)\s*\d+\s*(个|台|张|核|G|GB|ms|秒|分钟|小时|天|次|%)"
+        # "这是公司 CRM 的管理后台，Vue 3 + …": what the project is; "minSdk 是 26": a setting's value.
+        r"|^这(是|个是)(我们|公司|团队|一个|我们公司)?.{0,16}?(后台|服务|项目|仓库|系统|平台|工具|应用|app|网站|小程序|插件|脚本|sdk|框架)"
+        r"|\b[A-Za-z][A-Za-z0-9_.]*[A-Za-z0-9]\s*(是|为)\s*v?\d", re.IGNORECASE)),
 ]
 ARTIFACT_RE = re.compile(
     r"\b(created|added|wrote|generated|saved|new file|renamed|moved|exported|published|updated|modified|edited|rewrote"
@@ -150,7 +153,7 @@ CHAT_TYPES = {
 # Anaphoric follow-ups: a sentence that only points at what was said before.
 ANAPHORA_RE = re.compile(
     r"^(and |also |oh,? and )?(do|apply|same|the same|that goes|this goes|that applies|this applies|ditto)\b.{0,60}$"
-    r"|\b(the two|both of them|these two|those two|the same (way|rule|thing|for)|do the same|same (for|goes|with))\b"
+    r"|\b(the two|both of them|these two|those two|the same (way|rule|thing|for)|do the same|same (for|goes|with)|(stick|keep) (to|with) (that|this|those|these|it))\b"
     r"|^(以后)?(都|也)?(照|按|依)(这|此|这个|上面)(个|样|来|办|做)|照这个来|按这个来|也一样|同样(处理|适用|的)|这两个|都这么(做|办|来)|就这样(做|办)?[。！]?$",
     re.IGNORECASE,
 )
@@ -407,11 +410,27 @@ def extract_from_message(message: dict, *, mode: str, sentences: list[str] | Non
     parts = [RESTATED_RE.sub("", p).strip() for p in parts]
     found: list[Candidate] = []
     previous: Candidate | None = None
+    unmatched: tuple[int, int, str] | None = None  # (index, position, text) of the sentence just before, when no pattern took it
     for n, sentence in enumerate(parts):
         position = positions[n] if positions and n < len(positions) else n
         if len(sentence) < 6 or len(sentence) > 400:
             previous = None if len(sentence) > 400 else previous
             continue
+        if previous is None and unmatched is not None and unmatched[0] == n - 1 and ANAPHORA_RE.search(sentence) \
+                and len(unmatched[2]) + len(sentence) < 400:
+            # "I write in British English: 'organise'. Please stick to that in anything you write
+            # for me.": the rule is the pointer's, its content the sentence it points at.
+            category, (_, earlier_position, earlier) = classify(sentence, role=role), unmatched
+            unmatched = None
+            joined = resolve_relative_dates(earlier.rstrip() + ("" if is_chinese(sentence) else " ") + sentence, message.get("timestamp"))
+            if speaker and not joined.lower().startswith(speaker.lower()):
+                joined = f"{speaker}: {joined}"
+            cand = candidate_for(joined, category, message, mode=mode, speaker=speaker) if category else None
+            if cand is not None:
+                cand.position, cand.restated = earlier_position, restated[n]
+                found.append(cand)
+                previous = cand
+                continue
         if previous is not None and ANAPHORA_RE.search(sentence) and len(previous.content) + len(sentence) < 400:
             previous.content = f"{previous.content.rstrip()} {sentence}" if not is_chinese(sentence) else previous.content.rstrip() + sentence
             if classify(sentence, role=role) == "instruction" and previous.category != "instruction":
@@ -453,6 +472,7 @@ def extract_from_message(message: dict, *, mode: str, sentences: list[str] | Non
             category = "fact"
         if category is None:
             previous = None
+            unmatched = None if talk or QUESTION_RE.search(sentence) else (n, position, sentence)
             continue
         text = resolve_relative_dates(sentence, message.get("timestamp"))
         if speaker and not text.lower().startswith(speaker.lower()):
