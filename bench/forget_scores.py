@@ -62,14 +62,14 @@ def main() -> None:
     from pipeline import setup_django
 
     setup_django(Path(tempfile.mkdtemp(prefix="forget-scores-")))
-    from apps.pipeline.rules.corrections import forget_matches
-    from apps.pipeline.rules.l1 import FORGET_DENSE_MARGIN, FORGET_DENSE_MIN
+    from apps.pipeline.rules.corrections import forget_matches, forget_shares_word
+    from apps.pipeline.rules.l1 import FORGET_DENSE_MARGIN, FORGET_DENSE_MIN, FORGET_SHARED_MIN, FORGET_SHARED_RANK
     from apps.search import embedding
 
     found = requests()
     other_max = 0.0
-    dense_right = dense_wrong = words_right = words_wrong = first_meant = 0
-    print(f"{'conversation':32} {'subject':28} meant first? cos1   cos2   words dense")
+    dense_right = dense_wrong = words_right = words_wrong = first_meant = shared_right = shared_wrong = 0
+    print(f"{'conversation':32} {'subject':28} meant first? cos1   cos2   words dense shared")
     for req in found:
         q = embedding.embed([req["subject"]], kind=embedding.PASSAGE)[0]
         sims = embedding.embed(req["earlier"], kind=embedding.PASSAGE) @ q
@@ -80,18 +80,26 @@ def main() -> None:
         other_max = max([other_max, *others])
         worded = [i for i, s in enumerate(req["earlier"]) if forget_matches(s, req["subject"])]
         dense = [order[0]] if c1 >= FORGET_DENSE_MIN and c1 - c2 >= FORGET_DENSE_MARGIN else []
+        sharing = [i for i, s in enumerate(req["earlier"]) if forget_shares_word(s, req["subject"])]
+        shared = sharing if len(sharing) == 1 and sharing[0] in order[:FORGET_SHARED_RANK] and sims[sharing[0]] >= FORGET_SHARED_MIN else []
+        if worded or dense:
+            shared = []  # the rule is asked only when the other two take nothing
+        shared_right += bool(shared) and shared[0] in req["meant"]
+        shared_wrong += bool(shared) and shared[0] not in req["meant"]
         words_right += bool(worded) and set(worded) <= set(req["meant"])
         words_wrong += bool(set(worded) - set(req["meant"]))
         dense_right += bool(dense) and dense[0] in req["meant"]
         dense_wrong += bool(dense) and dense[0] not in req["meant"]
         first_meant += order[0] in req["meant"]
         print(f"{req['conversation'][:32]:32} {req['subject'][:28]:28} {'yes' if req['meant'] else 'no ':5} "
-              f"{'yes' if order[0] in req['meant'] else 'no ':6} {c1:.3f}  {c2:.3f}  {len(worded):5} {len(dense):5}")
+              f"{'yes' if order[0] in req['meant'] else 'no ':6} {c1:.3f}  {c2:.3f}  {len(worded):5} {len(dense):5} {len(shared):6}")
     print()
     print(f"requests {len(found)}, with a meant sentence {sum(1 for r in found if r['meant'])}, meant sentence first {first_meant}")
     print(f"highest cosine of a sentence not meant: {other_max:.3f}")
     print(f"words test: {words_right} right, {words_wrong} wrong")
     print(f"dense rule (cos ≥ {FORGET_DENSE_MIN}, margin ≥ {FORGET_DENSE_MARGIN}): {dense_right} right, {dense_wrong} wrong")
+    print(f"one shared word (the only sentence sharing one, dense rank ≤ {FORGET_SHARED_RANK}, cos ≥ {FORGET_SHARED_MIN}; "
+          f"when the two rules above take nothing): {shared_right} right, {shared_wrong} wrong")
 
 
 if __name__ == "__main__":

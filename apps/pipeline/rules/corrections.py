@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from apps.pipeline.rules.text import STOPWORDS, UNIT_KINDS, content_tokens, is_chinese, is_cjk_char, value_key, values
+from apps.pipeline.rules.text import STOPWORDS, UNIT_KINDS, ZH_STOP_CHARS, content_tokens, is_chinese, is_cjk_char, value_key, values
 
 CORRECTION_RE = re.compile(
     r"\b(actually|i was wrong|i'm wrong|my bad|my mistake|correction|i misspoke|sorry,? i meant|i meant|scratch that|wait,? no|no,? wait|not anymore|no longer"
@@ -24,7 +24,7 @@ CORRECTION_RE = re.compile(
     r"|went from (?=[$€£¥]?\d|(one|two|three|four|five|six|seven|eight|nine|ten|a|an)\b))\b"
     r"|^[\w ]{2,30} update\s*:|^update( on [^:]{1,40})?\s*:"
     r"|\bnot\s+[^,.;]+?,?\s+but\b|[,，]\s*not\s+\w|(?<!for )(?<!until )\bnow\s*[.!]?\s*$"
-    r"|改成|改为|改到|改用|换用|更正|纠正一下|记错了|说错了|搞错了|弄错了|其实是|现在是|现在改|换成了|变成了?|变为|已经不|不再|不对[，,]"
+    r"|改成|改为|改到|改用|换用|更正|纠正一下|记错了|说错了|搞错了|弄错了|说岔了|搞混了|弄混了|记混了|其实是|现在是|现在改|换成了|变成了?|变为|已经不|不再|不对[，,]"
     r"|降到|降至|升到|升至|提高到|增加到|减少到|涨到|调整为|调整到|调到|迁到|迁移到|改发到|不用了|从[^，,。；;]{1,30}(?:换成|改成|改为|改到)"
     r"|不是[^，,。]{1,20}[，,]?\s*(而)?是|是[^，,。]{1,20}[，,]?\s*不是",
     re.IGNORECASE,
@@ -57,10 +57,10 @@ _INTENT_RE = re.compile(
     re.IGNORECASE,
 )
 _LEAD_RE = re.compile(
-    r"^(?:(?:oh|ah|hmm|wait|sorry|oops|ok|okay|no)[,，!！.\s]*)*(?:actually|(?:a |one |small |quick )?correction(?: to what i said(?: before| earlier)?)?|i was wrong|i'm wrong"
+    r"^(?:(?:oh|ah|hmm|wait|sorry|oops|ok|okay|no|hold on)[,，!！.\s]*)*(?:actually|hold on|(?:a |one |small |quick )?correction(?: to what i said(?: before| earlier)?)?|i was wrong|i'm wrong"
     r"|my bad|my mistake|i misspoke|sorry,? i meant|i meant|scratch that|wait,? no|no,? wait)"
     r"[\s,，:：—–\-!！.]*"
-    r"|^(?:更正(?:一下)?|纠正一下|(?:上次|刚才|之前)?我?(?:记错了|说错了|搞错了|弄错了)|不好意思|(?:哦|噢|啊)?不对(?:不对)?)[，,：:。！!\s]*",
+    r"|^(?:更正(?:一下)?|纠正一下|(?:哎|唉|啊|呃)?(?:上次|刚才|之前)?我?(?:记错了|说错了|搞错了|弄错了|说岔了|搞混了|弄混了|记混了)|不好意思|(?:哦|噢|啊)?不对(?:不对)?)[，,：:。！!\s]*",
     re.IGNORECASE,
 )
 _PAIRS: list[re.Pattern[str]] = [
@@ -350,11 +350,23 @@ def _now_only(clause: str) -> tuple[str, str]:
 
 # A speaker correcting themselves after an ellipsis ("跑步机一般跑30分钟……不对，20分钟，再多左膝就疼",
 # "upload 上限是 10MB…… wait, 是 20MB, not 10MB，前端已经放开了"): the sentence is stored as corrected.
+# "…", or a dash ("10.13 — scratch that, it's 10.15", "ggml-small.bin —— my bad，说错了，…"),
+# then a word that takes back what came before it.
 _SELF_CORRECTION_RE = re.compile(
-    r"^(?P<said>.+?)…+\s*(?P<fix>(?i:不对|等等|等下|等一下|哦不|噢不|不是|搞错|说错|记错|弄错|wait\b|no\b|sorry\b|actually\b|i mean\b|oops\b|scratch that\b).*)$")
+    r"^(?P<said>.+?)(?:…+|\s*[—–]+\s*|\s-\s)\s*(?P<fix>(?:(?:哎|唉|啊|呃|嗯)[，,\s]*)?我?"
+    r"(?i:不对|等等|等下|等一下|哦不|噢不|不是|搞错|说错|记错|弄错|说岔|搞混|弄混|记混|wait\b|no\b|sorry\b|actually\b|i mean\b|oops\b"
+    r"|scratch that\b|my bad\b|hold on\b|no wait\b).*)$")
 _MARKERS_ONLY_RE = re.compile(
-    r"^(?:(?:不对|等等|等下|等一下|哦不|噢不|我?搞错了|我?说错了|我?记错了|我?弄错了|wait|no|sorry|actually|i mean|oops|scratch that)[\s,，!！.。]*)+$",
+    r"^(?:(?:不对|等等|等下|等一下|哦不|噢不|(?:哎|唉|啊|呃)?我?(?:搞错了|说错了|记错了|弄错了|说岔了|搞混了|弄混了|记混了)|wait|no|sorry|actually|i mean|oops"
+    r"|scratch that|my bad|hold on|no wait)[\s,，!！.。]*)+$",
     re.IGNORECASE)
+# After a dash only a word that takes the first part back ("— scratch that", "—— 我搞混了"): "— actually,
+# we never deploy on Tuesdays" goes on, it does not correct.
+_RETRACT_RE = re.compile(r"^(?:(?:哎|唉|啊|呃|嗯)[，,\s]*)?我?(?:说错|记错|搞错|弄错|说岔|搞混|弄混|记混|不对)"
+                         r"|^(?:scratch that|my bad|i mean|sorry|no,? wait|wait,? no|hold on|oops|actually,? (?:make it|it's|it is|i meant?))\b", re.IGNORECASE)
+# What a self-correction that names no typed value replaces: the last thing said to be ("这个月读的是
+# The Glass Orchard", "笔用的是狼毫").
+_LAST_PREDICATE_RE = re.compile(r"(?:用的是|叫做|是|为|叫|用|\bis called|\bis named|\bcalled|\bnamed|\bis|\bare|\bwas|'s)\s*(?P<old>[^，,。；;:：]{1,40}?)\s*$", re.IGNORECASE)
 
 
 def self_corrected(sentence: str) -> Correction | None:
@@ -365,11 +377,31 @@ def self_corrected(sentence: str) -> Correction | None:
     if m is None:
         return None
     said, fix = m.group("said").strip(), m.group("fix").strip()
-    correction = parse_correction(fix)
-    if correction is None or parse_correction(said) is not None:
-        return None  # nothing to apply, or the first part is itself a correction
-    correction.new = re.sub(r"^(?:就是|而是|是)\s*", "", correction.new)  # "是 Edgecomb Gray，not Pale Oak"
+    if "…" not in sentence[len(m.group("said")): m.start("fix")] and not _RETRACT_RE.match(fix):
+        return None
+    correction, itself = parse_correction(fix), parse_correction(said)
+    if correction is None or (itself is not None and (itself.old or not re.search(r"现在是|目前是|\b(?:is|are) now\b", said, re.IGNORECASE))):
+        return None  # nothing to apply, or the first part is itself a change ("改成 20……不对，30"), not a plain "现在是"
+    if correction.old and correction.old.lower() not in said.lower():
+        correction.old = ""  # "上周已经换成 X 了": not a value the first part said
+    if not correction.new:
+        # "我搞混了，是 Lanterns in the Rain": the new value is what the fix says it is.
+        stated = re.match(r"^(?:应该是|其实是|而是|是|it's|it is|make it)\s*(?P<new>[^，,。；;!！]+)", _strip_lead(correction.clause), re.IGNORECASE)
+        bare = _strip_lead(correction.clause).rstrip(".。!！ ")
+        correction.new = stated.group("new").strip() if stated else (bare if 0 < len(bare.split()) <= 3 and not values(bare) and len(bare) <= 30 else "")
+    correction.new = re.sub(r"^(?:就是|而是|应该是|是)\s*", "", correction.new)  # "是 Edgecomb Gray，not Pale Oak"
+    correction.new = re.sub(r"\s*了$", "", correction.new)
     fixed = corrected_content(said, correction)
+    if not fixed and correction.new and not correction.old and not values(correction.new):
+        last = _LAST_PREDICATE_RE.search(said.rstrip("…. "))
+        if last is not None and len(correction.new) <= 40:
+            correction.old = last.group("old").strip()
+            fixed = said[: last.start("old")] + correction.new
+        elif len(said.split()) <= 3 and not is_chinese(said):
+            # "A Laser — actually make it a Topper": a short answer is the value itself.
+            correction.old = re.sub(r"^(?:a|an|the)\s+", "", said.rstrip(".… "), flags=re.IGNORECASE)
+            correction.new = re.sub(r"^(?:a|an|the)\s+", "", correction.new, flags=re.IGNORECASE)
+            fixed = said.replace(correction.old, correction.new, 1)
     if not fixed:
         return None
     kept = []
@@ -378,6 +410,7 @@ def self_corrected(sentence: str) -> Correction | None:
         if not clause or _MARKERS_ONLY_RE.match(clause) or (correction.old and correction.old.lower() in clause.lower()):
             continue  # a marker, or what was wrong said again
         rest = clause.replace(correction.new, " ") if correction.new else clause
+        rest = re.sub(r"^(?:应该是|其实是|而是|是|it's|it is|make it)\s*", "", _strip_lead(rest), flags=re.IGNORECASE)
         for _kind, value in values(rest):
             rest = rest.replace(value, " ")
         if content_tokens(rest) - content_tokens(fixed):  # says more than the corrected part ("14 days" does not)
@@ -848,13 +881,20 @@ def _context_overlap(record: str, correction: Correction) -> float:
 
 _FORGET_PATTERNS: list[re.Pattern[str]] = [
     re.compile(r"(?<!don't )(?<!do not )(?<!never )\bforget\s+(?:about\s+|that\s+|what i (?:said|told you|mentioned)(?:\s+about)?\s+|everything (?:i said )?about\s+|the (?:part|thing|bit) about\s+)?(?P<subject>[^.!?]*)", re.IGNORECASE),
-    re.compile(r"\b(?:don't|do not|please don't|no need to) (?:remember|keep|store|save|record|note down|memori[sz]e)\s+(?:that|this|it|what i said about|anything about|the bit about)?\s*(?P<subject>[^.!?]*)", re.IGNORECASE),
+    re.compile(r"\b(?:don't|do not|please don't|no need to) (?:remember|keep|store|save|record|note down|memori[sz]e|hold on to|hang on to|hold onto|keep hold of)\s+(?:that|this|it|what i said about|anything about|the bit about)?\s*(?P<subject>[^.!?]*)", re.IGNORECASE),
     re.compile(r"\b(?:delete|remove|erase|drop|wipe)\s+(?:the|that|this|any|all|your)?\s*(?:memor(?:y|ies)|notes?|records?)\s*(?:about|of|on|for)?\s*(?P<subject>[^.!?]*)", re.IGNORECASE),
     re.compile(r"\bstop remembering\s*(?P<subject>[^.!?]*)", re.IGNORECASE),
+    # "the bit about my trip abroad — wipe it from your notes", "I'd rather that wasn't kept
+    # anywhere": the subject is said before the request, or is what was just said.
+    re.compile(r"\b(?:wipe|delete|remove|erase|scrub|clear|drop|take)\s+(?:it|that|this)\s+(?:from|off|out of)\s+(?:your\s+)?(?:notes|memory|records?|list)\b(?P<subject>)",
+               re.IGNORECASE),
+    re.compile(r"\b(?:i'd|i would) rather (?:that|it|this) (?:wasn't|weren't|isn't|not be|was not) (?:kept|stored|remembered|saved|written down)\b(?P<subject>)",
+               re.IGNORECASE),
+    re.compile(r"\bi (?:don't|do not) want (?:that|it|this) (?:kept|stored|remembered|saved)\b(?P<subject>)", re.IGNORECASE),
     re.compile(r"\b(?:scratch|drop|strike) (?:the (?:bit|part|thing)|what i (?:said|told you|mentioned)|everything i said) about\s+(?P<subject>[^.!?,—–]*)", re.IGNORECASE),
     # "忘掉之前说的磁盘阈值吧": the subject after the request.
     re.compile(r"(?:^|[，,])\s*(?:请|你)?(?:忘掉|删掉|删除)(?!吧|了吧|它)(?P<subject>[^，,。！!？?]{2,}?)(?:吧|了|这件事|的事)?\s*(?:[，,。！!]|$)"),
-    re.compile(r"(?:把|关于)?(?P<subject>[^，,。！!？?]*?)(?:的事|的事情|这件事|这事|的内容|的记忆)?(?:就|也|都)?(?:别|不要|不用)(?:再)?记(?:住|下|录|着)?(?:了|啦)?"),
+    re.compile(r"(?:把|关于)?(?P<subject>[^，,。！!？?]*?)(?:的事|的事情|这件事|这事|的内容|的记忆)?(?:就|也|都)?(?:别|不要|不用)(?:再)?(?:记(?:住|下|录|着)?|存(?:着|下来)?(?=[了啦吧，,。！!]|$))(?:了|啦)?"),
     re.compile(r"(?:把|关于)?(?P<subject>[^，,。！!？?]*?)(?:的事|的事情|这件事|这事|的内容|的记忆)?(?:都|也|就)?(?:忘掉|忘了吧|删掉|删除|删了|delete\s?掉)(?:吧|它|这条记忆|这条|这个记忆)?"),
 ]
 # Words that say what kind of thing is to be forgotten, not what it is ("the salary figure",
@@ -863,7 +903,7 @@ _GENERIC_SUBJECT_EN = re.compile(r"\b(figures?|numbers?|details?|info|informatio
 _GENERIC_SUBJECT_ZH = re.compile(r"(?:那个|这个|那些|这些)(?:数字|号码|信息|内容|部分|细节|事情|事儿|事)?$|(?:数字|号码|信息|内容|部分|细节|事情|事儿)$"
                                   r"|^(?:之前|刚才|上次|前面|我)*(?:说|提|讲)(?:的|过的)")
 _FORGET_GUARD_RE = re.compile(r"\b(don't|do not|never|not) forget\b|别忘|不要忘|忘了(带|拿|关|锁|交|写|说|告诉)|我忘了", re.IGNORECASE)
-_MEMORY_WORD_RE = re.compile(r"记|忘掉|忘了吧|memor|forget|remember|record|note|scratch|strike|drop (the|what)"
+_MEMORY_WORD_RE = re.compile(r"记|(?:别|不用|不要)(?:再)?存(?:着|下来)?(?=[了啦吧，,。！!]|$)|忘掉|忘了吧|memor|forget|remember|record|note|scratch|strike|drop (the|what)|\bkept\b|\bstored\b|hold on ?to|hang on to|keep hold of"
                              r"|(?:删掉|删除|delete\s?掉?)关于|关于.{1,30}?(?:那|这)条", re.IGNORECASE)
 ANAPHORIC_SUBJECT_RE = re.compile(r"^(it|that|this|those|these|all that|all of that|what i (just )?said|the last (one|thing)|这条|这个|这些|那个|那条|刚才(那|说的)?(条|个|些)?|上一条|这|那|)$", re.IGNORECASE)
 
@@ -881,7 +921,7 @@ def forget_subject(sentence: str) -> str | None:
         if pattern.pattern.startswith("(?:^|[，,])") and not re.search(r"吧|别记|不想|不用记", text):
             continue  # "删掉 X" alone is an instruction to the agent ("删掉这个文件"), not to memory
         if pattern.pattern.startswith("(?:把|关于)") and not re.search(
-                r"(别|不要|不用)(再)?记|忘掉|忘了吧|删掉这条|删除这条|删掉关于|删除关于|的记忆|不想(让你|被)?记|不想.{0,6}被记"
+                r"(别|不要|不用)(再)?(记|存(着|下来)?(?=[了啦吧，,。！!]|$))|忘掉|忘了吧|删掉这条|删除这条|删掉关于|删除关于|的记忆|不想(让你|被)?记|不想.{0,6}被记"
                 r"|关于.{1,30}?(?:那|这)条", text):
             continue
         if pattern.pattern.startswith(r"\b(?:delete|remove|erase") and not re.search(r"memor|notes? about|records? about", text, re.IGNORECASE):
@@ -902,6 +942,10 @@ def forget_subject(sentence: str) -> str | None:
             # "I told you about the budget — forget that": the subject is said before the request.
             before = text[: m.start()]
             about = re.search(r"\babout (?:the |my |our )?(?P<what>[\w\- ]{2,40}?)(?:\s+(?:yesterday|earlier|before|last \w+))?\s*(?:[—–,，-]|$)", before, re.IGNORECASE)
+            if about is None:
+                # "还有之前跟我老公闹别扭那件事，别存着了": the matter named in the clause before.
+                about = re.search(r"(?:^|[，,。；;])\s*(?:还有|另外|对了|那个)?[，,]?\s*(?:之前|上次|上回|刚才|前面)?(?:跟你|和你)?(?:说的|提的|讲的)?(?:那个)?"
+                                  r"(?P<what>[^，,。；;！!？?]{2,30}?)(?:那件事|这件事|的事情|的事|那事|那个事)\s*[，,]?\s*$", before)
             return about.group("what").strip() if about else ""
         return subject
     return None
@@ -914,6 +958,22 @@ def forget_matches(record: str, subject: str) -> bool:
         return False
     shared = len(words & content_tokens(record))
     return shared == len(words) or (len(words) >= 3 and shared / len(words) >= 0.6)
+
+
+def _distinct_words(text: str) -> set[str]:
+    """Content words that name something: English words of 4 letters or more, Chinese bigrams
+    without a function character ("老公" of "跟我老公闹别扭", not "跟我")."""
+    return {w for w in content_tokens(text)
+            if (len(w) >= 2 and all(is_cjk_char(ch) for ch in w) and not any(ch in ZH_STOP_CHARS for ch in w))
+            or (w.isascii() and len(w) >= 4 and w not in _FORGET_NOT_NAMES)}
+
+
+_FORGET_NOT_NAMES = frozenset({"said", "told", "mentioned", "thing", "things", "stuff", "what", "about", "that", "this", "bit", "part"})
+
+
+def forget_shares_word(record: str, subject: str) -> bool:
+    """Whether `record` uses a word of the subject that names something (see _distinct_words)."""
+    return bool(_distinct_words(subject) & content_tokens(record))
 
 
 # A subject that names a kind of information rather than its words ("forget my salary",

@@ -42,7 +42,8 @@ PATTERNS: list[tuple[str, re.Pattern[str]]] = [
         r"\b(always|never|don't|do not|make sure (to|you)|from now on|going forward|in future|please (always|never|use|reply|answer|write|keep|avoid)"
         r"|remember that|you should (always|never)|must (not )?|avoid|prefer \w+ over|only use|stick to|no more than|keep (it|them|answers|replies|explanations)"
         r"|call me|when (you|i) (answer|reply|ask|review|write|give|suggest|recommend|explain|talk)|whenever (you|i)"
-        r"|(go|goes|belong|belongs) (in|under|into)|every new|rule for|rules for|conventions? (for|:)|rule:)\b"
+        r"|(go|goes|belong|belongs) (in|under|into)|every new|rule for|rules for|conventions? (for|:)|rule:"
+        r"|(that's|this is|here's) (the|a|our) (rule|convention|policy)|the (rule|convention) (in|here|of this))\b"
         r"|以后|今后|总是|永远|不要|别再|务必|必须|禁止|一律|记住|请(始终|总是|用|使用|回答|回复|保持|避免)|统一(用|使用)?|避免|尽量|只用|只能|规则|约定|规范"
         r"|才能(合并|上线|发布|提交|部署)|以上才|至少要|\b(before|to) (merge|merging|release|deploy)\b"
         r"|要求\s*[^，,。；;]{0,8}?\d|\b(requires?|required|needs? to be|has to be)\b[^.;,]{0,30}?\d"  # a requirement with its figure ("要求 1 秒内可见")
@@ -52,7 +53,8 @@ PATTERNS: list[tuple[str, re.Pattern[str]]] = [
         r"|\b(i'm|i am|we're|we are) (not )?(a big fan|not a fan|fond|big on|a fan of|into)\b|\bi (think|feel|believe) (that )?\w+"
         r"|我(比较|更|很|不|最|特别|超)?(喜欢|偏好|习惯|讨厌|爱|倾向|受不了)|我们(习惯|偏好)|偏好|我觉得", re.IGNORECASE)),
     # An explicit to-do wins over the decision it may mention ("下一步要把负采样改成…").
-    ("task", re.compile(r"\b(todo|to-do|next step|still have to|need to|needs to)\b|^next\s*:|待办|下一步|接下来要|还要|要把|还需要"
+    ("task", re.compile(r"\b(todo|to-do|next step|still have to|need to|needs to|for the backlog|next task)\b|^next\s*:|待办|下一步|接下来要|还要|要把|还需要"
+                        r"|下一个\s*(?:任务|task|待办)"
                         r"|\b(?:put|add) (?:this|that|it) (?:on|to) (?:the|my|our) (?:list|to-?do list|backlog)\b|\bon the (?:to-?do list|backlog)\b"
                         r"|(?:加到|放进|记到|列进)(?:待办|todo|清单|backlog)", re.IGNORECASE)),
     ("decision", re.compile(
@@ -95,6 +97,7 @@ PATTERNS: list[tuple[str, re.Pattern[str]]] = [
         r"|\b(the|our|this) (api|server|database|db|service|build|ci|config|repo|repository|project|codebase|backend|frontend|app|pipeline|job|cluster|stack|deploy|worker|queue|cache)"
         r" (is|uses|runs|needs|has|handles|does|lives|loads|pulls|pushes|sends|stores|talks|writes|reads|deploys|builds|targets)\b"
         r"|\bwe (use|run|deploy|host|ship|build|keep|store|are on|'re on)\b|\b(the )?stack is\b|\bit('s| is) (a|an|our) \w+"
+        r"|\bby default\b|\bdefaults? to\b|默认(?:是|用|输出|值|为|开|关|走|就)"
         r"|每(周|天|月|年|个?星期|个月)|在.{1,20}上(跑|运行|训练|部署)|部署在|运行在|跑在|依赖|端口|版本|配置在|存放在|存在|使用的是|用的是|数据库是|项目(是|用)|这个\s*(项目|仓库|服务|工程|库|repo|app|service)|本(项目|仓库)|我们(用|使用|的)|基于|写的"
         r"|(是|有|为)\s*\d+\s*(个|台|张|核|G|GB|ms|秒|分钟|小时|天|次|%)"
         # "这是公司 CRM 的管理后台，Vue 3 + …": what the project is; "minSdk 是 26": a setting's value.
@@ -260,7 +263,7 @@ RESTATED_RE = re.compile(
 RESTATE_MARK_RE = re.compile(
     r"\b(as i (said|mentioned|told you)|like i (said|told you|mentioned)|i told you|as i said before|reminder|just to repeat|as before|once again"
     r"|same as (always|before|usual|last time)|as (always|usual))\b|^again\b|\bagain[.!]?$"
-    r"|之前说过|我说过|说过了|还是那句|还是.{1,10}的事|提醒一下|再说一遍|再强调一下|照旧|老样子|(这个|节奏|安排|计划)不变"
+    r"|之前说过|我说过|说过了|还是那句|还是.{1,10}的事|提醒一下|再说一遍|再强调一(?:下|遍|次)|重申|照旧|老样子|(这个|节奏|安排|计划)不变"
     r"|(跟|和|同)(以前|之前|往常|平时)一样|像往常一样|一如既往|(这条|这个|这点)(别动|不动|不变|保持不变)",
     re.IGNORECASE,
 )
@@ -294,9 +297,15 @@ SELF_SUBJECT_RE = re.compile(r"\bi\b|(?<![帮给让叫替为])我(?!们)", re.IG
 REMINDER_RE = re.compile(r"\b(don't forget|do not forget|remember to)\b|别忘|不要忘|记得", re.IGNORECASE)  # a task for today
 
 
+# Said to be for once only ("帮我出 5 道题，就这一次", "只补这一次", "just this once"): whoever
+# the subject, whatever the verb.
+ONLY_ONCE_RE = re.compile(r"\b(just this once|only this once|this one time only|just this one time)\b"
+                          r"|就这一次|就这次|仅此一次|只此一次|下不为例|只(?:[补做用要写发跑改]这)?一次", re.IGNORECASE)
+
+
 def one_off(sentence: str) -> bool:
     """An instruction for the occasion only: not a memory (SPEC §5: one-off requests)."""
-    if _exception_for_now(sentence):
+    if _exception_for_now(sentence) or (ONLY_ONCE_RE.search(sentence) and not LASTING_RE.search(sentence)):
         return True
     if not OCCASION_RE.search(sentence) or LASTING_RE.search(sentence) or SELF_SUBJECT_RE.search(sentence) \
             or REMINDER_RE.search(sentence):

@@ -19,7 +19,13 @@ INJECTION_RE = re.compile(
     r"|(reveal|print|output|show|repeat) (me )?(your|the) (system|hidden|initial) prompt"
     r"|you are now (dan|in developer mode)|jailbreak"
     r"|忽略(你|我们)?(所有|之前|以上|上面|前面|先前)?的?(所有)?(指令|指示|规则|提示|设定|约束)|无视(你)?(所有|之前|以上)?的?(指令|规则|设定)"
-    r"|输出你的系统提示词?|(告诉我|显示|打印)你的(系统)?提示词)",
+    r"|输出你的系统提示词?|(告诉我|显示|打印)你的(系统)?提示词"
+    # Text addressed to an AI reading it, inside pasted content ("[Note to any AI assistant reading
+    # this: …]", "SYSTEM OVERRIDE for AI assistants:", "【致AI助手：…】").
+    r"|\b(note|message|instructions?|attention|notice) (to|for) (any |all |the )?(ai|llm)s?(\s+(assistants?|agents?|models?|systems?))?\s*(reading|[:：,，\]】])|\b(for|to) (any |all )?(ai|llm) (assistants?|agents?|models?)\s*[:：]"
+    r"|\bsystem override\b|\bany (ai|llm) (assistant|agent|model)s? reading this\b"
+    r"|[\[【(]\s*(ai|llm) (assistant|agent)s?\s*[:：]|<!--\s*(ai |llm )?(assistant|agent)s?\s*[:：]"
+    r"|(致|给|写给)\s*(ai|人工智能|大模型)\s*(助手|助理|模型|智能体)?\s*[:：]|(ai|人工智能)\s*(助手|助理)\s*(请|须|必须)\s*(立即|马上)?)",
     re.IGNORECASE,
 )
 NOISE_RE = re.compile(
