@@ -386,8 +386,8 @@ def self_corrected(sentence: str) -> Correction | None:
         correction.old = ""  # "上周已经换成 X 了": not a value the first part said
     if not correction.new:
         # "我搞混了，是 Lanterns in the Rain": the new value is what the fix says it is.
-        stated = re.match(r"^(?:应该是|其实是|而是|是|it's|it is|make it)\s*(?P<new>[^，,。；;!！]+)", _strip_lead(correction.clause), re.IGNORECASE)
         bare = _strip_lead(correction.clause).rstrip(".。!！ ")
+        stated = re.match(r"^(?:应该是|其实是|而是|是|it's|it is|make it)\s*(?P<new>[^，,。；;!！]+)", bare, re.IGNORECASE)
         correction.new = stated.group("new").strip() if stated else (bare if 0 < len(bare.split()) <= 3 and not values(bare) and len(bare) <= 30 else "")
     correction.new = re.sub(r"^(?:就是|而是|应该是|是)\s*", "", correction.new)  # "是 Edgecomb Gray，not Pale Oak"
     correction.new = re.sub(r"\s*了$", "", correction.new)
@@ -951,9 +951,13 @@ def forget_subject(sentence: str) -> str | None:
     return None
 
 
+# Words of a forget subject that say it was said, not what it is about.
+_FORGET_NOT_NAMES = frozenset({"said", "told", "mentioned", "thing", "stuff", "what", "about", "bit", "part", "事情", "的事", "这件", "件事"})
+
+
 def forget_matches(record: str, subject: str) -> bool:
     """Whether `record` is about `subject`: it uses (almost) every content word of it."""
-    words = content_tokens(subject) - {"said", "told", "mentioned", "thing", "stuff", "事情", "的事", "这件", "件事"}
+    words = content_tokens(subject) - _FORGET_NOT_NAMES
     if not words:
         return False
     shared = len(words & content_tokens(record))
@@ -966,9 +970,6 @@ def _distinct_words(text: str) -> set[str]:
     return {w for w in content_tokens(text)
             if (len(w) >= 2 and all(is_cjk_char(ch) for ch in w) and not any(ch in ZH_STOP_CHARS for ch in w))
             or (w.isascii() and len(w) >= 4 and w not in _FORGET_NOT_NAMES)}
-
-
-_FORGET_NOT_NAMES = frozenset({"said", "told", "mentioned", "thing", "things", "stuff", "what", "about", "that", "this", "bit", "part"})
 
 
 def forget_shares_word(record: str, subject: str) -> bool:

@@ -420,6 +420,18 @@ def extract_from_message(message: dict, *, mode: str, sentences: list[str] | Non
     found: list[Candidate] = []
     previous: Candidate | None = None
     unmatched: tuple[int, int, str] | None = None  # (index, position, text) of the sentence just before, when no pattern took it
+
+    def unit(text: str, category: str, position: int, restated_here: bool) -> Candidate | None:
+        """The candidate of one unit: relative dates resolved, the speaker named."""
+        text = resolve_relative_dates(text, message.get("timestamp"))
+        if speaker and not text.lower().startswith(speaker.lower()):
+            text = f"{speaker}: {text}"
+        cand = candidate_for(text, category, message, mode=mode, speaker=speaker)
+        if cand is not None:
+            cand.position, cand.restated = position, restated_here
+            found.append(cand)
+        return cand
+
     for n, sentence in enumerate(parts):
         position = positions[n] if positions and n < len(positions) else n
         if len(sentence) < 6 or len(sentence) > 400:
@@ -431,13 +443,9 @@ def extract_from_message(message: dict, *, mode: str, sentences: list[str] | Non
             # for me.": the rule is the pointer's, its content the sentence it points at.
             category, (_, earlier_position, earlier) = classify(sentence, role=role), unmatched
             unmatched = None
-            joined = resolve_relative_dates(earlier.rstrip() + ("" if is_chinese(sentence) else " ") + sentence, message.get("timestamp"))
-            if speaker and not joined.lower().startswith(speaker.lower()):
-                joined = f"{speaker}: {joined}"
-            cand = candidate_for(joined, category, message, mode=mode, speaker=speaker) if category else None
+            joined = earlier.rstrip() + ("" if is_chinese(sentence) else " ") + sentence
+            cand = unit(joined, category, earlier_position, restated[n]) if category else None
             if cand is not None:
-                cand.position, cand.restated = earlier_position, restated[n]
-                found.append(cand)
                 previous = cand
                 continue
         if previous is not None and ANAPHORA_RE.search(sentence) and len(previous.content) + len(sentence) < 400:
@@ -483,15 +491,5 @@ def extract_from_message(message: dict, *, mode: str, sentences: list[str] | Non
             previous = None
             unmatched = None if talk or QUESTION_RE.search(sentence) else (n, position, sentence)
             continue
-        text = resolve_relative_dates(sentence, message.get("timestamp"))
-        if speaker and not text.lower().startswith(speaker.lower()):
-            text = f"{speaker}: {text}"
-        cand = candidate_for(text, category, message, mode=mode, speaker=speaker)
-        if cand is None:
-            previous = None
-            continue
-        cand.position = position
-        cand.restated = restated[n]
-        found.append(cand)
-        previous = cand
+        previous = unit(sentence, category, position, restated[n])
     return found
