@@ -24,7 +24,8 @@ class ProfileLocked(Exception):
 _LOCK_ERRORS = ("database is locked", "database table is locked", "lock timeout", "canceling statement due to lock timeout", "could not obtain lock")
 
 
-def _is_lock_error(exc: BaseException) -> bool:
+def is_lock_error(exc: BaseException) -> bool:
+    """A lock that stayed busy (either database), as opposed to any other failure."""
     text = str(exc).lower()
     return any(fragment in text for fragment in _LOCK_ERRORS)
 
@@ -47,6 +48,6 @@ def profile_write_lock(profile: Profile) -> Iterator[None]:
                 list(Profile.objects.select_for_update().filter(pk=profile.pk).values_list("pk", flat=True))
             yield
     except OperationalError as exc:
-        if _is_lock_error(exc):
+        if is_lock_error(exc):
             raise ProfileLocked(f"the profile's write lock stayed busy for {timeout} s; retry") from exc
         raise

@@ -11,9 +11,10 @@ import logging
 import time
 from typing import Any
 
-from django.db import transaction
+from django.db import OperationalError, transaction
 from django.utils import timezone
 
+from apps.accounts.locks import is_lock_error
 from apps.metrics.instruments import observe_job
 from apps.pipeline.errors import JobFailed
 from apps.pipeline.executor import ToolExecutor, executor_for
@@ -76,7 +77,9 @@ class RunContext:
             data["done"] = done
         if total is not None:
             data["total"] = total
-        JobRun.objects.filter(pk=self.run.pk).update(progress=data, heartbeat_at=timezone.now(), counts=dict(self.counts))
+        # A heartbeat is bookkeeping: one that cannot get the lock is dropped (the next one,
+        # or the run's final write, carries the same fields) rather than failing the run.
+        _update_run(self.run.pk, required=False, progress=data, heartbeat_at=timezone.now(), counts=dict(self.counts))
 
     def tool(self, name: str, params: dict[str, Any], *, session_key: str = "", cwd: str = "") -> Any:
         self.check_deadline()
@@ -123,12 +126,12 @@ def execute_run(*, run_id: int, executor: ToolExecutor | None = None) -> JobRun 
         logger.exception("%s run %s failed", run.kind, run.pk)
         status, error = STATUS_FAILED, f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
     finished = timezone.now()
-    with transaction.atomic():
-        JobRun.objects.filter(pk=run.pk).update(
-            status=status, finished_at=finished, error=error[:10000], counts=ctx.counts,
-            transcript=ctx.transcript, heartbeat_at=finished,
-            progress={"step": status, "message": error[:500], "updatedAt": _now_iso(), "elapsed": ctx.elapsed()},
-        )
+    _update_run(
+        run.pk, required=True,
+        status=status, finished_at=finished, error=error[:10000], counts=ctx.counts,
+        transcript=ctx.transcript, heartbeat_at=finished,
+        progress={"step": status, "message": error[:500], "updatedAt": _now_iso(), "elapsed": ctx.elapsed()},
+    )
     run.refresh_from_db()
     seconds = ctx.elapsed()
     observe_job(kind=run.kind, status=status, seconds=seconds)
@@ -139,6 +142,27 @@ def execute_run(*, run_id: int, executor: ToolExecutor | None = None) -> JobRun 
     )
     _follow_up(run)
     return run
+
+
+def _update_run(run_pk: int, *, required: bool, attempts: int = 6, **fields: Any) -> None:
+    """Write fields of the run row, waiting out a lock held by a reader of the same row.
+
+    SQLite answers "table is locked" at once, with no busy wait, when another connection
+    of a shared cache is reading the table (the requesting thread polling the run while
+    it waits for the answer). A required write (the run's outcome) is retried until the
+    attempts run out and then raises; a heartbeat gives up quietly after them."""
+    for attempt in range(attempts):
+        try:
+            with transaction.atomic():
+                JobRun.objects.filter(pk=run_pk).update(**fields)
+            return
+        except OperationalError as exc:
+            if not is_lock_error(exc) or attempt == attempts - 1:
+                if required or not is_lock_error(exc):
+                    raise
+                logger.warning("run %s: heartbeat not written, the run row stayed locked: %s", run_pk, exc)
+                return
+            time.sleep(0.02 * 2**attempt)
 
 
 def _driver(run: JobRun):
