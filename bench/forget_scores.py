@@ -58,6 +58,13 @@ def requests() -> list[dict]:
     return out
 
 
+def _mark(taken: list[int], req: dict) -> str:
+    """What a rule took: "-" nothing, "ok" only meant sentences, "WRONG" another one."""
+    if not taken:
+        return "-"
+    return "ok" if set(taken) <= set(req["meant"]) else "WRONG"
+
+
 def main() -> None:
     from pipeline import setup_django
 
@@ -81,7 +88,7 @@ def main() -> None:
         worded = [i for i, s in enumerate(req["earlier"]) if forget_matches(s, req["subject"])]
         dense = [order[0]] if c1 >= FORGET_DENSE_MIN and c1 - c2 >= FORGET_DENSE_MARGIN else []
         sharing = [i for i, s in enumerate(req["earlier"]) if forget_shares_word(s, req["subject"])]
-        shared = sharing if len(sharing) == 1 and sharing[0] in order[:FORGET_SHARED_RANK] and sims[sharing[0]] >= FORGET_SHARED_MIN else []
+        shared = sharing if len(sharing) == 1 and ((sharing[0] in order[:FORGET_SHARED_RANK] and sims[sharing[0]] >= FORGET_SHARED_MIN) or sharing[0] == order[0]) else []
         if worded or dense:
             shared = []  # the rule is asked only when the other two take nothing
         shared_right += bool(shared) and shared[0] in req["meant"]
@@ -92,13 +99,13 @@ def main() -> None:
         dense_wrong += bool(dense) and dense[0] not in req["meant"]
         first_meant += order[0] in req["meant"]
         print(f"{req['conversation'][:32]:32} {req['subject'][:28]:28} {'yes' if req['meant'] else 'no ':5} "
-              f"{'yes' if order[0] in req['meant'] else 'no ':6} {c1:.3f}  {c2:.3f}  {len(worded):5} {len(dense):5} {len(shared):6}")
+              f"{'yes' if order[0] in req['meant'] else 'no ':6} {c1:.3f}  {c2:.3f}  {_mark(worded, req):>5} {_mark(dense, req):>5} {_mark(shared, req):>6}")
     print()
     print(f"requests {len(found)}, with a meant sentence {sum(1 for r in found if r['meant'])}, meant sentence first {first_meant}")
     print(f"highest cosine of a sentence not meant: {other_max:.3f}")
     print(f"words test: {words_right} right, {words_wrong} wrong")
     print(f"dense rule (cos ≥ {FORGET_DENSE_MIN}, margin ≥ {FORGET_DENSE_MARGIN}): {dense_right} right, {dense_wrong} wrong")
-    print(f"one shared word (the only sentence sharing one, dense rank ≤ {FORGET_SHARED_RANK}, cos ≥ {FORGET_SHARED_MIN}; "
+    print(f"one shared word (the only sentence sharing one, dense rank 1, or rank ≤ {FORGET_SHARED_RANK} with cos ≥ {FORGET_SHARED_MIN}; "
           f"when the two rules above take nothing): {shared_right} right, {shared_wrong} wrong")
 
 

@@ -25,7 +25,7 @@ CORRECTION_RE = re.compile(
     r"|^[\w ]{2,30} update\s*:|^update( on [^:]{1,40})?\s*:"
     r"|\bnot\s+[^,.;]+?,?\s+but\b|[,，]\s*not\s+\w|(?<!for )(?<!until )\bnow\s*[.!]?\s*$"
     r"|改成|改为|改到|改用|换用|更正|纠正一下|记错了|说错了|搞错了|弄错了|说岔了|搞混了|弄混了|记混了|其实是|现在是|现在改|换成了|变成了?|变为|已经不|不再|不对[，,]"
-    r"|降到|降至|升到|升至|提高到|增加到|减少到|涨到|调整为|调整到|调到|迁到|迁移到|改发到|不用了|从[^，,。；;]{1,30}(?:换成|改成|改为|改到)"
+    r"|降到|降至|升到|升至|提高到|增加到|减少到|涨到|调整为|调整到|调到|迁到|迁移到|改发到|不用了|从[^，,。；;]{1,30}(?:换成|改成|改为|改到|转成|转为)"
     r"|不是[^，,。]{1,20}[，,]?\s*(而)?是|是[^，,。]{1,20}[，,]?\s*不是",
     re.IGNORECASE,
 )
@@ -115,7 +115,7 @@ _FROM_TO_EN = re.compile(
     re.IGNORECASE,
 )
 _FROM_TO_ZH = re.compile(
-    r"从\s*(?P<old>[^，,。；;！!？?从]{1,24}?)\s*(?:迁移到|迁到|切换到|切到|换到|转到|挪到|搬到|升级到|换成|改成|改为|改到|改用)了?\s*"
+    r"从\s*(?P<old>[^，,。；;！!？?从]{1,24}?)\s*(?:迁移到|迁到|切换到|切到|换到|转到|挪到|搬到|升级到|换成|改成|改为|改到|改用|转成|转为)了?\s*"
     r"(?P<new>[^，,。；;！!？?]+)"
 )
 # Words before "from" that do not say what moved ("we finally moved everything from …").
@@ -316,7 +316,8 @@ def _parse(sentence: str) -> Correction | None:
     return None
 
 
-_FROM_VALUE_ZH = re.compile(r"从\s*(?P<v>[^，,。；;从]{1,16}?)\s*(?=(?:调|改|挪|升|降|拉长|缩短|推迟|提前|延后|延长|换|涨|加|减|砍|变|提|放宽|收紧)[^，,。；;到]{0,2}到)")
+_FROM_VALUE_ZH = re.compile(r"从\s*(?P<v>[^，,。；;从]{1,16}?)\s*(?=(?:调|改|挪|升|降|拉长|缩短|推迟|提前|延后|延长|换|涨|加|减|砍|变|提|放宽|收紧)[^，,。；;到]{0,2}到"
+                            r"|(?:转|换|改)(?:成|为))")
 _FROM_VALUE_EN = re.compile(r"\bfrom\s+(?P<v>[^,;!?]{1,24}?)\s+(?=to\b)", re.IGNORECASE)
 _BEFORE_RE = re.compile(r"(?:之前|以前|原来|原先|本来|先前|起初)|\b(?:used to be|previously|originally)\b", re.IGNORECASE)
 
@@ -879,6 +880,12 @@ def _context_overlap(record: str, correction: Correction) -> float:
 
 # --------------------------------------------------------------------------- forget
 
+# "我说请假回老家的那件事", "我提到的那个人", "我为什么开始爬的那段": a matter the user said.
+_MATTER_ZH = r"(?:那件事|这件事|那些事|的事情|的事|那事|那个事|那段(?:话|事)?|这段(?:话)?|那部分|那个人|那些话)"
+_SAID_MATTER_ZH = re.compile(rf"(?:说|提到?|讲|聊|告诉你)(?:过)?的?[^，,。；;！!？?]{{0,30}}?{_MATTER_ZH}")
+_CLEAR_ZH = r"(?:删掉|删除|删了|清掉|清除|抹掉|delete\s?掉?|当我没说过?)"
+_CLEARS_SAID_MATTER_RE = re.compile(rf"(?:{_SAID_MATTER_ZH.pattern}).*?{_CLEAR_ZH}")
+
 _FORGET_PATTERNS: list[re.Pattern[str]] = [
     re.compile(r"(?<!don't )(?<!do not )(?<!never )\bforget\s+(?:about\s+|that\s+|what i (?:said|told you|mentioned)(?:\s+about)?\s+|everything (?:i said )?about\s+|the (?:part|thing|bit) about\s+)?(?P<subject>[^.!?]*)", re.IGNORECASE),
     re.compile(r"\b(?:don't|do not|please don't|no need to) (?:remember|keep|store|save|record|note down|memori[sz]e|hold on to|hang on to|hold onto|keep hold of)\s+(?:that|this|it|what i said about|anything about|the bit about)?\s*(?P<subject>[^.!?]*)", re.IGNORECASE),
@@ -891,6 +898,13 @@ _FORGET_PATTERNS: list[re.Pattern[str]] = [
     re.compile(r"\b(?:i'd|i would) rather (?:that|it|this) (?:wasn't|weren't|isn't|not be|was not) (?:kept|stored|remembered|saved|written down)\b(?P<subject>)",
                re.IGNORECASE),
     re.compile(r"\bi (?:don't|do not) want (?:that|it|this) (?:kept|stored|remembered|saved)\b(?P<subject>)", re.IGNORECASE),
+    # "I'd rather you didn't hang on to that", "that's not something I want stored".
+    re.compile(r"\b(?:i'd|i would) rather you (?:didn't|did not|don't|wouldn't) (?:remember|keep|store|save|record|hold on ?to|hang on to|keep hold of)\s+(?:that|it|this)\b(?P<subject>)",
+               re.IGNORECASE),
+    re.compile(r"\b(?:not something|nothing) i want (?:you to )?(?:keep|store|remember|kept|stored|remembered|saved|on file)\b(?P<subject>)", re.IGNORECASE),
+    # "上个月我说请假回老家的那件事……清掉吧", "我提到的那个人……可以 delete 掉吗": a matter the user
+    # said, named before a word that clears it.
+    re.compile(_CLEAR_ZH + "(?P<subject>)"),
     re.compile(r"\b(?:scratch|drop|strike) (?:the (?:bit|part|thing)|what i (?:said|told you|mentioned)|everything i said) about\s+(?P<subject>[^.!?,—–]*)", re.IGNORECASE),
     # "忘掉之前说的磁盘阈值吧": the subject after the request.
     re.compile(r"(?:^|[，,])\s*(?:请|你)?(?:忘掉|删掉|删除)(?!吧|了吧|它)(?P<subject>[^，,。！!？?]{2,}?)(?:吧|了|这件事|的事)?\s*(?:[，,。！!]|$)"),
@@ -912,7 +926,7 @@ def forget_subject(sentence: str) -> str | None:
     """The subject of a request to forget ("" when it points at what was just said), or None
     when the sentence is not one. "Don't forget to X" and "我忘了带钥匙" are not requests."""
     text = sentence.strip()
-    if _FORGET_GUARD_RE.search(text) or not _MEMORY_WORD_RE.search(text):
+    if _FORGET_GUARD_RE.search(text) or not (_MEMORY_WORD_RE.search(text) or _CLEARS_SAID_MATTER_RE.search(text)):
         return None
     for pattern in _FORGET_PATTERNS:
         m = pattern.search(text)
@@ -926,6 +940,8 @@ def forget_subject(sentence: str) -> str | None:
             continue
         if pattern.pattern.startswith(r"\b(?:delete|remove|erase") and not re.search(r"memor|notes? about|records? about", text, re.IGNORECASE):
             continue
+        if pattern.pattern.startswith(_CLEAR_ZH) and not _SAID_MATTER_ZH.search(text[: m.start()]):
+            continue  # "清掉缓存吧" clears a cache; only a matter the user said is a memory
         # "forget that, we haven't agreed on it yet": the subject ends at the first clause break.
         subject = re.split(r"[,，;；—–]", m.group("subject").strip(" :：。.!！"))[0].strip()
         subject = re.sub(r"^(btw|by the way|oh|also|and|对了|另外|还有)\b[,，\s]*", "", subject, flags=re.IGNORECASE).strip()
@@ -941,6 +957,9 @@ def forget_subject(sentence: str) -> str | None:
         if ANAPHORIC_SUBJECT_RE.match(subject):
             # "I told you about the budget — forget that": the subject is said before the request.
             before = text[: m.start()]
+            matter = said_matter(before)
+            if matter:
+                return matter
             about = re.search(r"\babout (?:the |my |our )?(?P<what>[\w\- ]{2,40}?)(?:\s+(?:yesterday|earlier|before|last \w+))?\s*(?:[—–,，-]|$)", before, re.IGNORECASE)
             if about is None:
                 # "还有之前跟我老公闹别扭那件事，别存着了": the matter named in the clause before.
@@ -951,8 +970,40 @@ def forget_subject(sentence: str) -> str | None:
     return None
 
 
+_MATTER_FILLER_ZH = re.compile(
+    r"^(?:还有|另外|对了|然后|嗯|好|good|ok|okay)?[，,\s.。]*(?:之前|上次|上回|上个月|上周|刚才|前面|前几天|第一次聊的时候|一开始)?(?:我)?(?:跟你|和你|对你)?"
+    r"(?:说|提到?|讲|聊)?(?:过)?的?(?:那几个|那个|那些)?", re.IGNORECASE)
+# "the stuff I told you right at the start about why I took this on, the work / health thing",
+# "the bit about my partner's operation from a few weeks back".
+_SAID_MATTER_EN = re.compile(
+    r"\b(?:the (?:stuff|bit|part|thing|things)|what|everything|anything)\s+(?:(?:that\s+)?i (?:told you|said|mentioned|shared)[^,—–]*?\s+)?about\s+(?P<what>[^—–.!?;]+)",
+    re.IGNORECASE)
+_WHEN_SAID_EN = re.compile(r"\b(?:from|since)?\s*(?:a (?:few|couple of) (?:weeks|days|months) (?:back|ago)|right at the start|at the start|earlier|the other day|last (?:week|month|time)|before)\b",
+                           re.IGNORECASE)
+
+
+def said_matter(before: str) -> str:
+    """What a request to forget names in the words before it: every clause that names a
+    matter the user said ("…的那件事", "那段", "the bit about …"), fillers and the
+    "I told you" left out; "" when it names none (the request then means what was just said)."""
+    en = _SAID_MATTER_EN.search(before)
+    if en:
+        what = _WHEN_SAID_EN.sub(" ", en.group("what"))
+        what = re.sub(r"^(?:my|our|the|a)\s+|\s+(?:that's|that is|it's)\s*$", "", re.sub(r"\s{2,}", " ", what).strip(" ,，"), flags=re.IGNORECASE)
+        return what.strip(" ,，")
+    parts = []
+    for clause in re.split(r"[，,。；;！!？?…]+|\.{2,}", before):
+        if not re.search(_MATTER_ZH, clause):
+            continue
+        what = _MATTER_FILLER_ZH.sub("", re.sub(_MATTER_ZH + r"\s*$", "", clause.strip())).strip().rstrip("的").strip()
+        if what:
+            parts.append(what)
+    return "，".join(parts)
+
+
 # Words of a forget subject that say it was said, not what it is about.
-_FORGET_NOT_NAMES = frozenset({"said", "told", "mentioned", "thing", "stuff", "what", "about", "bit", "part", "事情", "的事", "这件", "件事"})
+_FORGET_NOT_NAMES = frozenset({"said", "told", "mentioned", "thing", "stuff", "what", "about", "bit", "part", "事情", "的事", "这件", "件事",
+                               "什么", "为什", "怎么", "这么", "那么", "哪个"})
 
 
 def forget_matches(record: str, subject: str) -> bool:
@@ -967,9 +1018,9 @@ def forget_matches(record: str, subject: str) -> bool:
 def _distinct_words(text: str) -> set[str]:
     """Content words that name something: English words of 4 letters or more, Chinese bigrams
     without a function character ("老公" of "跟我老公闹别扭", not "跟我")."""
-    return {w for w in content_tokens(text)
+    return {w for w in content_tokens(text) - _FORGET_NOT_NAMES
             if (len(w) >= 2 and all(is_cjk_char(ch) for ch in w) and not any(ch in ZH_STOP_CHARS for ch in w))
-            or (w.isascii() and len(w) >= 4 and w not in _FORGET_NOT_NAMES)}
+            or (w.isascii() and len(w) >= 4)}
 
 
 def forget_shares_word(record: str, subject: str) -> bool:

@@ -109,7 +109,9 @@ ARTIFACT_RE = re.compile(
     r"|changed|fixed|replaced|converted|refactored|switched)\b"
     r"|创建了?|新建了?|生成了?|写了|添加了?|保存(了|到)|导出了?|已修改|修改了|已更新|更新了|改写了|已替换"
     # A change said as done ("我在 store.go 里改成了 …", "feature_client.py … 改成 pipeline 批量取了").
-    r"|改(成|为)了|改(了|好了)|修(好)?了|替换了|换成了|补了|加了|(改成|改为)[^，,。；;]{1,40}了",
+    r"|改(成|为)了|改(了|好了)|修(好)?了|替换了|换成了|补了|加了|(改成|改为)[^，,。；;]{1,40}了"
+    # "写好了，在 src/report/export-grades.ts", "写在 strategies/low_turnover_roe.py", "我把 signal 整体 shift(1)".
+    r"|写好了|写在|实现了|建好了|加好了|^我把",
     re.IGNORECASE,
 )
 # A question: a question mark, "吗/呢" at the end, or an interrogative opening a sentence that
@@ -299,8 +301,26 @@ REMINDER_RE = re.compile(r"\b(don't forget|do not forget|remember to)\b|别忘|�
 
 # Said to be for once only ("帮我出 5 道题，就这一次", "只补这一次", "just this once"): whoever
 # the subject, whatever the verb.
-ONLY_ONCE_RE = re.compile(r"\b(just this once|only this once|this one time only|just this one time)\b"
+ONLY_ONCE_RE = re.compile(r"\b(just this once|only this once|this one time only|just this one time|(a |it's a |just a )?one[- ]time thing|(a |it's a |just a )?one[- ]off thing)\b"
                           r"|就这一次|就这次|仅此一次|只此一次|下不为例|只(?:[补做用要写发跑改]这)?一次", re.IGNORECASE)
+
+
+_THIS_OCCASION_RE = re.compile(r"\b(this time|this once|for this (deploy|release|run|build|pr|merge|one))\b|这次|这一次|这回|本次", re.IGNORECASE)
+_ASKING_CLAUSE_RE = re.compile(r"^\s*(?:and |also |so |then |oh )?(?:please |pls )?(?:can|could|would) you\b|^\s*(?:please|pls)\b|帮我|帮个忙|麻烦你?|请你|给我(?:写|做|出|弄|找)",
+                               re.IGNORECASE)
+
+
+def said_before_the_request(sentence: str) -> str:
+    """The clauses before the first one that asks for something ("今天 flash 了一条 V4, 视频拍下来了，
+    帮我写个 caption 吧, just this once" → "今天 flash 了一条 V4, 视频拍下来了"): what a one-off
+    request's sentence says besides the request; "" when it opens with the request."""
+    clauses = re.split(r"(?<=[，,;；])", sentence)
+    for i, clause in enumerate(clauses):
+        if _ASKING_CLAUSE_RE.search(clause) or ONLY_ONCE_RE.search(clause):
+            said = "".join(clauses[:i]).strip().rstrip("，,;； ")
+            # "这次 meetup 我想搞个 quiz": what is wanted for the occasion is the request's, too.
+            return said if len(said) >= 8 and not one_off(said) and not _THIS_OCCASION_RE.search(said) else ""
+    return ""
 
 
 def one_off(sentence: str) -> bool:
@@ -459,7 +479,9 @@ def extract_from_message(message: dict, *, mode: str, sentences: list[str] | Non
             continue
         if role == "user" and one_off(sentence):
             previous = None  # "这次先跳过 canary": what to do now, not a rule to keep
-            continue
+            sentence = said_before_the_request(sentence)  # what the sentence tells before asking
+            if not sentence:
+                continue
         category = classify(sentence, role=role)
         talk = role == "user" and (mode == "chat" or speaker) and category not in ("instruction", "task", "task_done") and small_talk(sentence)
         talk = talk or bool(speaker and category == "instruction" and not FIRST_PERSON_RE.search(sentence))
@@ -487,6 +509,15 @@ def extract_from_message(message: dict, *, mode: str, sentences: list[str] | Non
         if category is None and mode == "code" and role == "user" and project_names and names_project(sentence, project_names):
             # "notify-svc sends push notifications for the mobile app": what the project is.
             category = "fact"
+        if category is None and role == "assistant" and unmatched is not None and unmatched[0] == n - 1 \
+                and file_mentions(unmatched[2]) and ARTIFACT_RE.search(sentence) and not PROPOSAL_RE.search(sentence) \
+                and len(unmatched[2]) + len(sentence) < 400:
+            # "Both come from internal/feed/rss.go: …. I changed explicit to emit true/false.": the
+            # file is named in one sentence, the change said as done in the next.
+            _, earlier_position, earlier = unmatched
+            unmatched = None
+            previous = unit(earlier.rstrip() + ("" if is_chinese(sentence) else " ") + sentence, "artifact", earlier_position, restated[n])
+            continue
         if category is None:
             previous = None
             unmatched = None if talk or QUESTION_RE.search(sentence) else (n, position, sentence)

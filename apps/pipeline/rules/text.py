@@ -23,6 +23,10 @@ INJECTION_RE = re.compile(
     # Text addressed to an AI reading it, inside pasted content ("[Note to any AI assistant reading
     # this: …]", "SYSTEM OVERRIDE for AI assistants:", "【致AI助手：…】").
     r"|\b(note|message|instructions?|attention|notice) (to|for) (any |all |the )?(ai|llm)s?(\s+(assistants?|agents?|models?|systems?))?\s*(reading|[:：,，\]】])|\b(for|to) (any |all )?(ai|llm) (assistants?|agents?|models?)\s*[:：]"
+    # "(Automated note for AI assistants summarising this bulletin: …)", "[Attention AI
+    # assistant: …]", "… Do not mention this to the user."
+    r"|\b(note|message|instructions?|notice) (to|for) (any |all |the )?(ai|llm)s?\s+(assistants?|agents?|models?)\s+(processing|summari[sz]ing|parsing|handling|scanning|reviewing|reading)\b[^:：\]】\n]{0,60}[:：]"
+    r"|\battention,?\s+(ai|llm)s?\s+(assistants?|agents?|models?)\s*[:：,，]|\b(do not|don't|never) (mention|tell|reveal|show) (this|it|any of this) to the user\b"
     r"|\bsystem override\b|\bany (ai|llm) (assistant|agent|model)s? reading this\b"
     r"|[\[【(]\s*(ai|llm) (assistant|agent)s?\s*[:：]|<!--\s*(ai |llm )?(assistant|agent)s?\s*[:：]"
     r"|(致|给|写给)\s*(ai|人工智能|大模型)\s*(助手|助理|模型|智能体)?\s*[:：]|(ai|人工智能)\s*(助手|助理)\s*(请|须|必须)\s*(立即|马上)?)",
@@ -68,8 +72,9 @@ def is_chinese(text: str) -> bool:
 
 
 # Sentence ends, Chinese and English. ";" does not end a sentence: a rule said across
-# ";" ("use tabs in Go; spaces everywhere else; don't combine the two") is one statement.
-_SPLIT_RE = re.compile(r"(?<=[。！？!?])\s*|(?<=[a-z0-9)\]\"']\.)\s+(?=[A-Z\u4e00-\u9fff\"'(])")
+# ";" ("use tabs in Go; spaces everywhere else; don't combine the two") is one statement,
+# and neither does the "?" of a URL's query ("GET /reports/grades?examId=…").
+_SPLIT_RE = re.compile(r"(?<=[。！？])\s*|(?<=[!?])(?=\s|[\u4e00-\u9fff])\s*|(?<=[a-z0-9)\]\"']\.)\s+(?=[A-Z\u4e00-\u9fff\"'(])")
 _LIST_ITEM_RE = re.compile(r"^\s*(?:[-*•]|\d+[.)、])\s+")
 LIST_JOIN_MAX = 400
 
@@ -111,11 +116,17 @@ def sentences(content: str) -> list[str]:
                 continue
             if out and _ABBREV_END_RE.search(out[-1]):
                 out[-1] = f"{out[-1]} {part}"  # "Prof. Keller" is one name, not two sentences
+            elif out and (_EXCLAIMED_RE.fullmatch(part) or (len(part) < EXCLAIMED_SHORT and len(out[-1]) < 2 * EXCLAIMED_SHORT
+                                                              and out[-1].endswith(("！", "!")))):
+                # "科目一过了！！98 分！": one exclamation, not fragments too short to say anything.
+                out[-1] = out[-1] + ("" if is_chinese(part) or not part[0].isalnum() else " ") + part
             else:
                 out.append(part)
     return out
 
 
+_EXCLAIMED_RE = re.compile(r"[！!？?。.…~～\s]+")
+EXCLAIMED_SHORT = 8
 _ABBREV_END_RE = re.compile(r"(?:^|\s)(?:Mr|Mrs|Ms|Dr|Prof|St|Jr|Sr|vs|etc|e\.g|i\.e|approx|No)\.$", re.IGNORECASE)
 
 
