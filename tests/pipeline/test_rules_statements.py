@@ -538,6 +538,9 @@ def test_a_forget_request_that_names_the_record_by_what_it_is_about(sentence, su
     ("Java 17、Spring Boot 3.2、MySQL 8。", True),
     ("I like apples, pears and bananas.", False),
     ("Thanks, that works.", False),
+    # An item's reason is no item; a lower-case sentence after it goes on; a domain is a name.
+    ("Go 1.22, chi for routing, sqlite through modernc.org/sqlite so there's no cgo. deploys on fly.io.", True),
+    ("I like tea, and coffee so much I drink it all day.", False),
 ])
 def test_a_bare_list_of_technical_names_is_a_stack_list(sentence, expected):
     from apps.pipeline.rules.extract import stack_list

@@ -337,7 +337,8 @@ def _exception_for_now(sentence: str) -> bool:
     return bool(EXCEPTION_RE.search(sentence.strip())) and not LASTING_RE.search(sentence)
 
 
-_TECH_NAME_RE = re.compile(r"\b[A-Z][\w.+#-]*\d[\w.-]*|\b[A-Z]{2,}\b|\b[A-Z][a-z]+[A-Z]\w*|\b[A-Za-z]+\s?v?\d+(?:\.\d+)+\b")
+_TECH_NAME_RE = re.compile(r"\b[A-Z][\w.+#-]*\d[\w.-]*|\b[A-Z]{2,}\b|\b[A-Z][a-z]+[A-Z]\w*|\b[A-Za-z]+\s?v?\d+(?:\.\d+)+\b"
+                           r"|\b[a-z0-9-]+\.(?:io|org|com|dev|net|sh|app|cloud)\b")  # "modernc.org/sqlite", "fly.io"
 
 
 def stack_list(sentence: str) -> bool:
@@ -345,7 +346,10 @@ def stack_list(sentence: str) -> bool:
     PlatformIO", "Go 1.22 + Postgres 16 + NATS"): short items, two or more of them technical names."""
     if QUESTION_RE.search(sentence):
         return False
-    items = [i.strip() for i in re.split(r"[,，、;；+]|\band\b", sentence.strip().rstrip(".。!！")) if i.strip()]
+    # "sqlite through modernc.org/sqlite so there's no cgo. deploys on fly.io": an item's reason
+    # ("so …", "because …") is no item of its own, and a lower-case sentence after it goes on the list.
+    items = [re.sub(r"\s+\b(so|because|since|which means)\b.*$", "", i, flags=re.IGNORECASE).strip()
+             for i in re.split(r"[,，、;；+]|\band\b|\.\s+(?=[a-z])", sentence.strip().rstrip(".。!！")) if i.strip()]
     return len(items) >= 2 and all(len(i.split()) <= 5 for i in items) and sum(1 for i in items if _TECH_NAME_RE.search(i)) >= 2
 
 
