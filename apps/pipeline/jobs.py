@@ -11,7 +11,7 @@ import logging
 import time
 from typing import Any
 
-from django.db import OperationalError, transaction
+from django.db import OperationalError, connection
 from django.utils import timezone
 
 from apps.accounts.locks import is_lock_error
@@ -153,10 +153,11 @@ def _update_run(run_pk: int, *, required: bool, attempts: int = 6, **fields: Any
     attempts run out and then raises; a heartbeat gives up quietly after them."""
     for attempt in range(attempts):
         try:
-            with transaction.atomic():
-                JobRun.objects.filter(pk=run_pk).update(**fields)
+            JobRun.objects.filter(pk=run_pk).update(**fields)  # one statement: autocommit is its transaction
             return
         except OperationalError as exc:
+            if connection.in_atomic_block:
+                raise  # a failed statement spoils the caller's transaction: retrying here cannot help
             if not is_lock_error(exc) or attempt == attempts - 1:
                 if required or not is_lock_error(exc):
                     raise
