@@ -660,6 +660,8 @@ def test_a_restatement_said_as_stressing_it_again_is_marked_restated():
 
     assert RESTATE_MARK_RE.search("再强调一遍前面定过的：金额照旧用 long 存分。")
     assert RESTATE_MARK_RE.search("重申一下之前定下的：所有 error 都要 wrap。")
+    assert RESTATE_MARK_RE.search("跟之前说的一样哈，我是 celiac，全部要 gluten-free。")
+    assert not RESTATE_MARK_RE.search("跟之前说的不一样，这次改成周六。")
 
 
 def test_a_forget_request_whose_one_naming_word_only_one_record_uses_tombstones_it(chat, l0, run_now):
