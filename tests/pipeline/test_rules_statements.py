@@ -664,32 +664,29 @@ def test_a_restatement_said_as_stressing_it_again_is_marked_restated():
     assert not RESTATE_MARK_RE.search("跟之前说的不一样，这次改成周六。")
 
 
-def test_a_forget_request_whose_one_naming_word_only_one_record_uses_tombstones_it(chat, l0, run_now):
-    l0(chat, [
-        say("w1", "唉，我老公嫌我买纸笔花钱太多，为这个我们已经冷战两天了。", 0),
-        say("w2", "我每周四晚上去社区文化中心上书法课。", 1),
-        say("w3", "我右手腕有腱鞘炎，一次最多练四十分钟。", 2),
-        say("w4", "作业每周日晚上八点前拍照发群里。", 3),
-    ])
+def stored_then_asked_to_forget(chat, l0, run_now, said: list[str], request: str):
+    """Each of `said` stored as a record in one run, then `request` in a later session: its run."""
+    l0(chat, [say(f"r{i}", text, i) for i, text in enumerate(said)])
     ok(run_now(chat, KIND_L1))
-    assert len(live(chat)) == 4
-    l0(chat, [say("w5", "还有之前跟我老公闹别扭那件事，别存着了，删掉吧，我们早和好了。", 10, session="s2")])
-    run = ok(run_now(chat, KIND_L1))
+    assert len(live(chat)) == len(said)
+    l0(chat, [say("forget", request, 10, session="s2")])
+    return ok(run_now(chat, KIND_L1))
+
+
+def test_a_forget_request_whose_one_naming_word_only_one_record_uses_tombstones_it(chat, l0, run_now):
+    run = stored_then_asked_to_forget(chat, l0, run_now, [
+        "唉，我老公嫌我买纸笔花钱太多，为这个我们已经冷战两天了。", "我每周四晚上去社区文化中心上书法课。",
+        "我右手腕有腱鞘炎，一次最多练四十分钟。", "作业每周日晚上八点前拍照发群里。",
+    ], "还有之前跟我老公闹别扭那件事，别存着了，删掉吧，我们早和好了。")
     assert not any("老公" in t for t in texts(chat)), texts(chat)
     assert len(live(chat)) == 3
     assert run.counts["forgottenBySharedWord"] == 1
 
 
 def test_a_naming_word_that_two_records_use_tombstones_neither(chat, l0, run_now):
-    l0(chat, [
-        say("x1", "唉，我老公嫌我买纸笔花钱太多，为这个我们已经冷战两天了。", 0),
-        say("x2", "我老公每周六带孩子去游泳。", 1),
-        say("x3", "我每周四晚上去社区文化中心上书法课。", 2),
-    ])
-    ok(run_now(chat, KIND_L1))
-    assert len(live(chat)) == 3
-    l0(chat, [say("x4", "还有之前跟我老公闹别扭那件事，别存着了，删掉吧。", 10, session="s2")])
-    ok(run_now(chat, KIND_L1))
+    stored_then_asked_to_forget(chat, l0, run_now, [
+        "唉，我老公嫌我买纸笔花钱太多，为这个我们已经冷战两天了。", "我老公每周六带孩子去游泳。", "我每周四晚上去社区文化中心上书法课。",
+    ], "还有之前跟我老公闹别扭那件事，别存着了，删掉吧。")
     assert len(live(chat)) == 3  # which one was meant is not clear: keep both rather than guess
 
 
@@ -715,16 +712,10 @@ def test_a_matter_the_user_said_named_before_the_request_is_its_subject(sentence
 
 
 def test_a_forget_of_the_bit_about_a_matter_tombstones_the_one_record_using_its_word(chat, l0, run_now):
-    l0(chat, [
-        say("p1", "heads up, I'll be mostly offline the week of the 21st, my partner's having knee surgery and I'm on carer duty", 0),
-        say("p2", "We keep the hive log in a paper notebook in the shed.", 1),
-        say("p3", "I do inspections on Sunday afternoons when it's warmest.", 2),
-    ])
-    ok(run_now(chat, KIND_L1))
-    assert len(live(chat)) == 3
-    l0(chat, [say("p4", "and the bit about my partner's operation from a few weeks back — that's not something I want stored. "
-                        "can you get rid of it", 10, session="s2")])
-    ok(run_now(chat, KIND_L1))
+    stored_then_asked_to_forget(chat, l0, run_now, [
+        "heads up, I'll be mostly offline the week of the 21st, my partner's having knee surgery and I'm on carer duty",
+        "We keep the hive log in a paper notebook in the shed.", "I do inspections on Sunday afternoons when it's warmest.",
+    ], "and the bit about my partner's operation from a few weeks back — that's not something I want stored. can you get rid of it")
     assert not any("partner" in t for t in texts(chat)), texts(chat)
     assert len(live(chat)) == 2  # the request itself is no record
 
