@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from apps.pipeline.rules.text import STOPWORDS, UNIT_KINDS, ZH_STOP_CHARS, content_tokens, is_chinese, is_cjk_char, value_key, values
+from apps.pipeline.rules.text import STOPWORDS, UNIT_KINDS, content_tokens, is_chinese, is_cjk_char, naming_words, value_key, values
 
 CORRECTION_RE = re.compile(
     r"\b(actually|i was wrong|i'm wrong|my bad|my mistake|correction|i misspoke|sorry,? i meant|i meant|scratch that|wait,? no|no,? wait|not anymore|no longer"
@@ -24,7 +24,7 @@ CORRECTION_RE = re.compile(
     r"|went from (?=[$€£¥]?\d|(one|two|three|four|five|six|seven|eight|nine|ten|a|an)\b))\b"
     r"|^[\w ]{2,30} update\s*:|^update( on [^:]{1,40})?\s*:"
     r"|\bnot\s+[^,.;]+?,?\s+but\b|[,，]\s*not\s+\w|(?<!for )(?<!until )\bnow\s*[.!]?\s*$"
-    r"|改成|改为|改到|改用|换用|更正|纠正一下|记错了|说错了|搞错了|弄错了|说岔了|搞混了|弄混了|记混了|其实是|现在是|现在改|换成了|变成了?|变为|已经不|不再|不对[，,]"
+    r"|改成|改为|改到|改用|换用|更正|纠正一下|记错了|说错了|说(?:短|长|少|多|早|晚|小|大|低|高)了|搞错了|弄错了|说岔了|搞混了|弄混了|记混了|其实是|现在是|现在改|换成了|变成了?|变为|已经不|不再|不对[，,]"
     r"|降到|降至|升到|升至|提高到|增加到|减少到|涨到|调整为|调整到|调到|迁到|迁移到|改发到|不用了|从[^，,。；;]{1,30}(?:换成|改成|改为|改到|转成|转为)"
     r"|不是[^，,。]{1,20}[，,]?\s*(而)?是|是[^，,。]{1,20}[，,]?\s*不是",
     re.IGNORECASE,
@@ -85,11 +85,11 @@ _PAIRS: list[re.Pattern[str]] = [
 ]
 _NEW_ONLY: list[re.Pattern[str]] = [
     re.compile(r"(?:改成|改为|改到|改用|换用|换成了?|变成了?|变为|现在是|其实是|降到|降至|升到|升至|提高到|增加到|减少到|涨到|调整为|调整到|调到|迁到|迁移到|改发到)(?P<new>[^，,。；;！!]+)"),
-    re.compile(r"\b(?:moved|changed|switched|postponed|pushed back|pushed|brought forward|rescheduled) to\s+(?P<new>[^,.;!]+)", re.IGNORECASE),
+    re.compile(r"\b(?:moved|changed|switched|postponed|pushed back|pushed|brought forward|rescheduled) to\s+(?P<new>(?:[^,.;!]|\.(?=\d))+)", re.IGNORECASE),
     re.compile(r"(?:^[\w ]{2,30} update|^update(?: on [^:]{1,40})?)\s*:\s*(?P<new>[^.;!]+)", re.IGNORECASE),
-    re.compile(r"\b(?:moved|switched|migrated|changed|upgraded|downgraded) to\s+(?P<new>[^,.;!]+)", re.IGNORECASE),
-    re.compile(r"\b(?:dropped|went down|went up|increased|reduced|decreased|rose|bumped|raised|lowered) to\s+(?P<new>[^,.;!]+)|\bis (?:down|up) to\s+(?P<new2>[^,.;!]+)", re.IGNORECASE),
-    re.compile(r"\b(?:is|are|it's) now\s+(?P<new>[^,.;!]+)", re.IGNORECASE),
+    re.compile(r"\b(?:moved|switched|migrated|changed|upgraded|downgraded) to\s+(?P<new>(?:[^,.;!]|\.(?=\d))+)", re.IGNORECASE),
+    re.compile(r"\b(?:dropped|went down|went up|increased|reduced|decreased|rose|bumped|raised|lowered) to\s+(?P<new>(?:[^,.;!]|\.(?=\d))+)|\bis (?:down|up) to\s+(?P<new2>(?:[^,.;!]|\.(?=\d))+)", re.IGNORECASE),
+    re.compile(r"\b(?:is|are|it's) now\s+(?P<new>(?:[^,.;!]|\.(?=\d))+)", re.IGNORECASE),
     re.compile(r"\b(?:is|are|it's|runs|starts)\s+(?P<new>[^,;!]+?)\s+now\s*[.!]?\s*$", re.IGNORECASE),
 ]
 
@@ -458,7 +458,7 @@ def _parse_marked(sentence: str) -> Correction | None:
             break
     else:
         for pattern in _NEW_ONLY:
-            m = pattern.search(text)
+            m = _now_said(list(pattern.finditer(text)), text)
             if m:
                 new = (m.group("new") or (m.groupdict().get("new2") or "")).strip()
                 break
@@ -500,6 +500,19 @@ def _parse_marked(sentence: str) -> Correction | None:
                 break
     new = _align_new(old, new, bounded=bounded)
     return Correction(clause=clause or text, old=old, new=new)
+
+
+_NOW_WORD_RE = re.compile(r"现在|目前|如今|these days|\bnow\b", re.IGNORECASE)
+
+
+def _now_said(found: list[re.Match[str]], text: str) -> re.Match[str] | None:
+    """Of several changes in one sentence, the one said of now ("最近涨到快 100 块一卷了, …, 现在日常全
+    换成 Kodak Gold 200 了": the film, not its price); else the first."""
+    for m in found:
+        clause = re.split(r"[，,；;。]", text[: m.start()])[-1]
+        if len(found) > 1 and _NOW_WORD_RE.search(clause):
+            return m
+    return found[0] if found else None
 
 
 def _strip_lead(text: str) -> str:
@@ -649,9 +662,21 @@ def corrected_content(record: str, correction: Correction) -> str | None:
                 continue
             same = [scored[0][1]]
         at, old_value = same[0]
+        named = _named_value(correction.new, value)
+        lead = re.search(r"(?:[A-Z][\w-]*\s+){1,3}$", text[:at]) if named else None
+        if named and lead:
+            # "主要拍 Portra 400" / "全换成 Kodak Gold 200 了": the number's name changes with it.
+            text, changed = text[: lead.start()] + named + text[at + len(old_value):], True
+            continue
         text = text[:at] + text[at:].replace(old_value, _spaced(text, at, old_value, value), 1)
         changed = True
     return text if changed else None
+
+
+def _named_value(new: str, value: str) -> str:
+    """"Kodak Gold 200" when the new value is said as a capitalised name before its number."""
+    m = re.search(r"(?:[A-Z][\w-]*\s+){1,3}" + re.escape(value) + r"(?![\w.])", new or "")
+    return m.group(0) if m else ""
 
 
 # One correction can set several values, each next to what it is for ("Change of plan: Kyoto
@@ -881,8 +906,9 @@ def _context_overlap(record: str, correction: Correction) -> float:
 # --------------------------------------------------------------------------- forget
 
 # "我说请假回老家的那件事", "我提到的那个人", "我为什么开始爬的那段": a matter the user said.
-_MATTER_ZH = r"(?:那件事|这件事|那些事|的事情|的事|那事|那个事|那段(?:话|事)?|这段(?:话)?|那部分|那个人|那些话)"
-_SAID_MATTER_ZH = re.compile(rf"(?:说|提到?|讲|聊|告诉你)(?:过)?的?[^，,。；;！!？?]{{0,30}}?{_MATTER_ZH}")
+_MATTER_ZH = r"(?:那件事|这件事|那些事|的事情|的事|那事|那个事|那段(?:话|事)?|这段(?:话)?|那部分|那个人|那些话|的那些)"
+_SAID_MATTER_ZH = re.compile(rf"(?:说|提到?|讲|聊|吐槽|抱怨|告诉你)(?:过)?的?[^，,。；;！!？?]{{0,30}}?{_MATTER_ZH}"
+                             r"|(?:说|提|讲|聊|吐槽|抱怨|告诉你)[过到]?的(?:那个|那些|这个)")
 _CLEAR_ZH = r"(?:删掉|删除|删了|清掉|清除|抹掉|delete\s?掉?|当我没说过?)"
 _CLEARS_SAID_MATTER_RE = re.compile(rf"(?:{_SAID_MATTER_ZH.pattern}).*?{_CLEAR_ZH}")
 
@@ -908,16 +934,16 @@ _FORGET_PATTERNS: list[re.Pattern[str]] = [
     re.compile(r"\b(?:scratch|drop|strike) (?:the (?:bit|part|thing)|what i (?:said|told you|mentioned)|everything i said) about\s+(?P<subject>[^.!?,—–]*)", re.IGNORECASE),
     # "忘掉之前说的磁盘阈值吧": the subject after the request.
     re.compile(r"(?:^|[，,])\s*(?:请|你)?(?:忘掉|删掉|删除)(?!吧|了吧|它)(?P<subject>[^，,。！!？?]{2,}?)(?:吧|了|这件事|的事)?\s*(?:[，,。！!]|$)"),
-    re.compile(r"(?:把|关于)?(?P<subject>[^，,。！!？?]*?)(?:的事|的事情|这件事|这事|的内容|的记忆)?(?:就|也|都)?(?:别|不要|不用)(?:再)?(?:记(?:住|下|录|着)?|存(?:着|下来)?(?=[了啦吧，,。！!]|$))(?:了|啦)?"),
+    re.compile(r"(?:把|关于)?(?P<subject>[^，,。！!？?]*?)(?:的事|的事情|这件事|这事|的内容|的记忆)?(?:就|也|都|先)?(?:别|不要|不用)(?:再)?(?:记(?:住|下|录|着)?|存(?:着|下来)?(?=[了啦吧，,。！!]|$)|留着)(?:了|啦)?"),
     re.compile(r"(?:把|关于)?(?P<subject>[^，,。！!？?]*?)(?:的事|的事情|这件事|这事|的内容|的记忆)?(?:都|也|就)?(?:忘掉|忘了吧|删掉|删除|删了|delete\s?掉)(?:吧|它|这条记忆|这条|这个记忆)?"),
 ]
 # Words that say what kind of thing is to be forgotten, not what it is ("the salary figure",
 # "工资那个数字"): the rest of the subject is what a record must mention.
-_GENERIC_SUBJECT_EN = re.compile(r"\b(figures?|numbers?|details?|info|information|stuff|part|bit|things?|amount|data|story|business)\b", re.IGNORECASE)
+_GENERIC_SUBJECT_EN = re.compile(r"\b(figures?|numbers?|details?|info|information|stuff|part|bit|things?|amount|data|story|business|you know (?:which one|what i mean|the one))\b", re.IGNORECASE)
 _GENERIC_SUBJECT_ZH = re.compile(r"(?:那个|这个|那些|这些)(?:数字|号码|信息|内容|部分|细节|事情|事儿|事)?$|(?:数字|号码|信息|内容|部分|细节|事情|事儿)$"
                                   r"|^(?:之前|刚才|上次|前面|我)*(?:说|提|讲)(?:的|过的)")
 _FORGET_GUARD_RE = re.compile(r"\b(don't|do not|never|not) forget\b|别忘|不要忘|忘了(带|拿|关|锁|交|写|说|告诉)|我忘了", re.IGNORECASE)
-_MEMORY_WORD_RE = re.compile(r"记|(?:别|不用|不要)(?:再)?存(?:着|下来)?(?=[了啦吧，,。！!]|$)|忘掉|忘了吧|memor|forget|remember|record|note|scratch|strike|drop (the|what)|\bkept\b|\bstored\b|hold on ?to|hang on to|keep hold of"
+_MEMORY_WORD_RE = re.compile(r"记|(?:别|不用|不要)(?:再)?(?:存(?:着|下来)?(?=[了啦吧，,。！!]|$)|留着)|忘掉|忘了吧|memor|forget|remember|record|note|scratch|strike|drop (the|what)|\bkept\b|\bstored\b|hold on ?to|hang on to|keep hold of"
                              r"|(?:删掉|删除|delete\s?掉?)关于|关于.{1,30}?(?:那|这)条", re.IGNORECASE)
 ANAPHORIC_SUBJECT_RE = re.compile(r"^(it|that|this|those|these|all that|all of that|what i (just )?said|the last (one|thing)|这条|这个|这些|那个|那条|刚才(那|说的)?(条|个|些)?|上一条|这|那|)$", re.IGNORECASE)
 
@@ -972,11 +998,13 @@ def forget_subject(sentence: str) -> str | None:
 
 _MATTER_FILLER_ZH = re.compile(
     r"^(?:还有|另外|对了|然后|嗯|好|good|ok|okay)?[，,\s.。]*(?:之前|上次|上回|上个月|上周|刚才|前面|前几天|第一次聊的时候|一开始)?(?:我)?(?:跟你|和你|对你)?"
-    r"(?:说|提到?|讲|聊)?(?:过)?的?(?:那几个|那个|那些)?", re.IGNORECASE)
+    r"(?:说|提到?|讲|聊)?(?:过)?的?(?:那几个|那个|那些)?", re.IGNORECASE)  # "吐槽", "抱怨" say what it was: they stay
 # "the stuff I told you right at the start about why I took this on, the work / health thing",
 # "the bit about my partner's operation from a few weeks back".
 _SAID_MATTER_EN = re.compile(
-    r"\b(?:the (?:stuff|bit|part|thing|things)|what|everything|anything)\s+(?:(?:that\s+)?i (?:told you|said|mentioned|shared)[^,—–]*?\s+)?about\s+(?P<what>[^—–.!?;]+)",
+    r"\b(?:the (?:stuff|bit|part|thing|things)|what|everything|anything)\s+(?:(?:that\s+)?i\s+[^,—–]*?\s+)?about\s+(?P<what>[^—–.!?;]+)"
+    # "that interview thing I told you about a while back"
+    r"|\b(?:that|the)\s+(?P<named>[\w'-]+(?:\s+[\w'-]+){0,3}?)\s+(?:thing|stuff|business|matter|story)\s+(?:that\s+)?i\s+(?:told you|mentioned|said|brought up|shared)",
     re.IGNORECASE)
 _WHEN_SAID_EN = re.compile(r"\b(?:from|since)?\s*(?:a (?:few|couple of) (?:weeks|days|months) (?:back|ago)|right at the start|at the start|earlier|the other day|last (?:week|month|time)|before)\b",
                            re.IGNORECASE)
@@ -988,14 +1016,15 @@ def said_matter(before: str) -> str:
     "I told you" left out; "" when it names none (the request then means what was just said)."""
     en = _SAID_MATTER_EN.search(before)
     if en:
-        what = _WHEN_SAID_EN.sub(" ", en.group("what"))
+        what = _WHEN_SAID_EN.sub(" ", en.group("what") or en.group("named"))
         what = re.sub(r"^(?:my|our|the|a)\s+|\s+(?:that's|that is|it's)\s*$", "", re.sub(r"\s{2,}", " ", what).strip(" ,，"), flags=re.IGNORECASE)
         return what.strip(" ,，")
     parts = []
     for clause in re.split(r"[，,。；;！!？?…]+|\.{2,}", before):
-        if not re.search(_MATTER_ZH, clause):
+        if not re.search(_MATTER_ZH, clause) and not _SAID_MATTER_ZH.search(clause):
             continue
-        what = _MATTER_FILLER_ZH.sub("", re.sub(_MATTER_ZH + r"\s*$", "", clause.strip())).strip().rstrip("的").strip()
+        clause = re.sub(r"^[^\w\u4e00-\u9fff]+", "", _GENERIC_SUBJECT_EN.sub("", clause)).strip()  # "👍 另外…", "… you know which one"
+        what = _MATTER_FILLER_ZH.sub("", re.sub(_MATTER_ZH + r"\s*$", "", clause)).strip().rstrip("的").strip()
         if what:
             parts.append(what)
     return "，".join(parts)
@@ -1011,16 +1040,20 @@ def forget_matches(record: str, subject: str) -> bool:
     words = content_tokens(subject) - _FORGET_NOT_NAMES
     if not words:
         return False
-    shared = len(words & content_tokens(record))
-    return shared == len(words) or (len(words) >= 3 and shared / len(words) >= 0.6)
+    said = content_tokens(record)
+    shared = len(words & said)
+    if shared == len(words):
+        return True
+    # Most of the words, and most of those that name something: "吐槽 co-founder" is three
+    # tokens, and "我跟 co-founder 两个人做的" has two of them but not the complaint.
+    named = naming_words(subject) - _FORGET_NOT_NAMES
+    return len(words) >= 3 and shared / len(words) >= 0.6 and (not named or len(named & said) / len(named) >= 0.6)
 
 
 def _distinct_words(text: str) -> set[str]:
     """Content words that name something: English words of 4 letters or more, Chinese bigrams
     without a function character ("老公" of "跟我老公闹别扭", not "跟我")."""
-    return {w for w in content_tokens(text) - _FORGET_NOT_NAMES
-            if (len(w) >= 2 and all(is_cjk_char(ch) for ch in w) and not any(ch in ZH_STOP_CHARS for ch in w))
-            or (w.isascii() and len(w) >= 4)}
+    return naming_words(text) - _FORGET_NOT_NAMES
 
 
 def forget_shares_word(record: str, subject: str) -> bool:
@@ -1029,8 +1062,9 @@ def forget_shares_word(record: str, subject: str) -> bool:
 
 
 # A subject that names a kind of information rather than its words ("forget my salary",
-# "地址这事别记了"): what a record of that kind says. Used only when no record uses the
-# subject's own words, and only for what the same session said.
+# "地址这事别记了", "my housing situation", "那个钱的事"): what a record of that kind says. Used only
+# when no record uses the subject's own words: for what the same session said, or for the one
+# record of the kind that is also the first dense candidate.
 _FORGET_CATEGORIES: list[tuple[re.Pattern[str], re.Pattern[str]]] = [
     (re.compile(r"^(salary|income|pay|wages?|earnings|工资|收入|薪水|薪资|月薪|年薪)$", re.IGNORECASE),
      re.compile(r"\b(earn|earns|earning|salary|income|paid|wages?)\b|工资|收入|薪|挣|月入|年入", re.IGNORECASE)),
@@ -1040,6 +1074,10 @@ _FORGET_CATEGORIES: list[tuple[re.Pattern[str], re.Pattern[str]]] = [
      re.compile(r"diagnos|\b(illness|disease|medication|medicine|tablets|therapy|surgery)\b|病|诊断|吃药|手术|住院", re.IGNORECASE)),
     (re.compile(r"^(phone|phone number|number|电话|手机号|电话号码)$", re.IGNORECASE),
      re.compile(r"\+?\d[\d\s-]{6,}\d|电话|手机", re.IGNORECASE)),
+    (re.compile(r"^(housing|housing situation|home situation|living situation|flat|apartment|rent|landlord|住房|房子|租房|住的地方)$", re.IGNORECASE),
+     re.compile(r"\b(landlord|evict\w*|rent|lease|tenancy|flat|apartment|housing|mortgage)\b|房东|房租|租房|租的|搬家|押金", re.IGNORECASE)),
+    (re.compile(r"^(money|the money|finances|debt|钱|那笔钱|财务|欠款|借款)$", re.IGNORECASE),
+     re.compile(r"\b(money|funds?|debt|loan|owe|savings|spent|cost)\b|[$€£¥]\s?\d|\d+\s?(块|元|万)|钱|存款|欠|借|花了", re.IGNORECASE)),
 ]
 
 

@@ -16,6 +16,7 @@ from apps.pipeline.rules.text import (
     content_tokens,
     file_mentions,
     is_chinese,
+    naming_words,
     resolve_relative_dates,
     speaker_of,
     values,
@@ -301,7 +302,9 @@ REMINDER_RE = re.compile(r"\b(don't forget|do not forget|remember to)\b|别忘|�
 
 # Said to be for once only ("帮我出 5 道题，就这一次", "只补这一次", "just this once"): whoever
 # the subject, whatever the verb.
-ONLY_ONCE_RE = re.compile(r"\b(just this once|only this once|this one time only|just this one time|(a |it's a |just a )?one[- ]time thing|(a |it's a |just a )?one[- ]off thing)\b"
+ONLY_ONCE_RE = re.compile(r"\b(just this once|only this once|this one time only|just this one time|(a |it's a |just a )?one[- ]time thing|(a |it's a |just a )?one[- ]off thing"
+                          r"|just for (this run|this once|today|now)|for this run only|for today only|(don't|do not) make (it|this) (a|the) (config |new )?default)\b"
+                          r"|就今天|只今天|仅今天|今天就(?:先)?(?:这样|这么)"
                           r"|就这一次|就这次|仅此一次|只此一次|下不为例|只(?:[补做用要写发跑改]这)?一次", re.IGNORECASE)
 
 
@@ -318,8 +321,15 @@ def said_before_the_request(sentence: str) -> str:
     for i, clause in enumerate(clauses):
         if _ASKING_CLAUSE_RE.search(clause) or ONLY_ONCE_RE.search(clause):
             said = "".join(clauses[:i]).strip().rstrip("，,;； ")
-            # "这次 meetup 我想搞个 quiz": what is wanted for the occasion is the request's, too.
-            return said if len(said) >= 8 and not one_off(said) and not _THIS_OCCASION_RE.search(said) else ""
+            asked = "".join(clauses[i:])
+            # "这次 meetup 我想搞个 quiz": what is wanted for the occasion is the request's, too, and
+            # so is what shares a naming word with it ("he only thinks in Fahrenheit … in Fahrenheit
+            # just for today", "想看看你会不会说粤语，今天就用粤语回我吧，就今天哈").
+            # A request introduced by "so" / "所以" has its reason before it: that belongs to it too.
+            if len(said) < 8 or one_off(said) or _THIS_OCCASION_RE.search(said) or naming_words(said) & naming_words(asked) \
+                    or re.match(r"\s*(so|and so|所以|因此|于是)\b", asked, re.IGNORECASE):
+                return ""
+            return said
     return ""
 
 

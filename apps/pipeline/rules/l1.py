@@ -538,9 +538,13 @@ def _forget_stored(ctx, analysis: BatchAnalysis, claimed: set[str]) -> list[str]
         mine = [str(c["record_id"]) for c in candidates if c.get("record_id") and forget_matches(str(c.get("content") or ""), said.forget)]
         mine += [rid for rid, content, _src, _session in recent if forget_matches(content, said.forget)]
         if not mine and not said.matched and forget_is_category(said.forget):
-            # "forget my salary": what the same session said of that kind, when nothing uses the word itself.
+            # "forget my salary": what the same session said of that kind, when nothing uses the word
+            # itself; said in an earlier session, the record of that kind that is the first dense candidate.
             session = str(said.message.get("sessionKey") or "")
-            mine = [rid for rid, content, _src, rsession in recent if rsession == session and forget_category_matches(content, said.forget)]
+            of_kind = [(rid, rsession) for rid, content, _src, rsession in recent if forget_category_matches(content, said.forget)]
+            mine = [rid for rid, rsession in of_kind if rsession == session]
+            first = _ranked(candidates)[:1]
+            mine = mine or [rid for _, rid in first if rid in {r for r, _ in of_kind}]
         if not mine and not said.matched:
             mine = _clearly_first(candidates)
             ctx.add("forgottenByMeaning", len(mine))
@@ -567,14 +571,19 @@ def _only_one_sharing_a_word(candidates: list[dict], recent: list, subject: str)
     sharing = {rid for rid, content, _src, _session in recent if forget_shares_word(content, subject)}
     if len(sharing) != 1:
         return []
-    ranked = sorted(((float(c.get("score") or 0.0), str(c["record_id"])) for c in candidates if c.get("record_id")), reverse=True)
+    ranked = _ranked(candidates)
     near = {rid for score, rid in ranked[:FORGET_SHARED_RANK] if score >= FORGET_SHARED_MIN} | {rid for _, rid in ranked[:1]}
     return sorted(sharing & near)
 
 
+def _ranked(candidates: list[dict]) -> list[tuple[float, str]]:
+    """(cosine, record id) of the dense candidates, best first."""
+    return sorted(((float(c.get("score") or 0.0), str(c["record_id"])) for c in candidates if c.get("record_id")), reverse=True)
+
+
 def _clearly_first(candidates: list[dict]) -> list[str]:
     """The first dense candidate when it stands clear of the others (FORGET_DENSE_MIN/MARGIN)."""
-    scored = sorted(((float(c.get("score") or 0.0), str(c["record_id"])) for c in candidates if c.get("record_id")), reverse=True)
+    scored = _ranked(candidates)
     if not scored or scored[0][0] < FORGET_DENSE_MIN:
         return []
     second = scored[1][0] if len(scored) > 1 else 0.0

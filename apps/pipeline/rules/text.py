@@ -22,14 +22,17 @@ INJECTION_RE = re.compile(
     r"|输出你的系统提示词?|(告诉我|显示|打印)你的(系统)?提示词"
     # Text addressed to an AI reading it, inside pasted content ("[Note to any AI assistant reading
     # this: …]", "SYSTEM OVERRIDE for AI assistants:", "【致AI助手：…】").
-    r"|\b(note|message|instructions?|attention|notice) (to|for) (any |all |the )?(ai|llm)s?(\s+(assistants?|agents?|models?|systems?))?\s*(reading|[:：,，\]】])|\b(for|to) (any |all )?(ai|llm) (assistants?|agents?|models?)\s*[:：]"
+    # "Note to AI coding agents:", "Note for AI code assistants triaging this issue:".
+    r"|\b(note|message|instructions?|attention|notice) (to|for) (any |all |the )?(ai|llm)s?(\s+([\w-]+\s+)?(assistants?|agents?|models?|systems?))?\s*(reading|[:：,，\]】])|\b(for|to) (any |all )?(ai|llm) (assistants?|agents?|models?)\s*[:：]"
     # "(Automated note for AI assistants summarising this bulletin: …)", "[Attention AI
-    # assistant: …]", "… Do not mention this to the user."
-    r"|\b(note|message|instructions?|notice) (to|for) (any |all |the )?(ai|llm)s?\s+(assistants?|agents?|models?)\s+(processing|summari[sz]ing|parsing|handling|scanning|reviewing|reading)\b[^:：\]】\n]{0,60}[:：]"
-    r"|\battention,?\s+(ai|llm)s?\s+(assistants?|agents?|models?)\s*[:：,，]|\b(do not|don't|never) (mention|tell|reveal|show) (this|it|any of this) to the user\b"
+    # assistant: …]", "… Do not mention this (step) to the user."
+    r"|\b(note|message|instructions?|notice) (to|for) (any |all |the )?(ai|llm)s?\s+([\w-]+\s+)?(assistants?|agents?|models?)\s+\w+ing\b[^:：\]】\n]{0,60}[:：]"
+    r"|\battention,?\s+(ai|llm)s?\s+(assistants?|agents?|models?)\s*[:：,，]|\b(do not|don't|never) (mention|tell|reveal|show) (this|it|any of this|this \w+) to the user\b"
+    # "AI 助手读到这条请…", "【系统提示：AI 编程助手请…】".
+    r"|(ai|人工智能)\s*(编程|代码|写作|智能)?\s*(助手|助理)\s*(读到|看到|处理到?)(这条|这段|此|本)[^，。,]{0,6}?(请|务必|必须)|[\[【]\s*(系统提示|系统指令|system prompt|system note)\s*[:：]"
     r"|\bsystem override\b|\bany (ai|llm) (assistant|agent|model)s? reading this\b"
     r"|[\[【(]\s*(ai|llm) (assistant|agent)s?\s*[:：]|<!--\s*(ai |llm )?(assistant|agent)s?\s*[:：]"
-    r"|(致|给|写给)\s*(ai|人工智能|大模型)\s*(助手|助理|模型|智能体)?\s*[:：]|(ai|人工智能)\s*(助手|助理)\s*(请|须|必须)\s*(立即|马上)?)",
+    r"|(致|给|写给)\s*(ai|人工智能|大模型)\s*(助手|助理|模型|智能体)?\s*[:：]|(ai|人工智能)\s*(编程|代码|写作|智能)?\s*(助手|助理)\s*(请|须|必须)\s*(立即|马上)?)",
     re.IGNORECASE,
 )
 NOISE_RE = re.compile(
@@ -205,6 +208,14 @@ do does did done have has had will would should could can may might must not no 
 """
 STOPWORDS = frozenset(_STOPWORD_TEXT.split())
 ZH_STOP_CHARS = frozenset("的了是在我你他她它们这那就都也还和与把被吧呢啊呀吗哦嗯个一不要")
+
+
+def naming_words(text: str) -> set[str]:
+    """Content words that name something: English words of 4 letters or more, Chinese bigrams
+    without a function character ("老公" of "跟我老公闹别扭", not "跟我")."""
+    return {w for w in content_tokens(text)
+            if (len(w) >= 2 and all(is_cjk_char(ch) for ch in w) and not any(ch in ZH_STOP_CHARS for ch in w))
+            or (w.isascii() and len(w) >= 4)}
 
 
 def content_tokens(text: str) -> set[str]:
