@@ -906,7 +906,7 @@ def _context_overlap(record: str, correction: Correction) -> float:
 # --------------------------------------------------------------------------- forget
 
 # "我说请假回老家的那件事", "我提到的那个人", "我为什么开始爬的那段": a matter the user said.
-_MATTER_ZH = r"(?:那件事|这件事|那些事|的事情|的事|那事|那个事|那段(?:话|事)?|这段(?:话)?|那部分|那个人|那些话|的那些)"
+_MATTER_ZH = r"(?:那件事|这件事|那些事|的事情|的事|那事儿?|那个事|那档子?事|那茬|那段(?:话|事)?|这段(?:话)?|那部分|那个人|那些话|的那些)"
 _SAID_MATTER_ZH = re.compile(rf"(?:说|提到?|讲|聊|吐槽|抱怨|告诉你)(?:过)?的?[^，,。；;！!？?]{{0,30}}?{_MATTER_ZH}"
                              r"|(?:说|提|讲|聊|吐槽|抱怨|告诉你)[过到]?的(?:那个|那些|这个)")
 _CLEAR_ZH = r"(?:删掉|删除|删了|清掉|清除|抹掉|delete\s?掉?|当我没说过?)"
@@ -919,8 +919,10 @@ _FORGET_PATTERNS: list[re.Pattern[str]] = [
     re.compile(r"\bstop remembering\s*(?P<subject>[^.!?]*)", re.IGNORECASE),
     # "the bit about my trip abroad — wipe it from your notes", "I'd rather that wasn't kept
     # anywhere": the subject is said before the request, or is what was just said.
-    re.compile(r"\b(?:wipe|delete|remove|erase|scrub|clear|drop|take)\s+(?:it|that|this)\s+(?:from|off|out of)\s+(?:your\s+)?(?:notes|memory|records?|list)\b(?P<subject>)",
+    re.compile(r"\b(?:wipe|delete|remove|erase|scrub|clear|drop|take|scratch|strike|cross)\s+(?:it|that|this)\s+(?:out\s+)?(?:from|off|out of)\s+(?:your\s+|whatever\s+|any\s+|the\s+)?(?:notes|memory|records?|list)\b(?P<subject>)",
                re.IGNORECASE),
+    # "can you not keep that anywhere?"
+    re.compile(r"\b(?:can|could|would) you (?:please )?not (?:keep|store|remember|save|record|hold on ?to|hang on to)\s+(?:that|it|this)\b(?P<subject>)", re.IGNORECASE),
     re.compile(r"\b(?:i'd|i would) rather (?:that|it|this) (?:wasn't|weren't|isn't|not be|was not) (?:kept|stored|remembered|saved|written down)\b(?P<subject>)",
                re.IGNORECASE),
     re.compile(r"\bi (?:don't|do not) want (?:that|it|this) (?:kept|stored|remembered|saved)\b(?P<subject>)", re.IGNORECASE),
@@ -943,7 +945,7 @@ _GENERIC_SUBJECT_EN = re.compile(r"\b(figures?|numbers?|details?|info|informatio
 _GENERIC_SUBJECT_ZH = re.compile(r"(?:那个|这个|那些|这些)(?:数字|号码|信息|内容|部分|细节|事情|事儿|事)?$|(?:数字|号码|信息|内容|部分|细节|事情|事儿)$"
                                   r"|^(?:之前|刚才|上次|前面|我)*(?:说|提|讲)(?:的|过的)")
 _FORGET_GUARD_RE = re.compile(r"\b(don't|do not|never|not) forget\b|别忘|不要忘|忘了(带|拿|关|锁|交|写|说|告诉)|我忘了", re.IGNORECASE)
-_MEMORY_WORD_RE = re.compile(r"记|(?:别|不用|不要)(?:再)?(?:存(?:着|下来)?(?=[了啦吧，,。！!]|$)|留着)|忘掉|忘了吧|memor|forget|remember|record|note|scratch|strike|drop (the|what)|\bkept\b|\bstored\b|hold on ?to|hang on to|keep hold of"
+_MEMORY_WORD_RE = re.compile(r"记|\b(?:can|could|would) you (?:please )?not (?:keep|store|remember|save)\b|(?:别|不用|不要)(?:再)?(?:存(?:着|下来)?(?=[了啦吧，,。！!]|$)|留着)|忘掉|忘了吧|memor|forget|remember|record|note|scratch|strike|drop (the|what)|\bkept\b|\bstored\b|hold on ?to|hang on to|keep hold of"
                              r"|(?:删掉|删除|delete\s?掉?)关于|关于.{1,30}?(?:那|这)条", re.IGNORECASE)
 ANAPHORIC_SUBJECT_RE = re.compile(r"^(it|that|this|those|these|all that|all of that|what i (just )?said|the last (one|thing)|这条|这个|这些|那个|那条|刚才(那|说的)?(条|个|些)?|上一条|这|那|)$", re.IGNORECASE)
 
@@ -970,7 +972,9 @@ def forget_subject(sentence: str) -> str | None:
             continue  # "清掉缓存吧" clears a cache; only a matter the user said is a memory
         # "forget that, we haven't agreed on it yet": the subject ends at the first clause break.
         subject = re.split(r"[,，;；—–]", m.group("subject").strip(" :：。.!！"))[0].strip()
+        subject = re.sub(r"^(?:哦|噢|嗯|啊|诶|哎|唉)?[，,\s]*(?:对了|另外|还有)?[，,\s]*", "", subject).strip()
         subject = re.sub(r"^(btw|by the way|oh|also|and|对了|另外|还有)\b[,，\s]*", "", subject, flags=re.IGNORECASE).strip()
+        subject = re.sub(r"^(?:之前|上次|上回|前面)?(?:我)?(?:跟你|和你)?(?:说|提|讲)(?:过|到)?的", "", subject).strip()  # "之前跟你提的我身体…"
         subject = re.sub(r"^(about|that|what i said about|me|my|the|请|帮我|麻烦|你|我的|我)\s*", "", subject, flags=re.IGNORECASE).strip()
         subject = re.sub(r"\b(please|pls|thanks|thank you)\b", "", subject, flags=re.IGNORECASE).strip(" ,，")
         subject = re.sub(r"^(把|关于)", "", subject).strip()
@@ -997,14 +1001,14 @@ def forget_subject(sentence: str) -> str | None:
 
 
 _MATTER_FILLER_ZH = re.compile(
-    r"^(?:还有|另外|对了|然后|嗯|好|good|ok|okay)?[，,\s.。]*(?:之前|上次|上回|上个月|上周|刚才|前面|前几天|第一次聊的时候|一开始)?(?:我)?(?:跟你|和你|对你)?"
-    r"(?:说|提到?|讲|聊)?(?:过)?的?(?:那几个|那个|那些)?", re.IGNORECASE)  # "吐槽", "抱怨" say what it was: they stay
+    r"^(?:哦|噢|啊|诶|哎|唉)?(?:还有|另外|对了|然后|嗯|好|good|ok|okay)?[，,\s.。]*(?:之前|上次|上回|上个月|上周|刚才|前面|前几天|第一次聊的时候|一开始)?(?:我)?(?:跟你|和你|对你)?"
+    r"(?:说|提到?|讲|聊)?(?:过)?的?(?:那几个|那个|那些)?(?:我的?(?=[\u4e00-\u9fff]{2}))?", re.IGNORECASE)  # "吐槽", "抱怨" say what it was: they stay
 # "the stuff I told you right at the start about why I took this on, the work / health thing",
 # "the bit about my partner's operation from a few weeks back".
 _SAID_MATTER_EN = re.compile(
     r"\b(?:the (?:stuff|bit|part|thing|things)|what|everything|anything)\s+(?:(?:that\s+)?i\s+[^,—–]*?\s+)?about\s+(?P<what>[^—–.!?;]+)"
     # "that interview thing I told you about a while back"
-    r"|\b(?:that|the)\s+(?P<named>[\w'-]+(?:\s+[\w'-]+){0,3}?)\s+(?:thing|stuff|business|matter|story)\s+(?:that\s+)?i\s+(?:told you|mentioned|said|brought up|shared)",
+    r"|\b(?:that|the)\s+(?P<named>[\w'-]+(?:\s+[\w'-]+){0,3}?)\s+(?:thing|stuff|business|matter|story)\s+(?:that\s+)?i\s+(?:told you|mentioned|said|brought up|shared|dumped|unloaded|went on)",
     re.IGNORECASE)
 _WHEN_SAID_EN = re.compile(r"\b(?:from|since)?\s*(?:a (?:few|couple of) (?:weeks|days|months) (?:back|ago)|right at the start|at the start|earlier|the other day|last (?:week|month|time)|before)\b",
                            re.IGNORECASE)
@@ -1063,29 +1067,46 @@ def forget_shares_word(record: str, subject: str) -> bool:
 
 # A subject that names a kind of information rather than its words ("forget my salary",
 # "地址这事别记了", "my housing situation", "那个钱的事"): what a record of that kind says. Used only
-# when no record uses the subject's own words: for what the same session said, or for the one
-# record of the kind that is also the first dense candidate.
-_FORGET_CATEGORIES: list[tuple[re.Pattern[str], re.Pattern[str]]] = [
-    (re.compile(r"^(salary|income|pay|wages?|earnings|工资|收入|薪水|薪资|月薪|年薪)$", re.IGNORECASE),
+# when no record uses the subject's own words: for what the same session said when the subject
+# is just the kind, or for the one record of the kind that is also the first dense candidate when
+# the subject names it among other words ("the family stuff", "工作上那档子事", "说领导的那些").
+_FORGET_CATEGORIES: list[tuple[str, re.Pattern[str]]] = [
+    (r"salary|income|pay|wages?|earnings|工资|收入|薪水|薪资|月薪|年薪",
      re.compile(r"\b(earn|earns|earning|salary|income|paid|wages?)\b|工资|收入|薪|挣|月入|年入", re.IGNORECASE)),
-    (re.compile(r"^(address|home address|where i live|住址|地址|住哪|家庭住址)$", re.IGNORECASE),
+    (r"address|home address|where i live|住址|地址|住哪|家庭住址",
      re.compile(r"\b(live|lives|living|flat|apartment|street|road|avenue|address|neighbourhood|neighborhood)\b|住在|住的|家在|地址|小区", re.IGNORECASE)),
-    (re.compile(r"^(health|medical|diagnosis|illness|健康|病情|病|身体)$", re.IGNORECASE),
-     re.compile(r"diagnos|\b(illness|disease|medication|medicine|tablets|therapy|surgery)\b|病|诊断|吃药|手术|住院", re.IGNORECASE)),
-    (re.compile(r"^(phone|phone number|number|电话|手机号|电话号码)$", re.IGNORECASE),
+    (r"health|medical|diagnosis|illness|medication|meds|健康|病情|病|身体|吃药|用药|药",
+     re.compile(r"diagnos|\b(illness|disease|medication|medicine|meds|tablets|therapy|surgery|operation)\b|病|症|诊断|药|手术|住院|抑郁|焦虑", re.IGNORECASE)),
+    (r"phone|phone number|number|电话|手机号|电话号码",
      re.compile(r"\+?\d[\d\s-]{6,}\d|电话|手机", re.IGNORECASE)),
-    (re.compile(r"^(housing|housing situation|home situation|living situation|flat|apartment|rent|landlord|住房|房子|租房|住的地方)$", re.IGNORECASE),
+    (r"housing|housing situation|home situation|living situation|flat|apartment|rent|landlord|住房|房子|租房|住的地方",
      re.compile(r"\b(landlord|evict\w*|rent|lease|tenancy|flat|apartment|housing|mortgage)\b|房东|房租|租房|租的|搬家|押金", re.IGNORECASE)),
-    (re.compile(r"^(money|the money|finances|debt|钱|那笔钱|财务|欠款|借款)$", re.IGNORECASE),
+    (r"money|the money|finances|debt|钱|那笔钱|财务|欠款|借款",
      re.compile(r"\b(money|funds?|debt|loan|owe|savings|spent|cost)\b|[$€£¥]\s?\d|\d+\s?(块|元|万)|钱|存款|欠|借|花了", re.IGNORECASE)),
+    (r"family|family stuff|家里|家里的事|家人|家事",
+     re.compile(r"\b(wife|husband|partner|brother|sister|mum|mom|mother|dad|father|parents|son|daughter|kids?|baby|pregnant|family)\b"
+                r"|老婆|老公|爸|妈|哥|姐|弟|妹|孩子|儿子|女儿|家里|家人|怀孕", re.IGNORECASE)),
+    (r"job|work|career|boss|manager|工作|工作上|领导|老板|上司|跳槽|辞职",
+     re.compile(r"\b(job|laid off|fired|quit|quitting|resign\w*|interview\w*|boss|manager|cto|ceo)\b|被裁|裁员|辞职|跳槽|看机会|面试|领导|老板|上司|工作", re.IGNORECASE)),
 ]
 
 
-def forget_category_matches(record: str, subject: str) -> bool:
+def _category_named(subject: str, *, alone: bool) -> list[re.Pattern[str]]:
+    """What records of the kinds the subject names say: the subject is only the kind (`alone`),
+    or names it among other words."""
+    text = subject.strip()
+    out = []
+    for words, says in _FORGET_CATEGORIES:
+        found = re.fullmatch(rf"(?:{words})", text, re.IGNORECASE) if alone else re.search(rf"(?<![a-z])(?:{words})(?![a-z])", text, re.IGNORECASE)
+        if found:
+            out.append(says)
+    return out
+
+
+def forget_category_matches(record: str, subject: str, *, alone: bool = True) -> bool:
     """Whether `record` says the kind of information the subject names (see _FORGET_CATEGORIES)."""
-    words = subject.strip()
-    return any(kind.match(words) and says.search(record) for kind, says in _FORGET_CATEGORIES)
+    return any(says.search(record) for says in _category_named(subject, alone=alone))
 
 
-def forget_is_category(subject: str) -> bool:
-    return any(kind.match(subject.strip()) for kind, _ in _FORGET_CATEGORIES)
+def forget_is_category(subject: str, *, alone: bool = True) -> bool:
+    return bool(_category_named(subject, alone=alone))

@@ -304,7 +304,7 @@ REMINDER_RE = re.compile(r"\b(don't forget|do not forget|remember to)\b|别忘|�
 # the subject, whatever the verb.
 ONLY_ONCE_RE = re.compile(r"\b(just this once|only this once|this one time only|just this one time|(a |it's a |just a )?one[- ]time thing|(a |it's a |just a )?one[- ]off thing"
                           r"|just for (this run|this once|today|now)|for this run only|for today only|(don't|do not) make (it|this) (a|the) (config |new )?default)\b"
-                          r"|就今天|只今天|仅今天|今天就(?:先)?(?:这样|这么)"
+                          r"|就今天|只今天|仅今天|今天就(?:先)?(?:这样|这么)|(?:今天|这次|这回)就?用[^，。]{1,12}(?:回|答|写|说)(?:我)?(?:一次|一下)"
                           r"|就这一次|就这次|仅此一次|只此一次|下不为例|只(?:[补做用要写发跑改]这)?一次", re.IGNORECASE)
 
 

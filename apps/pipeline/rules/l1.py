@@ -537,14 +537,16 @@ def _forget_stored(ctx, analysis: BatchAnalysis, claimed: set[str]) -> list[str]
     for said, candidates in zip(subjects, found):
         mine = [str(c["record_id"]) for c in candidates if c.get("record_id") and forget_matches(str(c.get("content") or ""), said.forget)]
         mine += [rid for rid, content, _src, _session in recent if forget_matches(content, said.forget)]
-        if not mine and not said.matched and forget_is_category(said.forget):
+        if not mine and not said.matched and forget_is_category(said.forget, alone=False):
             # "forget my salary": what the same session said of that kind, when nothing uses the word
-            # itself; said in an earlier session, the record of that kind that is the first dense candidate.
+            # itself; otherwise the record of a kind the subject names when it is the only one of
+            # that kind, or the first dense candidate.
             session = str(said.message.get("sessionKey") or "")
-            of_kind = [(rid, rsession) for rid, content, _src, rsession in recent if forget_category_matches(content, said.forget)]
-            mine = [rid for rid, rsession in of_kind if rsession == session]
-            first = _ranked(candidates)[:1]
-            mine = mine or [rid for _, rid in first if rid in {r for r, _ in of_kind}]
+            if forget_is_category(said.forget):
+                mine = [rid for rid, content, _src, rsession in recent if rsession == session and forget_category_matches(content, said.forget)]
+            of_kind = {rid for rid, content, _src, _rs in recent if forget_category_matches(content, said.forget, alone=False)}
+            mine = mine or (sorted(of_kind) if len(of_kind) == 1 else [rid for _, rid in _ranked(candidates)[:1] if rid in of_kind])
+            ctx.add("forgottenByKind", len(mine))
         if not mine and not said.matched:
             mine = _clearly_first(candidates)
             ctx.add("forgottenByMeaning", len(mine))

@@ -27,6 +27,7 @@ INJECTION_RE = re.compile(
     # "(Automated note for AI assistants summarising this bulletin: …)", "[Attention AI
     # assistant: …]", "… Do not mention this (step) to the user."
     r"|\b(note|message|instructions?|notice) (to|for) (any |all |the )?(ai|llm)s?\s+([\w-]+\s+)?(assistants?|agents?|models?)\s+\w+ing\b[^:：\]】\n]{0,60}[:：]"
+    r"|\b(ai|llm)\s+(assistants?|agents?|models?)\s+(reading|processing|summari[sz]ing|parsing|handling)\s+this\b[^:：\n]{0,30}[:：]"  # "AI assistant reading this email:"
     r"|\battention,?\s+(ai|llm)s?\s+(assistants?|agents?|models?)\s*[:：,，]|\b(do not|don't|never) (mention|tell|reveal|show) (this|it|any of this|this \w+) to the user\b"
     # "AI 助手读到这条请…", "【系统提示：AI 编程助手请…】".
     r"|(ai|人工智能)\s*(编程|代码|写作|智能)?\s*(助手|助理)\s*(读到|看到|处理到?)(这条|这段|此|本)[^，。,]{0,6}?(请|务必|必须)|[\[【]\s*(系统提示|系统指令|system prompt|system note)\s*[:：]"
