@@ -156,10 +156,11 @@ def _update_run(run_pk: int, *, required: bool, attempts: int = 6, **fields: Any
             JobRun.objects.filter(pk=run_pk).update(**fields)  # one statement: autocommit is its transaction
             return
         except OperationalError as exc:
-            if connection.in_atomic_block:
-                raise  # a failed statement spoils the caller's transaction: retrying here cannot help
-            if not is_lock_error(exc) or attempt == attempts - 1:
-                if required or not is_lock_error(exc):
+            # Inside a caller's transaction the failed statement has spoilt it: retrying cannot help.
+            if connection.in_atomic_block or not is_lock_error(exc):
+                raise
+            if attempt == attempts - 1:
+                if required:
                     raise
                 logger.warning("run %s: heartbeat not written, the run row stayed locked: %s", run_pk, exc)
                 return

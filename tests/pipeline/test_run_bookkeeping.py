@@ -102,3 +102,18 @@ def test_a_runs_outcome_is_written_after_a_short_read_of_the_run_table(queued, m
     readers[0].__exit__(None, None, None)
     assert done is not None and done.status == "succeeded", done.error
     assert done.finished_at is not None and done.progress["step"] == "succeeded"
+
+
+@pytest.mark.skipif(connection.vendor != "sqlite", reason="the table lock under a reader is SQLite's shared-cache behaviour")
+def test_inside_a_callers_transaction_a_locked_heartbeat_raises_at_once(queued):
+    from django.db import transaction
+
+    if not _blocks_writers():
+        pytest.skip("this SQLite build lets the write through")
+    ctx = RunContext(queued, executor=None, timeout=60)
+    with Reader(2.0):
+        started = time.monotonic()
+        with pytest.raises(OperationalError), transaction.atomic():
+            ctx.progress("commit", "batch 1", force=True)
+        took = time.monotonic() - started
+    assert took < 0.3  # raised at once, not after the attempts' waits (0.6 s in all)

@@ -972,8 +972,7 @@ def forget_subject(sentence: str) -> str | None:
             continue  # "清掉缓存吧" clears a cache; only a matter the user said is a memory
         # "forget that, we haven't agreed on it yet": the subject ends at the first clause break.
         subject = re.split(r"[,，;；—–]", m.group("subject").strip(" :：。.!！"))[0].strip()
-        subject = re.sub(r"^(?:哦|噢|嗯|啊|诶|哎|唉)?[，,\s]*(?:对了|另外|还有)?[，,\s]*", "", subject).strip()
-        subject = re.sub(r"^(btw|by the way|oh|also|and|对了|另外|还有)\b[,，\s]*", "", subject, flags=re.IGNORECASE).strip()
+        subject = re.sub(r"^(?:(?:btw|by the way|oh|also|and)\b|哦|噢|嗯|啊|诶|哎|唉)?[,，\s]*(?:对了|另外|还有)?[,，\s]*", "", subject, flags=re.IGNORECASE).strip()
         subject = re.sub(r"^(?:之前|上次|上回|前面)?(?:我)?(?:跟你|和你)?(?:说|提|讲)(?:过|到)?的", "", subject).strip()  # "之前跟你提的我身体…"
         subject = re.sub(r"^(about|that|what i said about|me|my|the|请|帮我|麻烦|你|我的|我)\s*", "", subject, flags=re.IGNORECASE).strip()
         subject = re.sub(r"\b(please|pls|thanks|thank you)\b", "", subject, flags=re.IGNORECASE).strip(" ,，")
@@ -1068,8 +1067,9 @@ def forget_shares_word(record: str, subject: str) -> bool:
 # A subject that names a kind of information rather than its words ("forget my salary",
 # "地址这事别记了", "my housing situation", "那个钱的事"): what a record of that kind says. Used only
 # when no record uses the subject's own words: for what the same session said when the subject
-# is just the kind, or for the one record of the kind that is also the first dense candidate when
-# the subject names it among other words ("the family stuff", "工作上那档子事", "说领导的那些").
+# is just the kind; otherwise, also when the subject names it among other words ("the family
+# stuff", "工作上那档子事", "说领导的那些"), the only live record of the kind, or of several the
+# first dense candidate (rules/l1.py).
 _FORGET_CATEGORIES: list[tuple[str, re.Pattern[str]]] = [
     (r"salary|income|pay|wages?|earnings|工资|收入|薪水|薪资|月薪|年薪",
      re.compile(r"\b(earn|earns|earning|salary|income|paid|wages?)\b|工资|收入|薪|挣|月入|年入", re.IGNORECASE)),
