@@ -724,13 +724,26 @@ def test_a_matter_the_user_said_named_before_the_request_is_its_subject(sentence
     assert forget_subject(sentence) == subject
 
 
-def test_a_forget_of_the_bit_about_a_matter_tombstones_the_one_record_using_its_word(chat, l0, run_now):
-    stored_then_asked_to_forget(chat, l0, run_now, [
-        "heads up, I'll be mostly offline the week of the 21st, my partner's having knee surgery and I'm on carer duty",
-        "We keep the hive log in a paper notebook in the shed.", "I do inspections on Sunday afternoons when it's warmest.",
-    ], "and the bit about my partner's operation from a few weeks back — that's not something I want stored. can you get rid of it")
-    assert not any("partner" in t for t in texts(chat)), texts(chat)
-    assert len(live(chat)) == 2  # the request itself is no record
+@pytest.mark.parametrize(("said", "asked", "gone", "rule"), [
+    # The one record using a naming word of the subject ("partner").
+    (["heads up, I'll be mostly offline the week of the 21st, my partner's having knee surgery and I'm on carer duty",
+      "We keep the hive log in a paper notebook in the shed.", "I do inspections on Sunday afternoons when it's warmest."],
+     "and the bit about my partner's operation from a few weeks back — that's not something I want stored. can you get rid of it",
+     "partner", "forgottenBySharedWord"),
+    # A kind of information the subject names, and the only record of that kind.
+    (["honestly I need this. my landlord served me an eviction notice last week and I've been in a state about it.",
+      "I throw on the wheel every Thursday evening at the studio.", "My glaze of choice is a celadon from the studio shelf."],
+     "also, the stuff I unloaded on you about my housing situation a few weeks back — I'd rather that wasn't kept anywhere.",
+     "landlord", "forgottenByKind"),
+    (["honestly part of why I need this trip is my brother. he went into rehab in january and it's been a lot.",
+      "I'll be on my steel tourer, it weighs a tonne but it's comfy.", "We're riding the Danube path from Passau to Vienna in May."],
+     "also, the family stuff I dumped on you back in march, before the trip — can you not keep that anywhere?",
+     "brother", "forgottenByKind"),
+])
+def test_a_forget_request_in_a_later_session_tombstones_the_one_record_it_means(chat, l0, run_now, said, asked, gone, rule):
+    run = stored_then_asked_to_forget(chat, l0, run_now, said, asked)
+    assert not any(gone in t for t in texts(chat)), texts(chat)
+    assert len(live(chat)) == 2 and run.counts[rule] == 1  # the request itself is no record
 
 
 @pytest.mark.parametrize(("sentence", "expected"), [
@@ -823,15 +836,6 @@ def test_a_forget_of_a_complaint_takes_the_complaint_not_every_record_naming_the
     assert texts(chat) == ["这个 repo 是 kioku, 一个背单词的 web app, 我跟 co-founder 两个人做的。"]
 
 
-def test_forgetting_a_kind_of_matter_said_in_an_earlier_session_takes_the_nearest_record_of_that_kind(chat, l0, run_now):
-    stored_then_asked_to_forget(chat, l0, run_now, [
-        "honestly I need this. my landlord served me an eviction notice last week and I've been in a state about it.",
-        "I throw on the wheel every Thursday evening at the studio.", "My glaze of choice is a celadon from the studio shelf.",
-    ], "also, the stuff I unloaded on you about my housing situation a few weeks back — I'd rather that wasn't kept anywhere.")
-    assert not any("landlord" in t for t in texts(chat)), texts(chat)
-    assert len(live(chat)) == 2
-
-
 @pytest.mark.parametrize(("sentence", "said"), [
     ("he's from Texas and only thinks in Fahrenheit, so just for today can you give me the temperatures in F?", ""),  # its reason
     ("对了今天我表妹在旁边，想看看你会不会说粤语，今天就用粤语回我吧，就今天哈", ""),  # shares 粤语 with the request
@@ -871,13 +875,6 @@ def test_the_tenth_batchs_forget_requests(sentence, subject):
     assert forget_subject(sentence) == subject
 
 
-def test_a_forget_naming_a_kind_takes_the_only_record_of_that_kind(chat, l0, run_now):
-    run = stored_then_asked_to_forget(chat, l0, run_now, [
-        "honestly part of why I need this trip is my brother. he went into rehab in january and it's been a lot.",
-        "I'll be on my steel tourer, it weighs a tonne but it's comfy.", "We're riding the Danube path from Passau to Vienna in May.",
-    ], "also, the family stuff I dumped on you back in march, before the trip — can you not keep that anywhere?")
-    assert not any("brother" in t for t in texts(chat)), texts(chat)
-    assert len(live(chat)) == 2 and run.counts["forgottenByKind"] == 1
 
 
 def test_a_forget_naming_a_kind_two_records_say_never_takes_both(chat, l0, run_now):
