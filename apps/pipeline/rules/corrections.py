@@ -1091,9 +1091,10 @@ _FORGET_CATEGORIES: list[tuple[str, re.Pattern[str]]] = [
 ]
 
 
-def _category_named(subject: str, *, alone: bool) -> list[re.Pattern[str]]:
-    """What records of the kinds the subject names say: the subject is only the kind (`alone`),
-    or names it among other words."""
+def forget_kinds(subject: str, *, alone: bool = True) -> list[re.Pattern[str]]:
+    """What records of the kinds the subject names say (see _FORGET_CATEGORIES): the subject is
+    only the kind (`alone`), or names it among other words. Computed once per request, then
+    matched against each record with `says_kind`."""
     text = subject.strip()
     out = []
     for words, says in _FORGET_CATEGORIES:
@@ -1103,10 +1104,6 @@ def _category_named(subject: str, *, alone: bool) -> list[re.Pattern[str]]:
     return out
 
 
-def forget_category_matches(record: str, subject: str, *, alone: bool = True) -> bool:
-    """Whether `record` says the kind of information the subject names (see _FORGET_CATEGORIES)."""
-    return any(says.search(record) for says in _category_named(subject, alone=alone))
-
-
-def forget_is_category(subject: str, *, alone: bool = True) -> bool:
-    return bool(_category_named(subject, alone=alone))
+def says_kind(record: str, kinds: list[re.Pattern[str]]) -> bool:
+    """Whether `record` says information of one of `kinds` (from `forget_kinds`)."""
+    return any(says.search(record) for says in kinds)

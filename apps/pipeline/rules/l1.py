@@ -22,12 +22,12 @@ from apps.pipeline.rules.corrections import (
     Correction,
     bare_value,
     corrected_content,
-    forget_category_matches,
-    forget_is_category,
+    forget_kinds,
     forget_matches,
     forget_shares_word,
     names_the_slot,
     repeats_old_value,
+    says_kind,
     subject_words,
     supersedes,
 )
@@ -500,10 +500,11 @@ def _forget_in_batch(ctx, analysis: BatchAnalysis, planned: list[Planned]) -> li
         before = [item for item in planned if item not in gone and analysis.said_before(item.candidate, said)]
         if said.forget:
             hits = [item for item in before if forget_matches(item.candidate.content, said.forget)]
-            if not hits and forget_is_category(said.forget):
+            kinds = forget_kinds(said.forget) if not hits else []
+            if kinds:
                 session = str(said.message.get("sessionKey") or "")
                 hits = [item for item in before if str(item.candidate.message.get("sessionKey") or "") == session
-                        and forget_category_matches(item.candidate.content, said.forget)]
+                        and says_kind(item.candidate.content, kinds)]
                 said.by_category = bool(hits)
         else:
             hits = [item for item in before if said.previous is not None and message_ref(said.previous) in item.source_ids]
@@ -538,14 +539,16 @@ def _forget_stored(ctx, analysis: BatchAnalysis, claimed: set[str]) -> list[str]
     for said, candidates in zip(subjects, found):
         mine = [str(c["record_id"]) for c in candidates if c.get("record_id") and forget_matches(str(c.get("content") or ""), said.forget)]
         mine += [rid for rid, content, _src, _session in recent if forget_matches(content, said.forget)]
-        if not mine and not said.matched and forget_is_category(said.forget, alone=False):
+        named_kinds = forget_kinds(said.forget, alone=False) if not mine and not said.matched else []
+        if named_kinds:
             # "forget my salary": what the same session said of that kind, when nothing uses the word
             # itself; otherwise the record of a kind the subject names when it is the only one of
             # that kind, or the first dense candidate.
             session = str(said.message.get("sessionKey") or "")
-            if forget_is_category(said.forget):
-                mine = [rid for rid, content, _src, rsession in recent if rsession == session and forget_category_matches(content, said.forget)]
-            of_kind = {rid for rid, content, _src, _rs in recent if forget_category_matches(content, said.forget, alone=False)}
+            kinds = forget_kinds(said.forget)
+            if kinds:
+                mine = [rid for rid, content, _src, rsession in recent if rsession == session and says_kind(content, kinds)]
+            of_kind = {rid for rid, content, _src, _rs in recent if says_kind(content, named_kinds)}
             mine = mine or (sorted(of_kind) if len(of_kind) == 1 else [rid for _, rid in _ranked(candidates)[:1] if rid in of_kind])
             ctx.add("forgottenByKind", len(mine))
         if not mine and not said.matched:
