@@ -906,10 +906,10 @@ def _context_overlap(record: str, correction: Correction) -> float:
 # --------------------------------------------------------------------------- forget
 
 # "我说请假回老家的那件事", "我提到的那个人", "我为什么开始爬的那段": a matter the user said.
-_MATTER_ZH = r"(?:那件事|这件事|那些事|的事情|的事|那事儿?|那个事|那档子?事|那茬|那段(?:话|事)?|这段(?:话)?|那部分|那个人|那些话|的那些)"
+_MATTER_ZH = r"(?:那件事|这件事|那些事|的事情|的事|那事儿?|那个事|那档子?事|那茬|那一?段(?:话|事)?|这一?段(?:话)?|那部分|那个人|那些话|的那些|烂摊子|破事)"
 _SAID_MATTER_ZH = re.compile(rf"(?:说|提到?|讲|聊|吐槽|抱怨|告诉你)(?:过)?的?[^，,。；;！!？?]{{0,30}}?{_MATTER_ZH}"
                              r"|(?:说|提|讲|聊|吐槽|抱怨|告诉你)[过到]?的(?:那个|那些|这个)")
-_CLEAR_ZH = r"(?:删掉|删除|删了|清掉|清除|抹掉|delete\s?掉?|当我没说过?)"
+_CLEAR_ZH = r"(?:删掉|删除|删了|清掉|清除|清干净|清理掉|抹掉|delete\s?掉?|当我没说过?)"
 _CLEARS_SAID_MATTER_RE = re.compile(rf"(?:{_SAID_MATTER_ZH.pattern}).*?{_CLEAR_ZH}")
 
 _FORGET_PATTERNS: list[re.Pattern[str]] = [
@@ -926,6 +926,9 @@ _FORGET_PATTERNS: list[re.Pattern[str]] = [
     re.compile(r"\b(?:i'd|i would) rather (?:that|it|this) (?:wasn't|weren't|isn't|not be|was not) (?:kept|stored|remembered|saved|written down)\b(?P<subject>)",
                re.IGNORECASE),
     re.compile(r"\bi (?:don't|do not) want (?:that|it|this) (?:kept|stored|remembered|saved)\b(?P<subject>)", re.IGNORECASE),
+    # "I don't want it sitting in your notes", "… kept in your memory".
+    re.compile(r"\bi (?:don't|do not) want (?:that|it|this|any of (?:that|this|it)) (?:sitting |kept |stored |written (?:down )?|lying around )?(?:in|on) (?:your |the |my )?(?:notes|memory|records?|file)\b(?P<subject>)",
+               re.IGNORECASE),
     # "I'd rather you didn't hang on to that", "that's not something I want stored".
     re.compile(r"\b(?:i'd|i would) rather you (?:didn't|did not|don't|wouldn't) (?:remember|keep|store|save|record|hold on ?to|hang on to|keep hold of)\s+(?:that|it|this)\b(?P<subject>)",
                re.IGNORECASE),
@@ -947,7 +950,7 @@ _GENERIC_SUBJECT_ZH = re.compile(r"(?:那个|这个|那些|这些)(?:数字|号�
 _FORGET_GUARD_RE = re.compile(r"\b(don't|do not|never|not) forget\b|别忘|不要忘|忘了(带|拿|关|锁|交|写|说|告诉)|我忘了", re.IGNORECASE)
 _MEMORY_WORD_RE = re.compile(r"记|\b(?:can|could|would) you (?:please )?not (?:keep|store|remember|save)\b|(?:别|不用|不要)(?:再)?(?:存(?:着|下来)?(?=[了啦吧，,。！!]|$)|留着)|忘掉|忘了吧|memor|forget|remember|record|note|scratch|strike|drop (the|what)|\bkept\b|\bstored\b|hold on ?to|hang on to|keep hold of"
                              r"|(?:删掉|删除|delete\s?掉?)关于|关于.{1,30}?(?:那|这)条", re.IGNORECASE)
-ANAPHORIC_SUBJECT_RE = re.compile(r"^(it|that|this|those|these|all that|all of that|what i (just )?said|the last (one|thing)|这条|这个|这些|那个|那条|刚才(那|说的)?(条|个|些)?|上一条|这|那|)$", re.IGNORECASE)
+ANAPHORIC_SUBJECT_RE = re.compile(r"^(it|that|this|those|these|all that|all of that|what i (just )?said|the last (one|thing)|i (ever |even )?(said|mentioned|told you|brought (it|that|this|any of (it|that|this)) up)( (it|that|this|about it))?( at all)?|这条|这个|这些|那个|那条|刚才(那|说的)?(条|个|些)?|上一条|这|那|)$", re.IGNORECASE)
 
 
 def forget_subject(sentence: str) -> str | None:
@@ -994,13 +997,18 @@ def forget_subject(sentence: str) -> str | None:
                 # "还有之前跟我老公闹别扭那件事，别存着了": the matter named in the clause before.
                 about = re.search(r"(?:^|[，,。；;])\s*(?:还有|另外|对了|那个)?[，,]?\s*(?:之前|上次|上回|刚才|前面)?(?:跟你|和你)?(?:说的|提的|讲的)?(?:那个)?"
                                   r"(?P<what>[^，,。；;！!？?]{2,30}?)(?:那件事|这件事|的事情|的事|那事|那个事)\s*[，,]?\s*$", before)
+            if about is None:
+                # "the whole saga with next door and the council - honestly forget I ever brought
+                # it up": the matter is named before a dash, the request follows it.
+                about = re.search(r"(?:^|[.!?。！？]\s*)(?:oh\s+|and\s+|also\s+|btw\s+)*(?P<what>[^.!?。！？—–]{4,80}?)\s+[—–-]+\s+(?:\w+[,\s]+){0,2}$",
+                                  before, re.IGNORECASE)
             return about.group("what").strip() if about else ""
         return subject
     return None
 
 
 _MATTER_FILLER_ZH = re.compile(
-    r"^(?:哦|噢|啊|诶|哎|唉)?(?:还有|另外|对了|然后|嗯|好|good|ok|okay)?[，,\s.。]*(?:之前|上次|上回|上个月|上周|刚才|前面|前几天|第一次聊的时候|一开始)?(?:我)?(?:跟你|和你|对你)?"
+    r"^(?:哦|噢|啊|诶|哎|唉)?(?:还有|另外|对了|然后|嗯|好|good|ok|okay)?[，,\s.。]*(?:之前|上次|上回|上个月|上周|刚才|前面|前几天|第一次聊的时候|一开始|(?:去年|今年)?[一二三四五六七八九十\d]{1,2}月份?(?:的时候)?)?(?:我)?(?:跟你|和你|对你)?"
     r"(?:说|提到?|讲|聊)?(?:过)?的?(?:那几个|那个|那些)?(?:我的?(?=[\u4e00-\u9fff]{2}))?", re.IGNORECASE)  # "吐槽", "抱怨" say what it was: they stay
 # "the stuff I told you right at the start about why I took this on, the work / health thing",
 # "the bit about my partner's operation from a few weeks back".
@@ -1086,8 +1094,9 @@ _FORGET_CATEGORIES: list[tuple[str, re.Pattern[str]]] = [
     (r"family|family stuff|家里|家里的事|家人|家事",
      re.compile(r"\b(wife|husband|partner|brother|sister|mum|mom|mother|dad|father|parents|son|daughter|kids?|baby|pregnant|family)\b"
                 r"|老婆|老公|爸|妈|哥|姐|弟|妹|孩子|儿子|女儿|家里|家人|怀孕", re.IGNORECASE)),
-    (r"job|work|career|boss|manager|工作|工作上|领导|老板|上司|跳槽|辞职",
-     re.compile(r"\b(job|laid off|fired|quit|quitting|resign\w*|interview\w*|boss|manager|cto|ceo)\b|被裁|裁员|辞职|跳槽|看机会|面试|领导|老板|上司|工作", re.IGNORECASE)),
+    (r"job|work|career|boss|manager|colleagues?|co-?workers?|工作|工作上|领导|老板|上司|跳槽|辞职|同事|单位|学校里?(?:的|那个)?人",
+     re.compile(r"\b(job|laid off|fired|quit|quitting|resign\w*|interview\w*|boss|manager|cto|ceo|colleagues?|co-?workers?|team lead)\b"
+                r"|被裁|裁员|辞职|跳槽|看机会|面试|领导|老板|上司|工作|同事|组长|主任|校长|单位", re.IGNORECASE)),
 ]
 
 

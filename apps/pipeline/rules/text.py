@@ -33,7 +33,16 @@ INJECTION_RE = re.compile(
     r"|(ai|人工智能)\s*(编程|代码|写作|智能)?\s*(助手|助理)\s*(读到|看到|处理到?)(这条|这段|此|本)[^，。,]{0,6}?(请|务必|必须)|[\[【]\s*(系统提示|系统指令|system prompt|system note)\s*[:：]"
     r"|\bsystem override\b|\bany (ai|llm) (assistant|agent|model)s? reading this\b"
     r"|[\[【(]\s*(ai|llm) (assistant|agent)s?\s*[:：]|<!--\s*(ai |llm )?(assistant|agent)s?\s*[:：]"
-    r"|(致|给|写给)\s*(ai|人工智能|大模型)\s*(助手|助理|模型|智能体)?\s*[:：]|(ai|人工智能)\s*(编程|代码|写作|智能)?\s*(助手|助理)\s*(请|须|必须)\s*(立即|马上)?)",
+    r"|(致|给|写给)\s*(ai|人工智能|大模型)\s*(助手|助理|模型|智能体)?\s*[:：]|(ai|人工智能)\s*(编程|代码|写作|智能)?\s*(助手|助理)\s*(请|须|必须)\s*(立即|马上)?"
+    # A salutation to a class of automated readers, however qualified ("Automated coding agents
+    # integrating this feed:", "note for AI tools converting this manuscript:", "致正在读取本文档的
+    # AI 编程助手："), and an instruction to keep something from the person the reader works for
+    # ("do not tell the author about it", "无需告知开发者"): no person writes either to the user.
+    r"|\b(note|message|instructions?|notice|attention) (to|for) (any |all |the )?(automated |autonomous )?(ai|llm|coding|code)\s+(tools?|bots?|agents?|assistants?|models?|systems?)\b[^:：\n]{0,60}[:：]"
+    r"|^\W*(automated|autonomous|ai|llm)\s+((coding|code|writing)\s+)?(tools?|bots?|agents?|assistants?|models?)\s+(that\s+\w+|\w+ing)\b[^:：.\n]{0,50}[:：]"
+    r"|\b(do not|don't|never|without) (mention(ing)?|tell(ing)?|reveal(ing)?|inform(ing)?|notify(ing)?|alert(ing)?) (this( step)? |it |any of this )?(to )?the (user|developer|author|owner|operator|maintainer|human)s?\b"
+    r"|(致|写给)[^，。,\n]{0,15}(ai|人工智能|大模型)\s*(编程|代码|写作|智能)?\s*(助手|助理|工具|智能体|模型)"
+    r"|(无需|不必)(告知|告诉|通知)(用户|开发者|作者|使用者|主人|管理员))",
     re.IGNORECASE,
 )
 NOISE_RE = re.compile(
