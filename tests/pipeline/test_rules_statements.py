@@ -947,3 +947,23 @@ def test_a_request_for_this_reply_only_is_one_off(sentence, expected):
     from apps.pipeline.rules.extract import one_off
 
     assert one_off(sentence) is expected
+
+
+@pytest.mark.parametrize(("record", "said", "expected"), [
+    # A machine's cores and memory are one value: "4核8G" replaces "2核8G", not Java's 17 or MySQL's 8.
+    ("技术栈是 Java 17、Spring Boot 3、MySQL 8，部署在街道出钱买的一台阿里云 ECS 上，2核8G，用 docker compose 跑的",
+     "先更正一下，服务器配置上次说得不对，去年街道已经给升级到 4核8G 了，我刚在阿里云控制台上看的",
+     "技术栈是 Java 17、Spring Boot 3、MySQL 8，部署在街道出钱买的一台阿里云 ECS 上，4核8G，用 docker compose 跑的"),
+    ("The worker runs on a 2 vCPU / 4 GB droplet next to the database.", "Correction: the worker box is 4 vCPU / 8 GB now.",
+     "The worker runs on a 4 vCPU / 8 GB droplet next to the database."),
+])
+def test_a_machine_size_is_one_value_a_correction_rewrites(record, said, expected):
+    assert_rewrites(record, said, expected)
+
+
+def test_a_machine_size_is_read_as_one_value():
+    from apps.pipeline.rules.text import values
+
+    assert ("machine", "2核8G") in values("一台阿里云 ECS，2核8G")
+    assert ("machine", "4 vCPU / 8 GB") in values("a 4 vCPU / 8 GB droplet")
+    assert not any(kind == "machine" for kind, _ in values("MySQL 8 on port 3306"))

@@ -261,6 +261,9 @@ _MONTHS_EN = (r"(?:(?i:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|june?|ju
               r"|nov(?:ember)?|dec(?:ember)?)|May)")  # "may" in lower case is mostly the verb
 _ZH_NUM = r"(?:\d+(?:\.\d+)?|[一两二三四五六七八九十]+)"
 VALUE_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
+    # A machine's size, cores and memory together ("2核8G", "4 核 16GB", "2C4G", "4 vCPU / 8 GB"):
+    # one value, so "升级到 4核8G" corrects "2核8G" and not some other 8.
+    ("machine", re.compile(r"\b\d{1,3}\s?(?:核|[cC]|v?CPUs?|cores?)\s?[/,，]?\s?\d{1,4}\s?(?:G|GB|GiB|g)\b|\d{1,3}\s?核\s?\d{1,4}\s?(?:G|GB|GiB|g)", re.IGNORECASE)),
     # A calendar date said with its month ("June 2", "the 3rd of March", "10 月 4 号", "六月二十日"):
     # one value, so "moved up to June 13" corrects "June 20", not the 20 of something else.
     ("date", re.compile(rf"\b{_MONTHS_EN}\.?\s+\d{{1,2}}(?:st|nd|rd|th)?(?![\d:])\b|\b\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTHS_EN}\b"
