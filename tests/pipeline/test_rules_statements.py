@@ -967,3 +967,18 @@ def test_a_machine_size_is_read_as_one_value():
     assert ("machine", "2核8G") in values("一台阿里云 ECS，2核8G")
     assert ("machine", "4 vCPU / 8 GB") in values("a 4 vCPU / 8 GB droplet")
     assert not any(kind == "machine" for kind, _ in values("MySQL 8 on port 3306"))
+
+
+def test_rules_announced_by_a_header_go_on_in_the_next_sentence_and_a_later_change_keeps_them(coder, l0, run_now):
+    l0(coder, [say("r1", "现在的借阅规则：一个读者最多同时借 5 本，每次借 30 天，可以续借一次。逾期的我们不罚钱，毕竟是公益的，就暂停借阅 7 天", 0)])
+    ok(run_now(coder, KIND_L1))
+    l0(coder, [say("r2", "馆长上周开会把规则改了：借期缩短到21天，周转快一点，续借还是一次。", 10, session="s2")])
+    ok(run_now(coder, KIND_L1))
+    rules = [t for t in texts(coder) if "借阅规则" in t]
+    assert len(rules) == 1, texts(coder)
+    assert "21" in rules[0] and "30 天" not in rules[0] and "暂停借阅 7 天" in rules[0], rules
+
+
+def test_current_rules_introduced_by_now_are_no_correction():
+    assert parse_correction("现在的借阅规则：一个读者最多同时借 5 本，每次借 30 天，可以续借一次。") is None
+    assert parse_correction("借期现在是 21 天了。") is not None  # "现在" as a cue, with its value

@@ -43,9 +43,10 @@ CHANGE_TO_RE = re.compile(
 # Words that say a value holds now, not before ("it's April 25 now", "these days", "more like",
 # "现在", "目前"): a correction only with a typed value, and only of a live record that has a
 # value of that kind next to the same words (supersedes); otherwise the sentence is a plain statement.
+# "现在的借阅规则：…" names what holds and introduces it: no cue.
 WEAK_CUE_RE = re.compile(
     r"(?<!for )(?<!until )(?<!right )(?<!by )(?<!just )(?<!till )\bnow\b(?!\s+(?:that|and then|on)\b)|\bthese days\b|\bnowadays\b|\bmore like\b"
-    r"|\bany ?more\b|\bended up\b|\bin the end\b|现在|目前|如今|最后(?:定|决定|改|选)|后来(?:改|换)|又(?:改|换|变|涨|降)了?",
+    r"|\bany ?more\b|\bended up\b|\bin the end\b|(?:现在|目前|如今)(?!的[^，,。:：]{0,12}[:：])|最后(?:定|决定|改|选)|后来(?:改|换)|又(?:改|换|变|涨|降)了?",
     re.IGNORECASE,
 )
 # A change that is planned or asked for has not happened ("下周要把 Triton 升级到 24.08", "we

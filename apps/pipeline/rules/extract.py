@@ -388,6 +388,9 @@ EVENT_HINT_RE = re.compile(
     r"\b(yesterday|today|tonight|tomorrow|last|next|ago|just|finally|recently|went|did|got|had|was|were|started|moved|bought|booked"
     r"|signed|finished|won|lost|met|saw|going to|gonna|will|plan|planning)\b|\b\w{3,}ed\b|\d{4}-\d{2}"
     r"|(去|来|买|搬|换|定|做|看|学|办|开|考|报|玩|参加|完成|拿到|见)了|昨天|今天|上周|上个月|去年|刚|下个?月|明年|下周|打算|准备|要去|变成", re.IGNORECASE)
+# A unit that opens with a header naming rules ("现在的借阅规则：", "House rules:", "Our conventions:"):
+# the sentences after it in the same message that no pattern takes are more of those rules.
+RULES_HEADER_RE = re.compile(r"^[^:：。.!?！？]{0,16}(?:规则|规定|约定|规矩|rules|conventions|policy|policies)\s*[:：]", re.IGNORECASE)
 STATEMENT_MIN_WORDS = 3  # English content words of a plain statement ("Huge." and "Just venting." say nothing)
 STATEMENT_MIN_ZH_CHARS = 5
 
@@ -508,6 +511,13 @@ def extract_from_message(message: dict, *, mode: str, sentences: list[str] | Non
         if category is None and previous is not None and len(sentence) <= ELABORATION_MAX_CHARS and ELABORATION_RE.search(sentence) \
                 and not QUESTION_RE.search(sentence) and len(previous.content) + len(sentence) < 400:
             # "My sister just had a baby. A boy named Felix." — the second sentence belongs to the first.
+            text = resolve_relative_dates(sentence, message.get("timestamp"))
+            previous.content = previous.content.rstrip() + ("" if is_chinese(text) else " ") + text
+            continue
+        if category is None and previous is not None and RULES_HEADER_RE.match(previous.content) and not QUESTION_RE.search(sentence) \
+                and len(previous.content) + len(sentence) < 400:
+            # "现在的借阅规则：最多借 5 本，每次 30 天。逾期的不罚钱，暂停借阅 7 天": rules announced by a
+            # header go on in the sentences after it, each of them part of what the header names.
             text = resolve_relative_dates(sentence, message.get("timestamp"))
             previous.content = previous.content.rstrip() + ("" if is_chinese(text) else " ") + text
             continue
