@@ -982,3 +982,32 @@ def test_rules_announced_by_a_header_go_on_in_the_next_sentence_and_a_later_chan
 def test_current_rules_introduced_by_now_are_no_correction():
     assert parse_correction("现在的借阅规则：一个读者最多同时借 5 本，每次借 30 天，可以续借一次。") is None
     assert parse_correction("借期现在是 21 天了。") is not None  # "现在" as a cue, with its value
+
+
+@pytest.mark.parametrize(("record", "said", "expected"), [
+    # A span of months said in the other language is the same kind of value.
+    ("btw 我的 notice period 是三个月，这个会不会劝退很多公司啊", "我翻了一下劳动合同，notice 那条写的其实是 one month，之前那个数字是我搞混了",
+     "btw 我的 notice period 是 one month，这个会不会劝退很多公司啊"),
+    ("The loan period at the makerspace is two weeks per tool.", "Correction: the loan period is actually three weeks now.",
+     "The loan period at the makerspace is three weeks per tool."),
+])
+def test_a_span_of_weeks_or_months_is_a_value_a_correction_rewrites(record, said, expected):
+    assert_rewrites(record, said, expected)
+
+
+def test_the_reply_to_a_one_off_request_keeps_what_was_done_but_not_the_request_said_back(coder, l0, run_now):
+    l0(coder, [
+        say("u1", "这次先把这个类里的注释写成英文吧，有个志愿者要接手看这段，他说英文注释他看得顺一些。就这一个文件", 0),
+        say("a1", "好，`OverdueReminderJob.java` 写好了，注释用英文：\n\n```java\nclass OverdueReminderJob {}\n```", 1, role="assistant"),
+    ])
+    ok(run_now(coder, KIND_L1))
+    live_now = texts(coder)
+    assert any("OverdueReminderJob.java" in t for t in live_now), live_now
+    assert not any("英文" in t for t in live_now), live_now
+
+
+def test_a_bare_scope_after_a_request_makes_it_one_off():
+    from apps.pipeline.rules.extract import one_off
+
+    assert one_off("就这一个文件")
+    assert not one_off("这个仓库就这一个服务是用 Go 写的，其他都是 Java。")

@@ -305,7 +305,7 @@ REMINDER_RE = re.compile(r"\b(don't forget|do not forget|remember to)\b|别忘|�
 ONLY_ONCE_RE = re.compile(r"\b(just this once|only this once|this one time only|just this one time|(a |it's a |just a )?one[- ]time thing|(a |it's a |just a )?one[- ]off thing"
                           r"|just for (this run|this once|today|now)|for this run only|for today only|(just |only )?for this (reply|answer|response|message|question)( only)?|(don't|do not) make (it|this) (a|the) (config |new )?default)\b"
                           r"|就今天|只今天|仅今天|今天就(?:先)?(?:这样|这么)|(?:今天|这次|这回)就?用[^，。]{1,12}(?:回|答|写|说)(?:我)?(?:一次|一下)"
-                          r"|就这一次|就这次|仅此一次|只此一次|下不为例|只(?:[补做用要写发跑改]这)?一次", re.IGNORECASE)
+                          r"|就这一次|就这次|仅此一次|只此一次|下不为例|只(?:[补做用要写发跑改]这)?一次|(?:^|[，,。\s])就(?:这|这么)一个(?:文件|类|函数|方法|地方|页面|接口)?\s*[。！!]?$", re.IGNORECASE)
 
 
 _THIS_OCCASION_RE = re.compile(r"\b(this time|this once|for this (deploy|release|run|build|pr|merge|one))\b|这次|这一次|这回|本次", re.IGNORECASE)

@@ -273,7 +273,11 @@ VALUE_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     ("day", re.compile(r"(?:\d{1,2}|[一二三四五六七八九十]{1,3})\s?号(?![线楼院房位门床车机码牌口])|\d{1,2}\s?日(?![元语本文式程记])")),
     # A span of time ("30 minutes", "an hour", "30 分钟", "一个半小时"), whatever the number is written in.
     ("duration", re.compile(r"\b(?:\d+(?:\.\d+)?\s?(?:minutes?|mins?|hours?|hrs?|seconds?|secs?)|(?:half )?an hour|(?:one|two|three|four|five|six) hours?)\b"
-                            rf"|(?:{_ZH_NUM}|半)\s?(?:个\s?)?半?\s?(?:分钟|小时|钟头|秒钟?)", re.IGNORECASE)),
+                            rf"|(?:{_ZH_NUM}|半)\s?(?:个\s?)?半?\s?(?:分钟|小时|钟头|秒钟?)"
+                            # Longer spans, in either language ("notice is one month" / "三个月"): a
+                            # notice period, a loan, a retention said again in the other language.
+                            r"|\b(?:\d+|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)\s(?:weeks?|months?|years?)\b"
+                            rf"|{_ZH_NUM}\s?个\s?(?:月|星期|礼拜)", re.IGNORECASE)),
     # An amount of money ("$18,000", "22 grand", "两万块", "两万五", "每月五千以内"); a big number
     # of something else ("三千多米") is not one.
     ("amount", re.compile(r"[$€£¥]\s?\d[\d,]*(?:\.\d+)?(?:\s?[kKmM]\b)?|\b\d[\d,]*(?:\.\d+)?\s?(?:k\s+)?(?:grand|dollars?|euros?|pounds?|bucks|quid|usd|eur|gbp|rmb|yuan)\b"

@@ -29,9 +29,10 @@ from apps.pipeline.rules.extract import (
     classify,
     decline_remainder,
     extract_from_message,
+    one_off,
     proposal_of,
 )
-from apps.pipeline.rules.text import content_tokens, is_chinese, quality_gate, sentences, speaker_of
+from apps.pipeline.rules.text import content_tokens, is_chinese, naming_words, quality_gate, sentences, speaker_of
 
 FOLLOW_UP_MAX_CHARS = 80  # an anaphoric follow-up is short; a long message says its own thing
 ACCEPT_MAX_CHARS = 200
@@ -97,6 +98,7 @@ def analyse(ctx, messages: list[dict], background: list[dict], mode: str) -> Bat
     names = project_names(ctx.profile) if mode == "code" else set()
     last_user: dict[str, tuple[dict, list[Candidate]]] = {}
     last_assistant: dict[str, dict] = {}
+    one_offs: dict[str, set[str]] = {}  # session → naming words of the one-off request the next reply answers
     for row in background:  # context only: what a follow-up at the start of the batch may refer to
         if quality_gate(row.get("content")):
             continue
@@ -113,10 +115,18 @@ def analyse(ctx, messages: list[dict], background: list[dict], mode: str) -> Bat
         speaker = speaker if speaker in out.speakers else ""
         if message.get("role") == "assistant" and not speaker:
             found = extract_from_message(message, mode=mode, sentences=sentences(content), speakers=out.speakers)
+            found = _without_echo(found, one_offs.pop(session, set()))
             out.candidates.extend(found)
             last_assistant[session] = message
             continue
         parts = sentences(speaker_of(content)[1] if speaker else content)
+        # A bare scope ("就这一个文件", "just this once") makes the sentence before it the request.
+        asked_once = [text for i, p in enumerate(parts) if one_off(p)
+                      for text in ([parts[i - 1], p] if i and len(naming_words(p)) <= 2 else [p])]
+        if asked_once:
+            one_offs[session] = naming_words(" ".join(asked_once))
+        else:
+            one_offs.pop(session, None)
         # "保留一年……不对，三年": the sentence as corrected, said as a correction of the old value.
         self_fixes = {i: fix for i, fix in ((i, self_corrected(p)) for i, p in enumerate(parts)) if fix is not None}
         parts = [self_fixes[i].clause if i in self_fixes else p for i, p in enumerate(parts)]
@@ -163,6 +173,26 @@ def analyse(ctx, messages: list[dict], background: list[dict], mode: str) -> Bat
         out.candidates.extend(found)
         _remember(message, last_user, last_assistant, found, out.speakers)
     return out
+
+
+def _without_echo(found: list[Candidate], asked: set[str]) -> list[Candidate]:
+    """The reply to a one-off request without the clauses that repeat it ("这次把注释写成英文吧" /
+    "好，OverdueReminderJob.java 写好了，注释用英文：" keeps "OverdueReminderJob.java 写好了"): what
+    was done is kept, the request for this once is not made a memory by being said back."""
+    if not asked:
+        return found
+    kept = []
+    for cand in found:
+        clauses = re.split(r"(?<=[，,；;])", cand.content)
+        rest = [c for c in clauses if not naming_words(c) & asked]
+        if len(rest) == len(clauses):
+            kept.append(cand)
+            continue
+        text = "".join(rest).strip().rstrip("，,；;")
+        if naming_words(text):
+            cand.content = text
+            kept.append(cand)
+    return kept
 
 
 def _remember(message: dict, last_user: dict, last_assistant: dict, found: list[Candidate], speakers: set[str]) -> None:
