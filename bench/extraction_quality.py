@@ -82,10 +82,11 @@ def rows_of(conv: dict, s_index: int, session: dict) -> list[dict]:
 
 
 def _occurs(keyword: str, text: str) -> bool:
-    """Latin keywords match whole words ("ex" is not in "next"); Chinese ones as substrings."""
+    """Latin keywords match whole words ("ex" is not in "next"), a Chinese character beside one
+    counting as a boundary ("一颗40mm的" holds "40mm"); Chinese ones as substrings."""
     word = keyword.strip().casefold()
     if re.fullmatch(r"[\w .:/%+-]+", word, re.ASCII):
-        return re.search(rf"(?<![\w]){re.escape(word)}(?:e?s)?(?![\w])", text) is not None  # plurals count
+        return re.search(rf"(?<![A-Za-z0-9_]){re.escape(word)}(?:e?s)?(?![A-Za-z0-9_])", text) is not None  # plurals count
     return word in text
 
 
