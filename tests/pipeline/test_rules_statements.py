@@ -1011,3 +1011,19 @@ def test_a_bare_scope_after_a_request_makes_it_one_off():
 
     assert one_off("就这一个文件")
     assert not one_off("这个仓库就这一个服务是用 Go 写的，其他都是 Java。")
+
+
+@pytest.mark.parametrize(("content", "kept"), [
+    # What the user says of themselves before asking is kept, the request or question is not.
+    ("hi 我最近在准备跳槽，想从 data analyst 转 product manager，你能帮我 prep 一下面试吗",
+     ["hi 我最近在准备跳槽，想从 data analyst 转 product manager"]),
+    ("下个月想带女儿去拍萤火虫，有啥要注意的吗", ["下个月（2026-06）想带女儿去拍萤火虫"]),
+    # A question alone, and a restatement before a question, add nothing.
+    ("有啥要注意的吗", []),
+    ("as I said before I'm a lefty, so which way should the wheel turn?", []),
+])
+def test_what_is_said_before_a_question_or_request_in_chat_is_kept(content, kept):
+    from apps.pipeline.rules.extract import extract_from_message
+
+    found = extract_from_message({"id": "u1", "role": "user", "content": content, "timestamp": 1780000000000}, mode="chat")
+    assert [c.content for c in found] == kept

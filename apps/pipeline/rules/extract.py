@@ -333,6 +333,16 @@ def said_before_the_request(sentence: str) -> str:
     return ""
 
 
+def said_before_the_question(sentence: str) -> str:
+    """The clauses before a question that ends the sentence ("下个月想带女儿去拍萤火虫，有啥要注意的吗" →
+    "下个月想带女儿去拍萤火虫"); "" when the sentence is one question or asks nothing."""
+    clauses = re.split(r"(?<=[，,;；])", sentence)
+    if len(clauses) < 2 or not QUESTION_RE.search(clauses[-1]):
+        return ""
+    said = "".join(clauses[:-1]).strip().rstrip("，,;； ")
+    return "" if QUESTION_RE.search(said) or REQUEST_RE.search(said) else said
+
+
 def one_off(sentence: str) -> bool:
     """An instruction for the occasion only: not a memory (SPEC §5: one-off requests)."""
     if _exception_for_now(sentence) or (ONLY_ONCE_RE.search(sentence) and not LASTING_RE.search(sentence)):
@@ -391,6 +401,9 @@ EVENT_HINT_RE = re.compile(
 # A unit that opens with a header naming rules ("现在的借阅规则：", "House rules:", "Our conventions:"):
 # the sentences after it in the same message that no pattern takes are more of those rules.
 RULES_HEADER_RE = re.compile(r"^[^:：。.!?！？]{0,16}(?:规则|规定|约定|规矩|rules|conventions|policy|policies)\s*[:：]", re.IGNORECASE)
+# The people close to the user, named without a pronoun ("想带女儿去拍萤火虫", "wife's birthday is in June").
+KIN_RE = re.compile(r"\b(wife|husband|partner|son|daughter|kids?|mum|mom|dad|brother|sister|grandma|grandpa)\b"
+                    r"|女儿|儿子|老婆|老公|孩子|爸|妈|哥哥|姐姐|弟弟|妹妹|爷爷|奶奶|外婆|外公", re.IGNORECASE)
 STATEMENT_MIN_WORDS = 3  # English content words of a plain statement ("Huge." and "Just venting." say nothing)
 STATEMENT_MIN_ZH_CHARS = 5
 
@@ -419,7 +432,8 @@ def plain_statement(sentence: str) -> bool:
     zh_chars = sum(1 for ch in rest if "\u4e00" <= ch <= "\u9fff" and ch not in ZH_STOP_CHARS)
     if len(words) < STATEMENT_MIN_WORDS and zh_chars < STATEMENT_MIN_ZH_CHARS and len(words) + zh_chars // 2 < STATEMENT_MIN_WORDS:
         return False
-    return bool(SELF_RE.search(rest) or values(rest) or PROPER_NOUN_RE.search(rest) or CODE_SWITCH_RE.search(rest))
+    return bool(SELF_RE.search(rest) or values(rest) or PROPER_NOUN_RE.search(rest) or CODE_SWITCH_RE.search(rest)
+                or KIN_RE.search(rest))
 
 
 def candidate_for(content: str, category: str, message: dict, *, mode: str, speaker: str = "") -> Candidate | None:
@@ -527,6 +541,13 @@ def extract_from_message(message: dict, *, mode: str, sentences: list[str] | Non
             # the list of what it is built with belongs to what it is.
             previous.content = previous.content.rstrip() + " " + sentence
             continue
+        if category is None and mode == "chat" and role == "user" and not talk and not restated[n] and not one_off(sentence) \
+                and (QUESTION_RE.search(sentence) or REQUEST_RE.search(sentence)):
+            # "我最近在准备跳槽，想从 data analyst 转 product manager，你能帮我 prep 一下面试吗": what the
+            # user says of themselves before asking is kept; the request is not.
+            said = said_before_the_request(sentence) or said_before_the_question(sentence)
+            if said and plain_statement(said):
+                sentence, category = said, "statement_event" if EVENT_HINT_RE.search(said) else "statement"
         if category is None and mode == "chat" and role == "user" and not talk and plain_statement(sentence):
             # A statement about the user's life is never dropped for lack of a pattern.
             category = "statement_event" if EVENT_HINT_RE.search(sentence) else "statement"
