@@ -1027,3 +1027,15 @@ def test_what_is_said_before_a_question_or_request_in_chat_is_kept(content, kept
 
     found = extract_from_message({"id": "u1", "role": "user", "content": content, "timestamp": 1780000000000}, mode="chat")
     assert [c.content for c in found] == kept
+
+
+@pytest.mark.parametrize(("sentence", "category"), [
+    ("我白天是做日翻中的 freelance translator，晚上写悬疑小说，自己在 Apple Books 和 Kobo 上出版", "persona"),
+    ("规矩: commit message 全部用 English，按 conventional commits 来 (feat:, fix:, chore: 那种)。", "instruction"),
+    ("还有 no unsafe，整个项目不允许出现 unsafe block", "instruction"),
+    ("提交前不许跳过 pre-commit。", "instruction"),
+])
+def test_who_the_user_is_by_day_and_rules_said_as_house_rules_are_kept(sentence, category):
+    from apps.pipeline.rules.extract import classify
+
+    assert classify(sentence, role="user") == category
