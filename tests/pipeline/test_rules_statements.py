@@ -1039,3 +1039,19 @@ def test_who_the_user_is_by_day_and_rules_said_as_house_rules_are_kept(sentence,
     from apps.pipeline.rules.extract import classify
 
     assert classify(sentence, role="user") == category
+
+
+@pytest.mark.parametrize(("sentence", "is_correction"), [
+    ("service alerts - not now, but put it on the list.", False),
+    ("not really, but I'll think about it.", False),
+    ("It's the 14th, not the 12th.", True),
+    ("We use Postgres, not MySQL.", True),
+])
+def test_not_now_but_replaces_no_value(sentence, is_correction):
+    assert (parse_correction(sentence) is not None) is is_correction
+
+
+def test_a_task_put_off_with_not_now_but_is_kept(coder, l0, run_now):
+    l0(coder, [say("t1", "good catch. service alerts - not now, but put it on the list. I want diversions shown on the signs eventually", 0)])
+    ok(run_now(coder, KIND_L1))
+    assert any("service alerts" in t for t in texts(coder)), texts(coder)

@@ -23,7 +23,8 @@ CORRECTION_RE = re.compile(
     # "went from 20 to 25" is a change; "went from Lisbon to Porto" is a trip.
     r"|went from (?=[$€£¥]?\d|(one|two|three|four|five|six|seven|eight|nine|ten|a|an)\b))\b"
     r"|^[\w ]{2,30} update\s*:|^update( on [^:]{1,40})?\s*:"
-    r"|\bnot\s+[^,.;]+?,?\s+but\b|[,，]\s*not\s+\w|(?<!for )(?<!until )\bnow\s*[.!]?\s*$"
+    # "not now, but put it on the list", "not really, but …": when and how much, no value replaced.
+    r"|\bnot\s+(?!(?:now|yet|today|tonight|right now|at the moment|for now|this time|just yet|really|only|just|sure|much|bad)\b)[^,.;]+?,?\s+but\b|[,，]\s*not\s+(?!(?:now|yet|today|tonight|right now|at the moment|for now|this time|just yet|really|only|just|sure|much|bad)\b)\w|(?<!for )(?<!until )\bnow\s*[.!]?\s*$"
     r"|改成|改为|改到|改用|换用|更正|纠正一下|记错了|说错了|说(?:短|长|少|多|早|晚|小|大|低|高)了|搞错了|弄错了|说岔了|搞混了|弄混了|记混了|其实是|现在是|现在改|换成了|变成了?|变为|已经不|不再|不对[，,]"
     r"|降到|降至|升到|升至|提高到|增加到|减少到|涨到|调整为|调整到|调到|迁到|迁移到|改发到|不用了|从[^，,。；;]{1,30}(?:换成|改成|改为|改到|转成|转为)"
     r"|不是[^，,。]{1,20}[，,]?\s*(而)?是|是[^，,。]{1,20}[，,]?\s*不是",
@@ -65,8 +66,8 @@ _LEAD_RE = re.compile(
     re.IGNORECASE,
 )
 _PAIRS: list[re.Pattern[str]] = [
-    re.compile(r"\bnot\s+(?P<old>[^,.;]+?)\s*,?\s+but\s+(?P<new>[^,.;!]+)", re.IGNORECASE),
-    re.compile(r"(?P<new>[^,;，；]+?)\s*[,，]\s*not\s+(?P<old>(?:[^,.;!，。；]|\.(?=\d))+)", re.IGNORECASE),
+    re.compile(r"\bnot\s+(?!(?:now|yet|today|tonight|right now|at the moment|for now|this time|just yet|really|only|just|sure|much|bad)\b)(?P<old>[^,.;]+?)\s*,?\s+but\s+(?P<new>[^,.;!]+)", re.IGNORECASE),
+    re.compile(r"(?P<new>[^,;，；]+?)\s*[,，]\s*not\s+(?!(?:now|yet|today|tonight|right now|at the moment|for now|this time|just yet|really|only|just|sure|much|bad)\b)(?P<old>(?:[^,.;!，。；]|\.(?=\d))+)", re.IGNORECASE),
     re.compile(r"(?P<new>[^,;]+?)\s+(?:instead of|rather than)\s+(?P<old>[^,.;!]+)", re.IGNORECASE),
     re.compile(r"\bfrom\s+(?P<old>[\w.:-]+(?: [\w.:-]+)?)\s+to\s+(?P<new>[\w.:-]+(?: [\w.:-]+)?)", re.IGNORECASE),
     re.compile(r"不是(?P<old>[^，,。；;]+?)[，,]?\s*(?:而)?是(?P<new>[^，,。；;！!]+)"),
