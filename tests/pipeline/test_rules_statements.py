@@ -1031,6 +1031,7 @@ def test_what_is_said_before_a_question_or_request_in_chat_is_kept(content, kept
 
 @pytest.mark.parametrize(("sentence", "category"), [
     ("我白天是做日翻中的 freelance translator，晚上写悬疑小说，自己在 Apple Books 和 Kobo 上出版", "persona"),
+    ("I do this as a volunteer for the bus users' group, day job is IT technician at a secondary school, so it's evenings only", "persona"),
     ("规矩: commit message 全部用 English，按 conventional commits 来 (feat:, fix:, chore: 那种)。", "instruction"),
     ("还有 no unsafe，整个项目不允许出现 unsafe block", "instruction"),
     ("提交前不许跳过 pre-commit。", "instruction"),

@@ -67,7 +67,7 @@ PATTERNS: list[tuple[str, re.Pattern[str]]] = [
         r"|\bdeadline\b|\bdue (on|by)\b"
         r"|待办|需要|要做|下一步|回头|稍后|还没|得把|还要|计划|打算|准备(去|要)?|(下周|明天|这周|今天|之后|月底前?)要|要把|截止", re.IGNORECASE)),
     ("persona", re.compile(
-        r"\b(i am|i'm) (a|an|the)\b|\bmy name is\b|\bi work (as|at|in|on|for|from)\b|\bi live (in|near|with)\b|\bi(?:'m| am) from\b"
+        r"\b(i am|i'm) (a|an|the)\b|\bmy name is\b|\bi work (as|at|in|on|for|from)\b|\b(my )?day job\b|\bi (do|run|maintain) this (as|in|on) (a |my )?(volunteer|hobby|side project|spare time|free time)\b|\bi live (in|near|with)\b|\bi(?:'m| am) from\b"
         r"|\b(i|we) (don't|do not|never|can't|cannot) (eat|drink|have|take|touch|do)\b|\ballergic\b|\ballergy\b|\bintolerant\b"
         r"|\bi('m| am) (vegetarian|vegan|pescatarian|diabetic|pregnant|left-handed|married|single|divorced|retired|colou?r-?blind|self-employed|remote|based in)\b"
         r"|\b(my|our) (wife|husband|partner|son|daughter|kids?|children|baby|brother|sister|mom|mum|mother|dad|father|parents|grandma|grandmother|grandpa|"
