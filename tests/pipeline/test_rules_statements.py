@@ -1056,3 +1056,17 @@ def test_a_task_put_off_with_not_now_but_is_kept(coder, l0, run_now):
     l0(coder, [say("t1", "good catch. service alerts - not now, but put it on the list. I want diversions shown on the signs eventually", 0)])
     ok(run_now(coder, KIND_L1))
     assert any("service alerts" in t for t in texts(coder)), texts(coder)
+
+
+@pytest.mark.parametrize(("said", "asked", "gone"), [
+    (["Also, ugh, Daniel — my ex — is friends with the groom, so he'll be there.",
+      "The wedding is in Sintra on June 14 and I'm doing a reading.", "I still need shoes that work on cobblestones."],
+     "Oh, and forget the bit about who from my past is going to show up. I don't want that kept anywhere.", "Daniel"),
+    (["Heads-up too, I'm off to my cousin's wedding in Lisbon next week, so I'll be slow to answer.",
+      "The plugin's minimum macOS target is 10.15.", "We render the UI with JUCE 7."],
+     "Also, the bit about my trip abroad — wipe it from your notes, it doesn't matter anymore.", "Lisbon"),
+])
+def test_a_forget_naming_a_former_partner_or_a_trip_takes_that_record(chat, l0, run_now, said, asked, gone):
+    run = stored_then_asked_to_forget(chat, l0, run_now, said, asked)
+    assert not any(gone in t for t in texts(chat)), texts(chat)
+    assert len(live(chat)) == 2 and run.counts["forgottenByKind"] == 1

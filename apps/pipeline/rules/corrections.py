@@ -1096,6 +1096,12 @@ _FORGET_CATEGORIES: list[tuple[str, re.Pattern[str]]] = [
     (r"family|family stuff|家里|家里的事|家人|家事",
      re.compile(r"\b(wife|husband|partner|brother|sister|mum|mom|mother|dad|father|parents|son|daughter|kids?|baby|pregnant|family)\b"
                 r"|老婆|老公|爸|妈|哥|姐|弟|妹|孩子|儿子|女儿|家里|家人|怀孕", re.IGNORECASE)),
+    # "who from my past is going to show up", "那个人说我的那些话": a former partner.
+    (r"(?:my |an |the )?ex|exes|my past|from my past|(?:my )?former (?:partner|boyfriend|girlfriend)|前任|前男友|前女友|前夫|前妻|那个人",
+     re.compile(r"\b(ex|ex-(?:boyfriend|girlfriend|husband|wife|partner)|former (?:partner|boyfriend|girlfriend))\b|前任|前男友|前女友|前夫|前妻", re.IGNORECASE)),
+    # "my trip abroad", "出国那趟": travel.
+    (r"trips?|travel|travell?ing|abroad|holiday|vacation|旅行|旅游|出国|出差|那趟",
+     re.compile(r"\b(trip|flight|fly|flying|travel\w*|abroad|holiday|vacation|off to)\b|出国|旅行|旅游|机票|出差", re.IGNORECASE)),
     (r"job|work|career|boss|manager|colleagues?|co-?workers?|工作|工作上|领导|老板|上司|跳槽|辞职|同事|单位|学校里?(?:的|那个)?人",
      re.compile(r"\b(job|laid off|fired|quit|quitting|resign\w*|interview\w*|boss|manager|cto|ceo|colleagues?|co-?workers?|team lead)\b"
                 r"|被裁|裁员|辞职|跳槽|看机会|面试|领导|老板|上司|工作|同事|组长|主任|校长|单位", re.IGNORECASE)),
