@@ -1070,3 +1070,27 @@ def test_a_forget_naming_a_former_partner_or_a_trip_takes_that_record(chat, l0, 
     run = stored_then_asked_to_forget(chat, l0, run_now, said, asked)
     assert not any(gone in t for t in texts(chat)), texts(chat)
     assert len(live(chat)) == 2 and run.counts["forgottenByKind"] == 1
+
+
+def test_a_request_typed_in_lower_case_after_a_full_stop_is_a_sentence_of_its_own():
+    from apps.pipeline.rules.text import sentences
+
+    assert sentences("the lab moved to GRCh38 last summer. can you check config and the README?") == [
+        "the lab moved to GRCh38 last summer.", "can you check config and the README?"]
+    assert sentences("we use pnpm. please keep it that way.") == ["we use pnpm.", "please keep it that way."]
+    assert sentences("see e.g. the config.") == ["see e.g. the config."]
+
+
+def test_a_name_with_its_number_is_a_value_of_that_name(coder, l0, run_now):
+    from apps.pipeline.rules.text import values
+
+    assert ("named:grch", "GRCh37") in values("we align everything to GRCh37.")
+    assert not any(kind.startswith("named") for kind, _ in values("bwa-mem2 for alignment"))
+    l0(coder, [say("g1", "context: Snakemake 8 and GATK 4.4 HaplotypeCaller on the university cluster. we align everything to GRCh37.", 0)])
+    ok(run_now(coder, KIND_L1))
+    l0(coder, [say("g2", "wait, I gave you the wrong genome build. the lab moved to GRCh38 last summer, with the no-alt analysis set. "
+                         "can you check config and the README?", 10, session="s2")])
+    ok(run_now(coder, KIND_L1))
+    live_now = texts(coder)
+    assert any("GRCh38" in t for t in live_now), live_now
+    assert not any("GRCh37" in t for t in live_now), live_now

@@ -87,7 +87,10 @@ def is_chinese(text: str) -> bool:
 # Sentence ends, Chinese and English. ";" does not end a sentence: a rule said across
 # ";" ("use tabs in Go; spaces everywhere else; don't combine the two") is one statement,
 # and neither does the "?" of a URL's query ("GET /reports/grades?examId=…").
-_SPLIT_RE = re.compile(r"(?<=[。！？])\s*|(?<=[!?])(?=\s|[\u4e00-\u9fff])\s*|(?<=[a-z0-9)\]\"']\.)\s+(?=[A-Z\u4e00-\u9fff\"'(])")
+# A full stop ends a sentence before a capital, and before a request typed in lower case
+# ("… no alt contigs. can you check config?"): the request is a sentence of its own.
+_SPLIT_RE = re.compile(r"(?<=[。！？])\s*|(?<=[!?])(?=\s|[\u4e00-\u9fff])\s*|(?<=[a-z0-9)\]\"']\.)\s+(?=[A-Z\u4e00-\u9fff\"'(])"
+                       r"|(?<=[a-z0-9)\]\"']\.)\s+(?=(?:can|could|would|will) you\b|(?:please|pls)\b)")
 _LIST_ITEM_RE = re.compile(r"^\s*(?:[-*•]|\d+[.)、])\s+")
 LIST_JOIN_MAX = 400
 
@@ -299,6 +302,9 @@ VALUE_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
                           r"|\s?(?:公斤|公里|米|岁)|\s?号(?!\w)|(?![\w.]\w|\w))", re.IGNORECASE)),
     # A day of the month ("on the 12th" / "moved to the 14th").
     ("day", re.compile(r"\b\d{1,2}(?:st|nd|rd|th)\b", re.IGNORECASE)),
+    # A name with its number written into it ("GRCh37", "hg19"): the letters name the slot, so
+    # "moved to GRCh38" corrects "GRCh37" and not "bwa-mem2" or "CX22".
+    ("named", re.compile(r"(?<![A-Za-z0-9_.\-])[A-Za-z]{2,}\d+(?![A-Za-z0-9_\-]|\.\w)")),
     # Which way something faces ("朝南" / "其实是朝东的").
     ("direction", re.compile(r"(?:朝|坐北朝)[东南西北]{1,2}|\b(?:north|south|east|west)(?:-facing)?\b", re.IGNORECASE)),
     # Numbers said in words ("Kenji is six" / "seven now"); not "one", which is mostly a pronoun.
@@ -337,6 +343,8 @@ def _values(text: str) -> tuple[tuple[str, str], ...]:
                 continue
             taken.append((m.start(), m.end()))
             value, typed = m.group(0).strip(), kind
+            if kind == "named":
+                typed = "named:" + re.sub(r"\d+$", "", value).lower()
             if kind in ("number", "count"):
                 tail = text[m.end(): m.end() + 1] if kind == "count" else ""
                 unit = _UNIT_RE.search(value + tail)
