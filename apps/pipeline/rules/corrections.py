@@ -14,6 +14,9 @@ from dataclasses import dataclass
 
 from apps.pipeline.rules.text import STOPWORDS, UNIT_KINDS, content_tokens, is_chinese, is_cjk_char, naming_words, value_key, values
 
+# "not now, but put it on the list", "not really, but …": after "not", words of when and how much
+# name no value that is replaced.
+_NOT_A_VALUE = r"(?!(?:now|yet|today|tonight|right now|at the moment|for now|this time|just yet|really|only|just|sure|much|bad)\b)"
 CORRECTION_RE = re.compile(
     r"\b(actually|i was wrong|i'm wrong|my bad|my mistake|correction|i misspoke|sorry,? i meant|i meant|scratch that|wait,? no|no,? wait|not anymore|no longer"
     r"|we (moved|switched|migrated|changed|upgraded|downgraded) to|(is|are|it's) now|changed to|instead of|rather than"
@@ -23,8 +26,7 @@ CORRECTION_RE = re.compile(
     # "went from 20 to 25" is a change; "went from Lisbon to Porto" is a trip.
     r"|went from (?=[$€£¥]?\d|(one|two|three|four|five|six|seven|eight|nine|ten|a|an)\b))\b"
     r"|^[\w ]{2,30} update\s*:|^update( on [^:]{1,40})?\s*:"
-    # "not now, but put it on the list", "not really, but …": when and how much, no value replaced.
-    r"|\bnot\s+(?!(?:now|yet|today|tonight|right now|at the moment|for now|this time|just yet|really|only|just|sure|much|bad)\b)[^,.;]+?,?\s+but\b|[,，]\s*not\s+(?!(?:now|yet|today|tonight|right now|at the moment|for now|this time|just yet|really|only|just|sure|much|bad)\b)\w|(?<!for )(?<!until )\bnow\s*[.!]?\s*$"
+    rf"|\bnot\s+{_NOT_A_VALUE}[^,.;]+?,?\s+but\b|[,，]\s*not\s+{_NOT_A_VALUE}\w|(?<!for )(?<!until )\bnow\s*[.!]?\s*$"
     r"|改成|改为|改到|改用|换用|更正|纠正一下|记错了|说错了|说(?:短|长|少|多|早|晚|小|大|低|高)了|搞错了|弄错了|说岔了|搞混了|弄混了|记混了|其实是|现在是|现在改|换成了|变成了?|变为|已经不|不再|不对[，,]"
     r"|降到|降至|升到|升至|提高到|增加到|减少到|涨到|调整为|调整到|调到|迁到|迁移到|改发到|不用了|从[^，,。；;]{1,30}(?:换成|改成|改为|改到|转成|转为)"
     r"|不是[^，,。]{1,20}[，,]?\s*(而)?是|是[^，,。]{1,20}[，,]?\s*不是",
@@ -66,8 +68,8 @@ _LEAD_RE = re.compile(
     re.IGNORECASE,
 )
 _PAIRS: list[re.Pattern[str]] = [
-    re.compile(r"\bnot\s+(?!(?:now|yet|today|tonight|right now|at the moment|for now|this time|just yet|really|only|just|sure|much|bad)\b)(?P<old>[^,.;]+?)\s*,?\s+but\s+(?P<new>[^,.;!]+)", re.IGNORECASE),
-    re.compile(r"(?P<new>[^,;，；]+?)\s*[,，]\s*not\s+(?!(?:now|yet|today|tonight|right now|at the moment|for now|this time|just yet|really|only|just|sure|much|bad)\b)(?P<old>(?:[^,.;!，。；]|\.(?=\d))+)", re.IGNORECASE),
+    re.compile(rf"\bnot\s+{_NOT_A_VALUE}(?P<old>[^,.;]+?)\s*,?\s+but\s+(?P<new>[^,.;!]+)", re.IGNORECASE),
+    re.compile(rf"(?P<new>[^,;，；]+?)\s*[,，]\s*not\s+{_NOT_A_VALUE}(?P<old>(?:[^,.;!，。；]|\.(?=\d))+)", re.IGNORECASE),
     re.compile(r"(?P<new>[^,;]+?)\s+(?:instead of|rather than)\s+(?P<old>[^,.;!]+)", re.IGNORECASE),
     re.compile(r"\bfrom\s+(?P<old>[\w.:-]+(?: [\w.:-]+)?)\s+to\s+(?P<new>[\w.:-]+(?: [\w.:-]+)?)", re.IGNORECASE),
     re.compile(r"不是(?P<old>[^，,。；;]+?)[，,]?\s*(?:而)?是(?P<new>[^，,。；;！!]+)"),
@@ -1096,8 +1098,8 @@ _FORGET_CATEGORIES: list[tuple[str, re.Pattern[str]]] = [
     (r"family|family stuff|家里|家里的事|家人|家事",
      re.compile(r"\b(wife|husband|partner|brother|sister|mum|mom|mother|dad|father|parents|son|daughter|kids?|baby|pregnant|family)\b"
                 r"|老婆|老公|爸|妈|哥|姐|弟|妹|孩子|儿子|女儿|家里|家人|怀孕", re.IGNORECASE)),
-    # "who from my past is going to show up", "那个人说我的那些话": a former partner.
-    (r"(?:my |an |the )?ex|exes|my past|from my past|(?:my )?former (?:partner|boyfriend|girlfriend)|前任|前男友|前女友|前夫|前妻|那个人",
+    # "who from my past is going to show up", "前任那些事": a former partner.
+    (r"(?:my |an |the )?ex|exes|my past|from my past|(?:my )?former (?:partner|boyfriend|girlfriend)|前任|前男友|前女友|前夫|前妻",
      re.compile(r"\b(ex|ex-(?:boyfriend|girlfriend|husband|wife|partner)|former (?:partner|boyfriend|girlfriend))\b|前任|前男友|前女友|前夫|前妻", re.IGNORECASE)),
     # "my trip abroad", "出国那趟": travel.
     (r"trips?|travel|travell?ing|abroad|holiday|vacation|旅行|旅游|出国|出差|那趟",
