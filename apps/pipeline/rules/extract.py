@@ -522,16 +522,10 @@ def extract_from_message(message: dict, *, mode: str, sentences: list[str] | Non
             # Between people every turn that says something is evidence of what happened to whom
             # ("Tom: Take the 28 tram early, before the crowds."): kept as an event of the speaker.
             category = "episode"
-        if category is None and previous is not None and len(sentence) <= ELABORATION_MAX_CHARS and ELABORATION_RE.search(sentence) \
-                and not QUESTION_RE.search(sentence) and len(previous.content) + len(sentence) < 400:
-            # "My sister just had a baby. A boy named Felix." — the second sentence belongs to the first.
-            text = resolve_relative_dates(sentence, message.get("timestamp"))
-            previous.content = previous.content.rstrip() + ("" if is_chinese(text) else " ") + text
-            continue
-        if category is None and previous is not None and RULES_HEADER_RE.match(previous.content) and not QUESTION_RE.search(sentence) \
-                and len(previous.content) + len(sentence) < 400:
-            # "现在的借阅规则：最多借 5 本，每次 30 天。逾期的不罚钱，暂停借阅 7 天": rules announced by a
-            # header go on in the sentences after it, each of them part of what the header names.
+        if category is None and previous is not None and not QUESTION_RE.search(sentence) and len(previous.content) + len(sentence) < 400 \
+                and ((len(sentence) <= ELABORATION_MAX_CHARS and ELABORATION_RE.search(sentence)) or RULES_HEADER_RE.match(previous.content)):
+            # "My sister just had a baby. A boy named Felix." — the second sentence belongs to the first;
+            # so do the rules after a header ("现在的借阅规则：最多借 5 本，每次 30 天。逾期的不罚钱，暂停借阅 7 天").
             text = resolve_relative_dates(sentence, message.get("timestamp"))
             previous.content = previous.content.rstrip() + ("" if is_chinese(text) else " ") + text
             continue
