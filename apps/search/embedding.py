@@ -28,8 +28,8 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -227,37 +227,158 @@ def text_hash(text: str) -> str:
 def embed(texts: list[str], *, kind: str, raw: bool = False) -> np.ndarray:
     """Embed texts as `kind` (QUERY or PASSAGE); rows are L2-normalised float32 in the
     debiased space (`raw=True`: the model's own vectors, the space before debiasing).
-    Texts seen recently in this space come from the LRU of their kind."""
+    Texts seen recently in this space come from the LRU of their kind; of the texts
+    handed to `embed_ahead`, the one in the model is waited for and the others are taken
+    over, never embedded twice."""
     loaded = get_model()
     if not texts:
         return np.zeros((0, loaded.dim), dtype=np.float32)
     out: list[np.ndarray | None] = [None] * len(texts)
     keys = [_cache_key(loaded, kind, text) for text in texts]
-    cache = _caches[kind]
-    todo: list[int] = []
-    with _cache_lock:
-        for i, key in enumerate(keys):
-            hit = cache.get(key)
-            if hit is not None:
-                cache.move_to_end(key)
-                out[i] = hit
-            else:
-                todo.append(i)
+    todo, claimed, waiting = _from_cache(kind, keys, out)
     if todo:
-        prefix = f"{kind}: " if loaded.prefixes else ""
-        started = time.monotonic()
-        vectors = _run_model(loaded, [prefix + texts[i] for i in todo])
-        observe_embedding(kind=kind, texts=len(todo), seconds=time.monotonic() - started)
-        limit = _cache_limit(kind)
-        with _cache_lock:
-            for i, vec in zip(todo, vectors):
-                vec = np.asarray(vec, dtype=np.float32)
-                out[i] = vec
-                cache[keys[i]] = vec
-            while len(cache) > limit:
-                cache.popitem(last=False)
+        try:
+            _compute(loaded, kind, texts, keys, todo, out)
+        finally:
+            _release(claimed)
+    for future in {id(f): f for f in waiting.values()}.values():
+        try:
+            future.result(timeout=AHEAD_WAIT_SECONDS)
+        except Exception:  # noqa: BLE001 - whatever it was, the text is embedded below
+            pass
+    if waiting:
+        late, _, _ = _from_cache(kind, keys, out, only=list(waiting))
+        if late:  # its run ahead failed or timed out: embed it here
+            _compute(loaded, kind, texts, keys, late, out)
     stacked = np.vstack([vec for vec in out if vec is not None]).astype(np.float32)  # every slot is filled by now
     return stacked if raw else debias(stacked, texts, kind=kind, centroids=loaded.centroids)
+
+
+def _from_cache(kind: str, keys: list[tuple[str, str]], out: list[np.ndarray | None], only: list[int] | None = None
+                ) -> tuple[list[int], list[_AheadText], dict[int, Future[None]]]:
+    """Fill `out` from the LRU. Returns the indexes to embed now (with the texts taken
+    over from `embed_ahead`, to release once embedded) and those in the model ahead."""
+    cache = _caches[kind]
+    todo: list[int] = []
+    claimed: list[_AheadText] = []
+    waiting: dict[int, Future[None]] = {}
+    with _cache_lock:
+        for i in range(len(keys)) if only is None else only:
+            hit = cache.get(keys[i])
+            if hit is not None:
+                cache.move_to_end(keys[i])
+                out[i] = hit
+                continue
+            ahead = _ahead.get(keys[i]) if only is None else None
+            if ahead is not None and ahead.started:
+                waiting[i] = ahead.future
+                continue
+            if ahead is not None:
+                ahead.started = True
+                claimed.append(ahead)
+            todo.append(i)
+    return todo, claimed, waiting
+
+
+def _compute(loaded: _Loaded, kind: str, texts: list[str], keys: list[tuple[str, str]], todo: list[int],
+             out: list[np.ndarray | None]) -> None:
+    """Run the model for `texts[i]`, i in `todo`, into `out` and the LRU."""
+    prefix = f"{kind}: " if loaded.prefixes else ""
+    started = time.monotonic()
+    vectors = _run_model(loaded, [prefix + texts[i] for i in todo])
+    observe_embedding(kind=kind, texts=len(todo), seconds=time.monotonic() - started)
+    cache = _caches[kind]
+    limit = _cache_limit(kind)
+    with _cache_lock:
+        for i, vec in zip(todo, vectors):
+            vec = np.asarray(vec, dtype=np.float32)
+            out[i] = vec
+            cache[keys[i]] = vec
+        while len(cache) > limit:
+            cache.popitem(last=False)
+
+
+# ------------------------------------------------------------ embedding ahead
+# A write whose records are indexed after its transaction commits (`l1_commit`: the
+# post-commit drain embeds every stored text) hands the texts to the model first: one
+# background thread embeds them one by one (the model releases the GIL) while the caller
+# validates, takes the write lock and writes its rows, so the core the database work
+# leaves idle runs the model. When the drain's `embed` asks for the texts, it waits for
+# the one in the model and takes over the rest, which it spreads over the embed pool as
+# usual. Nothing depends on it: a text not embedded ahead, or whose run failed, is
+# embedded by `embed` as before.
+AHEAD_WAIT_SECONDS = 60.0
+AHEAD_MAX_TEXTS = 256  # a larger batch is left to `embed`
+
+
+@dataclass
+class _AheadText:
+    key: tuple[str, str]
+    text: str
+    future: Future[None] = field(default_factory=Future)
+    started: bool = False  # in the model (ahead thread) or taken over by `embed`
+
+
+_ahead: dict[tuple[str, str], _AheadText] = {}
+_ahead_pool: ThreadPoolExecutor | None = None
+
+
+def _release(entries: list[_AheadText], error: BaseException | None = None) -> None:
+    with _cache_lock:
+        for entry in entries:
+            if _ahead.get(entry.key) is entry:
+                del _ahead[entry.key]
+    for entry in entries:
+        if error is None:
+            entry.future.set_result(None)
+        else:
+            entry.future.set_exception(error)
+
+
+def _forget_threads_after_fork() -> None:
+    """A forked child (a prefork worker, a server worker forked after the model loaded)
+    inherits the pools but not their threads: work submitted there would never run."""
+    global _pool, _ahead_pool
+    _pool = _ahead_pool = None
+    _ahead.clear()
+
+
+os.register_at_fork(after_in_child=_forget_threads_after_fork)
+
+
+def embed_ahead(texts: list[str], *, kind: str = PASSAGE) -> None:
+    """Start embedding `texts` in the background (see above); never raises, never waits."""
+    try:
+        loaded = get_model()
+    except EmbeddingUnavailable:
+        return  # the drain reports it
+    global _ahead_pool
+    wanted = {_cache_key(loaded, kind, text): text for text in texts}
+    with _cache_lock:
+        batch = [_AheadText(key, text) for key, text in wanted.items() if key not in _caches[kind] and key not in _ahead]
+        if not batch or len(batch) > AHEAD_MAX_TEXTS:
+            return
+        if _ahead_pool is None:
+            _ahead_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="embed-ahead")
+        pool = _ahead_pool
+        for entry in batch:
+            _ahead[entry.key] = entry
+    pool.submit(_run_ahead, loaded, kind, batch)
+
+
+def _run_ahead(loaded: _Loaded, kind: str, batch: list[_AheadText]) -> None:
+    for entry in batch:
+        with _cache_lock:
+            if entry.started:  # taken over by `embed`
+                continue
+            entry.started = True
+        error: BaseException | None = None
+        try:
+            _compute(loaded, kind, [entry.text], [entry.key], [0], [None])
+        except BaseException as exc:  # noqa: BLE001 - the waiting `embed` embeds the text itself
+            logger.warning("embedding ahead failed (%s); the text is embedded when indexed", exc)
+            error = exc
+        _release([entry], error)
 
 
 def _embed_pool() -> ThreadPoolExecutor:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from apps.accounts.models import Profile
 from apps.search.models import OP_DELETE, OP_PAYLOAD, OP_UPSERT, IndexOp
 
-__all__ = ["OP_DELETE", "OP_PAYLOAD", "OP_UPSERT", "drain_outbox", "enqueue_index_op", "enqueue_index_ops"]
+__all__ = ["OP_DELETE", "OP_PAYLOAD", "OP_UPSERT", "drain_outbox", "embed_ahead", "enqueue_index_op", "enqueue_index_ops"]
 
 # (record id, op, client vector or None)
 PendingOp = tuple[str, str, list[float] | None]
@@ -34,6 +34,15 @@ def enqueue_index_ops(*, profile: Profile, ops: list[PendingOp]) -> None:
         rows.append(IndexOp(profile=profile, record_id=record_id, op=op, vector=vector))
     IndexOp.objects.bulk_create(rows)
     schedule_drain(profile.pk)
+
+
+def embed_ahead(contents: list[str]) -> None:
+    """The contents a write is about to store and enqueue: their embedding starts now, in
+    the background, so the drain after commit finds it done (`embedding.embed_ahead`).
+    Only a head start: never raises, never waits, changes nothing that is stored."""
+    from apps.search import embedding
+
+    embedding.embed_ahead(contents, kind=embedding.PASSAGE)
 
 
 def drain_outbox(profile_id: int | None = None) -> dict[str, int]:

@@ -74,7 +74,7 @@ def records_commit(
     """SPEC §3.2. `session_key`/`session_id`/`cwd` are the caller's context."""
     from apps.conversations.cursors import cursor_get, cursor_set
     from apps.conversations.services import l0_cursor_check, l0_cursor_parse
-    from apps.search.outbox import PendingOp, enqueue_index_ops
+    from apps.search.outbox import PendingOp, embed_ahead, enqueue_index_ops
 
     if source not in (SOURCE_SUBAGENT, SOURCE_MAIN):
         raise invalid_field("source", "must be 'subagent' or 'main-agent'")
@@ -103,6 +103,9 @@ def records_commit(
     kept_new = [it for it in items if not it.tombstone]
     for item in kept_new:
         item.drop = drop_reason(item.content)
+    # The drain after commit embeds what is stored: start the model on it now, while the
+    # checks and writes below run (a record dropped there only cost a background run).
+    embed_ahead([it.content for it in kept_new if not it.drop])
     resolve_provenance(profile, [it for it in items if it.tombstone or not it.drop], source, session_key)
     if source == SOURCE_MAIN:
         for item in kept_new:
