@@ -813,7 +813,9 @@ def supersedes(record: str, correction: Correction) -> float:
         # beside a new name ("现在是 A10 了，batch size 16").
         unit_names_slot = not correction.weak and not beside
         for kind, value in reversed(new_vals):
-            with_unit = ":" in kind or kind in UNIT_KINDS
+            # "20k" / "7.5k": a thousand of anything (a loan, a grant, a distance) — a magnitude
+            # names no slot, so it needs shared words like a bare number.
+            with_unit = (":" in kind and not kind.endswith(":k")) or kind in UNIT_KINDS
             fits = [v for k, v in held if _kind_fits(k, kind) and value_key(v) != value_key(value)
                     and (overlap > 0 or (unit_names_slot and with_unit and v not in ("一", "1")))]
             if fits:
@@ -916,6 +918,10 @@ _SAID_MATTER_ZH = re.compile(rf"(?:说|提到?|讲|聊|吐槽|抱怨|告诉你)(
 _CLEAR_ZH = r"(?:删掉|删除|删了|清掉|清除|清干净|清理掉|抹掉|delete\s?掉?|当我没说过?)"
 _CLEARS_SAID_MATTER_RE = re.compile(rf"(?:{_SAID_MATTER_ZH.pattern}).*?{_CLEAR_ZH}")
 
+# "你那边不要再保存了", "你这边就别留着了": kept on the assistant's side is kept in its memory
+# (a file the user saves is "别保存草稿", with no "你那边").
+_YOUR_SIDE_KEEPS = r"(?:你|你们)(?:那边|这边|那里|那儿)的?(?:就|也|都|先)?(?:别|不要|不用|不必)(?:再)?(?:记|存|保存|保留|存储|留)"
+
 _FORGET_PATTERNS: list[re.Pattern[str]] = [
     re.compile(r"(?<!don't )(?<!do not )(?<!never )\bforget\s+(?:about\s+|that\s+|what i (?:said|told you|mentioned)(?:\s+about)?\s+|everything (?:i said )?about\s+|the (?:part|thing|bit) about\s+)?(?P<subject>[^.!?]*)", re.IGNORECASE),
     re.compile(r"\b(?:don't|do not|please don't|no need to) (?:remember|keep|store|save|record|note down|memori[sz]e|hold on to|hang on to|hold onto|keep hold of)\s+(?:that|this|it|what i said about|anything about|the bit about)?\s*(?P<subject>[^.!?]*)", re.IGNORECASE),
@@ -925,6 +931,11 @@ _FORGET_PATTERNS: list[re.Pattern[str]] = [
     # anywhere": the subject is said before the request, or is what was just said.
     re.compile(r"\b(?:wipe|delete|remove|erase|scrub|clear|drop|take|scratch|strike|cross)\s+(?:it|that|this)\s+(?:out\s+)?(?:from|off|out of)\s+(?:your\s+|whatever\s+|any\s+|the\s+)?(?:notes|memory|records?|list)\b(?P<subject>)",
                re.IGNORECASE),
+    # "take that out of whatever you keep about me": what the assistant keeps is its memory.
+    re.compile(r"\b(?:wipe|delete|remove|erase|scrub|clear|drop|take|scratch|strike|cross)\s+(?:it|that|this)\s+(?:out\s+)?(?:from|off|out of)\s+"
+               r"(?:whatever|what|everything|anything)\s+you\s+(?:keep|have|store|remember|know|hold)\b(?P<subject>)", re.IGNORECASE),
+    # "帮我从你的 notes 里拿掉", "从记忆里去掉": out of the assistant's memory.
+    re.compile(r"从(?:你的?|你那边的?)?\s*(?:notes?|memory|笔记|记忆|记录|备忘)\s*(?:里面?|中|上)?\s*(?:拿掉|删掉|去掉|删除|清掉|移除|抹掉|拿走|删了)(?P<subject>)", re.IGNORECASE),
     # "can you not keep that anywhere?"
     re.compile(r"\b(?:can|could|would) you (?:please )?not (?:keep|store|remember|save|record|hold on ?to|hang on to)\s+(?:that|it|this)\b(?P<subject>)", re.IGNORECASE),
     re.compile(r"\b(?:i'd|i would) rather (?:that|it|this) (?:wasn't|weren't|isn't|not be|was not) (?:kept|stored|remembered|saved|written down)\b(?P<subject>)",
@@ -943,6 +954,7 @@ _FORGET_PATTERNS: list[re.Pattern[str]] = [
     re.compile(r"\b(?:scratch|drop|strike) (?:the (?:bit|part|thing)|what i (?:said|told you|mentioned)|everything i said) about\s+(?P<subject>[^.!?,—–]*)", re.IGNORECASE),
     # "忘掉之前说的磁盘阈值吧": the subject after the request.
     re.compile(r"(?:^|[，,])\s*(?:请|你)?(?:忘掉|删掉|删除)(?!吧|了吧|它)(?P<subject>[^，,。！!？?]{2,}?)(?:吧|了|这件事|的事)?\s*(?:[，,。！!]|$)"),
+    re.compile(_YOUR_SIDE_KEEPS + "(?P<subject>)"),
     re.compile(r"(?:把|关于)?(?P<subject>[^，,。！!？?]*?)(?:的事|的事情|这件事|这事|的内容|的记忆)?(?:就|也|都|先)?(?:别|不要|不用)(?:再)?(?:记(?:住|下|录|着)?|存(?:着|下来)?(?=[了啦吧，,。！!]|$)|留着)(?:了|啦)?"),
     re.compile(r"(?:把|关于)?(?P<subject>[^，,。！!？?]*?)(?:的事|的事情|这件事|这事|的内容|的记忆)?(?:都|也|就)?(?:忘掉|忘了吧|删掉|删除|删了|delete\s?掉)(?:吧|它|这条记忆|这条|这个记忆)?"),
 ]
@@ -952,7 +964,8 @@ _GENERIC_SUBJECT_EN = re.compile(r"\b(figures?|numbers?|details?|info|informatio
 _GENERIC_SUBJECT_ZH = re.compile(r"(?:那个|这个|那些|这些)(?:数字|号码|信息|内容|部分|细节|事情|事儿|事)?$|(?:数字|号码|信息|内容|部分|细节|事情|事儿)$"
                                   r"|^(?:之前|刚才|上次|前面|我)*(?:说|提|讲)(?:的|过的)")
 _FORGET_GUARD_RE = re.compile(r"\b(don't|do not|never|not) forget\b|别忘|不要忘|忘了(带|拿|关|锁|交|写|说|告诉)|我忘了", re.IGNORECASE)
-_MEMORY_WORD_RE = re.compile(r"记|\b(?:can|could|would) you (?:please )?not (?:keep|store|remember|save)\b|(?:别|不用|不要)(?:再)?(?:存(?:着|下来)?(?=[了啦吧，,。！!]|$)|留着)|忘掉|忘了吧|memor|forget|remember|record|note|scratch|strike|drop (the|what)|\bkept\b|\bstored\b|hold on ?to|hang on to|keep hold of"
+_MEMORY_WORD_RE = re.compile(r"记|\b(?:can|could|would) you (?:please )?not (?:keep|store|remember|save)\b|(?:别|不用|不要)(?:再)?(?:存(?:着|下来)?(?=[了啦吧，,。！!]|$)|留着)|笔记|"
+                             + _YOUR_SIDE_KEEPS + r"|\b(?:whatever|what|everything|anything) you (?:keep|have|store|remember|know|hold)\b|忘掉|忘了吧|memor|forget|remember|record|note|scratch|strike|drop (the|what)|\bkept\b|\bstored\b|hold on ?to|hang on to|keep hold of"
                              r"|(?:删掉|删除|delete\s?掉?)关于|关于.{1,30}?(?:那|这)条", re.IGNORECASE)
 ANAPHORIC_SUBJECT_RE = re.compile(r"^(it|that|this|those|these|all that|all of that|what i (just )?said|the last (one|thing)|i (ever |even )?(said|mentioned|told you|brought (it|that|this|any of (it|that|this)) up)( (it|that|this|about it))?( at all)?|这条|这个|这些|那个|那条|刚才(那|说的)?(条|个|些)?|上一条|这|那|)$", re.IGNORECASE)
 
@@ -970,7 +983,7 @@ def forget_subject(sentence: str) -> str | None:
         if pattern.pattern.startswith("(?:^|[，,])") and not re.search(r"吧|别记|不想|不用记", text):
             continue  # "删掉 X" alone is an instruction to the agent ("删掉这个文件"), not to memory
         if pattern.pattern.startswith("(?:把|关于)") and not re.search(
-                r"(别|不要|不用)(再)?(记|存(着|下来)?(?=[了啦吧，,。！!]|$))|忘掉|忘了吧|删掉这条|删除这条|删掉关于|删除关于|的记忆|不想(让你|被)?记|不想.{0,6}被记"
+                r"(别|不要|不用)(再)?(记|存(着|下来)?(?=[了啦吧，,。！!]|$))|忘掉|忘了吧|删掉这条|删除这条|删掉关于|删除关于|的记忆|不太?想(让你|被)?记|不太?想.{0,6}被(记|存|留)"
                 r"|关于.{1,30}?(?:那|这)条", text):
             continue
         if pattern.pattern.startswith(r"\b(?:delete|remove|erase") and not re.search(r"memor|notes? about|records? about", text, re.IGNORECASE):
@@ -981,6 +994,7 @@ def forget_subject(sentence: str) -> str | None:
         subject = re.split(r"[,，;；—–]", m.group("subject").strip(" :：。.!！"))[0].strip()
         subject = re.sub(r"^(?:(?:btw|by the way|oh|also|and)\b|哦|噢|嗯|啊|诶|哎|唉)?[,，\s]*(?:对了|另外|还有)?[,，\s]*", "", subject, flags=re.IGNORECASE).strip()
         subject = re.sub(r"^(?:之前|上次|上回|前面)?(?:我)?(?:跟你|和你)?(?:说|提|讲)(?:过|到)?的", "", subject).strip()  # "之前跟你提的我身体…"
+        subject = re.sub(r"^(?:你|你们)(?:那边|这边|那里|这里|那儿)(?:的)?(?:就|也|都)?", "", subject).strip()  # "你那边就别留着了": where, not what
         subject = re.sub(r"^(about|that|what i said about|me|my|the|请|帮我|麻烦|你|我的|我)\s*", "", subject, flags=re.IGNORECASE).strip()
         subject = re.sub(r"\b(please|pls|thanks|thank you)\b", "", subject, flags=re.IGNORECASE).strip(" ,，")
         subject = re.sub(r"^(把|关于)", "", subject).strip()
@@ -1094,7 +1108,7 @@ _FORGET_CATEGORIES: list[tuple[str, re.Pattern[str]]] = [
     (r"housing|housing situation|home situation|living situation|flat|apartment|rent|landlord|住房|房子|租房|住的地方",
      re.compile(r"\b(landlord|evict\w*|rent|lease|tenancy|flat|apartment|housing|mortgage)\b|房东|房租|租房|租的|搬家|押金", re.IGNORECASE)),
     (r"money|the money|finances|debt|钱|那笔钱|财务|欠款|借款",
-     re.compile(r"\b(money|funds?|debt|loan|owe|savings|spent|cost)\b|[$€£¥]\s?\d|\d+\s?(块|元|万)|钱|存款|欠|借|花了", re.IGNORECASE)),
+     re.compile(r"\b(money|funds?|debt|loans?|lent|lend|lending|borrow\w*|owe|owed|savings|spent|cost)\b|[$€£¥]\s?\d|\d+\s?(块|元|万)|钱|存款|欠|借|花了", re.IGNORECASE)),
     (r"family|family stuff|家里|家里的事|家人|家事",
      re.compile(r"\b(wife|husband|partner|brother|sister|mum|mom|mother|dad|father|parents|son|daughter|kids?|baby|pregnant|family)\b"
                 r"|老婆|老公|爸|妈|哥|姐|弟|妹|孩子|儿子|女儿|家里|家人|怀孕", re.IGNORECASE)),

@@ -295,7 +295,7 @@ EXCEPTION_RE = re.compile(r"^(?:(?:ok|okay|and|oh|please|but),?\s+)*(?:make|keep
                           re.IGNORECASE)
 LASTING_RE = re.compile(r"\b(from now on|always|never|every|each time|going forward|in future|in the future|as a rule"
                         r"|starting today|from today(?!['’]s)|as of today|any ?more)\b"
-                        r"|以后|今后|每次|每回|一律|都要|都不|从现在起|开始|永远|总是|不再|再也", re.IGNORECASE)
+                        r"|以后|今后|每次|每回|一律|都要|都不|从现在起|开始|永远|总是|不再|再也|从不|从来不|绝不|决不", re.IGNORECASE)
 SELF_SUBJECT_RE = re.compile(r"\bi\b|(?<![帮给让叫替为])我(?!们)", re.IGNORECASE)  # "帮我挑…" asks; "我今天不吃" says
 REMINDER_RE = re.compile(r"\b(don't forget|do not forget|remember to)\b|别忘|不要忘|记得", re.IGNORECASE)  # a task for today
 
@@ -304,7 +304,9 @@ REMINDER_RE = re.compile(r"\b(don't forget|do not forget|remember to)\b|别忘|�
 # the subject, whatever the verb.
 ONLY_ONCE_RE = re.compile(r"\b(just this once|only this once|this one time only|just this one time|(a |it's a |just a )?one[- ]time thing|(a |it's a |just a )?one[- ]off thing"
                           r"|just for (this run|this once|today|now)|for this run only|for today only|(just |only )?for this (reply|answer|response|message|question)( only)?|(don't|do not) make (it|this) (a|the) (config |new )?default)\b"
-                          r"|就今天|只今天|仅今天|今天就(?:先)?(?:这样|这么)|(?:今天|这次|这回)就?用[^，。]{1,12}(?:回|答|写|说)(?:我)?(?:一次|一下)"
+                          r"|就今天|只今天|仅今天|今天就(?:先)?(?:这样|这么)|(?:今天|这次|这回)就?用[^，。]{1,12}(?:回|答|写|说|讲)(?:我)?(?:一次|一下|几句|两句)"
+                          # "这次破个例，直接拿真实目录跑一下": an exception made for once.
+                          r"|破个?例"
                           r"|就这一次|就这次|仅此一次|只此一次|下不为例|只(?:[补做用要写发跑改]这)?一次|(?:^|[，,。\s])就(?:这|这么)一个(?:文件|类|函数|方法|地方|页面|接口)?\s*[。！!]?$", re.IGNORECASE)
 
 

@@ -23,7 +23,7 @@ INJECTION_RE = re.compile(
     # Text addressed to an AI reading it, inside pasted content ("[Note to any AI assistant reading
     # this: …]", "SYSTEM OVERRIDE for AI assistants:", "【致AI助手：…】").
     # "Note to AI coding agents:", "Note for AI code assistants triaging this issue:".
-    r"|\b(note|message|instructions?|attention|notice) (to|for) (any |all |the )?(ai|llm)s?(\s+([\w-]+\s+)?(assistants?|agents?|models?|systems?))?\s*(reading|[:：,，\]】])|\b(for|to) (any |all )?(ai|llm) (assistants?|agents?|models?)\s*[:：]"
+    r"|\b(note|message|instructions?|attention|notice) (to|for) (any |all |the )?(ai|llm)s?(\s+([\w-]+\s+)?(assistants?|agents?|models?|systems?))?\s*(reading|[:：,，\]】])|(^|[\[【(（]|[.!?。！？]\s)\s*(for|to) (any |all )?(ai|llm)(\s+[\w-]+){0,2}? (assistants?|agents?|models?)\s*[:：]"
     # "(Automated note for AI assistants summarising this bulletin: …)", "[Attention AI
     # assistant: …]", "… Do not mention this (step) to the user."
     r"|\b(note|message|instructions?|notice) (to|for) (any |all |the )?(ai|llm)s?\s+([\w-]+\s+)?(assistants?|agents?|models?)\s+\w+ing\b[^:：\]】\n]{0,60}[:：]"
