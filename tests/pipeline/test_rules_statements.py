@@ -1163,3 +1163,27 @@ def test_a_salutation_to_ai_readers_qualified_by_their_job_is_an_injection(text,
     from apps.pipeline.rules.text import quality_gate
 
     assert (quality_gate(text) == "prompt injection") is gated
+
+
+@pytest.mark.parametrize("again", [
+    "next is the kitchen. oh and the usual — figures with the tax already baked in please.",
+    "老规矩，回答还是结论放最前面哈。",
+    "再说一次: chrome.* 一律走 browser.ts。",
+])
+def test_the_usual_and_old_rules_mark_a_restatement(again):
+    from apps.pipeline.rules.extract import RESTATE_MARK_RE
+
+    assert RESTATE_MARK_RE.search(again)
+
+
+def test_a_rule_said_again_as_the_usual_is_not_stored_twice(chat, l0, run_now):
+    # Marked as said again, the restatement merges at a lower dense score (0.5) than a
+    # paraphrase said for the first time; "老规矩，回答还是结论放最前面哈" against its rule
+    # scores 0.32, under it, and is still stored twice (docs/pipeline.md).
+    l0(chat, [say("u1", "ok and a rule: when you give me prices, always include VAT. every tradesman here quotes ex-VAT.", 0)])
+    ok(run_now(chat, KIND_L1))
+    l0(chat, [say("u2", "next is the kitchen. oh and the usual — figures with the tax already baked in please, "
+                        "I got stung by an ex-VAT price last week.", 10, session="s2")])
+    ok(run_now(chat, KIND_L1))
+    rules = [t for t in texts(chat) if "VAT" in t or "tax" in t]
+    assert len(rules) == 1, texts(chat)
