@@ -1187,3 +1187,20 @@ def test_a_rule_said_again_as_the_usual_is_not_stored_twice(chat, l0, run_now):
     ok(run_now(chat, KIND_L1))
     rules = [t for t in texts(chat) if "VAT" in t or "tax" in t]
     assert len(rules) == 1, texts(chat)
+
+
+def test_news_opened_with_update_is_a_statement_and_update_the_file_a_request(chat, l0, run_now):
+    from apps.pipeline.rules.extract import plain_statement
+
+    assert not plain_statement("update the README with the new port, please")
+    l0(chat, [say("n1", "update. bad news first: the artex on the landing ceiling came back positive for asbestos, "
+                        "the test was last tuesday. so that's a licensed-removal job not a me-with-a-scraper job", 0)])
+    ok(run_now(chat, KIND_L1))
+    assert any("asbestos" in t for t in texts(chat)), texts(chat)
+
+
+def test_note_this_down_as_a_todo_takes_the_sentence_it_points_at(coder, l0, run_now):
+    l0(coder, [say("d1", "下一个：我想加去重，内容定义分块，用 FastCDC 切块，按块的 sha256 判断传没传过。这个先记 TODO，下个月再搞", 0)])
+    ok(run_now(coder, KIND_L1))
+    tasks = [r for r in live(coder) if r.type == "work_task"]
+    assert len(tasks) == 1 and "FastCDC" in tasks[0].content, texts(coder)

@@ -123,7 +123,7 @@ QUESTION_RE = re.compile(
     re.IGNORECASE)
 # One-off requests to the assistant ("can you rename this", "帮我看一下") are work, not memory.
 REQUEST_RE = re.compile(
-    r"^(please |pls |ok,? |okay,? |now,? |also,? |and )?(can|could|would) you\b|^(please )?(fix|run|show|check|look at|rename|refactor|explain|add|remove|delete|update(?!\s+on\b|:)|write|give me|try|change(?! of plans?\b)|move|open)\b(?!.*\b(always|never|from now on|going forward)\b)"
+    r"^(please |pls |ok,? |okay,? |now,? |also,? |and )?(can|could|would) you\b|^(please )?(fix|run|show|check|look at|rename|refactor|explain|add|remove|delete|update(?!\s+on\b|\s*[:.!—–-])|write|give me|try|change(?! of plans?\b)|move|open)\b(?!.*\b(always|never|from now on|going forward)\b)"
     r"|(?:^|[，,。；;])\s*(那|那么|好|好的)?[，,]?\s*(请|麻烦|能不能|可不可以|可以|你能|你可以|你)?\s*(帮我|麻烦你?|给我)(看|查|改|跑|写|加|删|把|解释|运行|生成|整理|算|推荐)"
     r"|^(请)?你(先)?(看|查|改|跑|写|加|删|把)", re.IGNORECASE)
 CODE_TYPES = {
@@ -160,7 +160,9 @@ CHAT_TYPES = {
 ANAPHORA_RE = re.compile(
     r"^(and |also |oh,? and )?(do|apply|same|the same|that goes|this goes|that applies|this applies|ditto)\b.{0,60}$"
     r"|\b(the two|both of them|these two|those two|the same (way|rule|thing|for)|do the same|same (for|goes|with)|(stick|keep) (to|with) (that|this|those|these|it))\b"
-    r"|^(以后)?(都|也)?(照|按|依)(这|此|这个|上面)(个|样|来|办|做)|照这个来|按这个来|也一样|同样(处理|适用|的)|这两个|都这么(做|办|来)|就这样(做|办)?[。！]?$",
+    r"|^(以后)?(都|也)?(照|按|依)(这|此|这个|上面)(个|样|来|办|做)|照这个来|按这个来|也一样|同样(处理|适用|的)|这两个|都这么(做|办|来)|就这样(做|办)?[。！]?$"
+    # "…用 FastCDC 切块。这个先记 TODO，下个月再搞": note down what was just said.
+    r"|^(这个|这些|这条|这事|那个)(先|也|就)?(记|写|放|加)(一下|下来|下)?(进|到|在)?\s*(todo|待办|清单|list)",
     re.IGNORECASE,
 )
 # A user's acceptance of what the assistant just proposed.
