@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from apps.pipeline.rules.text import STOPWORDS, UNIT_KINDS, content_tokens, is_chinese, is_cjk_char, naming_words, value_key, values
+from apps.pipeline.rules.text import STOPWORDS, content_tokens, is_chinese, is_cjk_char, naming_words, unit_names_slot, value_key, values
 
 # "not now, but put it on the list", "not really, but …": after "not", words of when and how much
 # name no value that is replaced.
@@ -811,13 +811,10 @@ def supersedes(record: str, correction: Correction) -> float:
         held = values(record)
         # A weak cue ("目前 72kg") needs shared words even for a unit, and so does a value said
         # beside a new name ("现在是 A10 了，batch size 16").
-        unit_names_slot = not correction.weak and not beside
+        said_plainly = not correction.weak and not beside
         for kind, value in reversed(new_vals):
-            # "20k" / "7.5k": a thousand of anything (a loan, a grant, a distance) — a magnitude
-            # names no slot, so it needs shared words like a bare number.
-            with_unit = (":" in kind and not kind.endswith(":k")) or kind in UNIT_KINDS
             fits = [v for k, v in held if _kind_fits(k, kind) and value_key(v) != value_key(value)
-                    and (overlap > 0 or (unit_names_slot and with_unit and v not in ("一", "1")))]
+                    and (overlap > 0 or (said_plainly and unit_names_slot(kind) and v not in ("一", "1")))]
             if fits:
                 # A changed value keeps its shape ("Go 1.21" → "1.22", not the "EX 300" of another
                 # record that shares a word): of two records alike otherwise, that one is meant.

@@ -318,6 +318,18 @@ _UNIT_RE = re.compile(r"(kg|km|gib|gi|g|cm|mm|mib|mi|m|gb|mb|tb|ms|s|h|k|%|岁|�
 
 # Kinds whose values carry their unit, as "number:kg" does: the unit names the slot.
 UNIT_KINDS = frozenset({"duration", "amount"})
+# Suffixes that say how many, not of what: "20k" / "7.5k" may be a loan, a grant or a distance.
+MAGNITUDES = frozenset({"k"})
+
+
+def unit_names_slot(kind: str) -> bool:
+    """Whether a value of `kind` says by its unit what it measures ("74kg", "两小时", "$18,000"),
+    so it corrects a value of that kind without shared words; a bare number or a magnitude
+    ("20k") does not."""
+    if kind in UNIT_KINDS:
+        return True
+    _, _, unit = kind.partition(":")
+    return bool(unit) and unit not in MAGNITUDES
 
 
 def value_key(value: str) -> str:
