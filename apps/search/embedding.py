@@ -337,9 +337,11 @@ def _release(entries: list[_AheadText], error: BaseException | None = None) -> N
 
 def _forget_threads_after_fork() -> None:
     """A forked child (a prefork worker, a server worker forked after the model loaded)
-    inherits the pools but not their threads: work submitted there would never run."""
-    global _pool, _ahead_pool
+    inherits the pools but not their threads: work submitted there would never run. Nor
+    does it have the thread that may have held a lock at the fork, so the locks are new."""
+    global _pool, _ahead_pool, _pool_lock, _cache_lock
     _pool = _ahead_pool = None
+    _pool_lock, _cache_lock = threading.Lock(), threading.Lock()
     _ahead.clear()
 
 

@@ -123,14 +123,20 @@ def test_embedding_ahead_never_raises_and_skips_what_is_known(monkeypatch, model
     assert model_runs == []
 
 
-def test_a_forked_child_embeds_ahead_with_threads_of_its_own(model_runs):
+def test_a_forked_child_embeds_ahead_with_threads_and_locks_of_its_own(model_runs):
     import os
     import signal
 
     embedding.embed(["warm the pools up"], kind=embedding.PASSAGE)
     embedding.embed_ahead(["the parent's pools have threads now"])
     _settle()
+    # Another thread of the parent holds the cache lock at the moment of the fork: the child
+    # inherits it locked, with no thread to release it.
+    held = embedding._cache_lock
+    held.acquire()
     pid = os.fork()
+    if pid:
+        held.release()
     if pid == 0:  # the child: its inherited pools have no threads
         code = 1
         try:
