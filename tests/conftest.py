@@ -20,6 +20,16 @@ def _isolated_data_dir(settings, tmp_path):
     yield
 
 
+@pytest.fixture(autouse=True)
+def _recall_hit_files_written_in_the_test(request, monkeypatch):
+    """A recall leaves hit-stats.json to a background writer thread, which would read the
+    database outside the test's transaction after the test: only tests marked
+    `background_hit_stats` keep it; the others rewrite the file on commit, like any change."""
+    from apps.hitstats import services
+
+    monkeypatch.setattr(services, "RECALL_FILE_IN_BACKGROUND", request.node.get_closest_marker("background_hit_stats") is not None)
+
+
 @pytest.fixture
 def private_index(settings, tmp_path):
     """An embedded Qdrant folder of this test's own: what it indexes no other test sees."""

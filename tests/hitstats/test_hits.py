@@ -127,6 +127,33 @@ def test_large_profiles_rewrite_hit_stats_in_the_background_within_a_second(alic
     assert set(json.loads(path.read_text())["records"]) == {"l1_a", "l1_b"}
 
 
+@pytest.mark.background_hit_stats
+@pytest.mark.django_db(transaction=True)
+def test_a_recall_leaves_the_file_to_the_background_writer_whatever_the_profile_size(alice, monkeypatch):
+    import time
+
+    monkeypatch.setattr(services, "COALESCE_SECONDS", 0.2)
+    services.hits_record(profile=alice, query="q", results=[("l1_a", 0.5)])  # committed: the hits are counted
+    path = services.hit_stats_path(alice)
+    assert RecordHits.objects.get(profile=alice, record_id="l1_a").hits == 1
+    assert not path.exists()  # a small profile, yet the answer did not wait for the file
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline and not path.exists():
+        time.sleep(0.05)
+    assert json.loads(path.read_text())["records"]["l1_a"]["hits"] == 1
+
+
+@pytest.mark.background_hit_stats
+@pytest.mark.django_db(transaction=True)
+def test_pending_hit_files_are_written_by_a_flush_at_exit(alice, monkeypatch):
+    monkeypatch.setattr(services, "COALESCE_SECONDS", 30)  # the writer would wait far longer than the test
+    services.hits_record(profile=alice, query="q", results=[("l1_a", 0.5), ("l1_b", 0.4)])
+    path = services.hit_stats_path(alice)
+    assert not path.exists()
+    services.hit_stats_flush()  # what the interpreter runs at exit
+    assert set(json.loads(path.read_text())["records"]) == {"l1_a", "l1_b"}
+
+
 @pytest.mark.django_db(transaction=True)
 def test_concurrent_recalls_share_one_turn_budget(alice):
     import threading

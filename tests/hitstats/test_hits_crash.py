@@ -10,6 +10,7 @@ import json
 import os
 import signal
 import subprocess
+import time
 from collections import Counter
 
 import pytest
@@ -60,6 +61,14 @@ def test_every_answered_hit_is_counted_after_a_kill(backend: ProcEnv):
     proc = backend.start("recall", "9", "hold")
     try:
         answers = _answers_until(proc, lambda answers, data: data.get("done"))
+        # The hits were committed before each answer; the file follows from the process's
+        # background writer within about a second (read here while the process holds).
+        deadline = time.monotonic() + 10
+        while True:
+            seen = backend.run("count")
+            if seen["file"] == seen["hits"] or time.monotonic() > deadline:
+                break
+            time.sleep(0.2)
     finally:
         _kill(proc)
     assert len(answers) == 9 and all(answers)
@@ -67,7 +76,6 @@ def test_every_answered_hit_is_counted_after_a_kill(backend: ProcEnv):
     assert after["events"] == answers
     assert after["hits"] == dict(Counter(rid for ids in answers for rid in ids))
     assert after["recallHits"] == sum(len(ids) for ids in answers)
-    # The profile is small: its hit-stats.json was rewritten before each answer too.
     assert after["file"] == after["allHits"]
 
 
