@@ -123,7 +123,7 @@ QUESTION_RE = re.compile(
     re.IGNORECASE)
 # One-off requests to the assistant ("can you rename this", "帮我看一下") are work, not memory.
 REQUEST_RE = re.compile(
-    r"^(please |pls |ok,? |okay,? |now,? |also,? |and )?(can|could|would) you\b|^(please )?(fix|run|show|check|look at|rename|refactor|explain|add|remove|delete|update(?!\s+on\b|\s*[:.!—–-])|write|give me|try|change(?! of plans?\b)|move|open)\b(?!.*\b(always|never|from now on|going forward)\b)"
+    r"^(please |pls |ok,? |okay,? |now,? |also,? |and )?(can|could|would) you\b|^(please )?(fix|run|show|check|look at|rename|refactor|explain|add|remove|delete|update(?!\s+on\b|\s*[:.!—–-]|\s*[\U0001F300-\U0001FAFF\u2600-\u27BF])|write|give me|try|change(?! of plans?\b)|move|open)\b(?!.*\b(always|never|from now on|going forward)\b)"
     r"|(?:^|[，,。；;])\s*(那|那么|好|好的)?[，,]?\s*(请|麻烦|能不能|可不可以|可以|你能|你可以|你)?\s*(帮我|麻烦你?|给我)(看|查|改|跑|写|加|删|把|解释|运行|生成|整理|算|推荐)"
     r"|^(请)?你(先)?(看|查|改|跑|写|加|删|把)", re.IGNORECASE)
 CODE_TYPES = {
@@ -305,7 +305,10 @@ REMINDER_RE = re.compile(r"\b(don't forget|do not forget|remember to)\b|别忘|�
 # Said to be for once only ("帮我出 5 道题，就这一次", "只补这一次", "just this once"): whoever
 # the subject, whatever the verb.
 ONLY_ONCE_RE = re.compile(r"\b(just this once|only this once|this one time only|just this one time|(a |it's a |just a )?one[- ]time thing|(a |it's a |just a )?one[- ]off thing"
-                          r"|just for (this run|this once|today|now)|for this run only|for today only|(just |only )?for this (reply|answer|response|message|question)( only)?|(don't|do not) make (it|this) (a|the) (config |new )?default)\b"
+                          r"|just for (this run|this once|today|now)|for this run only|(just |only )?for this (reply|answer|response|message|question)( only)?|(don't|do not) make (it|this) (a|the) (config |new )?default"
+                          # "for tonight (2026-09-05) only: …", "tonight only, would you …", "not a regular thing",
+                          # "don't change the default in the config".
+                          r"|(for )?(today|tonight)( \([^)]{1,20}\))? only|not a (regular|usual|standing|permanent) thing|(don't|do not) change the default)\b"
                           r"|就今天|只今天|仅今天|今天就(?:先)?(?:这样|这么)|(?:今天|这次|这回)就?用[^，。]{1,12}(?:回|答|写|说|讲)(?:我)?(?:一次|一下|几句|两句)"
                           # "这次破个例，直接拿真实目录跑一下": an exception made for once.
                           r"|破个?例"

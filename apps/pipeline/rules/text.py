@@ -28,6 +28,8 @@ INJECTION_RE = re.compile(
     # assistant: …]", "… Do not mention this (step) to the user."
     r"|\b(note|message|instructions?|notice) (to|for) (any |all |the )?(ai|llm)s?\s+([\w-]+\s+)?(assistants?|agents?|models?)\s+\w+ing\b[^:：\]】\n]{0,60}[:：]"
     r"|\b(ai|llm)\s+(assistants?|agents?|models?)\s+(reading|processing|summari[sz]ing|parsing|handling)\s+this\b[^:：\n]{0,30}[:：]"  # "AI assistant reading this email:"
+    # "AI trip planners reading this email:": whatever the readers are called.
+    r"|\b(ai|llm)(\s+[\w-]+){1,2}\s+(reading|processing|summari[sz]ing|parsing|handling|scanning|reviewing)\s+this\b[^:：\n]{0,30}[:：]"
     r"|\battention,?\s+(ai|llm)s?\s+(assistants?|agents?|models?)\s*[:：,，]|\b(do not|don't|never) (mention|tell|reveal|show) (this|it|any of this|this \w+) to the user\b"
     # "AI 助手读到这条请…", "【系统提示：AI 编程助手请…】".
     r"|(ai|人工智能)\s*(编程|代码|写作|智能)?\s*(助手|助理)\s*(读到|看到|处理到?)(这条|这段|此|本)[^，。,]{0,6}?(请|务必|必须)|[\[【]\s*(系统提示|系统指令|system prompt|system note)\s*[:：]"
@@ -95,6 +97,20 @@ _LIST_ITEM_RE = re.compile(r"^\s*(?:[-*•]|\d+[.)、])\s+")
 LIST_JOIN_MAX = 400
 
 
+# An enumerator inside a line ("先立几条规矩：1. … ；2. … ；3. …"): numbered 1, 2, … in order.
+_INLINE_ITEM_RE = re.compile(r"(?P<before>^|[：:；;，,。.!?！？]\s*)(\d{1,2})[.)、]\s+")
+
+
+def _without_inline_numbers(line: str) -> str:
+    """A line that numbers its items inline, without the numbers: the items stay one
+    statement with their introduction, as a list over several lines does ("1. " would
+    otherwise end a sentence and cut every item from what it is about)."""
+    found = [int(m.group(2)) for m in _INLINE_ITEM_RE.finditer(line)]
+    if len(found) < 2 or found != list(range(1, len(found) + 1)):
+        return line
+    return _INLINE_ITEM_RE.sub(lambda m: m.group("before"), line)
+
+
 def _lines_as_units(text: str) -> list[str]:
     """Lines of a message, a list joined to the line that introduces it: an intro ending
     with ':' and its items ("Two rules for the importer: - never X - always Y") stay one
@@ -102,7 +118,7 @@ def _lines_as_units(text: str) -> list[str]:
     out: list[str] = []
     intro: int | None = None
     for raw_line in text.split("\n"):
-        line = raw_line.strip()
+        line = _without_inline_numbers(raw_line.strip())
         if not line:
             intro = None
             continue
