@@ -28,8 +28,9 @@ CORRECTION_RE = re.compile(
     r"|^[\w ]{2,30} update\s*:|^update( on [^:]{1,40})?\s*:"
     rf"|\bnot\s+{_NOT_A_VALUE}[^,.;]+?,?\s+but\b|[,，]\s*not\s+{_NOT_A_VALUE}\w|(?<!for )(?<!until )\bnow\s*[.!]?\s*$"
     r"|改成|改为|改到|改用|换用|更正|纠正一下|记错了|说错了|说(?:短|长|少|多|早|晚|小|大|低|高)了|搞错了|弄错了|说岔了|搞混了|弄混了|记混了|其实是|现在是|现在改|换成了|变成了?|变为|已经不|不再|不对[，,]"
-    r"|降到|降至|升到|升至|提高到|增加到|减少到|涨到|调整为|调整到|调到|迁到|迁移到|改发到|不用了|从[^，,。；;]{1,30}(?:换成|改成|改为|改到|转成|转为)"
-    r"|不是[^，,。]{1,20}[，,]?\s*(而)?是|是[^，,。]{1,20}[，,]?\s*不是",
+    r"|降到|降至|升到|升至|提高到|增加到|减少到|涨到|调整为|调整到|调到|迁到|迁移到|迁去|搬到|搬去|改发到|不用了|从[^，,。；;]{1,30}(?:换成|改成|改为|改到|转成|转为)"
+    r"|不是[^，,。]{1,20}[，,]?\s*(而)?是|是[^，,。]{1,20}[，,]?\s*不是"
+    r"|(?:切到?|切换到|换到|迁到|改用|转到)[^，,。；;！!]{1,20}[，,][^，,。；;！!]{1,20}(?:停用|弃用|下线|关停)",
     re.IGNORECASE,
 )
 # A change said with a verb of change and where it went, with words between ("we upgraded the
@@ -40,7 +41,7 @@ _CHANGE_VERBS_EN = (r"moved|changed|switched|migrated|upgraded|downgraded|bumped
                     r"|widened|narrowed|doubled|halved|tripled|lengthened|lifted")
 CHANGE_TO_RE = re.compile(
     rf"\b(?:{_CHANGE_VERBS_EN})\b(?:\s+(?:up|back|down|forward|out))?(?:\s+(?!to\b)[\w'-]+){{0,4}}?\s+to\s+(?P<new>(?:[^,;!.?]|\.(?=\d))+)"
-    r"|(?:推迟|提前|延后|延期|改期|挪|加|减|缩短|延长|放宽|收紧|扩|砍|提|压|升级)到(?P<new_zh>[^，,。；;！!？?]+)",
+    r"|(?:推迟|提前|延后|延期|改期|挪|加|减|缩短|延长|放宽|收紧|扩|砍|提|压|升级|换|改签)到(?P<new_zh>[^，,。；;！!？?]+)",
     re.IGNORECASE,
 )
 # Words that say a value holds now, not before ("it's April 25 now", "these days", "more like",
@@ -84,11 +85,14 @@ _PAIRS: list[re.Pattern[str]] = [
     re.compile(r"(?P<old>[\w.+-]+(?: [\w.+-]+)?)\s*(?:已经)?不再(?:用|使用|维护|支持)了?[，,]\s*(?:\S{0,6}?)(?:迁到|迁移到|改发到|转到|挪到)(?P<new>[^，,。；;！!]+)"),
     # "告警现在改发到钉钉了，飞书不用了": the new one first, the dropped one after.
     re.compile(r"(?P<new>[^，,。；;]+?)[，,]\s*(?P<old>[^，,。；;\s]{1,12}?)(?:就)?(?:不再用|不用)了"),
+    # "公司全面切飞书了，下个月企业微信停用": switched to the new one, the old one retired.
+    re.compile(r"(?:切到?|切换到|换到|迁到|改用|转到)(?P<new>[^，,。；;！!了]{1,20}?)了?[，,]\s*(?:下个?月|下周|月底|年底|明年|之后|以后|马上|很快|年底前)?"
+               r"(?P<old>[^，,。；;\s]{1,12}?)(?:就|会|将|也)?(?:停用|弃用|下线|关停|不再用|不用)了?"),
     # "I said we close on Mondays, but from October it'll be Tuesdays."
     re.compile(r"\bi (?:said|told you|mentioned)\s+(?:that\s+)?(?P<old>[^.;!?]+?),?\s+but\s+(?P<new>[^.;!?]+)", re.IGNORECASE),
 ]
 _NEW_ONLY: list[re.Pattern[str]] = [
-    re.compile(r"(?:改成|改为|改到|改用|换用|换成了?|变成了?|变为|现在是|其实是|降到|降至|升到|升至|提高到|增加到|减少到|涨到|调整为|调整到|调到|迁到|迁移到|改发到)(?P<new>[^，,。；;！!]+)"),
+    re.compile(r"(?:改成|改为|改到|改用|换用|换成了?|换到|变成了?|变为|现在是|其实是|降到|降至|升到|升至|提高到|增加到|减少到|涨到|调整为|调整到|调到|迁到|迁移到|迁去|搬到|搬去|改发到)(?P<new>[^，,。；;！!]+)"),
     re.compile(r"\b(?:moved|changed|switched|postponed|pushed back|pushed|brought forward|rescheduled) to\s+(?P<new>(?:[^,.;!]|\.(?=\d))+)", re.IGNORECASE),
     re.compile(r"(?:^[\w ]{2,30} update|^update(?: on [^:]{1,40})?)\s*:\s*(?P<new>[^.;!]+)", re.IGNORECASE),
     re.compile(r"\b(?:moved|switched|migrated|changed|upgraded|downgraded) to\s+(?P<new>(?:[^,.;!]|\.(?=\d))+)", re.IGNORECASE),
@@ -106,6 +110,7 @@ class Correction:
     weak: bool = False  # said with a weak cue only ("现在", "now"): no record of its own when nothing matches
     slot: str = ""  # what moved ("the docs site" of "moved the docs site from X to Y"): a record of X must name it too
     count: tuple[int, str] | None = None  # "got a fourth node": (4, "node"), the new count of the thing
+    context: str = ""  # the sentence an "it's … now" points back at ("they had to move the study. it's 17 March now")
 
 
 # A move said as "from X to Y" with what moved ("we moved the marketing site from Vercel to
@@ -360,15 +365,15 @@ def _now_only(clause: str) -> tuple[str, str]:
 _SELF_CORRECTION_RE = re.compile(
     r"^(?P<said>.+?)(?:…+|\s*[—–]+\s*|\s-\s)\s*(?P<fix>(?:(?:哎|唉|啊|呃|嗯)[，,\s]*)?我?"
     r"(?i:不对|等等|等下|等一下|哦不|噢不|不是|搞错|说错|记错|弄错|说岔|搞混|弄混|记混|wait\b|no\b|sorry\b|actually\b|i mean\b|oops\b"
-    r"|scratch that\b|my bad\b|hold on\b|no wait\b).*)$")
+    r"|scratch that\b|my bad\b|hold on\b|hang on\b|no wait\b).*)$")
 _MARKERS_ONLY_RE = re.compile(
     r"^(?:(?:不对|等等|等下|等一下|哦不|噢不|(?:哎|唉|啊|呃)?我?(?:搞错了|说错了|记错了|弄错了|说岔了|搞混了|弄混了|记混了)|wait|no|sorry|actually|i mean|oops"
-    r"|scratch that|my bad|hold on|no wait)[\s,，!！.。]*)+$",
+    r"|scratch that|my bad|hold on|hang on|no wait)[\s,，!！.。]*)+$",
     re.IGNORECASE)
 # After a dash only a word that takes the first part back ("— scratch that", "—— 我搞混了"): "— actually,
 # we never deploy on Tuesdays" goes on, it does not correct.
 _RETRACT_RE = re.compile(r"^(?:(?:哎|唉|啊|呃|嗯)[，,\s]*)?我?(?:说错|记错|搞错|弄错|说岔|搞混|弄混|记混|不对)"
-                         r"|^(?:scratch that|my bad|i mean|sorry|no,? wait|wait,? no|hold on|oops|actually,? (?:make it|it's|it is|i meant?))\b", re.IGNORECASE)
+                         r"|^(?:scratch that|my bad|i mean|sorry|no,? wait|wait,? no|hold on|hang on|oops|actually,? (?:make it|it's|it is|i meant?))\b", re.IGNORECASE)
 # What a self-correction that names no typed value replaces: the last thing said to be ("这个月读的是
 # The Glass Orchard", "笔用的是狼毫").
 _LAST_PREDICATE_RE = re.compile(r"(?:用的是|叫做|是|为|叫|用|\bis called|\bis named|\bcalled|\bnamed|\bis|\bare|\bwas|'s)\s*(?P<old>[^，,。；;:：]{1,40}?)\s*$", re.IGNORECASE)
@@ -384,6 +389,9 @@ def self_corrected(sentence: str) -> Correction | None:
     said, fix = m.group("said").strip(), m.group("fix").strip()
     if "…" not in sentence[len(m.group("said")): m.start("fix")] and not _RETRACT_RE.match(fix):
         return None
+    dropped = _took_back(said, fix)
+    if dropped is not None:
+        return dropped
     correction, itself = parse_correction(fix), parse_correction(said)
     if correction is None or (itself is not None and (itself.old or not re.search(r"现在是|目前是|\b(?:is|are) now\b", said, re.IGNORECASE))):
         return None  # nothing to apply, or the first part is itself a change ("改成 20……不对，30"), not a plain "现在是"
@@ -425,6 +433,36 @@ def self_corrected(sentence: str) -> Correction | None:
     clause = fixed.rstrip("…. ") + (sep + sep.join(kept) if kept else "") + ("。" if chinese else ".")
     old_values = [v for k, v in values(said) if v not in fixed]
     return Correction(clause=clause, old=correction.old or (old_values[0] if len(old_values) == 1 else ""), new=correction.new)
+
+
+# "we're on 4-on-4-off — hang on, no, that was last year. they changed the roster …", "the mount
+# is an EQ6-R Pro — no wait, I sold that in the spring, it's a ZWO AM5 now": the speaker takes the
+# last thing said back as no longer true, then says what holds instead.
+_NO_LONGER_RE = re.compile(
+    r"^(?:(?:hang on|hold on|no wait|wait|no|sorry|oops|actually|等等|等下|等一下|不对|哦不|噢不)[\s,，!！.。]*)+"
+    r"(?P<why>that was (?:last year|last season|before|ages ago|years ago|a while ago|the old \w+|my old \w+)"
+    r"|i (?:sold|replaced|got rid of|dropped|ditched) (?:that|it|them)(?:\s+[\w-]+){0,4}?"
+    r"|that's (?:old|outdated|not true any ?more|not the case any ?more|changed)|not any ?more"
+    r"|那是(?:以前|之前|去年|上学期|老)的?(?:了)?|早就(?:不|没|换|卖)\S{0,6}?了|已经(?:卖了|换了|不用了))"
+    r"(?:[.。!！]\s*|[,，]\s*|$)(?P<rest>.*)$", re.IGNORECASE)
+
+
+def _took_back(said: str, fix: str) -> Correction | None:
+    """The sentence without the clause the speaker took back as no longer true (see
+    _NO_LONGER_RE), and with what they said instead; None when the fix is not such a retraction."""
+    m = _NO_LONGER_RE.match(fix)
+    if m is None:
+        return None
+    pieces = re.split(r"(?<=[.!?。！？])\s+|[，,;；]\s*", said)
+    if len(pieces) < 2 or not m.group("rest").strip():
+        return None  # nothing would be left of what was said, or nothing said instead
+    taken = pieces[-1]
+    kept = said[: said.rfind(taken)].rstrip(" ,，;；")
+    rest = m.group("rest").strip()
+    chinese = is_chinese(kept)
+    sep = "，" if chinese and not re.search(r"[。！？]$", kept) else (" " if re.search(r"[.!?。！？]$", kept) else ". ")
+    old_values = [v for _k, v in values(taken)]
+    return Correction(clause=f"{kept}{sep}{rest}", old=old_values[0] if len(old_values) == 1 else "", new="")
 
 
 def _clause_of(sentence: str) -> str:
@@ -846,7 +884,7 @@ def names_the_slot(record: str, correction: Correction) -> bool:
     held = [(at, k, v) for at, k, v in _values_at(record) if at >= 0]
     if any(k in kinds and value_key(v) not in stated and _near(record, (at, v), words) > 0 for at, k, v in held):
         return True
-    if "day" in kinds:
+    if kinds & {"day", "date"}:
         # A date is said of its event anywhere in the sentence ("on the 12th, we booked a table for
         # the dinner" / "the dinner moved to the 14th"): the record's one date, a shared word in its sentence.
         dated = [(at, v) for at, k, v in held if k in ("day", "date")]
@@ -894,8 +932,15 @@ def repeats_old_value(record: str, correction: Correction) -> bool:
 
 def subject_words(correction: Correction) -> set[str]:
     """The correction's own words, its values and the old value left out: what it is about."""
-    value_words = {t for _, v in values(correction.clause) for t in content_tokens(v)}
-    return content_tokens(correction.clause) - value_words - content_tokens(correction.old)
+    said = f"{correction.clause} {correction.context}".strip()
+    value_words = {t for _, v in values(said) for t in content_tokens(v)}
+    return content_tokens(said) - value_words - content_tokens(correction.old)
+
+
+# A correction whose subject is only a pronoun ("it's Tuesday 17 March now", "它现在改到周四了"):
+# what it is about was said in the sentence before.
+POINTS_BACK_RE = re.compile(r"^(?:(?:so|and|but|ok|okay|anyway)[,，]?\s+)?(?:it's|it is|it'll be|it will be|that's|that is|they're|they are)\b"
+                            r"|^(?:所以|那)?(?:它|这个|那个)(?:现在)?(?:是|改|换|变)", re.IGNORECASE)
 
 
 def _context_overlap(record: str, correction: Correction) -> float:
@@ -911,13 +956,17 @@ def _context_overlap(record: str, correction: Correction) -> float:
 # "我说请假回老家的那件事", "我提到的那个人", "我为什么开始爬的那段": a matter the user said.
 _MATTER_ZH = r"(?:那件事|这件事|那些事|的事情|的事|那事儿?|那个事|那档子?事|那茬|那一?段(?:话|事)?|这一?段(?:话)?|那部分|那个人|那些话|的那些|烂摊子|破事)"
 _SAID_MATTER_ZH = re.compile(rf"(?:说|提到?|讲|聊|吐槽|抱怨|告诉你)(?:过)?的?[^，,。；;！!？?]{{0,30}}?{_MATTER_ZH}"
-                             r"|(?:说|提|讲|聊|吐槽|抱怨|告诉你)[过到]?的(?:那个|那些|这个)")
+                             r"|(?:说|提|讲|聊|吐槽|抱怨|告诉你)[过到]?的(?:那个|那些|这个)"
+                             # "二月份说的张师傅工资那个": the matter, then "那个" ending its clause.
+                             r"|(?:说|提|讲|聊|告诉你)[过到]?的[^，,。；;！!？?]{1,30}?那个\s*$")
 _CLEAR_ZH = r"(?:删掉|删除|删了|清掉|清除|清干净|清理掉|抹掉|delete\s?掉?|当我没说过?)"
 _CLEARS_SAID_MATTER_RE = re.compile(rf"(?:{_SAID_MATTER_ZH.pattern}).*?{_CLEAR_ZH}")
 
 # "你那边不要再保存了", "你这边就别留着了": kept on the assistant's side is kept in its memory
 # (a file the user saves is "别保存草稿", with no "你那边").
-_YOUR_SIDE_KEEPS = r"(?:你|你们)(?:那边|这边|那里|那儿)的?(?:就|也|都|先)?(?:别|不要|不用|不必)(?:再)?(?:记|存|保存|保留|存储|留)"
+_YOUR_SIDE_KEEPS = (r"(?:(?:你|你们)(?:那边|这边|那里|那儿)的?(?:就|也|都|先)?(?:别|不要|不用|不必)(?:再)?(?:记|存|保存|保留|存储|留)"
+                    # "Kevin 被裁那件事你那边删了吧", "你那边记的删了吧": cleared where the assistant keeps it.
+                    r"|(?:你|你们)(?:那边|这边|那里|那儿)(?:记的|存的|记下的|存下的)?(?:就|也|都|先)?(?:删|清|抹)(?:掉|了|除))")
 
 _FORGET_PATTERNS: list[re.Pattern[str]] = [
     re.compile(r"(?<!don't )(?<!do not )(?<!never )\bforget\s+(?:about\s+|that\s+|what i (?:said|told you|mentioned)(?:\s+about)?\s+|everything (?:i said )?about\s+|the (?:part|thing|bit) about\s+)?(?P<subject>[^.!?]*)", re.IGNORECASE),
@@ -935,7 +984,7 @@ _FORGET_PATTERNS: list[re.Pattern[str]] = [
     re.compile(r"从(?:你的?|你那边的?)?\s*(?:notes?|memory|笔记|记忆|记录|备忘)\s*(?:里面?|中|上)?\s*(?:拿掉|删掉|去掉|删除|清掉|移除|抹掉|拿走|删了)(?P<subject>)", re.IGNORECASE),
     # "can you not keep that anywhere?"
     re.compile(r"\b(?:can|could|would) you (?:please )?not (?:keep|store|remember|save|record|hold on ?to|hang on to)\s+(?:that|it|this)\b(?P<subject>)", re.IGNORECASE),
-    re.compile(r"\b(?:i'd|i would) rather (?:that|it|this) (?:wasn't|weren't|isn't|not be|was not) (?:kept|stored|remembered|saved|written down)\b(?P<subject>)",
+    re.compile(r"\b(?:i'd|i would) (?:(?:really|much|just|honestly)\s+)?rather (?:that|it|this) (?:wasn't|weren't|isn't|not be|was not) (?:kept|stored|remembered|saved|written down)\b(?P<subject>)",
                re.IGNORECASE),
     re.compile(r"\bi (?:don't|do not) want (?:that|it|this) (?:kept|stored|remembered|saved)\b(?P<subject>)", re.IGNORECASE),
     # "I don't want it sitting in your notes", "… kept in your memory".
@@ -948,7 +997,9 @@ _FORGET_PATTERNS: list[re.Pattern[str]] = [
     # "上个月我说请假回老家的那件事……清掉吧", "我提到的那个人……可以 delete 掉吗": a matter the user
     # said, named before a word that clears it.
     re.compile(_CLEAR_ZH + "(?P<subject>)"),
-    re.compile(r"\b(?:scratch|drop|strike) (?:the (?:bit|part|thing)|what i (?:said|told you|mentioned)|everything i said) about\s+(?P<subject>[^.!?,—–]*)", re.IGNORECASE),
+    # "scrap what I said in january about the panic attack": a time may stand between.
+    re.compile(r"\b(?:scratch|scrap|drop|strike) (?:the (?:bit|part|thing)|what i (?:said|told you|mentioned)|everything i said)"
+               r"(?:\s+(?:in|on|last|back in|back on|earlier|before|the other)\b[\w\s]{0,20}?)?\s+about\s+(?P<subject>[^.!?,—–]*)", re.IGNORECASE),
     # "忘掉之前说的磁盘阈值吧": the subject after the request.
     re.compile(r"(?:^|[，,])\s*(?:请|你)?(?:忘掉|删掉|删除)(?!吧|了吧|它)(?P<subject>[^，,。！!？?]{2,}?)(?:吧|了|这件事|的事)?\s*(?:[，,。！!]|$)"),
     re.compile(_YOUR_SIDE_KEEPS + "(?P<subject>)"),
@@ -962,7 +1013,7 @@ _GENERIC_SUBJECT_ZH = re.compile(r"(?:那个|这个|那些|这些)(?:数字|号�
                                   r"|^(?:之前|刚才|上次|前面|我)*(?:说|提|讲)(?:的|过的)")
 _FORGET_GUARD_RE = re.compile(r"\b(don't|do not|never|not) forget\b|别忘|不要忘|忘了(带|拿|关|锁|交|写|说|告诉)|我忘了", re.IGNORECASE)
 _MEMORY_WORD_RE = re.compile(r"记|\b(?:can|could|would) you (?:please )?not (?:keep|store|remember|save)\b|(?:别|不用|不要)(?:再)?(?:存(?:着|下来)?(?=[了啦吧，,。！!]|$)|留着)|笔记|"
-                             + _YOUR_SIDE_KEEPS + r"|\b(?:whatever|what|everything|anything) you (?:keep|have|store|remember|know|hold)\b|忘掉|忘了吧|memor|forget|remember|record|note|scratch|strike|drop (the|what)|\bkept\b|\bstored\b|hold on ?to|hang on to|keep hold of"
+                             + _YOUR_SIDE_KEEPS + r"|\b(?:whatever|what|everything|anything) you (?:keep|have|store|remember|know|hold)\b|忘掉|忘了吧|memor|forget|remember|record|note|scratch|strike|drop (the|what)|scrap (the|what)|\bwritten down\b|\bkept\b|\bstored\b|hold on ?to|hang on to|keep hold of"
                              r"|(?:删掉|删除|delete\s?掉?)关于|关于.{1,30}?(?:那|这)条", re.IGNORECASE)
 ANAPHORIC_SUBJECT_RE = re.compile(r"^(it|that|this|those|these|all that|all of that|what i (just )?said|the last (one|thing)|i (ever |even )?(said|mentioned|told you|brought (it|that|this|any of (it|that|this)) up)( (it|that|this|about it))?( at all)?|这条|这个|这些|那个|那条|刚才(那|说的)?(条|个|些)?|上一条|这|那|)$", re.IGNORECASE)
 
@@ -1023,7 +1074,7 @@ def forget_subject(sentence: str) -> str | None:
 
 
 _MATTER_FILLER_ZH = re.compile(
-    r"^(?:哦|噢|啊|诶|哎|唉)?(?:还有|另外|对了|然后|嗯|好|good|ok|okay)?[，,\s.。]*(?:之前|上次|上回|上个月|上周|刚才|前面|前几天|第一次聊的时候|一开始|(?:去年|今年)?[一二三四五六七八九十\d]{1,2}月份?(?:的时候)?)?(?:我)?(?:跟你|和你|对你)?"
+    r"^(?:哦|噢|啊|诶|哎|唉)?(?:还有|另外|对了|对|然后|嗯|好|good|ok|okay)?[，,\s.。]*(?:之前|上次|上回|上个月|上周|刚才|前面|前几天|第一次聊的时候|一开始|(?:去年|今年)?[一二三四五六七八九十\d]{1,2}月份?(?:的时候)?)?(?:我)?(?:跟你|和你|对你)?"
     r"(?:说|提到?|讲|聊)?(?:过)?的?(?:那几个|那个|那些)?(?:我的?(?=[\u4e00-\u9fff]{2}))?", re.IGNORECASE)  # "吐槽", "抱怨" say what it was: they stay
 # "the stuff I told you right at the start about why I took this on, the work / health thing",
 # "the bit about my partner's operation from a few weeks back".
@@ -1050,7 +1101,7 @@ def said_matter(before: str) -> str:
         if not re.search(_MATTER_ZH, clause) and not _SAID_MATTER_ZH.search(clause):
             continue
         clause = re.sub(r"^[^\w\u4e00-\u9fff]+", "", _GENERIC_SUBJECT_EN.sub("", clause)).strip()  # "👍 另外…", "… you know which one"
-        what = _MATTER_FILLER_ZH.sub("", re.sub(_MATTER_ZH + r"\s*$", "", clause)).strip().rstrip("的").strip()
+        what = _MATTER_FILLER_ZH.sub("", re.sub(_MATTER_ZH + r"\s*$|那个\s*$", "", clause)).strip().rstrip("的").strip()
         if what:
             parts.append(what)
     return "，".join(parts)
@@ -1061,19 +1112,35 @@ _FORGET_NOT_NAMES = frozenset({"said", "told", "mentioned", "thing", "stuff", "w
                                "什么", "为什", "怎么", "这么", "那么", "哪个"})
 
 
+# "the panic attack and the counselling", "Kevin 被裁和他的新工作": two matters, each forgotten.
+_FORGET_AND_RE = re.compile(r"\s+(?:and|&)\s+(?:the\s+|my\s+|his\s+|her\s+|our\s+)?|以及|还有|和")
+STEM_PREFIX_MIN = 6  # "counselling" / "counsellor": English words sharing this much are one word to a forget
+
+
 def forget_matches(record: str, subject: str) -> bool:
-    """Whether `record` is about `subject`: it uses (almost) every content word of it."""
+    """Whether `record` is about `subject`: it uses (almost) every content word of it, or of
+    one of the matters the subject joins with "and"."""
+    parts = [p for p in _FORGET_AND_RE.split(subject) if content_tokens(p) - _FORGET_NOT_NAMES]
+    return any(_forget_matches_one(record, p) for p in (parts if len(parts) > 1 else [subject]))
+
+
+def _forget_matches_one(record: str, subject: str) -> bool:
     words = content_tokens(subject) - _FORGET_NOT_NAMES
     if not words:
         return False
     said = content_tokens(record)
-    shared = len(words & said)
+    stems = {w[:STEM_PREFIX_MIN] for w in said if len(w) >= STEM_PREFIX_MIN and w.isascii()}
+
+    def uses(word: str) -> bool:
+        return word in said or (len(word) >= STEM_PREFIX_MIN and word.isascii() and word[:STEM_PREFIX_MIN] in stems)
+
+    shared = sum(1 for w in words if uses(w))
     if shared == len(words):
         return True
     # Most of the words, and most of those that name something: "吐槽 co-founder" is three
     # tokens, and "我跟 co-founder 两个人做的" has two of them but not the complaint.
     named = naming_words(subject) - _FORGET_NOT_NAMES
-    return len(words) >= 3 and shared / len(words) >= 0.6 and (not named or len(named & said) / len(named) >= 0.6)
+    return len(words) >= 3 and shared / len(words) >= 0.6 and (not named or sum(1 for w in named if uses(w)) / len(named) >= 0.6)
 
 
 def _distinct_words(text: str) -> set[str]:
@@ -1098,8 +1165,9 @@ _FORGET_CATEGORIES: list[tuple[str, re.Pattern[str]]] = [
      re.compile(r"\b(earn|earns|earning|salary|income|paid|wages?)\b|工资|收入|薪|挣|月入|年入", re.IGNORECASE)),
     (r"address|home address|where i live|住址|地址|住哪|家庭住址",
      re.compile(r"\b(live|lives|living|flat|apartment|street|road|avenue|address|neighbourhood|neighborhood)\b|住在|住的|家在|地址|小区", re.IGNORECASE)),
-    (r"health|medical|diagnosis|illness|medication|meds|健康|病情|病|身体|吃药|用药|药",
-     re.compile(r"diagnos|\b(illness|disease|medication|medicine|meds|tablets|therapy|surgery|operation)\b|病|症|诊断|药|手术|住院|抑郁|焦虑", re.IGNORECASE)),
+    (r"health|medical|diagnosis|illness|medication|meds|(?:\w+ )?condition|disorder|disability|健康|病情|病|身体|吃药|用药|药",
+     re.compile(r"diagnos|\b(illness|disease|medication|medicine|meds|tablets|therapy|surgery|operation|condition|disorder|syndrome|degeneration"
+                r"|chronic|disab\w*|impair\w*|asthma|diabet\w*|cancer|tumou?r)\b|病|症|诊断|药|手术|住院|抑郁|焦虑", re.IGNORECASE)),
     (r"phone|phone number|number|电话|手机号|电话号码",
      re.compile(r"\+?\d[\d\s-]{6,}\d|电话|手机", re.IGNORECASE)),
     (r"housing|housing situation|home situation|living situation|flat|apartment|rent|landlord|住房|房子|租房|住的地方",
@@ -1115,7 +1183,7 @@ _FORGET_CATEGORIES: list[tuple[str, re.Pattern[str]]] = [
     # "my trip abroad", "出国那趟": travel.
     (r"trips?|travel|travell?ing|abroad|holiday|vacation|旅行|旅游|出国|出差|那趟",
      re.compile(r"\b(trip|flight|fly|flying|travel\w*|abroad|holiday|vacation|off to)\b|出国|旅行|旅游|机票|出差", re.IGNORECASE)),
-    (r"job|work|career|boss|manager|colleagues?|co-?workers?|工作|工作上|领导|老板|上司|跳槽|辞职|同事|单位|学校里?(?:的|那个)?人",
+    (r"job|work|career|boss|manager|colleagues?|co-?workers?|lay-?offs?|laid off|fired|工作|工作上|领导|老板|上司|跳槽|辞职|被裁|裁员|同事|单位|学校里?(?:的|那个)?人",
      re.compile(r"\b(job|laid off|fired|quit|quitting|resign\w*|interview\w*|boss|manager|cto|ceo|colleagues?|co-?workers?|team lead)\b"
                 r"|被裁|裁员|辞职|跳槽|看机会|面试|领导|老板|上司|工作|同事|组长|主任|校长|单位", re.IGNORECASE)),
 ]

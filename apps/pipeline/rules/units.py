@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from apps.pipeline.rules.corrections import Correction, forget_subject, parse_correction, self_corrected
+from apps.pipeline.rules.corrections import POINTS_BACK_RE, Correction, forget_subject, parse_correction, self_corrected
 from apps.pipeline.rules.extract import (
     ACCEPT_RE,
     ACK_LEAD_RE,
@@ -99,9 +99,11 @@ def analyse(ctx, messages: list[dict], background: list[dict], mode: str) -> Bat
     last_user: dict[str, tuple[dict, list[Candidate]]] = {}
     last_assistant: dict[str, dict] = {}
     one_offs: dict[str, set[str]] = {}  # session → naming words of the one-off request the next reply answers
+    user_words: dict[str, set[str]] = {}  # session → lower-case words the user has said (see _declined_names)
     for row in background:  # context only: what a follow-up at the start of the batch may refer to
         if quality_gate(row.get("content")):
             continue
+        _said_by_user(row, user_words)
         _remember(row, last_user, last_assistant, [], out.speakers)
     for message in messages:
         reason = quality_gate(message.get("content"))
@@ -151,10 +153,18 @@ def analyse(ctx, messages: list[dict], background: list[dict], mode: str) -> Bat
                 # "不要，团队都熟 MyBatis。": the "no" answers the proposal and is no rule of
                 # its own; what follows it ("No, we use pnpm here") is read as said alone.
                 numbered = ([(0, rest)] if rest else []) + numbered[1:]
+            # "no. Ekos is a huge GUI …", "no Temporal，太重了": a sentence about what was just
+            # declined is the refusal's reason, not a fact to keep; the others stand ("no, we've
+            # been to Nara before" is the user's own news).
+            declined = _declined_names(last_assistant[session], user_words.get(session, set()))
+            numbered = [(i, kept) for i, p in numbered if (kept := _without_sentences_on(p, declined))]
         plain: list[tuple[int, str]] = []
         for index, part in numbered:
             asked = QUESTION_RE.search(part) or (REQUEST_RE.search(part) and not STRONG_RE.search(part))
-            correction = self_fixes.get(index) or (None if asked else parse_correction(part))
+            # "for tonight only: give it 300s instead of the usual 180" changes nothing that lasts.
+            correction = self_fixes.get(index) or (None if asked or one_off(part) else parse_correction(part))
+            if correction is not None and index and not correction.context and POINTS_BACK_RE.match(correction.clause):
+                correction.context = parts[index - 1]
             if correction is not None:
                 out.corrections.append(Said(message=message, correction=correction, position=index))
                 ctx.add("corrections")
@@ -171,8 +181,53 @@ def analyse(ctx, messages: list[dict], background: list[dict], mode: str) -> Bat
         found.extend(extract_from_message(message, mode=mode, sentences=[p for _, p in plain], speakers=out.speakers,
                                           positions=[i for i, _ in plain], project_names=names))
         out.candidates.extend(found)
+        _said_by_user(message, user_words)
         _remember(message, last_user, last_assistant, found, out.speakers)
     return out
+
+
+_WORD_RE = re.compile(r"[A-Za-z][A-Za-z0-9.+#-]*[A-Za-z0-9]")
+
+
+def _words(text: str) -> set[str]:
+    return {w.casefold() for w in _WORD_RE.findall(text)}
+
+
+def _without_sentences_on(part: str, declined: set[str]) -> str:
+    """The part without its sentences that open with a declined name (a part may hold several
+    sentences: "Ekos is a huge GUI … for. obsctl stays headless")."""
+    if not declined:
+        return part
+    return " ".join(s for s in re.split(r"(?<=[.!?。！？])\s+", part) if _first_word(s) not in declined).strip()
+
+
+def _first_word(sentence: str) -> str:
+    """The sentence's first word, a decline word before it left out ("no Temporal，…" → "temporal")."""
+    rest = re.sub(r"^\W*(?:(?:no|nope|nah|不考虑|不需要|不要|不用|不必|别|算了)\b[\s,，.。!！]*)?", "", sentence, flags=re.IGNORECASE)
+    m = _WORD_RE.match(rest)
+    return m.group().casefold() if m else ""
+
+
+def _said_by_user(message: dict, user_words: dict[str, set[str]]) -> None:
+    if message.get("role") == "user":
+        user_words.setdefault(str(message.get("sessionKey") or ""), set()).update(_words(str(message.get("content") or "")))
+
+
+def _declined_names(proposal_message: dict, said: set[str]) -> set[str]:
+    """The names a declined assistant message brought up: capitalised words inside its
+    sentences ("KStars with the Ekos scheduler", "可以用 Temporal 写"), none the user had said
+    in the session (the user's own project, tools and places stay theirs)."""
+    names = set()
+    text = str(proposal_message.get("content") or "")
+    if is_chinese(text):
+        # In Chinese text a Latin word is a name or a term whatever its case ("restic 已经做得很成熟了").
+        names.update(w.casefold() for w in _WORD_RE.findall(text) if len(w) >= 3)
+    for m in re.finditer(r"[A-Z][A-Za-z0-9.+#-]*[A-Za-z0-9]", text):
+        before = text[: m.start()].rstrip()
+        if not before or before[-1] in ".!?。！？:：\n" or (m.start() and text[m.start() - 1].isalnum()):
+            continue  # a sentence's first word is capitalised whatever it is
+        names.add(m.group().casefold())
+    return names - said
 
 
 def _without_echo(found: list[Candidate], asked: set[str]) -> list[Candidate]:
