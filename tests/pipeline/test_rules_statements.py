@@ -1361,3 +1361,56 @@ def test_moved_to_a_named_host_is_kept_as_what_holds_now(coder, l0, run_now):
     l0(coder, [say("m1", "heads up 我们搬去 Fly.io 了，region hkg，之前那个 app 已经 destroy 掉了", 0)])
     ok(run_now(coder, KIND_L1))
     assert any("Fly.io" in t for t in texts(coder)), texts(coder)
+
+
+# ------------------------------------------------------------------ the fourteenth held-out batch
+
+
+@pytest.mark.parametrize(("sentence", "subject"), [
+    ("还有上回说的网贷那事，是我嘴快了，你忘了它吧，以后也别提", "网贷"),
+    ("one thing first: the wrist surgery stuff from our first session, please don't keep that around. the RSI bit is enough context",
+     "wrist surgery"),
+    ("先说个事：第一次聊的时候我提过在银行上班、这个是私活那些，那段个人情况就当我没提过，记录里抹掉吧，传出去不好", "在银行上班、这个是私活"),
+    # The user's own records, a process kept running: no request to forget.
+    ("我把日志从记录里删了", None),
+    ("don't keep it running overnight", None),
+])
+def test_the_fourteenth_batchs_forget_requests(sentence, subject):
+    assert forget_subject(sentence) == subject
+
+
+@pytest.mark.parametrize(("sentence", "old", "new"), [
+    ("服务器的事办完了：上周末整套迁到了阿里云 ECS（杭州），腾讯云那台到期没续费。", "腾讯云", "阿里云 ECS"),
+    ("还有一个大 news：我已经从 Zalando 离职了，4 月 1 号开始在 N26 做 analytics engineer", "Zalando", "N26"),
+    ("域名动了：linyu.dev 续费太贵没续，主域名改成 linyu.me，旧的 301 过去", "linyu.dev", "linyu.me"),
+])
+def test_moves_jobs_and_host_names_said_with_the_old_one(sentence, old, new):
+    found = parse_correction(sentence)
+    assert found is not None and (found.old, found.new) == (old, new), found
+    if "离职" in sentence:
+        assert old not in found.clause, found.clause
+
+
+def test_an_unmatched_correction_is_stored_without_the_clause_naming_the_old_value(coder, l0, run_now):
+    l0(coder, [say("h1", "域名动了：linyu.dev 续费太贵没续，主域名改成 linyu.me，旧的 301 过去，撑到明年过期为止。", 0)])
+    ok(run_now(coder, KIND_L1))
+    live_now = texts(coder)
+    assert any("linyu.me" in t for t in live_now), live_now
+    assert not any("linyu.dev" in t for t in live_now), live_now
+
+
+@pytest.mark.parametrize(("sentence", "kept", "gone"), [
+    ("复查挂的是同济4月10号上午……等下我翻下挂号截图，哦是4月17号，我看串行了", "4月17号", "4月10号"),
+    ("analytics 是 Google Analytics……哦不对，GA 我三月就拿掉了，现在用的是 self-host 的 Umami，跑在家里那台 NAS 上", "Umami", "Google Analytics"),
+])
+def test_a_value_restated_after_a_pause_or_a_tool_said_to_be_gone(sentence, kept, gone):
+    from apps.pipeline.rules.corrections import self_corrected
+
+    fixed = self_corrected(sentence)
+    assert fixed is not None and kept in fixed.clause and gone not in fixed.clause, fixed
+
+
+def test_a_chinese_repo_introduction_keeps_its_stack(coder, l0, run_now):
+    l0(coder, [say("b1", "hi，这个是我的个人 blog repo。Astro 4 + MDX，样式用 Tailwind，deploy 在 Cloudflare Pages，push 到 main 就自动 build。", 0)])
+    ok(run_now(coder, KIND_L1))
+    assert any("Astro" in t and "Cloudflare" in t for t in texts(coder)), texts(coder)

@@ -30,7 +30,9 @@ CORRECTION_RE = re.compile(
     r"|改成|改为|改到|改用|换用|更正|纠正一下|记错了|说错了|说(?:短|长|少|多|早|晚|小|大|低|高)了|搞错了|弄错了|说岔了|搞混了|弄混了|记混了|其实是|现在是|现在改|换成了|变成了?|变为|已经不|不再|不对[，,]"
     r"|降到|降至|升到|升至|提高到|增加到|减少到|涨到|调整为|调整到|调到|迁到|迁移到|迁去|搬到|搬去|改发到|不用了|从[^，,。；;]{1,30}(?:换成|改成|改为|改到|转成|转为)"
     r"|不是[^，,。]{1,20}[，,]?\s*(而)?是|是[^，,。]{1,20}[，,]?\s*不是"
-    r"|(?:切到?|切换到|换到|迁到|改用|转到)[^，,。；;！!]{1,20}[，,][^，,。；;！!]{1,20}(?:停用|弃用|下线|关停)",
+    r"|(?:切到?|切换到|换到|迁到|改用|转到)[^，,。；;！!]{1,20}[，,][^，,。；;！!]{1,20}(?:停用|弃用|下线|关停)"
+    r"|(?:迁到|迁移到|搬到|换到|切到)了?[^，,。；;！!]{1,30}[，,][^，,。；;！!]{1,20}(?:没续|不续了|退掉了|退了|停了|关了|不用了)"
+    r"|从[^，,。；;]{1,20}(?:离职|辞职)了?[，,][^，,。；;]{0,12}?(?:开始)?在",
     re.IGNORECASE,
 )
 # A change said with a verb of change and where it went, with words between ("we upgraded the
@@ -88,6 +90,11 @@ _PAIRS: list[re.Pattern[str]] = [
     # "公司全面切飞书了，下个月企业微信停用": switched to the new one, the old one retired.
     re.compile(r"(?:切到?|切换到|换到|迁到|改用|转到)(?P<new>[^，,。；;！!了]{1,20}?)了?[，,]\s*(?:下个?月|下周|月底|年底|明年|之后|以后|马上|很快|年底前)?"
                r"(?P<old>[^，,。；;\s]{1,12}?)(?:就|会|将|也)?(?:停用|弃用|下线|关停|不再用|不用)了?"),
+    # "上周末整套迁到了阿里云 ECS（杭州），腾讯云那台到期没续费": moved, and the old one let go.
+    re.compile(r"(?:迁到|迁移到|搬到|换到|切到)了?(?P<new>[^，,。；;！!（(]{1,20}?)\s*(?:[（(][^）)]*[）)])?[，,]\s*(?P<old>[^，,。；;\s]{1,12}?)"
+               r"(?:那台|那个|那边|那家)?(?:已经)?(?:到期)?(?:没续费?|不续了|退掉了|退了|停了|关了|不用了)"),
+    # "我已经从 Zalando 离职了，4 月 1 号开始在 N26 做 analytics engineer": a job left for another.
+    re.compile(r"从\s*(?P<old>[^，,。；;\s]{1,20}?)\s*(?:离职|辞职|走人)了?[，,]\s*[^，,。；;]{0,12}?(?:开始)?在\s*(?P<new>[^，,。；;！!\s]{1,20}?)\s*(?:做|当|上班|工作)"),
     # "I said we close on Mondays, but from October it'll be Tuesdays."
     re.compile(r"\bi (?:said|told you|mentioned)\s+(?:that\s+)?(?P<old>[^.;!?]+?),?\s+but\s+(?P<new>[^.;!?]+)", re.IGNORECASE),
 ]
@@ -392,7 +399,7 @@ def self_corrected(sentence: str) -> Correction | None:
     dropped = _took_back(said, fix)
     if dropped is not None:
         return dropped
-    correction, itself = parse_correction(fix), parse_correction(said)
+    correction, itself = parse_correction(fix) or _stated_after_a_pause(fix, said), parse_correction(said)
     if correction is None or (itself is not None and (itself.old or not re.search(r"现在是|目前是|\b(?:is|are) now\b", said, re.IGNORECASE))):
         return None  # nothing to apply, or the first part is itself a change ("改成 20……不对，30"), not a plain "现在是"
     if correction.old and correction.old.lower() not in said.lower():
@@ -439,12 +446,27 @@ def self_corrected(sentence: str) -> Correction | None:
 # is an EQ6-R Pro — no wait, I sold that in the spring, it's a ZWO AM5 now": the speaker takes the
 # last thing said back as no longer true, then says what holds instead.
 _NO_LONGER_RE = re.compile(
-    r"^(?:(?:hang on|hold on|no wait|wait|no|sorry|oops|actually|等等|等下|等一下|不对|哦不|噢不)[\s,，!！.。]*)+"
+    r"^(?:(?:hang on|hold on|no wait|wait|no|sorry|oops|actually|等等|等下|等一下|(?:哦|噢|啊)?不对|哦不|噢不)[\s,，!！.。]*)+"
     r"(?P<why>that was (?:last year|last season|before|ages ago|years ago|a while ago|the old \w+|my old \w+)"
     r"|i (?:sold|replaced|got rid of|dropped|ditched) (?:that|it|them)(?:\s+[\w-]+){0,4}?"
     r"|that's (?:old|outdated|not true any ?more|not the case any ?more|changed)|not any ?more"
-    r"|那是(?:以前|之前|去年|上学期|老)的?(?:了)?|早就(?:不|没|换|卖)\S{0,6}?了|已经(?:卖了|换了|不用了))"
+    r"|那是(?:以前|之前|去年|上学期|老)的?(?:了)?|早就(?:不|没|换|卖)\S{0,6}?了|已经(?:卖了|换了|不用了)"
+    # "GA 我三月就拿掉了": what was named is gone.
+    r"|[^，,。；;]{0,16}?(?:早就|已经|就)(?:拿掉|去掉|删掉|停掉|卖掉|换掉|停用|不用)了)"
     r"(?:[.。!！]\s*|[,，]\s*|$)(?P<rest>.*)$", re.IGNORECASE)
+
+
+# "……等下我翻下挂号截图，哦是4月17号": after the pause, "(oh) it's Y" with Y of a kind the first part said.
+_OH_IT_IS_RE = re.compile(r"(?:^|[，,。.]\s*)(?:哦|噢|啊|嗯|oh,?\s*)?(?:应该|其实)?(?:是|it's|it is)\s*(?P<new>[^，,。；;!！]+)", re.IGNORECASE)
+
+
+def _stated_after_a_pause(fix: str, said: str) -> Correction | None:
+    kinds = {k for k, _ in values(said)}
+    for m in _OH_IT_IS_RE.finditer(fix):
+        stated = [v for k, v in values(m.group("new")) if k in kinds]
+        if len(stated) == 1:
+            return Correction(clause=fix, old="", new=stated[0])
+    return None
 
 
 def _took_back(said: str, fix: str) -> Correction | None:
@@ -454,13 +476,20 @@ def _took_back(said: str, fix: str) -> Correction | None:
     if m is None:
         return None
     pieces = re.split(r"(?<=[.!?。！？])\s+|[，,;；]\s*", said)
-    if len(pieces) < 2 or not m.group("rest").strip():
-        return None  # nothing would be left of what was said, or nothing said instead
+    rest = m.group("rest").strip()
+    if not rest:
+        return None  # nothing said instead
     taken = pieces[-1]
     kept = said[: said.rfind(taken)].rstrip(" ,，;；")
-    rest = m.group("rest").strip()
+    if not kept:
+        # "analytics 是 Google Analytics……不对，GA 早就拿掉了，现在用的是 Umami": what it is about stays.
+        said_of = _LAST_PREDICATE_RE.search(taken)
+        if said_of is None or not said_of.start():
+            return None
+        kept = taken[: said_of.start()].strip() + ("：" if is_chinese(taken) else ":")
     chinese = is_chinese(kept)
-    sep = "，" if chinese and not re.search(r"[。！？]$", kept) else (" " if re.search(r"[.!?。！？]$", kept) else ". ")
+    sep = "" if kept.endswith(("：", ":")) and chinese else (" " if kept.endswith(":") else (
+        "，" if chinese and not re.search(r"[。！？]$", kept) else (" " if re.search(r"[.!?。！？]$", kept) else ". ")))
     old_values = [v for _k, v in values(taken)]
     return Correction(clause=f"{kept}{sep}{rest}", old=old_values[0] if len(old_values) == 1 else "", new="")
 
@@ -496,7 +525,8 @@ def _parse_marked(sentence: str) -> Correction | None:
             bounded = True
             old, new = m.group("old").strip(), m.group("new").strip()
             # The clause keeps what is true: "the port is 5433, not 5432" → "the port is 5433".
-            clause = (text[: m.start()] + _kept(m, text)).strip()
+            before = re.sub(r"(?:我)?(?:已经)?\s*$", "", text[: m.start()]) if "离职" in pattern.pattern else text[: m.start()]
+            clause = (before + _kept(m, text)).strip()
             break
     else:
         for pattern in _NEW_ONLY:
@@ -529,7 +559,13 @@ def _parse_marked(sentence: str) -> Correction | None:
         stated = values(new)
         rest = text.replace(new, " ", 1)  # values the new part itself says are all new
         others = [v for k, v in values(rest) if stated and k == stated[-1][0] and v not in {sv for _, sv in stated}]
-        if len(others) == 1:
+        if not stated:
+            # "linyu.dev 续费太贵没续，主域名改成 linyu.me": a host name replaced by another host name.
+            host = _HOST_RE.fullmatch(new.strip())
+            others = [h for h in _HOST_RE.findall(rest) if host and h != host.group(0)]
+        if len(others) == 1 and not stated:
+            old = others[0]
+        elif len(others) == 1:
             old, new = others[0], stated[-1][1]
             prefix = re.match(r"(上午|下午|晚上|早上|凌晨|中午|傍晚|夜里)", new)
             if prefix and not old.startswith(prefix.group(1)):
@@ -544,6 +580,8 @@ def _parse_marked(sentence: str) -> Correction | None:
     return Correction(clause=clause or text, old=old, new=new)
 
 
+_HOST_RE = re.compile(r"(?<![\w.@/-])[a-z0-9][a-z0-9-]*(?:\.[a-z0-9-]+)*\.(?:com|net|org|io|dev|me|app|cn|de|uk|co|ai|sh|so|xyz|site|page|blog|cloud)(?![\w.-])",
+                      re.IGNORECASE)
 _NOW_WORD_RE = re.compile(r"现在|目前|如今|these days|\bnow\b", re.IGNORECASE)
 
 
@@ -578,6 +616,8 @@ def _kept(m: re.Match[str], text: str) -> str:
         return m.group("new") + text[m.end():]
     if pattern.startswith(r"\bfrom"):
         return span.replace(m.group("old"), "").replace("from", "", 1).replace("  ", " ").strip() + text[m.end():]
+    if "离职" in pattern:  # "我已经从 Zalando 离职了，4 月 1 号开始在 N26 做 …" → "4 月 1 号开始在 N26 做 …"
+        return re.split(r"[，,]", span, maxsplit=1)[1].strip() + text[m.end():]
     if pattern.startswith("从"):
         return span[len("从") + len(m.group("old")):] + text[m.end():]  # "域名从 lin.dev 换成了 linwei.design" → "换成了 linwei.design"
     if "(?:就)?(?:不再用|不用)了" in pattern:
@@ -930,6 +970,21 @@ def repeats_old_value(record: str, correction: Correction) -> bool:
     return False
 
 
+def said_now(correction: Correction) -> str:
+    """The correction's clause as a statement of what holds now: without its comma clauses
+    that name the old value, when another one names the new ("linyu.dev 续费太贵没续，主域名改成
+    linyu.me" → "主域名改成 linyu.me"): stored when no record was there to correct."""
+    if not correction.old or not correction.new:
+        return correction.clause
+    clauses = re.split(r"(?<=[，,；;])", correction.clause)
+    kept = [c for c in clauses if correction.old.casefold() not in c.casefold()]
+    if len(kept) == len(clauses) or not any(correction.new.casefold() in c.casefold() for c in kept):
+        return correction.clause
+    lead = re.match(r"^[^，,；;：:]{1,12}[：:]\s*", clauses[0])  # "域名动了：" says what it is about
+    text = "".join(kept).strip().rstrip("，,；;")
+    return (lead.group(0) + text) if lead and not text.startswith(lead.group(0)) else text
+
+
 def subject_words(correction: Correction) -> set[str]:
     """The correction's own words, its values and the old value left out: what it is about."""
     said = f"{correction.clause} {correction.context}".strip()
@@ -958,8 +1013,8 @@ _MATTER_ZH = r"(?:那件事|这件事|那些事|的事情|的事|那事儿?|那�
 _SAID_MATTER_ZH = re.compile(rf"(?:说|提到?|讲|聊|吐槽|抱怨|告诉你)(?:过)?的?[^，,。；;！!？?]{{0,30}}?{_MATTER_ZH}"
                              r"|(?:说|提|讲|聊|吐槽|抱怨|告诉你)[过到]?的(?:那个|那些|这个)"
                              # "二月份说的张师傅工资那个": the matter, then "那个" ending its clause.
-                             r"|(?:说|提|讲|聊|告诉你)[过到]?的[^，,。；;！!？?]{1,30}?那个\s*$")
-_CLEAR_ZH = r"(?:删掉|删除|删了|清掉|清除|清干净|清理掉|抹掉|delete\s?掉?|当我没说过?)"
+                             r"|(?:说|提|讲|聊|告诉你)[过到]?的?[^，,。；;！!？?]{1,30}?(?:那个|那些)(?=\s*(?:[，,。；;]|$))")
+_CLEAR_ZH = r"(?:删掉|删除|删了|清掉|清除|清干净|清理掉|抹掉|delete\s?掉?|当我没(?:说|提)过?)"
 _CLEARS_SAID_MATTER_RE = re.compile(rf"(?:{_SAID_MATTER_ZH.pattern}).*?{_CLEAR_ZH}")
 
 # "你那边不要再保存了", "你这边就别留着了": kept on the assistant's side is kept in its memory
@@ -981,7 +1036,7 @@ _FORGET_PATTERNS: list[re.Pattern[str]] = [
     re.compile(r"\b(?:wipe|delete|remove|erase|scrub|clear|drop|take|scratch|strike|cross)\s+(?:it|that|this)\s+(?:out\s+)?(?:from|off|out of)\s+"
                r"(?:whatever|what|everything|anything)\s+you\s+(?:keep|have|store|remember|know|hold)\b(?P<subject>)", re.IGNORECASE),
     # "帮我从你的 notes 里拿掉", "从记忆里去掉": out of the assistant's memory.
-    re.compile(r"从(?:你的?|你那边的?)?\s*(?:notes?|memory|笔记|记忆|记录|备忘)\s*(?:里面?|中|上)?\s*(?:拿掉|删掉|去掉|删除|清掉|移除|抹掉|拿走|删了)(?P<subject>)", re.IGNORECASE),
+    re.compile(r"(?:从|在)?(?:你的?|你那边的?)?\s*(?:notes?|memory|笔记|记忆|记录|备忘)\s*(?:里面?|中|上)\s*(?:拿掉|删掉|去掉|删除|清掉|移除|抹掉|拿走|删了)(?P<subject>)", re.IGNORECASE),
     # "can you not keep that anywhere?"
     re.compile(r"\b(?:can|could|would) you (?:please )?not (?:keep|store|remember|save|record|hold on ?to|hang on to)\s+(?:that|it|this)\b(?P<subject>)", re.IGNORECASE),
     re.compile(r"\b(?:i'd|i would) (?:(?:really|much|just|honestly)\s+)?rather (?:that|it|this) (?:wasn't|weren't|isn't|not be|was not) (?:kept|stored|remembered|saved|written down)\b(?P<subject>)",
@@ -1004,7 +1059,7 @@ _FORGET_PATTERNS: list[re.Pattern[str]] = [
     re.compile(r"(?:^|[，,])\s*(?:请|你)?(?:忘掉|删掉|删除)(?!吧|了吧|它)(?P<subject>[^，,。！!？?]{2,}?)(?:吧|了|这件事|的事)?\s*(?:[，,。！!]|$)"),
     re.compile(_YOUR_SIDE_KEEPS + "(?P<subject>)"),
     re.compile(r"(?:把|关于)?(?P<subject>[^，,。！!？?]*?)(?:的事|的事情|这件事|这事|的内容|的记忆)?(?:就|也|都|先)?(?:别|不要|不用)(?:再)?(?:记(?:住|下|录|着)?|存(?:着|下来)?(?=[了啦吧，,。！!]|$)|留着)(?:了|啦)?"),
-    re.compile(r"(?:把|关于)?(?P<subject>[^，,。！!？?]*?)(?:的事|的事情|这件事|这事|的内容|的记忆)?(?:都|也|就)?(?:忘掉|忘了吧|删掉|删除|删了|delete\s?掉)(?:吧|它|这条记忆|这条|这个记忆)?"),
+    re.compile(r"(?:把|关于)?(?P<subject>[^，,。！!？?]*?)(?:的事|的事情|这件事|这事|的内容|的记忆)?(?:都|也|就)?(?:忘掉|忘了吧|忘了它吧|忘掉它吧|删掉|删除|删了|delete\s?掉)(?:吧|它|这条记忆|这条|这个记忆)?"),
 ]
 # Words that say what kind of thing is to be forgotten, not what it is ("the salary figure",
 # "工资那个数字"): the rest of the subject is what a record must mention.
@@ -1013,7 +1068,7 @@ _GENERIC_SUBJECT_ZH = re.compile(r"(?:那个|这个|那些|这些)(?:数字|号�
                                   r"|^(?:之前|刚才|上次|前面|我)*(?:说|提|讲)(?:的|过的)")
 _FORGET_GUARD_RE = re.compile(r"\b(don't|do not|never|not) forget\b|别忘|不要忘|忘了(带|拿|关|锁|交|写|说|告诉)|我忘了", re.IGNORECASE)
 _MEMORY_WORD_RE = re.compile(r"记|\b(?:can|could|would) you (?:please )?not (?:keep|store|remember|save)\b|(?:别|不用|不要)(?:再)?(?:存(?:着|下来)?(?=[了啦吧，,。！!]|$)|留着)|笔记|"
-                             + _YOUR_SIDE_KEEPS + r"|\b(?:whatever|what|everything|anything) you (?:keep|have|store|remember|know|hold)\b|忘掉|忘了吧|memor|forget|remember|record|note|scratch|strike|drop (the|what)|scrap (the|what)|\bwritten down\b|\bkept\b|\bstored\b|hold on ?to|hang on to|keep hold of"
+                             + _YOUR_SIDE_KEEPS + r"|\b(?:whatever|what|everything|anything) you (?:keep|have|store|remember|know|hold)\b|忘掉|忘了吧|忘了它吧|memor|forget|remember|record|note|scratch|strike|drop (the|what)|scrap (the|what)|\bwritten down\b|\bkept\b|\b(?:don't|do not) keep (?:that|it|this)(?: stuff)? (?:around|anywhere|on file)\b|记录里|记忆里|\bstored\b|hold on ?to|hang on to|keep hold of"
                              r"|(?:删掉|删除|delete\s?掉?)关于|关于.{1,30}?(?:那|这)条", re.IGNORECASE)
 ANAPHORIC_SUBJECT_RE = re.compile(r"^(it|that|this|those|these|all that|all of that|what i (just )?said|the last (one|thing)|i (ever |even )?(said|mentioned|told you|brought (it|that|this|any of (it|that|this)) up)( (it|that|this|about it))?( at all)?|这条|这个|这些|那个|那条|刚才(那|说的)?(条|个|些)?|上一条|这|那|)$", re.IGNORECASE)
 
@@ -1032,10 +1087,12 @@ def forget_subject(sentence: str) -> str | None:
             continue  # "删掉 X" alone is an instruction to the agent ("删掉这个文件"), not to memory
         if pattern.pattern.startswith("(?:把|关于)") and not re.search(
                 r"(别|不要|不用)(再)?(记|存(着|下来)?(?=[了啦吧，,。！!]|$))|忘掉|忘了吧|删掉这条|删除这条|删掉关于|删除关于|的记忆|不太?想(让你|被)?记|不太?想.{0,6}被(记|存|留)"
-                r"|关于.{1,30}?(?:那|这)条", text):
+                r"|关于.{1,30}?(?:那|这)条|忘了它吧|忘掉它吧", text):
             continue
         if pattern.pattern.startswith(r"\b(?:delete|remove|erase") and not re.search(r"memor|notes? about|records? about", text, re.IGNORECASE):
             continue
+        if "(?:notes?|memory|笔记|记忆|记录|备忘)" in pattern.pattern and re.search(r"我(?:已经|刚)?把", text[: m.start()]):
+            continue  # "我把日志从记录里删了": what the user did to their own records
         if pattern.pattern.startswith(_CLEAR_ZH) and not _SAID_MATTER_ZH.search(text[: m.start()]):
             continue  # "清掉缓存吧" clears a cache; only a matter the user said is a memory
         # "forget that, we haven't agreed on it yet": the subject ends at the first clause break.
@@ -1081,7 +1138,7 @@ _MATTER_FILLER_ZH = re.compile(
 _SAID_MATTER_EN = re.compile(
     r"\b(?:the (?:stuff|bit|part|thing|things)|what|everything|anything)\s+(?:(?:that\s+)?i\s+[^,—–]*?\s+)?about\s+(?P<what>[^—–.!?;]+)"
     # "that interview thing I told you about a while back"
-    r"|\b(?:that|the)\s+(?P<named>[\w'-]+(?:\s+[\w'-]+){0,3}?)\s+(?:thing|stuff|business|matter|story)\s+(?:that\s+)?i\s+(?:told you|mentioned|said|brought up|shared|dumped|unloaded|went on)",
+    r"|\b(?:that|the)\s+(?P<named>[\w'-]+(?:\s+[\w'-]+){0,3}?)\s+(?:thing|stuff|business|matter|story)\s+(?:(?:that\s+)?i\s+(?:told you|mentioned|said|brought up|shared|dumped|unloaded|went on)|from\b)",
     re.IGNORECASE)
 _WHEN_SAID_EN = re.compile(r"\b(?:from|since)?\s*(?:a (?:few|couple of) (?:weeks|days|months) (?:back|ago)|right at the start|at the start|earlier|the other day|last (?:week|month|time)|before)\b",
                            re.IGNORECASE)
@@ -1101,12 +1158,16 @@ def said_matter(before: str) -> str:
         if not re.search(_MATTER_ZH, clause) and not _SAID_MATTER_ZH.search(clause):
             continue
         clause = re.sub(r"^[^\w\u4e00-\u9fff]+", "", _GENERIC_SUBJECT_EN.sub("", clause)).strip()  # "👍 另外…", "… you know which one"
-        what = _MATTER_FILLER_ZH.sub("", re.sub(_MATTER_ZH + r"\s*$|那个\s*$", "", clause)).strip().rstrip("的").strip()
-        if what:
+        clause = re.sub(r"^[^：:]{1,8}[：:]\s*", "", clause)  # "先说个事：…" introduces the matter
+        clause = re.sub(rf"(?:就|也|都)?{_CLEAR_ZH}.*$", "", clause).strip()  # "那段…就当我没提过"
+        what = _MATTER_FILLER_ZH.sub("", re.sub(_MATTER_ZH + r"\s*$|那个\s*$|那些\s*$", "", clause)).strip().rstrip("的").strip()
+        what = re.sub(rf"^{_MATTER_ZH}|^(?:那段|这段)", "", what).strip()
+        if what and not _PERSONAL_GENERIC_ZH.fullmatch(what):
             parts.append(what)
     return "，".join(parts)
 
 
+_PERSONAL_GENERIC_ZH = re.compile(r"(?:个人|私人|家里|自己)?的?(?:情况|私事|事情?|隐私|信息)")
 # Words of a forget subject that say it was said, not what it is about.
 _FORGET_NOT_NAMES = frozenset({"said", "told", "mentioned", "thing", "stuff", "what", "about", "bit", "part", "事情", "的事", "这件", "件事",
                                "什么", "为什", "怎么", "这么", "那么", "哪个"})

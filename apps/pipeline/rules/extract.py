@@ -102,7 +102,7 @@ PATTERNS: list[tuple[str, re.Pattern[str]]] = [
         r"|每(周|天|月|年|个?星期|个月)|在.{1,20}上(跑|运行|训练|部署)|部署在|运行在|跑在|依赖|端口|版本|配置在|存放在|存在|使用的是|用的是|数据库是|项目(是|用)|这个\s*(项目|仓库|服务|工程|库|repo|app|service)|本(项目|仓库)|我们(用|使用|的)|基于|写的"
         r"|(是|有|为)\s*\d+\s*(个|台|张|核|G|GB|ms|秒|分钟|小时|天|次|%)"
         # "这是公司 CRM 的管理后台，Vue 3 + …": what the project is; "minSdk 是 26": a setting's value.
-        r"|^这(是|个是)(我们|公司|团队|一个|我们公司)?.{0,16}?(后台|服务|项目|仓库|系统|平台|工具|应用|app|网站|小程序|插件|脚本|sdk|框架)"
+        r"|^(?:(?:hi|hey|hello|嗨|你好|早)[，,!！\s]*)?这(是|个是)(我们|公司|团队|一个|我们公司|我的|我)?.{0,16}?(后台|服务|项目|仓库|系统|平台|工具|应用|app|网站|小程序|插件|脚本|sdk|框架|repo|blog|博客)"
         r"|\b[A-Za-z][A-Za-z0-9_.]*[A-Za-z0-9]\s*(是|为)\s*v?\d", re.IGNORECASE)),
 ]
 ARTIFACT_RE = re.compile(
@@ -365,6 +365,7 @@ def _exception_for_now(sentence: str) -> bool:
 
 
 _TECH_NAME_RE = re.compile(r"\b[A-Z][\w.+#-]*\d[\w.-]*|\b[A-Z]{2,}\b|\b[A-Z][a-z]+[A-Z]\w*|\b[A-Za-z]+\s?v?\d+(?:\.\d+)+\b"
+                           r"|\b[A-Z][a-z]+\s\d{1,3}\b(?![.:/,]\d)"  # a name and its major version: "Astro 4", "Vue 3"
                            r"|\b[a-z0-9-]+\.(?:io|org|com|dev|net|sh|app|cloud)\b")  # "modernc.org/sqlite", "fly.io"
 
 

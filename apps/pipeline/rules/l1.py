@@ -27,6 +27,7 @@ from apps.pipeline.rules.corrections import (
     forget_shares_word,
     names_the_slot,
     repeats_old_value,
+    said_now,
     says_kind,
     subject_words,
     supersedes,
@@ -427,9 +428,10 @@ def _stored_corrections(ctx, analysis: BatchAnalysis, mode: str, projects: dict[
         if best is None:
             # Nothing to correct: what is true now is a plain statement ("actually" is often just a word),
             # and a fact even when no pattern claims it (a correction states how things are).
-            found_here = extract_from_message(said.message, mode=mode, sentences=[correction.clause], speakers=analysis.speakers)
+            now = said_now(correction)
+            found_here = extract_from_message(said.message, mode=mode, sentences=[now], speakers=analysis.speakers)
             if not found_here and _standalone(correction) and not correction.weak:
-                fact = candidate_for(resolve_relative_dates(correction.clause, said.message.get("timestamp")), "fact", said.message, mode=mode)
+                fact = candidate_for(resolve_relative_dates(now, said.message.get("timestamp")), "fact", said.message, mode=mode)
                 found_here = [fact] if fact is not None else []
             for cand in found_here:
                 item = Planned(candidate=cand, source_ids=[message_ref(said.message)], timestamps=[t for t in [iso_from_ms(said.message.get("timestamp"))] if t])
