@@ -1414,3 +1414,11 @@ def test_a_chinese_repo_introduction_keeps_its_stack(coder, l0, run_now):
     l0(coder, [say("b1", "hi，这个是我的个人 blog repo。Astro 4 + MDX，样式用 Tailwind，deploy 在 Cloudflare Pages，push 到 main 就自动 build。", 0)])
     ok(run_now(coder, KIND_L1))
     assert any("Astro" in t and "Cloudflare" in t for t in texts(coder)), texts(coder)
+
+
+def test_a_clause_taken_back_with_well_were_leaves_the_rest_of_the_sentence():
+    from apps.pipeline.rules.corrections import self_corrected
+
+    fixed = self_corrected("this repo is my QMK userspace for my Corne. the controllers are pro micros... well, were.")
+    assert fixed is not None and fixed.clause == "this repo is my QMK userspace for my Corne.", fixed
+    assert self_corrected("the cat is fine... well, mostly") is None

@@ -370,9 +370,9 @@ def _now_only(clause: str) -> tuple[str, str]:
 # "…", or a dash ("10.13 — scratch that, it's 10.15", "ggml-small.bin —— my bad，说错了，…"),
 # then a word that takes back what came before it.
 _SELF_CORRECTION_RE = re.compile(
-    r"^(?P<said>.+?)(?:…+|\s*[—–]+\s*|\s-\s)\s*(?P<fix>(?:(?:哎|唉|啊|呃|嗯)[，,\s]*)?我?"
+    r"^(?P<said>.+?)(?:…+|\.{3,}|\s*[—–]+\s*|\s-\s)\s*(?P<fix>(?:(?:哎|唉|啊|呃|嗯)[，,\s]*)?我?"
     r"(?i:不对|等等|等下|等一下|哦不|噢不|不是|搞错|说错|记错|弄错|说岔|搞混|弄混|记混|wait\b|no\b|sorry\b|actually\b|i mean\b|oops\b"
-    r"|scratch that\b|my bad\b|hold on\b|hang on\b|no wait\b).*)$")
+    r"|scratch that\b|my bad\b|hold on\b|hang on\b|no wait\b|well,?\s+(?:were|was|used to be)\b).*)$")
 _MARKERS_ONLY_RE = re.compile(
     r"^(?:(?:不对|等等|等下|等一下|哦不|噢不|(?:哎|唉|啊|呃)?我?(?:搞错了|说错了|记错了|弄错了|说岔了|搞混了|弄混了|记混了)|wait|no|sorry|actually|i mean|oops"
     r"|scratch that|my bad|hold on|hang on|no wait)[\s,，!！.。]*)+$",
@@ -394,7 +394,8 @@ def self_corrected(sentence: str) -> Correction | None:
     if m is None:
         return None
     said, fix = m.group("said").strip(), m.group("fix").strip()
-    if "…" not in sentence[len(m.group("said")): m.start("fix")] and not _RETRACT_RE.match(fix):
+    pause = sentence[len(m.group("said")): m.start("fix")]
+    if "…" not in pause and "..." not in pause and not _RETRACT_RE.match(fix):
         return None
     dropped = _took_back(said, fix)
     if dropped is not None:
@@ -446,8 +447,9 @@ def self_corrected(sentence: str) -> Correction | None:
 # is an EQ6-R Pro — no wait, I sold that in the spring, it's a ZWO AM5 now": the speaker takes the
 # last thing said back as no longer true, then says what holds instead.
 _NO_LONGER_RE = re.compile(
-    r"^(?:(?:hang on|hold on|no wait|wait|no|sorry|oops|actually|等等|等下|等一下|(?:哦|噢|啊)?不对|哦不|噢不)[\s,，!！.。]*)+"
+    r"^(?:(?:hang on|hold on|no wait|wait|no|sorry|oops|actually|等等|等下|等一下|(?:哦|噢|啊)?不对|哦不|噢不)[\s,，!！.。]*)*"
     r"(?P<why>that was (?:last year|last season|before|ages ago|years ago|a while ago|the old \w+|my old \w+)"
+    r"|(?:well,?\s+)?(?:were|was|used to be)"  # "the controllers are pro micros... well, were."
     r"|i (?:sold|replaced|got rid of|dropped|ditched) (?:that|it|them)(?:\s+[\w-]+){0,4}?"
     r"|that's (?:old|outdated|not true any ?more|not the case any ?more|changed)|not any ?more"
     r"|那是(?:以前|之前|去年|上学期|老)的?(?:了)?|早就(?:不|没|换|卖)\S{0,6}?了|已经(?:卖了|换了|不用了)"
@@ -477,10 +479,12 @@ def _took_back(said: str, fix: str) -> Correction | None:
         return None
     pieces = re.split(r"(?<=[.!?。！？])\s+|[，,;；]\s*", said)
     rest = m.group("rest").strip()
-    if not rest:
-        return None  # nothing said instead
     taken = pieces[-1]
     kept = said[: said.rfind(taken)].rstrip(" ,，;；")
+    if not rest:
+        # "… the controllers are pro micros... well, were.": what holds is said next, if at all;
+        # the rest of the sentence stands without the clause taken back.
+        return Correction(clause=kept, old="", new="") if kept and len(pieces) > 1 else None
     if not kept:
         # "analytics 是 Google Analytics……不对，GA 早就拿掉了，现在用的是 Umami": what it is about stays.
         said_of = _LAST_PREDICATE_RE.search(taken)
