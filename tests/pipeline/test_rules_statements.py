@@ -1129,6 +1129,11 @@ def test_money_lent_is_information_about_money():
     # "从不" lasts: a house rule, not an exception.
     ("我们从不破例，规则就是规则", False),
     ("这次就考过了", False),
+    # "for tonight (date) only", "tonight only", "not a regular thing" (ho13).
+    ("yeah ignore it. for tonight (2026-09-05) only: give NGC 7000 300s subs.", True),
+    ("tonight only, would you tell me a really dull story to drift off to?", True),
+    ("something about a lighthouse keeper. not a regular thing, I just fancy it tonight", True),
+    ("I work nights this month, so mornings are for sleeping", False),
 ])
 def test_an_exception_made_for_once_is_one_off(sentence, expected):
     from apps.pipeline.rules.extract import one_off
@@ -1219,8 +1224,16 @@ def test_note_this_down_as_a_todo_takes_the_sentence_it_points_at(coder, l0, run
     # Deleting a file or a cache is no request to forget.
     ("删掉这个文件吧", None),
     ("我把缓存删了，你那边重新跑一下", None),
+    # ho14: "你忘了它吧", "the X stuff from …, don't keep that around", "…就当我没提过，记录里抹掉吧".
+    ("还有上回说的网贷那事，是我嘴快了，你忘了它吧，以后也别提", "网贷"),
+    ("one thing first: the wrist surgery stuff from our first session, please don't keep that around. the RSI bit is enough context",
+     "wrist surgery"),
+    ("先说个事：第一次聊的时候我提过在银行上班、这个是私活那些，那段个人情况就当我没提过，记录里抹掉吧，传出去不好", "在银行上班、这个是私活"),
+    # The user's own records, a process kept running: no request to forget.
+    ("我把日志从记录里删了", None),
+    ("don't keep it running overnight", None),
 ])
-def test_the_thirteenth_batchs_forget_requests(sentence, subject):
+def test_the_thirteenth_and_fourteenth_batchs_forget_requests(sentence, subject):
     assert forget_subject(sentence) == subject
 
 
@@ -1257,18 +1270,6 @@ def test_a_sentence_about_the_declined_suggestion_is_not_kept_but_the_users_own_
     assert not any("Ekos" in t for t in live_now), live_now
     assert any("roof relay" in t for t in live_now), live_now
     assert any("Nara" in t for t in live_now), live_now
-
-
-@pytest.mark.parametrize(("sentence", "expected"), [
-    ("yeah ignore it. for tonight (2026-09-05) only: give NGC 7000 300s subs.", True),
-    ("tonight only, would you tell me a really dull story to drift off to?", True),
-    ("something about a lighthouse keeper. not a regular thing, I just fancy it tonight", True),
-    ("I work nights this month, so mornings are for sleeping", False),
-])
-def test_tonight_only_and_not_a_regular_thing_are_one_off(sentence, expected):
-    from apps.pipeline.rules.extract import one_off
-
-    assert one_off(sentence) is expected
 
 
 def test_a_one_off_said_with_instead_of_changes_no_lasting_value(coder, l0, run_now):
@@ -1364,19 +1365,6 @@ def test_moved_to_a_named_host_is_kept_as_what_holds_now(coder, l0, run_now):
 
 
 # ------------------------------------------------------------------ the fourteenth held-out batch
-
-
-@pytest.mark.parametrize(("sentence", "subject"), [
-    ("还有上回说的网贷那事，是我嘴快了，你忘了它吧，以后也别提", "网贷"),
-    ("one thing first: the wrist surgery stuff from our first session, please don't keep that around. the RSI bit is enough context",
-     "wrist surgery"),
-    ("先说个事：第一次聊的时候我提过在银行上班、这个是私活那些，那段个人情况就当我没提过，记录里抹掉吧，传出去不好", "在银行上班、这个是私活"),
-    # The user's own records, a process kept running: no request to forget.
-    ("我把日志从记录里删了", None),
-    ("don't keep it running overnight", None),
-])
-def test_the_fourteenth_batchs_forget_requests(sentence, subject):
-    assert forget_subject(sentence) == subject
 
 
 @pytest.mark.parametrize(("sentence", "old", "new"), [
