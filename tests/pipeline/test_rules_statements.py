@@ -1410,3 +1410,25 @@ def test_a_clause_taken_back_with_well_were_leaves_the_rest_of_the_sentence():
     fixed = self_corrected("this repo is my QMK userspace for my Corne. the controllers are pro micros... well, were.")
     assert fixed is not None and fixed.clause == "this repo is my QMK userspace for my Corne.", fixed
     assert self_corrected("the cat is fine... well, mostly") is None
+
+
+def test_something_given_up_is_replaced_by_what_the_message_says_holds_now(chat, l0, run_now):
+    l0(chat, [say("g1", "easily, I'm at the bakery on Market Street, I do the 4am shift so I'm done by 1.", 0),
+              say("g2", "运动的话我打算每天收车回来先快走半小时，家旁边就是东湖绿道。", 1)])
+    ok(run_now(chat, KIND_L1))
+    l0(chat, [say("g3", "hiya. bit of news, I've left the bakery! the 4am starts were wrecking me. I'm driving for the veg box "
+                        "co-op over in Todmorden instead, 8 till 2.", 10, session="s2"),
+              say("g4", "还有个事，快走不走了，左膝盖半月板有点磨损，医生让我去游泳，现在每周一三五下午出车前去游一个钟头", 11, session="s2")])
+    ok(run_now(chat, KIND_L1))
+    live_now = texts(chat)
+    assert not any("bakery" in t or "快走" in t for t in live_now), live_now
+    assert any("veg box" in t for t in live_now) and any("游泳" in t for t in live_now), live_now
+
+
+@pytest.mark.parametrize("sentence", ["I left the keys at home.", "我们不走了，就在这儿吃", "I've left a note on the fridge for you"])
+def test_leaving_things_somewhere_is_nothing_given_up(sentence):
+    from apps.pipeline.rules.corrections import given_up
+    from apps.pipeline.rules.text import sentences
+
+    parts = sentences(sentence)
+    assert all(given_up(parts, i) is None for i in range(len(parts)))

@@ -118,6 +118,7 @@ class Correction:
     slot: str = ""  # what moved ("the docs site" of "moved the docs site from X to Y"): a record of X must name it too
     count: tuple[int, str] | None = None  # "got a fourth node": (4, "node"), the new count of the thing
     context: str = ""  # the sentence an "it's … now" points back at ("they had to move the study. it's 17 March now")
+    ended: bool = False  # `old` was given up; `clause` is what the message says holds now, the record's new content
 
 
 # A move said as "from X to Y" with what moved ("we moved the marketing site from Vercel to
@@ -469,6 +470,34 @@ def _stated_after_a_pause(fix: str, said: str) -> Correction | None:
         if len(stated) == 1:
             return Correction(clause=fix, old="", new=stated[0])
     return None
+
+
+# Something the user has given up, said as such: "I've left the bakery!", "I'm giving up on
+# colemak-DH", "快走不走了" (the verb said again, negated).
+_GAVE_UP_EN = re.compile(r"\b(?:i've|i have|we've|we have)\s+(?:just\s+|finally\s+)?(?:left|quit)\s+(?:my job at\s+|the\s+|my\s+)?(?P<old>[\w-]{3,})\b"
+                         r"|\b(?:i'm|i am|we're|we are)\s+(?:giving up on|done with|quitting)\s+(?:the\s+|my\s+)?(?P<old2>[\w-]{3,})\b", re.IGNORECASE)
+_GAVE_UP_ZH = re.compile(r"(?P<old>[\u4e00-\u9fff]{1,3}(?P<v>[\u4e00-\u9fff]))不(?P=v)了")
+GIVEN_UP_FOLLOWING = 2  # sentences after the one giving something up that may say what replaced it
+
+
+def given_up(parts: list[str], index: int) -> Correction | None:
+    """What the sentence says the user gave up (`old`), with what the message says after it
+    that holds now (`clause`, the clauses that do not name the old thing, at most
+    GIVEN_UP_FOLLOWING more sentences): "I've left the bakery! … I'm driving for the veg box co-op
+    instead, 8 till 2". None when nothing follows to say what holds now."""
+    part = parts[index]
+    m = _GAVE_UP_EN.search(part) or _GAVE_UP_ZH.search(part)
+    if m is None:
+        return None
+    old = (m.group("old") or m.groupdict().get("old2") or "").strip()
+    text = " ".join([part[m.end():], *parts[index + 1: index + 1 + GIVEN_UP_FOLLOWING]])
+    kept = [c.strip(" ，,;；").rstrip(".。!！") for c in re.split(r"(?<=[.!?。！？])\s+|[，,;；]", text)
+            if old.casefold() not in c.casefold() and len(content_tokens(c)) >= 2]
+    if not kept:
+        return None
+    chinese = is_chinese(" ".join(kept))
+    clause = ("，" if chinese else ", ").join(kept).rstrip(".。!！ ") + ("。" if chinese else ".")
+    return Correction(clause=clause[0].upper() + clause[1:], old=old, new="", ended=True)
 
 
 def _took_back(said: str, fix: str) -> Correction | None:

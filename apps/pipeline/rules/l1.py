@@ -337,7 +337,7 @@ def _apply_in_batch_corrections(ctx, analysis: BatchAnalysis, planned: list[Plan
             best = _setting_just_said(analysis, planned, said)
         if best is None:
             continue
-        new_content = corrected_content(best.candidate.content, correction) or (
+        new_content = correction.clause if correction.ended else corrected_content(best.candidate.content, correction) or (
             None if correction.weak or _holds_already(best.candidate.content, correction) else _standalone(correction))
         if not new_content:
             continue
@@ -442,7 +442,8 @@ def _stored_corrections(ctx, analysis: BatchAnalysis, mode: str, projects: dict[
             continue
         earlier = corrected_here.get(best.record_id)
         current = earlier.candidate.content if earlier is not None else best.content
-        new_content = corrected_content(current, correction) or (None if _holds_already(current, correction) else _standalone(correction))
+        new_content = correction.clause if correction.ended else (
+            corrected_content(current, correction) or (None if _holds_already(current, correction) else _standalone(correction)))
         if not new_content or normalize(new_content) == normalize(current):
             continue
         if earlier is not None:

@@ -15,7 +15,15 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from apps.pipeline.rules.corrections import POINTS_BACK_RE, Correction, forget_subject, parse_correction, self_corrected
+from apps.pipeline.rules.corrections import (
+    GIVEN_UP_FOLLOWING,
+    POINTS_BACK_RE,
+    Correction,
+    forget_subject,
+    given_up,
+    parse_correction,
+    self_corrected,
+)
 from apps.pipeline.rules.extract import (
     ACCEPT_RE,
     ACK_LEAD_RE,
@@ -159,10 +167,16 @@ def analyse(ctx, messages: list[dict], background: list[dict], mode: str) -> Bat
             declined = _declined_names(last_assistant[session], user_words.get(session, set()))
             numbered = [(i, kept) for i, p in numbered if (kept := _without_sentences_on(p, declined))]
         plain: list[tuple[int, str]] = []
+        told_after: set[int] = set()  # sentences a given-up sentence took as what holds now
         for index, part in numbered:
+            if index in told_after:
+                continue
             asked = QUESTION_RE.search(part) or (REQUEST_RE.search(part) and not STRONG_RE.search(part))
+            ended = None if index in self_fixes or asked else given_up(parts, index)
+            if ended is not None:
+                told_after.update(range(index + 1, index + 1 + GIVEN_UP_FOLLOWING))
             # "for tonight only: give it 300s instead of the usual 180" changes nothing that lasts.
-            correction = self_fixes.get(index) or (None if asked or one_off(part) else parse_correction(part))
+            correction = self_fixes.get(index) or ended or (None if asked or one_off(part) else parse_correction(part))
             if correction is not None and index and not correction.context and POINTS_BACK_RE.match(correction.clause):
                 correction.context = parts[index - 1]
             if correction is not None:
