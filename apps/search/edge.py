@@ -61,6 +61,7 @@ KEYWORD_FIELDS = ("type", "scope", "project", "scene_id", "task_state")
 # them stays fast and exact enough; the other fields are selective (project, scene) or
 # nearly always true (scope, task_state) and are served by the payload index alone.
 HNSW_FIELDS = ("type",)
+FULL_SCAN_KB = 5_000
 WRITE_BATCH = 256  # EdgeShard.update holds the GIL: keep each call short
 # Compact a live collection when this many points were written since it was optimised
 # and they are at least this share of it (searched exactly until then).
@@ -140,7 +141,11 @@ def _shard_config(dim: int) -> Any:
         vectors={DENSE: qe.EdgeVectorParams(size=dim, distance=qe.Distance.Cosine,
                                             datatype=qe.VectorStorageDatatype.Float16)},
         sparse_vectors={SPARSE: qe.EdgeSparseVectorParams()},  # plain dot product: IDF comes with the query
-        hnsw_config=qe.HnswIndexConfig(m=16, ef_construct=100, full_scan_threshold=10_000),
+        # Filters estimated under FULL_SCAN_KB of vectors are scanned, larger ones walk the graph.
+        # 5,000 (was 10,000): a type filter of ~10k points at 100k records walked the type links
+        # in 0.7–0.9 ms but was scanned in 2.6–2.9 ms when its estimate fell under 10,000
+        # (docs/retrieval.md, "full-scan threshold"); scene filters are searched exactly anyway.
+        hnsw_config=qe.HnswIndexConfig(m=16, ef_construct=100, full_scan_threshold=FULL_SCAN_KB),
     )
 
 
@@ -556,8 +561,12 @@ class EdgeStore:
         import qdrant_edge as qe
 
         coll = self._coll(name)
+        # A scene filter is selective and its field has no HNSW links: the filtered graph walk
+        # loses neighbours and time, so its points are compared exactly (payload index first).
+        params = qe.SearchParams(exact=True) if spec is not None and spec.scene_ids else None
         request = qe.QueryRequest(limit=limit + TIE_MARGIN, query=qe.Query.Nearest(
-            np.asarray(vector, dtype=np.float32).tolist(), using=DENSE), filter=edge_filter(spec), with_payload=["record_id"])
+            np.asarray(vector, dtype=np.float32).tolist(), using=DENSE), filter=edge_filter(spec), with_payload=["record_id"],
+            params=params)
         found = self._call(lambda: coll.query(request))
         return _ordered([(str((p.payload or {})["record_id"]), float(p.score)) for p in found], limit)
 

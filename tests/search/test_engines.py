@@ -408,3 +408,27 @@ def test_recall_candidates_agree_between_engines(alice, settings):
         cands = services.index_candidates(alice, "数据库迁移 before deploy", limit=15, filters=services.Filters())
         seen[engine] = [(r.record_id, r.dense_rank, r.sparse_rank) for r in cands.ranked]
     assert seen["edge"] == seen["local"]
+
+
+@needs_edge
+def test_a_scene_filter_is_searched_exactly_and_other_filters_by_the_graph(tmp_path, monkeypatch):
+    """The scene field has no HNSW links: a filtered graph walk over it loses neighbours at
+    a million records, so its points are compared exactly (docs/retrieval.md, full-scan
+    threshold); type and scope filters keep the planner's choice."""
+    e = EdgeStore(tmp_path / "edge")
+    e.create_collection("c", 16, "")
+    pts = _points(60)
+    e.upsert("c", pts)
+    coll = e._coll("c")
+    asked: list = []
+    real = coll.query
+    monkeypatch.setattr(coll, "query", lambda request: asked.append(request.params) or real(request))
+    q = pts[7].dense
+    scene = [r for r, _ in e.search_dense("c", q, 5, FilterSpec(scene_ids=["sc2"], scope_filter=False))]
+    e.search_dense("c", q, 5, FilterSpec(types=["work_fact"]))
+    assert asked[0] is not None and asked[0].exact is True
+    assert asked[1] is None or not asked[1].exact
+    exact = sorted((p for p in pts if p.payload["scene_id"] == "sc2"), key=lambda p: -float(
+        np.dot(p.dense, q) / (np.linalg.norm(p.dense) * np.linalg.norm(q))))
+    assert scene == [p.record_id for p in exact[:5]]
+    e.close()
