@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from apps.pipeline.rules.text import STOPWORDS, content_tokens, is_chinese, is_cjk_char, naming_words, unit_names_slot, value_key, values
+from apps.pipeline.rules.text import HOST_PATTERN, STOPWORDS, content_tokens, is_chinese, is_cjk_char, naming_words, unit_names_slot, value_key, values
 
 # "not now, but put it on the list", "not really, but …": after "not", words of when and how much
 # name no value that is replaced.
@@ -94,7 +94,7 @@ _PAIRS: list[re.Pattern[str]] = [
     re.compile(r"(?:迁到|迁移到|搬到|换到|切到)了?(?P<new>[^，,。；;！!（(]{1,20}?)\s*(?:[（(][^）)]*[）)])?[，,]\s*(?P<old>[^，,。；;\s]{1,12}?)"
                r"(?:那台|那个|那边|那家)?(?:已经)?(?:到期)?(?:没续费?|不续了|退掉了|退了|停了|关了|不用了)"),
     # "我已经从 Zalando 离职了，4 月 1 号开始在 N26 做 analytics engineer": a job left for another.
-    re.compile(r"从\s*(?P<old>[^，,。；;\s]{1,20}?)\s*(?:离职|辞职|走人)了?[，,]\s*[^，,。；;]{0,12}?(?:开始)?在\s*(?P<new>[^，,。；;！!\s]{1,20}?)\s*(?:做|当|上班|工作)"),
+    re.compile(r"(?:我)?(?:已经)?\s*从\s*(?P<old>[^，,。；;\s]{1,20}?)\s*(?:离职|辞职|走人)了?[，,]\s*[^，,。；;]{0,12}?(?:开始)?在\s*(?P<new>[^，,。；;！!\s]{1,20}?)\s*(?:做|当|上班|工作)"),
     # "I said we close on Mondays, but from October it'll be Tuesdays."
     re.compile(r"\bi (?:said|told you|mentioned)\s+(?:that\s+)?(?P<old>[^.;!?]+?),?\s+but\s+(?P<new>[^.;!?]+)", re.IGNORECASE),
 ]
@@ -558,8 +558,7 @@ def _parse_marked(sentence: str) -> Correction | None:
             bounded = True
             old, new = m.group("old").strip(), m.group("new").strip()
             # The clause keeps what is true: "the port is 5433, not 5432" → "the port is 5433".
-            before = re.sub(r"(?:我)?(?:已经)?\s*$", "", text[: m.start()]) if "离职" in pattern.pattern else text[: m.start()]
-            clause = (before + _kept(m, text)).strip()
+            clause = (text[: m.start()] + _kept(m, text)).strip()
             break
     else:
         for pattern in _NEW_ONLY:
@@ -613,8 +612,7 @@ def _parse_marked(sentence: str) -> Correction | None:
     return Correction(clause=clause or text, old=old, new=new)
 
 
-_HOST_RE = re.compile(r"(?<![\w.@/-])[a-z0-9][a-z0-9-]*(?:\.[a-z0-9-]+)*\.(?:com|net|org|io|dev|me|app|cn|de|uk|co|ai|sh|so|xyz|site|page|blog|cloud)(?![\w.-])",
-                      re.IGNORECASE)
+_HOST_RE = re.compile(rf"(?<![\w.@/-]){HOST_PATTERN}(?![\w.-])", re.IGNORECASE)
 _NOW_WORD_RE = re.compile(r"现在|目前|如今|these days|\bnow\b", re.IGNORECASE)
 
 

@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass, field
 
 from apps.pipeline.rules.text import (
+    HOST_PATTERN,
     ZH_STOP_CHARS,
     content_tokens,
     file_mentions,
@@ -366,7 +367,7 @@ def _exception_for_now(sentence: str) -> bool:
 
 _TECH_NAME_RE = re.compile(r"\b[A-Z][\w.+#-]*\d[\w.-]*|\b[A-Z]{2,}\b|\b[A-Z][a-z]+[A-Z]\w*|\b[A-Za-z]+\s?v?\d+(?:\.\d+)+\b"
                            r"|\b[A-Z][a-z]+\s\d{1,3}\b(?![.:/,]\d)"  # a name and its major version: "Astro 4", "Vue 3"
-                           r"|\b[a-z0-9-]+\.(?:io|org|com|dev|net|sh|app|cloud)\b")  # "modernc.org/sqlite", "fly.io"
+                           rf"|\b{HOST_PATTERN}\b")  # "modernc.org/sqlite", "fly.io"
 
 
 def stack_list(sentence: str) -> bool:

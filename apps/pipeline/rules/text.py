@@ -10,6 +10,8 @@ from functools import lru_cache
 
 CJK_RE = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3040-\u30ff\uac00-\ud7af]")
 WORD_RE = re.compile(r"[A-Za-z0-9_]+")
+# A host or domain name ("linyu.dev", "fly.io", "modernc.org"), lower case as written in configs.
+HOST_PATTERN = r"[a-z0-9][a-z0-9-]*(?:\.[a-z0-9-]+)*\.(?:com|net|org|io|dev|me|app|cn|de|uk|co|ai|sh|so|xyz|site|page|blog|cloud)"
 CODE_FENCE_RE = re.compile(r"```.*?(?:```|$)", re.DOTALL)
 INLINE_CODE_RE = re.compile(r"`([^`\n]{1,200})`")
 

@@ -40,7 +40,7 @@ from apps.pipeline.rules.extract import (
     one_off,
     proposal_of,
 )
-from apps.pipeline.rules.text import content_tokens, is_chinese, naming_words, quality_gate, sentences, speaker_of
+from apps.pipeline.rules.text import WORD_RE, content_tokens, is_chinese, naming_words, quality_gate, sentences, speaker_of, tokens
 
 FOLLOW_UP_MAX_CHARS = 80  # an anaphoric follow-up is short; a long message says its own thing
 ACCEPT_MAX_CHARS = 200
@@ -200,13 +200,6 @@ def analyse(ctx, messages: list[dict], background: list[dict], mode: str) -> Bat
     return out
 
 
-_WORD_RE = re.compile(r"[A-Za-z][A-Za-z0-9.+#-]*[A-Za-z0-9]")
-
-
-def _words(text: str) -> set[str]:
-    return {w.casefold() for w in _WORD_RE.findall(text)}
-
-
 def _without_sentences_on(part: str, declined: set[str]) -> str:
     """The part without its sentences that open with a declined name (a part may hold several
     sentences: "Ekos is a huge GUI … for. obsctl stays headless")."""
@@ -218,29 +211,29 @@ def _without_sentences_on(part: str, declined: set[str]) -> str:
 def _first_word(sentence: str) -> str:
     """The sentence's first word, a decline word before it left out ("no Temporal，…" → "temporal")."""
     rest = re.sub(r"^\W*(?:(?:no|nope|nah|不考虑|不需要|不要|不用|不必|别|算了)\b[\s,，.。!！]*)?", "", sentence, flags=re.IGNORECASE)
-    m = _WORD_RE.match(rest)
-    return m.group().casefold() if m else ""
+    m = WORD_RE.match(rest)
+    return m.group().lower() if m else ""
 
 
 def _said_by_user(message: dict, user_words: dict[str, set[str]]) -> None:
     if message.get("role") == "user":
-        user_words.setdefault(str(message.get("sessionKey") or ""), set()).update(_words(str(message.get("content") or "")))
+        user_words.setdefault(str(message.get("sessionKey") or ""), set()).update(tokens(str(message.get("content") or "")))
 
 
 def _declined_names(proposal_message: dict, said: set[str]) -> set[str]:
     """The names a declined assistant message brought up: capitalised words inside its
     sentences ("KStars with the Ekos scheduler", "可以用 Temporal 写"), none the user had said
     in the session (the user's own project, tools and places stay theirs)."""
-    names = set()
+    names: set[str] = set()
     text = str(proposal_message.get("content") or "")
     if is_chinese(text):
         # In Chinese text a Latin word is a name or a term whatever its case ("restic 已经做得很成熟了").
-        names.update(w.casefold() for w in _WORD_RE.findall(text) if len(w) >= 3)
+        names.update(w for w in tokens(text) if len(w) >= 3 and w.isascii() and not w.isdigit())
     for m in re.finditer(r"[A-Z][A-Za-z0-9.+#-]*[A-Za-z0-9]", text):
         before = text[: m.start()].rstrip()
         if not before or before[-1] in ".!?。！？:：\n" or (m.start() and text[m.start() - 1].isalnum()):
             continue  # a sentence's first word is capitalised whatever it is
-        names.add(m.group().casefold())
+        names.update(tokens(m.group()))
     return names - said
 
 
