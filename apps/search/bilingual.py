@@ -10,7 +10,9 @@ The dictionary is CC-CEDICT (https://cc-cedict.org, CC BY-SA 4.0), shipped insid
 * en → zh: an English word maps to the Chinese headwords that have exactly that word as
   one of their first `MAX_SENSES` definitions ("database" → 数据库), the `MAX_ZH_PER_EN`
   most frequent ones by jieba's word frequencies (which also guarantees jieba segments
-  them as one word, so they meet the record's own tokens).
+  them as one word, so they meet the record's own tokens). A two-word sense also counts
+  written as one word ("front end" -> frontend), and a token without an entry takes that
+  of a nearby form (`en_heads`: "front-end", "gastroscopy" -> the sense "gastroscope").
 
 * glosses: a Chinese word (one character too) → one English phrase, unstemmed, for the
   pseudo-translation of a query (`translate`: the second sparse search of recall).
@@ -102,6 +104,20 @@ def _clean(definition: str) -> str:
     return " ".join(text.split())
 
 
+def _joined(sense: str) -> str:
+    """The one-word spelling of a two-word sense ("front end", "front-end" -> the stem of
+    "frontend"), or "": English writes many compounds either way ("frontend", "checkup",
+    "username"), and a query or record that spells one as one word must still meet the
+    headword."""
+    from apps.search import sparse
+
+    words = [w for w in re.split(r"[\s\-]+", sense.lower()) if w]
+    if len(words) != 2 or not all(w.isalpha() for w in words):
+        return ""
+    tokens = sparse.english_tokens("".join(words))
+    return tokens[0] if tokens else ""
+
+
 def build_in_memory() -> Maps:
     """Derive the three maps from CC-CEDICT as Python dicts (~4.6 s, ~134 MB)."""
     import jieba
@@ -134,6 +150,9 @@ def build_in_memory() -> Maps:
                     words.append(tok)
             if len(tokens) == 1 and freq.get(head, 0) > 0:
                 en_zh[tokens[0]][head] = freq[head]
+            joined = _joined(sense)
+            if joined and freq.get(head, 0) > 0:
+                en_zh[joined].setdefault(head, freq[head])
         if not words:
             del zh_en[head]
     reverse = {en: [w for w, _ in sorted(heads.items(), key=lambda kv: -kv[1])[:MAX_ZH_PER_EN]] for en, heads in en_zh.items()}
@@ -261,6 +280,12 @@ class _Table(Mapping[str, V]):
 
     def __len__(self) -> int:
         return self._size
+
+    def with_prefix(self, prefix: str) -> list[str]:
+        """The keys that start with `prefix`, in order (an index range scan)."""
+        with self._lock:
+            return [r[0] for r in self._conn.execute(
+                f"SELECT k FROM {self._table} WHERE k >= ? AND k < ? ORDER BY k LIMIT 200", (prefix, prefix + "\uffff"))]
 
 
 def _decode_list(value: str) -> list[str]:
@@ -391,16 +416,57 @@ def reset() -> None:
         if _maps is not None:
             _maps.close()
         _maps = None
+        _near_key.cache_clear()
+
+
+# An English token the map lacks may be a form the stemmer keeps apart from the one in the
+# dictionary's sense ("gastroscopy" -> gastroscopi, the sense "gastroscope" -> gastroscop):
+# the key nearest in length that it extends, or that extends it, by at most NEAR_LETTERS
+# letters stands in for it. Only for tokens of more than NEAR_MIN letters: short stems
+# differ in meaning by one letter ("car" / "card").
+NEAR_MIN = 5
+NEAR_LETTERS = 2
+
+
+def _keys_with_prefix(table: Mapping[str, list[str]], prefix: str) -> list[str]:
+    if isinstance(table, _Table):
+        return table.with_prefix(prefix)
+    return [k for k in table if k.startswith(prefix)]  # the in-memory maps: rare, a scan
+
+
+@functools.lru_cache(maxsize=CACHE_SIZE)
+def _near_key(token: str, source: str) -> str | None:
+    _, en_zh = maps()
+    near = [k for k in _keys_with_prefix(en_zh, token[: max(NEAR_MIN, len(token) - NEAR_LETTERS)])
+            if k != token and abs(len(k) - len(token)) <= NEAR_LETTERS and (token.startswith(k) or k.startswith(token))]
+    return min(near, key=lambda k: (abs(len(k) - len(token)), k)) if near else None
+
+
+def en_heads(token: str) -> list[str]:
+    """The Chinese words of an English index token: its own entry, else that of its
+    nearest form (above), else none."""
+    _, en_zh = maps()
+    heads = en_zh.get(token)
+    parts = token.split("-")
+    if not heads and len(parts) == 2 and all(p.isalpha() for p in parts):  # "front-end" as "frontend"
+        from apps.search import sparse
+
+        joined = sparse.english_tokens("".join(parts))
+        heads = en_zh.get(joined[0]) if joined else None
+    if heads or len(token) <= NEAR_MIN or not token.isalpha():
+        return heads or []
+    key = _near_key(token, source())
+    return (en_zh.get(key) or []) if key else []
 
 
 def expand(tokens: list[str]) -> list[str]:
     """Translation tokens of `tokens` (index tokens of `sparse.tokenize`), original
     tokens excluded, each once."""
-    zh_en, en_zh = maps()
+    zh_en, _ = maps()
     seen = set(tokens)
     out: list[str] = []
     for tok in dict.fromkeys(tokens):
-        for extra in (zh_en.get(tok) if _CJK.search(tok) else en_zh.get(tok)) or ():
+        for extra in (zh_en.get(tok) if _CJK.search(tok) else en_heads(tok)) or ():
             if extra not in seen:
                 seen.add(extra)
                 out.append(extra)
@@ -462,16 +528,15 @@ def translate(text: str, *, to: str) -> str:
                 for word in jieba.cut(run):
                     out.extend(_zh_word_gloss(word.strip()))
             else:
-                out.extend(_LATIN_WORD.findall(run))
+                out.extend(_LATIN_WORD.findall(sparse.fold_latin(run)))
         return " ".join(out)
-    _, en_zh = maps()
     for i, run in enumerate(_CJK_RUN.split(text or "")):
         if not run:
             continue
         if i % 2 == 1:
             out.append(run)
             continue
-        for word in _LATIN_WORD.findall(run):
+        for word in _LATIN_WORD.findall(sparse.fold_latin(run)):
             lowered = word.lower()
             if lowered in sparse.EN_STOP or len(lowered) < 2:
                 continue
@@ -479,7 +544,7 @@ def translate(text: str, *, to: str) -> str:
                 out.append(word)
                 continue
             stem = sparse.english_tokens(lowered)
-            heads = en_zh.get(stem[0]) if stem else None
+            heads = en_heads(stem[0]) if stem else None
             out.append(heads[0] if heads else word)
     return " ".join(out)
 

@@ -20,13 +20,14 @@ from __future__ import annotations
 
 import re
 import threading
+import unicodedata
 from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
 import mmh3
 
-VERSION = 2  # tokens or weights changed: stored sparse vectors belong to another space
+VERSION = 3  # tokens or weights changed: stored sparse vectors belong to another space
 K1 = 1.2
 B = 0.75
 EXPANSION_WEIGHT = 0.3  # a translation counts this much of an original term (measured)
@@ -79,6 +80,25 @@ def _setup() -> None:
 
 _CJK_RUN = re.compile(r"([\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002ffff]+)")
 _PART_SPLIT = re.compile(r"[-_/]+")
+# Latin letters with diacritics (Latin-1 Supplement, Extended-A and -B) are folded to their
+# base letters before words are cut: "Alcântara" was cut into "alc" + "ntara", and a
+# question that writes "Sao Paulo" or "Zurich" must meet a record that writes "São Paulo".
+_ACCENTED = re.compile(r"[\u00c0-\u024f]")
+_FOLD_EXTRA = {"ß": "ss", "æ": "ae", "Æ": "AE", "ø": "o", "Ø": "O", "œ": "oe", "Œ": "OE", "ł": "l", "Ł": "L",
+               "đ": "d", "Đ": "D", "þ": "th", "Þ": "Th", "ð": "d", "Ð": "D", "ı": "i"}
+
+
+def _fold_char(match: re.Match[str]) -> str:
+    ch = match.group()
+    if ch in _FOLD_EXTRA:
+        return _FOLD_EXTRA[ch]
+    base = "".join(c for c in unicodedata.normalize("NFKD", ch) if not unicodedata.combining(c))
+    return base if base.isascii() else ch
+
+
+def fold_latin(text: str) -> str:
+    """`text` with accented Latin letters replaced by their base letters (é -> e, ß -> ss)."""
+    return _ACCENTED.sub(_fold_char, text) if _ACCENTED.search(text) else text
 
 
 def tokenize(text: str) -> list[str]:
@@ -99,7 +119,7 @@ def tokenize(text: str) -> list[str]:
                 if piece and piece not in ZH_STOP:
                     tokens.append(piece)
             continue
-        for word in _WORD.findall(run):
+        for word in _WORD.findall(fold_latin(run)):
             lowered = word.lower()
             if lowered in EN_STOP:
                 continue
@@ -114,7 +134,7 @@ def english_tokens(text: str) -> list[str]:
     """Index tokens of an English phrase (a dictionary gloss): words, stop words dropped."""
     _setup()
     out = []
-    for word in _WORD.findall(text):
+    for word in _WORD.findall(fold_latin(text)):
         lowered = word.lower()
         if lowered not in EN_STOP and lowered.isalpha() and len(lowered) > 1:
             out.append(_norm_word(lowered))

@@ -381,3 +381,31 @@ def test_a_failed_rebuild_is_reported_and_not_retried_on_every_recall(alice, mon
     assert status["state"] == "failed" and "disk full" in status["error"]
     assert not index.rebuild_in_background(alice, reason="test")  # within the retry pause
     assert calls == [1]
+
+
+def test_a_name_written_without_its_accents_finds_the_record_that_has_them(alice, agent_api):
+    alice.settings = {"recall.minRelevance": 0.0}  # a one-word question: the sparse side is under test
+    alice.save()
+    target = write_record(alice, "The user is viewing a flat in Alcântara next Wednesday at 15:00.")
+    write_record(alice, "The user's flat in Lisbon is on the fourth floor without a lift.")
+    body = agent_api.ok("recall_l1_records", query="Alcantara", trace=True)
+    trace = next(t for t in body["trace"] if t["recordId"] == target.record_id)
+    assert trace["sparseRank"] == 1
+
+
+@pytest.mark.parametrize(
+    ("record", "query"),
+    [
+        ("用户 9 月份去医院做了胃镜，结果是轻度胃炎。", "gastroscopy"),  # the sense says "gastroscope"
+        ("前端组的负责人是周航。", "frontend"),  # the sense says "front end"
+    ],
+    ids=["another-form-of-the-word", "a-compound-written-as-one-word"],
+)
+def test_an_english_word_the_dictionary_spells_otherwise_still_reaches_the_chinese_record(alice, agent_api, record, query):
+    alice.settings = {"recall.minRelevance": 0.0}  # a one-word question: the sparse side is under test
+    alice.save()
+    target = write_record(alice, record)
+    write_record(alice, "用户喜欢吃辣，但不吃香菜。")
+    body = agent_api.ok("recall_l1_records", query=query, trace=True)
+    trace = next(t for t in body["trace"] if t["recordId"] == target.record_id)
+    assert trace["sparseRank"] == 1

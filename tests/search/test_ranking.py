@@ -128,3 +128,17 @@ def test_languages_are_remembered_per_profile_and_bounded(monkeypatch):
     assert ranking.known_languages(1, ["a", "b", "c"]) == ({"b": "en", "c": "en"}, ["a"])  # the oldest went
     ranking.remember_languages(1, {"b": "用户的茶杯"})  # the row was read again after an edit
     assert ranking.known_languages(1, ["b"])[0] == {"b": "zh"}
+
+
+def test_a_nearby_form_stands_in_only_for_long_words_the_dictionary_lacks():
+    assert "胃镜" in bilingual.en_heads("gastroscopi")  # stem of "gastroscopy"; the entry has "gastroscope"
+    assert "前端" in bilingual.en_heads("frontend")  # "front end" written as one word
+    assert "前端" in bilingual.en_heads("front-end")
+    assert bilingual.en_heads("databas") == bilingual.maps()[1]["databas"]  # its own entry first
+    assert bilingual.en_heads("lagg") == []  # short: "lag" is another word
+    assert bilingual.en_heads("qx-5521") == []
+
+
+def test_coverage_meets_a_chinese_record_through_a_nearby_english_form():
+    words = ranking.query_words("what did the gastroscopy show")
+    assert ranking.coverage(words, ranking.record_terms("用户去医院做了胃镜，结果是轻度胃炎。")) > 0

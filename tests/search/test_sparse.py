@@ -52,3 +52,11 @@ def test_query_vector_weights_each_distinct_token_once(monkeypatch):
     monkeypatch.setattr(sparse, "EXPAND", False)
     vec = sparse.query_vector("backup backup 备份")
     assert sorted(vec.values) == [1.0, 1.0]
+
+
+def test_accented_latin_letters_fold_to_their_base_letters():
+    # "Alcântara" used to be cut at the "â" into "alc" + "ntara".
+    assert sparse.tokenize("Alcântara, São Paulo, Straße") == ["alcantara", "sao", "paulo", "strass"]
+    assert sparse.tokenize("Alcantara Sao Paulo Strasse") == sparse.tokenize("Alcântara São Paulo Straße")
+    assert sparse.tokenize("café 咖啡") == ["cafe", "咖啡"]
+    assert sparse.english_tokens("crème brûlée") == sparse.english_tokens("creme brulee")
