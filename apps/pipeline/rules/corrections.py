@@ -28,7 +28,7 @@ CORRECTION_RE = re.compile(
     r"|^[\w ]{2,30} update\s*:|^update( on [^:]{1,40})?\s*:"
     rf"|\bnot\s+{_NOT_A_VALUE}[^,.;]+?,?\s+but\b|[,，]\s*not\s+{_NOT_A_VALUE}\w|(?<!for )(?<!until )\bnow\s*[.!]?\s*$"
     r"|改成|改为|改到|改用|换用|更正|纠正一下|记错了|说错了|说(?:短|长|少|多|早|晚|小|大|低|高)了|搞错了|弄错了|说岔了|搞混了|弄混了|记混了|其实是|现在是|现在改|换成了|变成了?|变为|已经不|不再|不对[，,]"
-    r"|降到|降至|升到|升至|提高到|增加到|减少到|涨到|调整为|调整到|调到|迁到|迁移到|迁去|搬到|搬去|改发到|不用了|从[^，,。；;]{1,30}(?:换成|改成|改为|改到|转成|转为)"
+    r"|降到|降至|升到|升至|提高到|增加到|减少到|涨到|调整为|调整到|调到|迁到|迁移到|迁去|搬到|搬去|改去|改发到|不用了|从[^，,。；;]{1,30}(?:换成|改成|改为|改到|转成|转为)"
     r"|不是[^，,。]{1,20}[，,]?\s*(而)?是|是[^，,。]{1,20}[，,]?\s*不是"
     r"|(?:切到?|切换到|换到|迁到|改用|转到)[^，,。；;！!]{1,20}[，,][^，,。；;！!]{1,20}(?:停用|弃用|下线|关停)"
     r"|(?:迁到|迁移到|搬到|换到|切到)了?[^，,。；;！!]{1,30}[，,][^，,。；;！!]{1,20}(?:没续|不续了|退掉了|退了|停了|关了|不用了)"
@@ -99,7 +99,7 @@ _PAIRS: list[re.Pattern[str]] = [
     re.compile(r"\bi (?:said|told you|mentioned)\s+(?:that\s+)?(?P<old>[^.;!?]+?),?\s+but\s+(?P<new>[^.;!?]+)", re.IGNORECASE),
 ]
 _NEW_ONLY: list[re.Pattern[str]] = [
-    re.compile(r"(?:改成|改为|改到|改用|换用|换成了?|换到|变成了?|变为|现在是|其实是|降到|降至|升到|升至|提高到|增加到|减少到|涨到|调整为|调整到|调到|迁到|迁移到|迁去|搬到|搬去|改发到)(?P<new>[^，,。；;！!]+)"),
+    re.compile(r"(?:改成|改为|改到|改用|换用|换成了?|换到|变成了?|变为|现在是|其实是|降到|降至|升到|升至|提高到|增加到|减少到|涨到|调整为|调整到|调到|迁到|迁移到|迁去|搬到|搬去|改去|改发到)(?P<new>[^，,。；;！!]+)"),
     re.compile(r"\b(?:moved|changed|switched|postponed|pushed back|pushed|brought forward|rescheduled) to\s+(?P<new>(?:[^,.;!]|\.(?=\d))+)", re.IGNORECASE),
     re.compile(r"(?:^[\w ]{2,30} update|^update(?: on [^:]{1,40})?)\s*:\s*(?P<new>[^.;!]+)", re.IGNORECASE),
     re.compile(r"\b(?:moved|switched|migrated|changed|upgraded|downgraded) to\s+(?P<new>(?:[^,.;!]|\.(?=\d))+)", re.IGNORECASE),
@@ -387,6 +387,27 @@ _RETRACT_RE = re.compile(r"^(?:(?:哎|唉|啊|呃|嗯)[，,\s]*)?我?(?:说错|�
 _LAST_PREDICATE_RE = re.compile(r"(?:用的是|叫做|是|为|叫|用|\bis called|\bis named|\bcalled|\bnamed|\bis|\bare|\bwas|'s)\s*(?P<old>[^，,。；;:：]{1,40}?)\s*$", re.IGNORECASE)
 
 
+_PAUSE_FIX_RE = re.compile(r"^(?:哦|噢|啊|嗯|oh,?)\s*(?:应该|其实)?(?:是|it's|it is)\b", re.IGNORECASE)
+_LOOKUP_MARKER_RE = re.compile(r"wait|hold on|hang on|等下|等等|等一下", re.IGNORECASE)
+
+
+def joined_pauses(parts: list[str]) -> list[str]:
+    """Sentences with a pause that the next sentence resolves, joined: "…TTL，30 天… wait 我再翻下
+    PRD。" + "哦是 90 天，…" is one self-correction ("…30 天…哦是 90 天，…"); what was said while
+    looking it up goes."""
+    out: list[str] = []
+    for part in parts:
+        if out and _PAUSE_FIX_RE.match(part.strip()):
+            before = out[-1]
+            cut = max(before.rfind("…"), before.rfind("..."))
+            marker = _LOOKUP_MARKER_RE.match(before[cut:].lstrip(".… ")) if cut > 0 else None
+            if marker:
+                out[-1] = before[: cut].rstrip(".…") + "……" + marker.group(0) + "，" + part.strip()
+                continue
+        out.append(part)
+    return out
+
+
 def self_corrected(sentence: str) -> Correction | None:
     """A correction said after an ellipsis, applied to what came before it: its clause is the
     sentence as corrected, keeping of the correction only what says more than the change (the
@@ -402,6 +423,8 @@ def self_corrected(sentence: str) -> Correction | None:
     if dropped is not None:
         return dropped
     correction, itself = parse_correction(fix) or _stated_after_a_pause(fix, said), parse_correction(said)
+    if itself is not None and itself.weak and not itself.old:
+        itself = None  # "短链现在默认永不过期，TTL 30 天": a weak word ("现在"), not a change of its own
     if correction is None or (itself is not None and (itself.old or not re.search(r"现在是|目前是|\b(?:is|are) now\b", said, re.IGNORECASE))):
         return None  # nothing to apply, or the first part is itself a change ("改成 20……不对，30"), not a plain "现在是"
     if correction.old and correction.old.lower() not in said.lower():
@@ -426,11 +449,13 @@ def self_corrected(sentence: str) -> Correction | None:
             fixed = said.replace(correction.old, correction.new, 1)
     if not fixed:
         return None
+    old_values = [v for k, v in values(said) if v not in fixed]
+    old = correction.old or (old_values[0] if len(old_values) == 1 else "")
     kept = []
     for clause in re.split(r"[，,;；]", fix.rstrip("。.!！")):
         clause = clause.strip()
-        if not clause or _MARKERS_ONLY_RE.match(clause) or (correction.old and correction.old.lower() in clause.lower()):
-            continue  # a marker, or what was wrong said again
+        if not clause or _MARKERS_ONLY_RE.match(clause) or (old and old.lower() in clause.lower()):
+            continue  # a marker, or what was wrong said again ("30 天那个是验证码的 temp link")
         rest = clause.replace(correction.new, " ") if correction.new else clause
         rest = re.sub(r"^(?:应该是|其实是|而是|是|it's|it is|make it)\s*", "", _strip_lead(rest), flags=re.IGNORECASE)
         for _kind, value in values(rest):
@@ -440,8 +465,7 @@ def self_corrected(sentence: str) -> Correction | None:
     chinese = bool(re.search(r"[\u4e00-\u9fff]", fixed))
     sep = "，" if chinese else ", "
     clause = fixed.rstrip("…. ") + (sep + sep.join(kept) if kept else "") + ("。" if chinese else ".")
-    old_values = [v for k, v in values(said) if v not in fixed]
-    return Correction(clause=clause, old=correction.old or (old_values[0] if len(old_values) == 1 else ""), new=correction.new)
+    return Correction(clause=clause, old=old, new=correction.new)
 
 
 # "we're on 4-on-4-off — hang on, no, that was last year. they changed the roster …", "the mount
@@ -477,6 +501,13 @@ def _stated_after_a_pause(fix: str, said: str) -> Correction | None:
 _GAVE_UP_EN = re.compile(r"\b(?:i've|i have|we've|we have)\s+(?:just\s+|finally\s+)?(?:left|quit)\s+(?:my job at\s+|the\s+|my\s+)?(?P<old>[\w-]{3,})\b"
                          r"|\b(?:i'm|i am|we're|we are)\s+(?:giving up on|done with|quitting)\s+(?:the\s+|my\s+)?(?P<old2>[\w-]{3,})\b", re.IGNORECASE)
 _GAVE_UP_ZH = re.compile(r"(?P<old>[\u4e00-\u9fff]{1,3}(?P<v>[\u4e00-\u9fff]))不(?P=v)了")
+# "we dropped sidekiq", "Biscuit did not stick", "Snowflake 换掉，就按…": a named thing let go.
+_DROPPED = [
+    re.compile(r"\b(?:i|we)(?:'ve| have)?\s+(?:just\s+|finally\s+|already\s+)?(?:dropped|ditched|got rid of|moved off|moved away from|stopped using|retired)"
+               r"\s+(?:the\s+|our\s+|my\s+)?(?P<old>[\w.+-]{3,})\b", re.IGNORECASE),
+    re.compile(r"(?:^|[.:!]\s+|:\s*)(?P<old>[A-Z][\w.+-]{2,})\s+(?:did not|didn't|never)\s+(?:really\s+)?st(?:ick|uck)\b"),
+    re.compile(r"(?P<old>[A-Za-z][\w.+-]{2,})\s*(?:那套|这套|那个|这个)?\s*(?:就|也|已经)?(?:换掉|去掉|拿掉|弃用|下掉|不用了)"),
+]
 GIVEN_UP_FOLLOWING = 2  # sentences after the one giving something up that may say what replaced it
 
 
@@ -486,11 +517,12 @@ def given_up(parts: list[str], index: int) -> Correction | None:
     GIVEN_UP_FOLLOWING more sentences): "I've left the bakery! … I'm driving for the veg box co-op
     instead, 8 till 2". None when nothing follows to say what holds now."""
     part = parts[index]
-    m = _GAVE_UP_EN.search(part) or _GAVE_UP_ZH.search(part)
+    m = _GAVE_UP_EN.search(part) or _GAVE_UP_ZH.search(part) or next((d for d in (p.search(part) for p in _DROPPED) if d), None)
     if m is None:
         return None
     old = (m.group("old") or m.groupdict().get("old2") or "").strip()
-    text = " ".join([part[m.end():], *parts[index + 1: index + 1 + GIVEN_UP_FOLLOWING]])
+    tail = part[m.end():]  # "… did not stick at all lol." says nothing more of its own
+    text = " ".join([tail if len(content_tokens(tail)) >= 3 else "", *parts[index + 1: index + 1 + GIVEN_UP_FOLLOWING]])
     kept = [c.strip(" ，,;；").rstrip(".。!！") for c in re.split(r"(?<=[.!?。！？])\s+|[，,;；]", text)
             if old.casefold() not in c.casefold() and len(content_tokens(c)) >= 2]
     if not kept:
@@ -1089,7 +1121,9 @@ _FORGET_PATTERNS: list[re.Pattern[str]] = [
     # "忘掉之前说的磁盘阈值吧": the subject after the request.
     re.compile(r"(?:^|[，,])\s*(?:请|你)?(?:忘掉|删掉|删除)(?!吧|了吧|它)(?P<subject>[^，,。！!？?]{2,}?)(?:吧|了|这件事|的事)?\s*(?:[，,。！!]|$)"),
     re.compile(_YOUR_SIDE_KEEPS + "(?P<subject>)"),
-    re.compile(r"(?:把|关于)?(?P<subject>[^，,。！!？?]*?)(?:的事|的事情|这件事|这事|的内容|的记忆)?(?:就|也|都|先)?(?:别|不要|不用)(?:再)?(?:记(?:住|下|录|着)?|存(?:着|下来)?(?=[了啦吧，,。！!]|$)|留着)(?:了|啦)?"),
+    # "上次 Kevin 那个事你就当没听过哈": heard as if never said, the subject before.
+    re.compile(r"(?:把|关于)?(?P<subject>[^，,。！!？?]*?)(?:你)?(?:就|也)?当(?:作|做|成)?(?:我)?没(?:听(?:过|见|到)|说过|提过)"),
+    re.compile(r"(?:把|关于)?(?P<subject>[^，,。！!？?]*?)(?:的事|的事情|这件事|这事|的内容|的记忆)?(?:就|也|都|先)?(?:别|不要|不用)(?:再)?(?:记(?:住|下|录|着)?|存(?:着|下来)?(?=[了啦吧啊哈呀哦喔噢，,。！!]|$)|留着)(?:了|啦)?"),
     re.compile(r"(?:把|关于)?(?P<subject>[^，,。！!？?]*?)(?:的事|的事情|这件事|这事|的内容|的记忆)?(?:都|也|就)?(?:忘掉|忘了吧|忘了它吧|忘掉它吧|删掉|删除|删了|delete\s?掉)(?:吧|它|这条记忆|这条|这个记忆)?"),
 ]
 # Words that say what kind of thing is to be forgotten, not what it is ("the salary figure",
@@ -1098,9 +1132,9 @@ _GENERIC_SUBJECT_EN = re.compile(r"\b(figures?|numbers?|details?|info|informatio
 _GENERIC_SUBJECT_ZH = re.compile(r"(?:那个|这个|那些|这些)(?:数字|号码|信息|内容|部分|细节|事情|事儿|事)?$|(?:数字|号码|信息|内容|部分|细节|事情|事儿)$"
                                   r"|^(?:之前|刚才|上次|前面|我)*(?:说|提|讲)(?:的|过的)")
 _FORGET_GUARD_RE = re.compile(r"\b(don't|do not|never|not) forget\b|别忘|不要忘|忘了(带|拿|关|锁|交|写|说|告诉)|我忘了", re.IGNORECASE)
-_MEMORY_WORD_RE = re.compile(r"记|\b(?:can|could|would) you (?:please )?not (?:keep|store|remember|save)\b|(?:别|不用|不要)(?:再)?(?:存(?:着|下来)?(?=[了啦吧，,。！!]|$)|留着)|笔记|"
+_MEMORY_WORD_RE = re.compile(r"记|\b(?:can|could|would) you (?:please )?not (?:keep|store|remember|save)\b|(?:别|不用|不要)(?:再)?(?:存(?:着|下来)?(?=[了啦吧啊哈呀哦喔噢，,。！!]|$)|留着)|笔记|"
                              + _YOUR_SIDE_KEEPS + r"|\b(?:whatever|what|everything|anything) you (?:keep|have|store|remember|know|hold)\b|忘掉|忘了吧|忘了它吧|memor|forget|remember|record|note|scratch|strike|drop (the|what)|scrap (the|what)|\bwritten down\b|\bkept\b|\b(?:don't|do not) keep (?:that|it|this)(?: stuff)? (?:around|anywhere|on file)\b|记录里|记忆里|\bstored\b|hold on ?to|hang on to|keep hold of"
-                             r"|(?:删掉|删除|delete\s?掉?)关于|关于.{1,30}?(?:那|这)条", re.IGNORECASE)
+                             r"|(?:删掉|删除|delete\s?掉?)关于|关于.{1,30}?(?:那|这)条|当(?:作|做|成)?(?:我)?没听(?:过|见|到)", re.IGNORECASE)
 ANAPHORIC_SUBJECT_RE = re.compile(r"^(it|that|this|those|these|all that|all of that|what i (just )?said|the last (one|thing)|i (ever |even )?(said|mentioned|told you|brought (it|that|this|any of (it|that|this)) up)( (it|that|this|about it))?( at all)?|这条|这个|这些|那个|那条|刚才(那|说的)?(条|个|些)?|上一条|这|那|)$", re.IGNORECASE)
 
 
@@ -1117,8 +1151,8 @@ def forget_subject(sentence: str) -> str | None:
         if pattern.pattern.startswith("(?:^|[，,])") and not re.search(r"吧|别记|不想|不用记", text):
             continue  # "删掉 X" alone is an instruction to the agent ("删掉这个文件"), not to memory
         if pattern.pattern.startswith("(?:把|关于)") and not re.search(
-                r"(别|不要|不用)(再)?(记|存(着|下来)?(?=[了啦吧，,。！!]|$))|忘掉|忘了吧|删掉这条|删除这条|删掉关于|删除关于|的记忆|不太?想(让你|被)?记|不太?想.{0,6}被(记|存|留)"
-                r"|关于.{1,30}?(?:那|这)条|忘了它吧|忘掉它吧", text):
+                r"(别|不要|不用)(再)?(记|存(着|下来)?(?=[了啦吧啊哈呀哦喔噢，,。！!]|$))|忘掉|忘了吧|删掉这条|删除这条|删掉关于|删除关于|的记忆|不太?想(让你|被)?记|不太?想.{0,6}被(记|存|留)"
+                r"|关于.{1,30}?(?:那|这)条|忘了它吧|忘掉它吧|当(?:作|做|成)?(?:我)?没听(?:过|见|到)", text):
             continue
         if pattern.pattern.startswith(r"\b(?:delete|remove|erase") and not re.search(r"memor|notes? about|records? about", text, re.IGNORECASE):
             continue
@@ -1134,7 +1168,9 @@ def forget_subject(sentence: str) -> str | None:
         subject = re.sub(r"^(about|that|what i said about|me|my|the|请|帮我|麻烦|你|我的|我)\s*", "", subject, flags=re.IGNORECASE).strip()
         subject = re.sub(r"\b(please|pls|thanks|thank you)\b", "", subject, flags=re.IGNORECASE).strip(" ,，")
         subject = re.sub(r"^(把|关于)", "", subject).strip()
-        subject = re.sub(r"(这个|这条|那个|那条|这件事|这事|的事情?|的内容|这些)$", "", subject).strip()
+        subject = re.sub(r"(?:你|你们)$", "", subject).strip()  # "王科长那段你别存啊": who keeps it, not what
+        subject = re.sub(r"^(?:刚才|刚刚|之前|上次|上回|前面|那天)\s*", "", subject).strip()  # when it was said, not what
+        subject = re.sub(r"(这个|这条|那个|那条|这件事|这事|的事情?|的内容|这些|那段话?|这段话?)$", "", subject).strip()
         subject = re.split(r"[,，;；—–]", subject)[0].strip()  # "forget that, we haven't agreed" → "that"
         narrowed = _GENERIC_SUBJECT_ZH.sub("", _GENERIC_SUBJECT_EN.sub("", subject).strip()).strip(" ,，的")
         subject = re.sub(r"^(the|my|our|a)\s+", "", re.sub(r"\s{2,}", " ", narrowed), flags=re.IGNORECASE).strip() if narrowed else subject

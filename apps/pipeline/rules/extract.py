@@ -62,7 +62,9 @@ PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     ("decision", re.compile(
         r"\b(we|i) (decided|agreed|chose|picked|settled on|will use|'ll use|are going with|switched to|are switching to|moved to|migrated to|are moving to)\b"
         r"|\blet'?s (go with|use|switch to|stick with|split|keep|move|batch|drop|go for|cache|pin)\b|\bdecision\b|\bwe('re| are) going to\b|\bwe'll go with\b"
-        r"|决定|改用|换成|改成|改为|采用|就用|定为|选用|确定用|定下来|迁移到|迁到|设成|设为|设置为|调成|调到", re.IGNORECASE)),
+        r"|决定|改用|换成|改成|改为|采用|就用|定为|选用|确定用|定下来|迁移到|迁到|设成|设为|设置为|调成|调到"
+        # "就按你上次说的 Redis INCR + Feistel", "接口路径就定 /api/report/leakage 吧", "先 MySQL 按月分表顶着".
+        r"|就按(?:你|我们)?(?:上次|之前|刚才|前面)?(?:说|讲|提|定)的\s*[^，,。；;！!\s]{2,}|就定(?:成|为|在)?|先[^，,。；;]{1,20}?顶着", re.IGNORECASE)),
     ("task", re.compile(
         r"\b(todo|to-do|need to|needs to|we should|i should|next step|later (we|i)|still have to|have to|follow[- ]up|i'?ll (need|have) to|i'm going to|i plan to|i'm planning to|planning to)\b"
         r"|\bdeadline\b|\bdue (on|by)\b"
@@ -79,7 +81,7 @@ PATTERNS: list[tuple[str, re.Pattern[str]]] = [
         r"|\bi get (\w+ )?(sick|seasick|carsick|migraines?|headaches?|anxious|nervous|cold)\b|\b(my )?doctor (said|says|told)\b|\bwe('ve| have) (a|an|two|three|got)\b"
         r"|\bi weigh\b|\bmy (weight|blood pressure|blood sugar|back|knee|health|sleep)\b|\bi('m| am) \d+ (years old|kg|pounds)\b|\bi('ve| have) (a|an|two|three|four|been|had|got)\b|\bi('m| am) (learning|studying|training for|taking|on)\b"
         r"|\bi (usually|normally|typically|often|rarely|mostly|always|never)\b|\bevery (morning|evening|night|day|week|weekday|weekend|monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b"
-        r"|我(每)?(周|星期|礼拜)[一二三四五六日天]|\bon (mondays|tuesdays|wednesdays|thursdays|fridays|saturdays|sundays|weekends)\b|我(?:白天|平时|晚上|现在|目前|本职|主业)?是|我叫|我在.{1,24}(工作|上班|上学|读书|读|念)|我住在|家里(有|养)|养了|(医生|医院|兽医|大夫)(说|让|建议|开了|给了)|我.{0,12}(受过伤|受伤|有点问题|不太好|疼|过敏)|我住|我来自|我老家|我(不|从不|不能|没法)(吃|喝|碰)|过敏|吃素|素食|我(每天|每周|平时|一般|通常|经常|周末)"
+        r"|我(每)?(周|星期|礼拜)[一二三四五六日天]|\bon (mondays|tuesdays|wednesdays|thursdays|fridays|saturdays|sundays|weekends)\b|我(?:白天|平时|晚上|现在|目前|本职|主业)?是|我叫|我在.{1,24}(工作|上班|上学|读书|读|念|出差)|我住在|家里(有|养)|养了|(医生|医院|兽医|大夫)(说|让|建议|开了|给了)|我.{0,12}(受过伤|受伤|有点问题|不太好|疼|过敏)|我住|我来自|我老家|我(不|从不|不能|没法)(吃|喝|碰)|过敏|吃素|素食|我(每天|每周|平时|一般|通常|经常|周末)"
         r"|体重|身高|血压|血糖|怀孕|失眠|住院|手术|吃药|我(会说|在学|学了|用的是|用)|我有(一|两|三|个)|我家|我们家|我的?(妻子|老婆|老公|丈夫|爱人|对象|孩子|儿子|女儿|宝宝|哥哥|弟弟|姐姐|妹妹|爸爸|妈妈|爸|妈|父母|"
         r"爷爷|奶奶|外婆|外公|朋友|同事|老板|领导|导师|老师|上司|室友|男朋友|女朋友|前任|狗|猫|宠物|工作|职业|生日|家乡|母语)", re.IGNORECASE)),
     ("episode", re.compile(
@@ -174,7 +176,9 @@ ACCEPT_RE = re.compile(
     r"|就按(这个|你说的)|就这么(办|定)|这个规则(加上|可以)|正是我(们)?想要的",
     re.IGNORECASE,
 )
-DECLINE_RE = re.compile(r"^(no|nope|nah|not now|don't|do not|skip (it|that)|never mind|no thanks)\b|^(不|不用|不要|算了|先不|别)", re.IGNORECASE)
+DECLINE_RE = re.compile(r"^(no|nope|nah|not now|don't|do not|skip (it|that)|never mind|no thanks)\b|^(不|不用|不要|算了|先不|别)"
+                        # "inReach 就不租了吧", "TDengine 算了": the proposed thing named, then refused.
+                        r"|^[A-Za-z][\w.+-]{1,30}\s*(?:就|还是|先|暂时)?(?:不[\u4e00-\u9fff]{1,2}了|算了|免了|不考虑了?)", re.IGNORECASE)
 # The decline said as a word of its own ("不要，…", "No, …", "先不要。…"): the no is not a
 # rule; what follows it is a sentence of its own. "别在后端拼 +8" has no separator: the
 # "别" belongs to the rule and the sentence is kept whole.
@@ -313,7 +317,9 @@ ONLY_ONCE_RE = re.compile(r"\b(just this once|only this once|this one time only|
                           r"|就今天|只今天|仅今天|今天就(?:先)?(?:这样|这么)|(?:今天|这次|这回)就?用[^，。]{1,12}(?:回|答|写|说|讲)(?:我)?(?:一次|一下|几句|两句)"
                           # "这次破个例，直接拿真实目录跑一下": an exception made for once.
                           r"|破个?例"
-                          r"|就这一次|就这次|仅此一次|只此一次|下不为例|只(?:[补做用要写发跑改]这)?一次|(?:^|[，,。\s])就(?:这|这么)一个(?:文件|类|函数|方法|地方|页面|接口)?\s*[。！!]?$", re.IGNORECASE)
+                          # "use --no-verify on this one", "就这一回".
+                          r"|\b(?:just |only )?on this one\b|\bfor this one only\b"
+                          r"|就这一次|就这次|就这一回|就这回|仅此一次|只此一次|只这一回|下不为例|只(?:[补做用要写发跑改]这)?一次|(?:^|[，,。\s])就(?:这|这么)一个(?:文件|类|函数|方法|地方|页面|接口)?\s*[。！!]?$", re.IGNORECASE)
 
 
 _THIS_OCCASION_RE = re.compile(r"\b(this time|this once|for this (deploy|release|run|build|pr|merge|one))\b|这次|这一次|这回|本次", re.IGNORECASE)

@@ -32,7 +32,7 @@ from apps.pipeline.rules.corrections import (
     subject_words,
     supersedes,
 )
-from apps.pipeline.rules.extract import Candidate, candidate_for, extract_from_message
+from apps.pipeline.rules.extract import Candidate, candidate_for, extract_from_message, stack_list
 from apps.pipeline.rules.text import (
     ZH_STOP_CHARS,
     absolute_paths,
@@ -337,7 +337,7 @@ def _apply_in_batch_corrections(ctx, analysis: BatchAnalysis, planned: list[Plan
             best = _setting_just_said(analysis, planned, said)
         if best is None:
             continue
-        new_content = correction.clause if correction.ended else corrected_content(best.candidate.content, correction) or (
+        new_content = _ended_content(best.candidate.content, correction) if correction.ended else corrected_content(best.candidate.content, correction) or (
             None if correction.weak or _holds_already(best.candidate.content, correction) else _standalone(correction))
         if not new_content:
             continue
@@ -362,6 +362,33 @@ def _setting_just_said(analysis: BatchAnalysis, planned: list[Planned], said) ->
                 return item
             return None
     return None
+
+
+ENDED_KEEP_MIN_WORDS = 4  # what else a record must still say to be kept beside what holds now
+
+
+def _ended_content(record: str, correction: Correction) -> str:
+    """What replaces a record naming something given up: the record's sentences that do not
+    name it (in a bare list, "rails 7.1, postgres, sidekiq for jobs", only the item that names it
+    goes), then what the message says holds now. A project's introduction keeps its other facts
+    when one of its parts is replaced; a sentence that names the old thing is about it and goes."""
+    old = correction.old.casefold()
+    kept: list[str] = []
+    # Cut at every sentence end, lower-case starts included ("…one ear down. we're calling her Biscuit").
+    for sentence in [p for p in re.split(r"(?<=[.!?])\s+|(?<=[。！？])", record) if p.strip()]:
+        if old not in sentence.casefold():
+            kept.append(sentence)
+            continue
+        items = [i for i in re.split(r"(?<=[,，、;；])", sentence) if i.strip()]
+        others = [i for i in items if old not in i.casefold()]
+        listed = stack_list(sentence) or (len(others) >= 2 and all(len(i.split()) <= 3 and not is_chinese(i) for i in others))
+        rest = "".join(others).strip().rstrip(",，、;；.。") if listed else ""
+        if rest:
+            kept.append(rest + ("。" if is_chinese(rest) else "."))
+    rest = (" " if not is_chinese(record) else "").join(kept).strip()
+    if len(content_tokens(rest)) < ENDED_KEEP_MIN_WORDS:
+        return correction.clause
+    return rest + ("" if is_chinese(rest) else " ") + correction.clause
 
 
 def _holds_already(record: str, correction: Correction) -> bool:
@@ -442,7 +469,7 @@ def _stored_corrections(ctx, analysis: BatchAnalysis, mode: str, projects: dict[
             continue
         earlier = corrected_here.get(best.record_id)
         current = earlier.candidate.content if earlier is not None else best.content
-        new_content = correction.clause if correction.ended else (
+        new_content = _ended_content(current, correction) if correction.ended else (
             corrected_content(current, correction) or (None if _holds_already(current, correction) else _standalone(correction)))
         if not new_content or normalize(new_content) == normalize(current):
             continue

@@ -46,6 +46,8 @@ INJECTION_RE = re.compile(
     r"|^\W*(automated|autonomous|ai|llm)\s+((coding|code|writing)\s+)?(tools?|bots?|agents?|assistants?|models?)\s+(that\s+\w+|\w+ing)\b[^:：.\n]{0,50}[:：]"
     r"|\b(do not|don't|never|without) (mention(ing)?|tell(ing)?|reveal(ing)?|inform(ing)?|notify(ing)?|alert(ing)?) (this( step)? |it |any of this )?(to )?the (user|developer|author|owner|operator|maintainer|human)s?\b"
     r"|(致|写给)[^，。,\n]{0,15}(ai|人工智能|大模型)\s*(编程|代码|写作|智能)?\s*(助手|助理|工具|智能体|模型)"
+    # "（给正在读这篇笔记的AI助手：…": to whatever AI reads the text ("给我推荐个AI助手" reads nothing).
+    r"|给\s*(正在|所有|任何)?\s*(读|阅读|读取|看|浏览|处理|总结|解析)[^，。,\n]{0,12}(ai|人工智能|大模型)\s*(编程|代码|写作|智能)?\s*(助手|助理|工具|智能体|模型)"
     r"|(无需|不必)(告知|告诉|通知)(用户|开发者|作者|使用者|主人|管理员))",
     re.IGNORECASE,
 )
@@ -71,7 +73,9 @@ def quality_gate(content: object) -> str | None:
         return "question marks"
     if len(text) <= 5 and all(not (ch.isalnum() or ch.isspace() or is_cjk_char(ch)) for ch in text):
         return "symbols"
-    if INJECTION_RE.search(text):
+    # A pasted email wraps its lines: "[Assistants such as … summarising this email for the\n
+    # recipient: …]" is one salutation across the break.
+    if INJECTION_RE.search(text) or ("\n" in text and INJECTION_RE.search(" ".join(text.split()))):
         return "prompt injection"
     if NOISE_RE.match(text):
         return "framework noise"

@@ -19,8 +19,10 @@ from apps.pipeline.rules.corrections import (
     GIVEN_UP_FOLLOWING,
     POINTS_BACK_RE,
     Correction,
+    forget_matches,
     forget_subject,
     given_up,
+    joined_pauses,
     parse_correction,
     self_corrected,
 )
@@ -129,7 +131,7 @@ def analyse(ctx, messages: list[dict], background: list[dict], mode: str) -> Bat
             out.candidates.extend(found)
             last_assistant[session] = message
             continue
-        parts = sentences(speaker_of(content)[1] if speaker else content)
+        parts = joined_pauses(sentences(speaker_of(content)[1] if speaker else content))
         # A bare scope ("就这一个文件", "just this once") makes the sentence before it the request.
         asked_once = [text for i, p in enumerate(parts) if one_off(p)
                       for text in ([parts[i - 1], p] if i and len(naming_words(p)) <= 2 else [p])]
@@ -140,39 +142,51 @@ def analyse(ctx, messages: list[dict], background: list[dict], mode: str) -> Bat
         # "保留一年……不对，三年": the sentence as corrected, said as a correction of the old value.
         self_fixes = {i: fix for i, fix in ((i, self_corrected(p)) for i, p in enumerate(parts)) if fix is not None}
         parts = [self_fixes[i].clause if i in self_fixes else p for i, p in enumerate(parts)]
-        subject = next((s for s in (forget_subject(p) for p in parts) if s is not None), None)
-        if subject is not None:
-            previous = last_user.get(session, (None, []))[0]
-            out.forgets.append(Said(message=message, forget=subject, previous=previous))
-            ctx.add("forgetRequests")
-            _remember(message, last_user, last_assistant, [], out.speakers)
-            continue
-        found: list[Candidate] = []
+        asked_to_forget = next(((i, s) for i, s in ((i, forget_subject(p)) for i, p in enumerate(parts)) if s is not None), None)
         numbered = list(enumerate(parts))
+        if asked_to_forget is not None:
+            position, subject = asked_to_forget
+            previous = last_user.get(session, (None, []))[0]
+            clauses = re.split(r"[，,;；]", parts[position])
+            asked_in = next((i for i in range(len(clauses)) if forget_subject(clauses[i]) is not None), 0)
+            if not subject and len(content_tokens(" ".join(clauses[:asked_in]))) >= 2:
+                previous = None  # "班上小宇家里出了点事，这个你别记了": "这个" is the clause before, not the last message
+            out.forgets.append(Said(message=message, forget=subject, previous=previous, position=position))
+            ctx.add("forgetRequests")
+            if not subject:  # "…. Forget that.": what it points at may be anywhere in the message
+                _remember(message, last_user, last_assistant, [], out.speakers)
+                continue
+            # "评审过了，就按 INCR 来。另外上次 Kevin 那个事你就当没听过": the request goes, and so does
+            # every sentence about its subject; the rest of the message is said as usual.
+            numbered = [(i, p) for i, p in numbered if i != position and forget_subject(p) is None
+                        and not forget_matches(p, subject) and not (abs(i - position) == 1 and _says_more_of_the_request(p))]
+        found: list[Candidate] = []
         accepted = _accepted_proposal(message, parts, session, last_assistant, mode)
         if accepted is not None:
             found.append(accepted)
             ctx.add("proposalsAccepted")
-            numbered = numbered[1:]
+            numbered = [(i, p) for i, p in numbered if i != 0]
         elif _declined(parts, session, last_assistant):
             ctx.add("proposalsDeclined")
             rest = decline_remainder(parts[0])
             if rest is not None:
                 # "不要，团队都熟 MyBatis。": the "no" answers the proposal and is no rule of
                 # its own; what follows it ("No, we use pnpm here") is read as said alone.
-                numbered = ([(0, rest)] if rest else []) + numbered[1:]
+                numbered = ([(0, rest)] if rest and numbered[:1] == [(0, parts[0])] else []) + [(i, p) for i, p in numbered if i != 0]
             # "no. Ekos is a huge GUI …", "no Temporal，太重了": a sentence about what was just
             # declined is the refusal's reason, not a fact to keep; the others stand ("no, we've
             # been to Nara before" is the user's own news).
             declined = _declined_names(last_assistant[session], user_words.get(session, set()))
             numbered = [(i, kept) for i, p in numbered if (kept := _without_sentences_on(p, declined))]
+        left = {i for i, _ in numbered}
+        parts_left = [p if i in left else "" for i, p in enumerate(parts)]  # what a given-up sentence may take as holding now
         plain: list[tuple[int, str]] = []
         told_after: set[int] = set()  # sentences a given-up sentence took as what holds now
         for index, part in numbered:
             if index in told_after:
                 continue
             asked = QUESTION_RE.search(part) or (REQUEST_RE.search(part) and not STRONG_RE.search(part))
-            ended = None if index in self_fixes or asked else given_up(parts, index)
+            ended = None if index in self_fixes or asked else given_up(parts_left, index)
             if ended is not None:
                 told_after.update(range(index + 1, index + 1 + GIVEN_UP_FOLLOWING))
             # "for tonight only: give it 300s instead of the usual 180" changes nothing that lasts.
@@ -198,6 +212,17 @@ def analyse(ctx, messages: list[dict], background: list[dict], mode: str) -> Bat
         _said_by_user(message, user_words)
         _remember(message, last_user, last_assistant, found, out.speakers)
     return out
+
+
+# "Please forget what I said about my ex. I'd rather not have that around.": a short sentence
+# next to the request that only points back at it is the request said again.
+_POINTS_AT_IT_RE = re.compile(r"\b(?:that|it|this|those)\b|这种话|这些话|这件事|那件事|这个|那个|这条|那条", re.IGNORECASE)
+REQUEST_ECHO_MAX_WORDS = 8
+
+
+def _says_more_of_the_request(sentence: str) -> bool:
+    short = len(sentence.split()) <= REQUEST_ECHO_MAX_WORDS if not is_chinese(sentence) else len(sentence) <= 2 * REQUEST_ECHO_MAX_WORDS
+    return short and bool(_POINTS_AT_IT_RE.search(sentence))
 
 
 def _without_sentences_on(part: str, declined: set[str]) -> str:
