@@ -55,7 +55,7 @@ PATTERNS: list[tuple[str, re.Pattern[str]]] = [
         r"|\b(i'm|i am|we're|we are) (not )?(a big fan|not a fan|fond|big on|a fan of|into)\b|\bi (think|feel|believe) (that )?\w+"
         r"|我(比较|更|很|不|最|特别|超)?(喜欢|偏好|习惯|讨厌|爱|倾向|受不了)|我们(习惯|偏好)|偏好|我觉得", re.IGNORECASE)),
     # An explicit to-do wins over the decision it may mention ("下一步要把负采样改成…").
-    ("task", re.compile(r"\b(todo|to-do|next step|still have to|need to|needs to|for the backlog|next task)\b|^next\s*:|待办|下一步|接下来要|还要|要把|还需要"
+    ("task", re.compile(r"\b(todo|to-do|next step|still have to|need to|needs to|for the backlog|next task)\b|^next\s*:|^(?:(?:ok|okay|so|right)[,，]?\s+)?(?:next|first|second|another)(?: real| big| small)? (?:thing|task|item|job)\s*[:：]|待办|下一步|接下来要|还要|要把|还需要"
                         r"|下一个\s*(?:任务|task|待办)"
                         r"|\b(?:put|add) (?:this|that|it) (?:on|to) (?:the|my|our) (?:list|to-?do list|backlog)\b|\bon the (?:to-?do list|backlog)\b"
                         r"|(?:加到|放进|记到|列进)(?:待办|todo|清单|backlog)", re.IGNORECASE)),
@@ -64,7 +64,7 @@ PATTERNS: list[tuple[str, re.Pattern[str]]] = [
         r"|\blet'?s (go with|use|switch to|stick with|split|keep|move|batch|drop|go for|cache|pin)\b|\bdecision\b|\bwe('re| are) going to\b|\bwe'll go with\b"
         r"|决定|改用|换成|改成|改为|采用|就用|定为|选用|确定用|定下来|迁移到|迁到|设成|设为|设置为|调成|调到"
         # "就按你上次说的 Redis INCR + Feistel", "接口路径就定 /api/report/leakage 吧", "先 MySQL 按月分表顶着".
-        r"|就按(?:你|我们)?(?:上次|之前|刚才|前面)?(?:说|讲|提|定)的\s*[^，,。；;！!\s]{2,}|就定(?:成|为|在)?|先[^，,。；;]{1,20}?顶着", re.IGNORECASE)),
+        r"|(?<![交转切])换\s+(?=[A-Z])|就按(?:你|我们)?(?:上次|之前|刚才|前面)?(?:说|讲|提|定)的\s*[^，,。；;！!\s]{2,}|就定(?:成|为|在)?|先[^，,。；;]{1,20}?顶着", re.IGNORECASE)),
     ("task", re.compile(
         r"\b(todo|to-do|need to|needs to|we should|i should|next step|later (we|i)|still have to|have to|follow[- ]up|i'?ll (need|have) to|i'm going to|i plan to|i'm planning to|planning to)\b"
         r"|\bdeadline\b|\bdue (on|by)\b"
@@ -81,7 +81,7 @@ PATTERNS: list[tuple[str, re.Pattern[str]]] = [
         r"|\bi get (\w+ )?(sick|seasick|carsick|migraines?|headaches?|anxious|nervous|cold)\b|\b(my )?doctor (said|says|told)\b|\bwe('ve| have) (a|an|two|three|got)\b"
         r"|\bi weigh\b|\bmy (weight|blood pressure|blood sugar|back|knee|health|sleep)\b|\bi('m| am) \d+ (years old|kg|pounds)\b|\bi('ve| have) (a|an|two|three|four|been|had|got)\b|\bi('m| am) (learning|studying|training for|taking|on)\b"
         r"|\bi (usually|normally|typically|often|rarely|mostly|always|never)\b|\bevery (morning|evening|night|day|week|weekday|weekend|monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b"
-        r"|我(每)?(周|星期|礼拜)[一二三四五六日天]|\bon (mondays|tuesdays|wednesdays|thursdays|fridays|saturdays|sundays|weekends)\b|我(?:白天|平时|晚上|现在|目前|本职|主业)?是|我叫|我在.{1,24}(工作|上班|上学|读书|读|念|出差)|我住在|家里(有|养)|养了|(医生|医院|兽医|大夫)(说|让|建议|开了|给了)|我.{0,12}(受过伤|受伤|有点问题|不太好|疼|过敏)|我住|我来自|我老家|我(不|从不|不能|没法)(吃|喝|碰)|过敏|吃素|素食|我(每天|每周|平时|一般|通常|经常|周末)"
+        r"|我(每)?(周|星期|礼拜)[一二三四五六日天]|\bon (mondays|tuesdays|wednesdays|thursdays|fridays|saturdays|sundays|weekends)\b|我(?:白天|平时|晚上|现在|目前|本职|主业)?是|我叫|我在.{1,24}(工作|上班|上学|读书|读|念|出差)|我(?:白天|平时|现在|目前|本职|主业)?在[^，,。]{1,24}?(?:做|当)\s*[\w\u4e00-\u9fff]|我(?:是)?(?:做|干|搞)(?!了|过|完|好|的)[^，,。]{1,12}的(?=[，,。！!]|$)|我住在|家里(有|养)|养了|(医生|医院|兽医|大夫)(说|让|建议|开了|给了)|我.{0,12}(受过伤|受伤|有点问题|不太好|疼|过敏)|我住|我来自|我老家|我(不|从不|不能|没法)(吃|喝|碰)|过敏|吃素|素食|我(每天|每周|平时|一般|通常|经常|周末)"
         r"|体重|身高|血压|血糖|怀孕|失眠|住院|手术|吃药|我(会说|在学|学了|用的是|用)|我有(一|两|三|个)|我家|我们家|我的?(妻子|老婆|老公|丈夫|爱人|对象|孩子|儿子|女儿|宝宝|哥哥|弟弟|姐姐|妹妹|爸爸|妈妈|爸|妈|父母|"
         r"爷爷|奶奶|外婆|外公|朋友|同事|老板|领导|导师|老师|上司|室友|男朋友|女朋友|前任|狗|猫|宠物|工作|职业|生日|家乡|母语)", re.IGNORECASE)),
     ("episode", re.compile(
@@ -102,7 +102,7 @@ PATTERNS: list[tuple[str, re.Pattern[str]]] = [
         r" (is|uses|runs|needs|has|handles|does|lives|loads|pulls|pushes|sends|stores|talks|writes|reads|deploys|builds|targets)\b"
         r"|\bwe (use|run|deploy|host|ship|build|keep|store|are on|'re on)\b|\b(the )?stack is\b|\bit('s| is) (a|an|our) \w+"
         r"|\bby default\b|\bdefaults? to\b|默认(?:是|用|输出|值|为|开|关|走|就)"
-        r"|每(周|天|月|年|个?星期|个月)|在.{1,20}上(跑|运行|训练|部署)|部署在|运行在|跑在|依赖|端口|版本|配置在|存放在|存在|使用的是|用的是|数据库是|项目(是|用)|这个\s*(项目|仓库|服务|工程|库|repo|app|service)|本(项目|仓库)|我们(用|使用|的)|基于|写的"
+        r"|每(周|天|月|年|个?星期|个月)|在.{1,20}上(跑|运行|训练|部署)|部署在|运行在|跑在|(?:用|通过)[^，,。]{1,16}?部署|服务器是|依赖|端口|版本|配置在|存放在|存在|使用的是|用的是|数据库是|项目(是|用)|这个\s*(项目|仓库|服务|工程|库|repo|app|service)|本(项目|仓库)|我们(用|使用|的)|基于|写的"
         r"|(是|有|为)\s*\d+\s*(个|台|张|核|G|GB|ms|秒|分钟|小时|天|次|%)"
         # "这是公司 CRM 的管理后台，Vue 3 + …": what the project is; "minSdk 是 26": a setting's value.
         r"|^(?:(?:hi|hey|hello|嗨|你好|早)[，,!！\s]*)?这(是|个是)(我们|公司|团队|一个|我们公司|我的|我)?.{0,16}?(后台|服务|项目|仓库|系统|平台|工具|应用|app|网站|小程序|插件|脚本|sdk|框架|repo|blog|博客)"
@@ -185,6 +185,16 @@ DECLINE_RE = re.compile(r"^(no|nope|nah|not now|don't|do not|skip (it|that)|neve
 DECLINE_LEAD_RE = re.compile(
     r"^\s*(?:(?:no way|no thanks|nope|nah|no|not now|not yet|never mind|skip (?:it|that)|不用|不要|先不要|先不用|先不|算了|不必|不|别)"
     r"(?:了|吧|啦|呢)?\s*)+(?:[,，。.!！;；:：]+|\s+[—–-]+)\s*",
+    re.IGNORECASE,
+)
+
+
+# A refusal said by naming what was proposed, or with the refusal last: "nah skip litestream.",
+# "skip the dr tim's stuff, …", "Step On 太贵了，pass。", "蚂蚁链就算了哈，…", "佳明那个一千多块呢，算了不买了。".
+# The sentence is the refusal and its reason: not a fact to keep.
+NAMED_DECLINE_RE = re.compile(
+    r"^(?:(?:nah|no|nope|ok|okay|hmm)[,，.!\s]*)?skip\b|[,，]\s*pass\s*[.。!！]*$"
+    r"|^[^，,。.!！?？]{0,16}?(?:就|还是|先|暂时)?(?:算了|免了|不(?:买|租|装|用|要|试|加|考虑|上)了)|[，,]\s*(?:那)?(?:就|还是)?算了",
     re.IGNORECASE,
 )
 
@@ -310,11 +320,11 @@ REMINDER_RE = re.compile(r"\b(don't forget|do not forget|remember to)\b|别忘|�
 # Said to be for once only ("帮我出 5 道题，就这一次", "只补这一次", "just this once"): whoever
 # the subject, whatever the verb.
 ONLY_ONCE_RE = re.compile(r"\b(just this once|only this once|this one time only|just this one time|(a |it's a |just a )?one[- ]time thing|(a |it's a |just a )?one[- ]off thing"
-                          r"|just for (this run|this once|today|now)|for this run only|(just |only )?for this (reply|answer|response|message|question)( only)?|(don't|do not) make (it|this) (a|the) (config |new )?default"
+                          r"|just for (this run|this once|today|tonight|now)|for this run only|(just |only )?for this (reply|answer|response|message|question)( only)?|(don't|do not) make (it|this) (a|the) (config |new )?default"
                           # "for tonight (2026-09-05) only: …", "tonight only, would you …", "not a regular thing",
                           # "don't change the default in the config".
                           r"|(for )?(today|tonight)( \([^)]{1,20}\))? only|not a (regular|usual|standing|permanent) thing|(don't|do not) change the default)\b"
-                          r"|就今天|只今天|仅今天|今天就(?:先)?(?:这样|这么)|(?:今天|这次|这回)就?用[^，。]{1,12}(?:回|答|写|说|讲)(?:我)?(?:一次|一下|几句|两句)"
+                          r"|(?:就|只|仅)今(?:天|晚)|就这(?:两|几)天|临时(?:加|改|开|关|挂|换|用)|今天就(?:先)?(?:这样|这么)|(?:今天|这次|这回)就?用[^，。]{1,12}(?:回|答|写|说|讲)(?:我)?(?:一次|一下|几句|两句)"
                           # "这次破个例，直接拿真实目录跑一下": an exception made for once.
                           r"|破个?例"
                           # "use --no-verify on this one", "就这一回".
@@ -544,11 +554,14 @@ def extract_from_message(message: dict, *, mode: str, sentences: list[str] | Non
             text = resolve_relative_dates(sentence, message.get("timestamp"))
             previous.content = previous.content.rstrip() + ("" if is_chinese(text) else " ") + text
             continue
-        if category is None and mode == "code" and previous is not None and previous.type == "work_fact" and stack_list(sentence) \
-                and len(previous.content) + len(sentence) < 400:
+        intro = previous if previous is not None and previous.type == "work_fact" else next(
+            (c for c in found if c.type == "work_fact" and c.message is message), None)
+        if category is None and mode == "code" and intro is not None and stack_list(sentence) \
+                and len(intro.content) + len(sentence) < 400:
             # "this repo is thermo-fw, the thermostat firmware. ESP32-S3, plain C, ESP-IDF 5.1." —
-            # the list of what it is built with belongs to what it is.
-            previous.content = previous.content.rstrip() + " " + sentence
+            # the list of what it is built with belongs to what it is, also when a sentence on
+            # what it does stands between ("…溯源系统。每箱橙子贴一个二维码…。后端 Spring Boot 3 + …").
+            intro.content = intro.content.rstrip() + ("" if is_chinese(sentence) and is_chinese(intro.content) else " ") + sentence
             continue
         if category is None and mode == "chat" and role == "user" and not talk and not restated[n] and not one_off(sentence) \
                 and (QUESTION_RE.search(sentence) or REQUEST_RE.search(sentence)):

@@ -32,7 +32,7 @@ from apps.pipeline.rules.corrections import (
     subject_words,
     supersedes,
 )
-from apps.pipeline.rules.extract import Candidate, candidate_for, extract_from_message, stack_list
+from apps.pipeline.rules.extract import Candidate, candidate_for, extract_from_message
 from apps.pipeline.rules.text import (
     ZH_STOP_CHARS,
     absolute_paths,
@@ -337,7 +337,9 @@ def _apply_in_batch_corrections(ctx, analysis: BatchAnalysis, planned: list[Plan
             best = _setting_just_said(analysis, planned, said)
         if best is None:
             continue
-        new_content = _ended_content(best.candidate.content, correction) if correction.ended else corrected_content(best.candidate.content, correction) or (
+        left = _without_given_up(best.candidate.content, correction) if correction.ended else ""
+        new_content = ((left + ("" if is_chinese(left) else " ") if left else "") + correction.clause) if correction.ended \
+            else corrected_content(best.candidate.content, correction) or (
             None if correction.weak or _holds_already(best.candidate.content, correction) else _standalone(correction))
         if not new_content:
             continue
@@ -365,13 +367,15 @@ def _setting_just_said(analysis: BatchAnalysis, planned: list[Planned], said) ->
 
 
 ENDED_KEEP_MIN_WORDS = 4  # what else a record must still say to be kept beside what holds now
+ENDED_CLAUSE_MAX_WORDS = 6  # a clause kept when the one beside it names what was given up
+ENDED_CLAUSE_MAX_ZH = 20
 
 
-def _ended_content(record: str, correction: Correction) -> str:
-    """What replaces a record naming something given up: the record's sentences that do not
-    name it (in a bare list, "rails 7.1, postgres, sidekiq for jobs", only the item that names it
-    goes), then what the message says holds now. A project's introduction keeps its other facts
-    when one of its parts is replaced; a sentence that names the old thing is about it and goes."""
+def _without_given_up(record: str, correction: Correction) -> str:
+    """A record naming something given up, without the clauses that name it ("" when too little
+    else remains): a project's introduction keeps its other facts when one part of its stack is
+    replaced ("rails 7.1, postgres, hotwire, sidekiq for jobs" loses only the sidekiq item;
+    "服务器是阿里云的 ECS，目前用宝塔面板部署的" only the 宝塔 clause)."""
     old = correction.old.casefold()
     kept: list[str] = []
     # Cut at every sentence end, lower-case starts included ("…one ear down. we're calling her Biscuit").
@@ -379,16 +383,15 @@ def _ended_content(record: str, correction: Correction) -> str:
         if old not in sentence.casefold():
             kept.append(sentence)
             continue
-        items = [i for i in re.split(r"(?<=[,，、;；])", sentence) if i.strip()]
-        others = [i for i in items if old not in i.casefold()]
-        listed = stack_list(sentence) or (len(others) >= 2 and all(len(i.split()) <= 3 and not is_chinese(i) for i in others))
-        rest = "".join(others).strip().rstrip(",，、;；.。") if listed else ""
-        if rest:
+        others = [i for i in re.split(r"(?<=[,，、;；])", sentence) if i.strip() and old not in i.casefold()]
+        # Only short clauses stand without the one cut out (list items, "服务器是阿里云的 ECS"); a
+        # longer one ("and I had surgery on that wrist in february") is part of what was said about it.
+        short = all(len(i) <= ENDED_CLAUSE_MAX_ZH if is_chinese(i) else len(i.split()) <= ENDED_CLAUSE_MAX_WORDS for i in others)
+        rest = "".join(others).strip().rstrip(",，、;；.。") if short else ""
+        if len(content_tokens(rest)) >= 2:
             kept.append(rest + ("。" if is_chinese(rest) else "."))
     rest = (" " if not is_chinese(record) else "").join(kept).strip()
-    if len(content_tokens(rest)) < ENDED_KEEP_MIN_WORDS:
-        return correction.clause
-    return rest + ("" if is_chinese(rest) else " ") + correction.clause
+    return rest if len(content_tokens(rest)) >= ENDED_KEEP_MIN_WORDS else ""
 
 
 def _holds_already(record: str, correction: Correction) -> bool:
@@ -455,21 +458,20 @@ def _stored_corrections(ctx, analysis: BatchAnalysis, mode: str, projects: dict[
         if best is None:
             # Nothing to correct: what is true now is a plain statement ("actually" is often just a word),
             # and a fact even when no pattern claims it (a correction states how things are).
-            now = said_now(correction)
-            found_here = extract_from_message(said.message, mode=mode, sentences=[now], speakers=analysis.speakers)
-            if not found_here and _standalone(correction) and not correction.weak:
-                fact = candidate_for(resolve_relative_dates(now, said.message.get("timestamp")), "fact", said.message, mode=mode)
-                found_here = [fact] if fact is not None else []
-            for cand in found_here:
-                item = Planned(candidate=cand, source_ids=[message_ref(said.message)], timestamps=[t for t in [iso_from_ms(said.message.get("timestamp"))] if t])
-                item.metadata = _scope(ctx, item, mode, projects)
-                out.append(item)
-                stated_here.append(item)
+            stated = _stated(ctx, said, said_now(correction), analysis, mode, projects)
+            out.extend(stated)
+            stated_here.extend(stated)
             ctx.add("correctionsUnmatched")
             continue
         earlier = corrected_here.get(best.record_id)
         current = earlier.candidate.content if earlier is not None else best.content
-        new_content = _ended_content(current, correction) if correction.ended else (
+        left = _without_given_up(current, correction) if correction.ended else ""
+        if left:
+            # "we dropped sidekiq. … moved everything over to GoodJob": the introduction keeps its
+            # other facts, and what holds now is a record of its own (a later forget of one matter
+            # does not take the other with it).
+            out.extend(_stated(ctx, said, correction.clause, analysis, mode, projects))
+        new_content = (left or correction.clause) if correction.ended else (
             corrected_content(current, correction) or (None if _holds_already(current, correction) else _standalone(correction)))
         if not new_content or normalize(new_content) == normalize(current):
             continue
@@ -482,6 +484,21 @@ def _stored_corrections(ctx, analysis: BatchAnalysis, mode: str, projects: dict[
             corrected_here[best.record_id] = _replacement_of(ctx, best, new_content, said.message, mode, projects, claimed)
             out.append(corrected_here[best.record_id])
         ctx.add("correctionsOfStored")
+    return out
+
+
+def _stated(ctx, said, text: str, analysis: BatchAnalysis, mode: str, projects: dict[str, dict]) -> list[Planned]:
+    """What a correction says holds now, as records of their own: the units a pattern claims, or
+    one fact when none does and the correction says enough to stand alone."""
+    found = extract_from_message(said.message, mode=mode, sentences=[text], speakers=analysis.speakers)
+    if not found and _standalone(said.correction) and not said.correction.weak:
+        fact = candidate_for(resolve_relative_dates(text, said.message.get("timestamp")), "fact", said.message, mode=mode)
+        found = [fact] if fact is not None else []
+    out = []
+    for cand in found:
+        item = Planned(candidate=cand, source_ids=[message_ref(said.message)], timestamps=[t for t in [iso_from_ms(said.message.get("timestamp"))] if t])
+        item.metadata = _scope(ctx, item, mode, projects)
+        out.append(item)
     return out
 
 

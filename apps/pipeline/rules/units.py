@@ -31,6 +31,8 @@ from apps.pipeline.rules.extract import (
     ACK_LEAD_RE,
     ANAPHORA_RE,
     DECLINE_RE,
+    FIRST_PERSON_RE,
+    NAMED_DECLINE_RE,
     QUESTION_RE,
     REQUEST_RE,
     STRONG_RE,
@@ -169,6 +171,16 @@ def analyse(ctx, messages: list[dict], background: list[dict], mode: str) -> Bat
         elif _declined(parts, session, last_assistant):
             ctx.add("proposalsDeclined")
             rest = decline_remainder(parts[0])
+            if rest is None and NAMED_DECLINE_RE.search(parts[0]):
+                # "nah skip litestream. daily snapshots plus …": the refusal and its reason go; a
+                # sentence after it in the same line stands.
+                pieces = re.split(r"(?<=[.!?。！？])\s+", parts[0], maxsplit=1)
+                rest = pieces[1] if len(pieces) > 1 and NAMED_DECLINE_RE.search(pieces[0]) else ""
+                clauses = re.split(r"[,，]\s*", pieces[0], maxsplit=1)
+                if len(clauses) > 1 and NAMED_DECLINE_RE.search(clauses[0]) and FIRST_PERSON_RE.search(clauses[1]):
+                    # "skip the dr tim's stuff, my coworker Dana is giving me …": the user's own news
+                    # after the refusal stands (the reason alone — "说白了就是个噱头" — does not).
+                    rest = " ".join(p for p in (clauses[1], rest) if p)
             if rest is not None:
                 # "不要，团队都熟 MyBatis。": the "no" answers the proposal and is no rule of
                 # its own; what follows it ("No, we use pnpm here") is read as said alone.
@@ -347,4 +359,5 @@ def _accepted_proposal(message: dict, parts: list[str], session: str, last_assis
 
 
 def _declined(parts: list[str], session: str, last_assistant: dict) -> bool:
-    return bool(parts) and _pending_proposal(session, last_assistant) is not None and bool(DECLINE_RE.search(parts[0]))
+    return bool(parts) and _pending_proposal(session, last_assistant) is not None \
+        and bool(DECLINE_RE.search(parts[0]) or NAMED_DECLINE_RE.search(parts[0]))
