@@ -1435,6 +1435,14 @@ def test_leaving_things_somewhere_is_nothing_given_up(sentence):
 
 
 # ------------------------------------------------ ho15: wordings met on a new batch
+def live_after_two_sessions(profile, l0, run_now, first: str, later: str) -> list[str]:
+    """Live record texts after `first` is said in one session and `later` in the next, one
+    extraction run each (the later one meets the first as a stored record)."""
+    l0(profile, [say("a1", first, 0)])
+    ok(run_now(profile, KIND_L1))
+    l0(profile, [say("a2", later, 10, session="s2")])
+    ok(run_now(profile, KIND_L1))
+    return texts(profile)
 @pytest.mark.parametrize(("sentence", "subject"), [
     ("刚才王科长那段你别存啊，我就是发泄一下，这种话留着没好处。", "王科长"),
     ("另外上次 Kevin 那个事你就当没听过哈，不该跟你说的，别留着", "Kevin"),
@@ -1477,12 +1485,7 @@ def test_this_pointing_at_the_clause_before_does_not_forget_the_previous_message
      "评审过了！Snowflake 换掉，就按你上次说的 Redis INCR + Feistel + base62，短码固定 7 位。", [], "Snowflake", "Feistel"),
 ])
 def test_something_dropped_leaves_the_rest_of_the_record_and_says_what_replaced_it(coder, l0, run_now, intro, news, kept, gone, now):
-    l0(coder, [say("d1", intro, 0)])
-    ok(run_now(coder, KIND_L1))
-    assert any(gone in t for t in texts(coder))
-    l0(coder, [say("d2", news, 10, session="s2")])
-    ok(run_now(coder, KIND_L1))
-    live_now = texts(coder)
+    live_now = live_after_two_sessions(coder, l0, run_now, intro, news)
     assert not any(gone.casefold() in t.casefold() for t in live_now), live_now
     assert any(now in t for t in live_now), live_now
     for word in kept:
@@ -1490,12 +1493,10 @@ def test_something_dropped_leaves_the_rest_of_the_record_and_says_what_replaced_
 
 
 def test_a_name_that_did_not_stick_leaves_the_rest_of_the_record_and_the_new_name_is_kept(chat, l0, run_now):
-    l0(chat, [say("p1", "10 week old collie cross, black and white. we're calling her Biscuit 🐶", 0)])
-    ok(run_now(chat, KIND_L1))
-    l0(chat, [say("p2", "update: Biscuit did not stick at all lol. Jen started calling her Maple because of the ginger "
-                        "bits on her paws and now she only answers to Maple.", 10, session="s2")])
-    ok(run_now(chat, KIND_L1))
-    live_now = texts(chat)
+    live_now = live_after_two_sessions(
+        chat, l0, run_now, "10 week old collie cross, black and white. we're calling her Biscuit 🐶",
+        "update: Biscuit did not stick at all lol. Jen started calling her Maple because of the ginger bits on her paws "
+        "and now she only answers to Maple.")
     assert not any("Biscuit" in t for t in live_now), live_now
     assert any("collie" in t for t in live_now) and any("Maple" in t for t in live_now), live_now
 
@@ -1621,11 +1622,8 @@ def test_the_stack_joins_the_introduction_with_a_sentence_between(coder, l0, run
 
 
 def test_a_tool_uninstalled_by_its_chinese_name_leaves_the_rest_and_is_stated_on_its_own(coder, l0, run_now):
-    l0(coder, [say("b1", "服务器是阿里云的 ECS，用宝塔面板部署。", 0)])
-    ok(run_now(coder, KIND_L1))
-    l0(coder, [say("b2", "另一个是宝塔我卸了，服务器上现在全换成 docker compose 跑，compose 文件我放仓库根目录了", 10, session="s2")])
-    ok(run_now(coder, KIND_L1))
-    live_now = texts(coder)
+    live_now = live_after_two_sessions(coder, l0, run_now, "服务器是阿里云的 ECS，用宝塔面板部署。",
+                                       "另一个是宝塔我卸了，服务器上现在全换成 docker compose 跑，compose 文件我放仓库根目录了")
     assert not any("宝塔" in t for t in live_now), live_now
     assert any("阿里云" in t and "docker compose" not in t for t in live_now), live_now
     assert any("docker compose" in t and "阿里云" not in t for t in live_now), live_now
@@ -1636,11 +1634,7 @@ def test_a_tool_uninstalled_by_its_chinese_name_leaves_the_rest_and_is_stated_on
     ("然后说正事：今年采摘季11月5号开始，在那之前要把批次管理做出来。", "今年天热，合作社定了10月28号就开摘，提前了一个多礼拜，批次管理得赶在那之前上线。", "10月28号", "11月5号"),
 ])
 def test_a_range_narrowed_and_a_date_said_to_have_moved_replace_the_old_value(coder, l0, run_now, first, change, kept, gone):
-    l0(coder, [say("c1", first, 0)])
-    ok(run_now(coder, KIND_L1))
-    l0(coder, [say("c2", change, 10, session="s2")])
-    ok(run_now(coder, KIND_L1))
-    live_now = texts(coder)
+    live_now = live_after_two_sessions(coder, l0, run_now, first, change)
     assert any(kept in t for t in live_now), live_now
     assert not any(gone in t for t in live_now), live_now
 

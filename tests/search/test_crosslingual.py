@@ -147,14 +147,19 @@ def test_the_sparse_side_expands_terms_across_languages():
     assert qweights[sparse.token_index("花生")] == pytest.approx(sparse.EXPANSION_WEIGHT)
 
 
-def test_an_english_keyword_reaches_a_chinese_record_on_the_sparse_side(alice, agent_api):
-    alice.settings = {"recall.minRelevance": 0.0}  # a one-word question: the sparse side is under test
+def sparse_rank(alice, agent_api, *, target: str, other: str, query: str) -> int | None:
+    """The sparse rank of `target` for a one-word question, beside one other record (no
+    relevance threshold: the sparse side is under test, not the abstention)."""
+    alice.settings = {"recall.minRelevance": 0.0}
     alice.save()
-    target = write_record(alice, "用户对花生过敏。")
-    write_record(alice, "用户喜欢吃辣。")
-    body = agent_api.ok("recall_l1_records", query="peanut", trace=True)
-    trace = next(t for t in body["trace"] if t["recordId"] == target.record_id)
-    assert trace["sparseRank"] == 1
+    record = write_record(alice, target)
+    write_record(alice, other)
+    body = agent_api.ok("recall_l1_records", query=query, trace=True)
+    return next(t for t in body["trace"] if t["recordId"] == record.record_id)["sparseRank"]
+
+
+def test_an_english_keyword_reaches_a_chinese_record_on_the_sparse_side(alice, agent_api):
+    assert sparse_rank(alice, agent_api, target="用户对花生过敏。", other="用户喜欢吃辣。", query="peanut") == 1
 
 
 # ------------------------------------------------------- relevance, abstention
@@ -384,13 +389,8 @@ def test_a_failed_rebuild_is_reported_and_not_retried_on_every_recall(alice, mon
 
 
 def test_a_name_written_without_its_accents_finds_the_record_that_has_them(alice, agent_api):
-    alice.settings = {"recall.minRelevance": 0.0}  # a one-word question: the sparse side is under test
-    alice.save()
-    target = write_record(alice, "The user is viewing a flat in Alcântara next Wednesday at 15:00.")
-    write_record(alice, "The user's flat in Lisbon is on the fourth floor without a lift.")
-    body = agent_api.ok("recall_l1_records", query="Alcantara", trace=True)
-    trace = next(t for t in body["trace"] if t["recordId"] == target.record_id)
-    assert trace["sparseRank"] == 1
+    assert sparse_rank(alice, agent_api, target="The user is viewing a flat in Alcântara next Wednesday at 15:00.",
+                       other="The user's flat in Lisbon is on the fourth floor without a lift.", query="Alcantara") == 1
 
 
 @pytest.mark.parametrize(
@@ -402,10 +402,4 @@ def test_a_name_written_without_its_accents_finds_the_record_that_has_them(alice
     ids=["another-form-of-the-word", "a-compound-written-as-one-word"],
 )
 def test_an_english_word_the_dictionary_spells_otherwise_still_reaches_the_chinese_record(alice, agent_api, record, query):
-    alice.settings = {"recall.minRelevance": 0.0}  # a one-word question: the sparse side is under test
-    alice.save()
-    target = write_record(alice, record)
-    write_record(alice, "用户喜欢吃辣，但不吃香菜。")
-    body = agent_api.ok("recall_l1_records", query=query, trace=True)
-    trace = next(t for t in body["trace"] if t["recordId"] == target.record_id)
-    assert trace["sparseRank"] == 1
+    assert sparse_rank(alice, agent_api, target=record, other="用户喜欢吃辣，但不吃香菜。", query=query) == 1
