@@ -16,7 +16,9 @@ from apps.pipeline.rules.text import HOST_PATTERN, STOPWORDS, content_tokens, is
 
 # "not now, but put it on the list", "not really, but …": after "not", words of when and how much
 # name no value that is replaced.
-_NOT_A_VALUE = r"(?!(?:now|yet|today|tonight|right now|at the moment|for now|this time|just yet|really|only|just|sure|much|bad)\b)"
+_NOT_A_VALUE = (r"(?!(?:now|yet|today|tonight|right now|at the moment|for now|this time|just yet|really|only|just|sure|much|bad)\b)"
+                # "I'm the lab manager, not a dev by training": what one is not, said of oneself.
+                r"(?!(?:a|an)\s+[\w-]+(?:\s+[\w-]+)?\s+by\s+(?:training|trade|background|profession|nature)\b)")
 CORRECTION_RE = re.compile(
     r"\b(actually|i was wrong|i'm wrong|my bad|my mistake|correction|i misspoke|sorry,? i meant|i meant|scratch that|wait,? no|no,? wait|not anymore|no longer"
     r"|we (moved|switched|migrated|changed|upgraded|downgraded) to|(is|are|it's) now|changed to|instead of|rather than"
@@ -34,7 +36,8 @@ CORRECTION_RE = re.compile(
     r"|不是[^，,。]{1,20}[，,]?\s*(而)?是|是[^，,。]{1,20}[，,]?\s*不是"
     r"|(?:切到?|切换到|换到|迁到|改用|转到)[^，,。；;！!]{1,20}[，,][^，,。；;！!]{1,20}(?:停用|弃用|下线|关停)"
     r"|(?:迁到|迁移到|搬到|换到|切到)了?[^，,。；;！!]{1,30}[，,][^，,。；;！!]{1,20}(?:没续|不续了|退掉了|退了|停了|关了|不用了)"
-    r"|从[^，,。；;]{1,20}(?:离职|辞职)了?[，,][^，,。；;]{0,12}?(?:开始)?在",
+    r"|从[^，,。；;]{1,20}(?:离职|辞职)了?[，,][^，,。；;]{0,12}?(?:开始)?在"
+    r"|之前(?:接|用|走|是|买|选)的?[^，,。；;\s]{2,12}[，,][^，,。；;]{0,20}?(?:换成|改成|换到|改用)",
     re.IGNORECASE,
 )
 # A change said with a verb of change and where it went, with words between ("we upgraded the
@@ -75,7 +78,7 @@ _LEAD_RE = re.compile(
 _PAIRS: list[re.Pattern[str]] = [
     re.compile(rf"\bnot\s+{_NOT_A_VALUE}(?P<old>[^,.;]+?)\s*,?\s+but\s+(?P<new>[^,.;!]+)", re.IGNORECASE),
     re.compile(rf"(?P<new>[^,;，；]+?)\s*[,，]\s*not\s+{_NOT_A_VALUE}(?P<old>(?:[^,.;!，。；]|\.(?=\d))+)", re.IGNORECASE),
-    re.compile(r"(?P<new>[^,;]+?)\s+(?:instead of|rather than)\s+(?P<old>[^,.;!]+)", re.IGNORECASE),
+    re.compile(r"(?P<new>[^,;]+?)\s+(?:instead of|rather than)\s+(?P<old>(?:[^,.;!]|\.(?=\d))+)", re.IGNORECASE),  # "3.12 instead of 3.10"
     re.compile(r"\bfrom\s+(?P<old>[\w.:-]+(?: [\w.:-]+)?)\s+to\s+(?P<new>[\w.:-]+(?: [\w.:-]+)?)", re.IGNORECASE),
     re.compile(r"不是(?P<old>[^，,。；;]+?)[，,]?\s*(?:而)?是(?P<new>[^，,。；;！!]+)"),
     re.compile(r"是(?P<new>[^，,。；;不]+?)[，,]?\s*不是(?P<old>[^，,。；;！!]+)"),
@@ -97,6 +100,8 @@ _PAIRS: list[re.Pattern[str]] = [
                r"(?:那台|那个|那边|那家)?(?:已经)?(?:到期)?(?:没续费?|不续了|退掉了|退了|停了|关了|不用了)"),
     # "我已经从 Zalando 离职了，4 月 1 号开始在 N26 做 analytics engineer": a job left for another.
     re.compile(r"(?:我)?(?:已经)?\s*从\s*(?P<old>[^，,。；;\s]{1,20}?)\s*(?:离职|辞职|走人)了?[，,]\s*[^，,。；;]{0,12}?(?:开始)?在\s*(?P<new>[^，,。；;！!\s]{1,20}?)\s*(?:做|当|上班|工作)"),
+    # "短信验证码之前接的阿里云，公司这边统一采购换成腾讯云短信了": what it was before, then what it became.
+    re.compile(r"之前(?:接|用|走|是|买|选)的?(?P<old>[^，,。；;\s]{2,12})[，,][^，,。；;]{0,20}?(?:换成|改成|换到|改用)了?(?P<new>[^，,。；;！!]{2,20})"),
     # "I said we close on Mondays, but from October it'll be Tuesdays."
     re.compile(r"\bi (?:said|told you|mentioned)\s+(?:that\s+)?(?P<old>[^.;!?]+?),?\s+but\s+(?P<new>[^.;!?]+)", re.IGNORECASE),
 ]
@@ -511,6 +516,8 @@ _DROPPED = [
     re.compile(r"(?:^|[.:!]\s+|:\s*)(?P<old>[A-Z][\w.+-]{2,})\s+(?:did not|didn't|never)\s+(?:really\s+)?st(?:ick|uck)\b"),
     re.compile(r"(?P<old>[A-Za-z][\w.+-]{2,})\s*(?:那套|这套|那个|这个)?\s*(?:就|也|已经|全|全都|都)?(?:换掉|去掉|拿掉|弃用|下掉|撤掉|撤了|卸了|不用了)"),
 ]
+# "所以不走纯商贷了，改组合贷": the thing no longer taken, named between the negated verb and 了.
+_NO_LONGER_TAKEN_ZH = re.compile(r"不(?:再)?(?:走|用|选|报|去|买|做|搞)(?P<old>[\u4e00-\u9fffA-Za-z0-9]{2,8}?)了[，,]")
 # "宝塔我卸了": a Chinese name before the verb (the run of characters after the last function character).
 _DROPPED_ZH_VERB = re.compile(r"(?:我|我们)?(?:那套|这套)?\s*(?:就|也|已经|全|全都|都)?(?:换掉了?|去掉了|拿掉了|弃用了|下掉了|撤掉了?|撤了|卸了|卸载了)")
 _NOT_A_NAME_ZH = frozenset(["一个", "这个", "那个", "已经", "现在", "之前", "我们", "他们", "东西", "全部", "所有"])
@@ -542,6 +549,7 @@ def _dropped_zh(part: str) -> _Dropped | None:
         return None
     return _Dropped(last, m.end())
 GIVEN_UP_FOLLOWING = 2  # sentences after the one giving something up that may say what replaced it
+GIVEN_UP_MIN_CHARS = 8  # what holds now, said shorter than this, takes the clauses before it along
 
 
 def given_up(parts: list[str], index: int) -> Correction | None:
@@ -551,7 +559,7 @@ def given_up(parts: list[str], index: int) -> Correction | None:
     instead, 8 till 2". None when nothing follows to say what holds now."""
     part = parts[index]
     m: re.Match[str] | _Dropped | None = _GAVE_UP_EN.search(part) or _GAVE_UP_ZH.search(part) \
-        or next((d for d in (p.search(part) for p in _DROPPED) if d), None) or _dropped_zh(part)
+        or next((d for d in (p.search(part) for p in _DROPPED) if d), None) or _dropped_zh(part) or _NO_LONGER_TAKEN_ZH.search(part)
     if m is None:
         return None
     old = (m.group("old") or m.groupdict().get("old2") or "").strip()
@@ -559,6 +567,10 @@ def given_up(parts: list[str], index: int) -> Correction | None:
     text = " ".join([tail if len(content_tokens(tail)) >= 3 else "", *parts[index + 1: index + 1 + GIVEN_UP_FOLLOWING]])
     kept = [c.strip(" ，,;；").rstrip(".。!！") for c in re.split(r"(?<=[.!?。！？])\s+|[，,;；]", text)
             if old.casefold() not in c.casefold() and len(content_tokens(c)) >= 2]
+    if kept and len("".join(kept)) < GIVEN_UP_MIN_CHARS:
+        # "…俩人加起来能贷不少，所以不走纯商贷了，改组合贷": too short alone, what led to it comes along.
+        kept = [c.strip(" ，,;；") for c in re.split(r"[，,;；]", part[: m.start()])
+                if old.casefold() not in c.casefold() and len(content_tokens(c)) >= 2] + kept
     if not kept:
         return None
     chinese = is_chinese(" ".join(kept))
@@ -1167,7 +1179,7 @@ _GENERIC_SUBJECT_ZH = re.compile(r"(?:那个|这个|那些|这些)(?:数字|号�
                                   r"|^(?:之前|刚才|上次|前面|我)*(?:说|提|讲)(?:的|过的)")
 _FORGET_GUARD_RE = re.compile(r"\b(don't|do not|never|not) forget\b|别忘|不要忘|忘了(带|拿|关|锁|交|写|说|告诉)|我忘了", re.IGNORECASE)
 _MEMORY_WORD_RE = re.compile(r"记|\b(?:can|could|would) you (?:please )?not (?:keep|store|remember|save)\b|(?:别|不用|不要)(?:再)?(?:存(?:着|下来)?(?=[了啦吧啊哈呀哦喔噢，,。！!]|$)|留着)|笔记|"
-                             + _YOUR_SIDE_KEEPS + r"|\b(?:whatever|what|everything|anything) you (?:keep|have|store|remember|know|hold)\b|忘掉|忘了吧|忘了它吧|memor|forget|remember|record|note|scratch|strike|drop (the|what)|scrap (the|what)|\bwritten down\b|\bkept\b|\b(?:don't|do not) keep (?:that|it|this)(?: stuff)? (?:around|anywhere|on file)\b|记录里|记忆里|\bstored\b|hold on ?to|hang on to|keep hold of"
+                             + _YOUR_SIDE_KEEPS + r"|\b(?:whatever|what|everything|anything) you (?:keep|have|store|remember|know|hold)\b|忘掉|忘了吧|忘了它吧|memor|forget|remember|record|note|scratch|strike|drop (the|what)|scrap (the|what)|\bwritten down\b|\bkept\b|\b(?:don't|do not) keep (?:that|it|this)(?: stuff)? (?:around|anywhere|on file)\b|\b(?:don't|do not) keep (?:that|this)\s*(?:[.!,;]|$)|记录里|记忆里|\bstored\b|hold on ?to|hang on to|keep hold of"
                              r"|(?:删掉|删除|delete\s?掉?)关于|关于.{1,30}?(?:那|这)条|当(?:作|做|成)?(?:我)?没听(?:过|见|到)", re.IGNORECASE)
 ANAPHORIC_SUBJECT_RE = re.compile(r"^(it|that|this|those|these|all that|all of that|what i (just )?said|the last (one|thing)|i (ever |even )?(said|mentioned|told you|brought (it|that|this|any of (it|that|this)) up)( (it|that|this|about it))?( at all)?|这条|这个|这些|那个|那条|刚才(那|说的)?(条|个|些)?|上一条|这|那|)$", re.IGNORECASE)
 
@@ -1202,8 +1214,10 @@ def forget_subject(sentence: str) -> str | None:
         subject = re.sub(r"^(about|that|what i said about|me|my|the|请|帮我|麻烦|你|我的|我)\s*", "", subject, flags=re.IGNORECASE).strip()
         subject = re.sub(r"\b(please|pls|thanks|thank you)\b", "", subject, flags=re.IGNORECASE).strip(" ,，")
         subject = re.sub(r"^(把|关于)", "", subject).strip()
-        subject = re.sub(r"(?:你|你们)$", "", subject).strip()  # "王科长那段你别存啊": who keeps it, not what
-        subject = re.sub(r"^(?:刚才|刚刚|之前|上次|上回|前面|那天)\s*", "", subject).strip()  # when it was said, not what
+        subject = re.sub(r"(?:你|你们)(?:还是|就|也|都|先)?$", "", subject).strip()  # "王科长那段你别存啊": who keeps it, not what
+        subject = re.sub(r"^[\W_]+", "", subject).strip()  # "……刚才说…"
+        subject = re.sub(r"^(?:hey|hi|ok|okay|嗯|哦)\b[,，\s]*", "", subject, flags=re.IGNORECASE).strip()
+        subject = re.sub(r"^(?:刚才|刚刚|之前|上次|上回|前面|那天)\s*(?:我)?(?:说|提|讲)?(?:过|到)?(?:的)?", "", subject).strip()  # when it was said, not what
         subject = re.sub(r"(这个|这条|那个|那条|这件事|这事|的事情?|的内容|这些|那段话?|这段话?)$", "", subject).strip()
         subject = re.split(r"[,，;；—–]", subject)[0].strip()  # "forget that, we haven't agreed" → "that"
         narrowed = _GENERIC_SUBJECT_ZH.sub("", _GENERIC_SUBJECT_EN.sub("", subject).strip()).strip(" ,，的")

@@ -45,6 +45,7 @@ PATTERNS: list[tuple[str, re.Pattern[str]]] = [
         r"|remember that|you should (always|never)|must (not )?|avoid|prefer \w+ over|only use|stick to|no more than|keep (it|them|answers|replies|explanations)"
         r"|call me|when (you|i) (answer|reply|ask|review|write|give|suggest|recommend|explain|talk)|whenever (you|i)"
         r"|(go|goes|belong|belongs) (in|under|into)|every new|rule for|rules for|conventions? (for|:)|rule:"
+        r"|(has|have|needs?) to (pass|be green|be clean|stay green|stay clean)|must (pass|be green|be clean)"
         r"|(that's|this is|here's) (the|a|our) (rule|convention|policy)|the (rule|convention) (in|here|of this))\b"
         r"|以后|今后|总是|永远|不要|别再|务必|必须|禁止|一律|记住|请(始终|总是|用|使用|回答|回复|保持|避免)|统一(用|使用)?|避免|尽量|只用|只能|规则|约定|规范|规矩|不允许|不许|不准"
         r"|才能(合并|上线|发布|提交|部署)|以上才|至少要|\b(before|to) (merge|merging|release|deploy)\b"
@@ -194,7 +195,9 @@ DECLINE_LEAD_RE = re.compile(
 # The sentence is the refusal and its reason: not a fact to keep.
 NAMED_DECLINE_RE = re.compile(
     r"^(?:(?:nah|no|nope|ok|okay|hmm)[,，.!\s]*)?skip\b|[,，]\s*pass\s*[.。!！]*$"
-    r"|^[^，,。.!！?？]{0,16}?(?:就|还是|先|暂时)?(?:算了|免了|不(?:买|租|装|用|要|试|加|考虑|上)了)|[，,]\s*(?:那)?(?:就|还是)?算了",
+    r"|^[^，,。.!！?？]{0,16}?(?:就|还是|先|暂时)?(?:算了|免了|不(?:买|租|装|用|要|试|加|考虑|上)了)|[，,]\s*(?:那)?(?:就|还是)?算了"
+    # "Clash 我 demo 过一次 … Blade 用惯了 不想换": the proposed name first, the refusal last.
+    r"|^[A-Za-z][\w.+-]{1,30}\s.*(?:不想换|不换了|不想(?:买|试|用|要|折腾)了?)\s*[。.!！]?\s*$",
     re.IGNORECASE,
 )
 
@@ -325,6 +328,8 @@ ONLY_ONCE_RE = re.compile(r"\b(just this once|only this once|this one time only|
                           # "don't change the default in the config".
                           r"|(for )?(today|tonight)( \([^)]{1,20}\))? only|not a (regular|usual|standing|permanent) thing|(don't|do not) change the default)\b"
                           r"|(?:就|只|仅)今(?:天|晚)|就这(?:两|几)天|临时(?:加|改|开|关|挂|换|用)|今天就(?:先)?(?:这样|这么)|(?:今天|这次|这回)就?用[^，。]{1,12}(?:回|答|写|说|讲)(?:我)?(?:一次|一下|几句|两句)"
+                          # "这次帮我用繁体写一份…": a script or language asked for this time.
+                          r"|(?:这次|这回)(?:你)?(?:帮我|给我)?用(?:繁体|简体|英文|英语|中文|粤语|日文|日语|拼音|表格)"
                           # "这次破个例，直接拿真实目录跑一下": an exception made for once.
                           r"|破个?例"
                           # "use --no-verify on this one", "就这一回".

@@ -36,7 +36,7 @@ INJECTION_RE = re.compile(
     # "AI 助手读到这条请…", "【系统提示：AI 编程助手请…】".
     r"|(ai|人工智能)\s*(编程|代码|写作|智能)?\s*(助手|助理)\s*(读到|看到|处理到?)(这条|这段|此|本)[^，。,]{0,6}?(请|务必|必须)|[\[【]\s*(系统提示|系统指令|system prompt|system note)\s*[:：]"
     r"|\bsystem override\b|\bany (ai|llm) (assistant|agent|model)s? reading this\b"
-    r"|[\[【(]\s*(ai|llm) (assistant|agent)s?\s*[:：]|<!--\s*(ai |llm )?(assistant|agent)s?\s*[:：]"
+    r"|[\[【(]\s*(ai|llm) (assistant|agent)s?\s*[:：]|<!--\s*(ai |llm )?(assistant|agent|model)s?\s*(instructions?|note|notice)?\s*[:：]"
     r"|(致|给|写给)\s*(ai|人工智能|大模型)\s*(助手|助理|模型|智能体)?\s*[:：]|(ai|人工智能)\s*(编程|代码|写作|智能)?\s*(助手|助理)\s*(请|须|必须)\s*(立即|马上)?"
     # A salutation to a class of automated readers, however qualified ("Automated coding agents
     # integrating this feed:", "note for AI tools converting this manuscript:", "致正在读取本文档的

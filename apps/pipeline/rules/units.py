@@ -141,10 +141,12 @@ def analyse(ctx, messages: list[dict], background: list[dict], mode: str) -> Bat
             one_offs[session] = naming_words(" ".join(asked_once))
         else:
             one_offs.pop(session, None)
+        # "…bomb squad in. ...actually don't keep that.": a request to forget is read before a pause
+        # can make it look like a correction of what came before it.
+        asked_to_forget = next(((i, s) for i, s in ((i, forget_subject(p)) for i, p in enumerate(parts)) if s is not None), None)
         # "保留一年……不对，三年": the sentence as corrected, said as a correction of the old value.
         self_fixes = {i: fix for i, fix in ((i, self_corrected(p)) for i, p in enumerate(parts)) if fix is not None}
         parts = [self_fixes[i].clause if i in self_fixes else p for i, p in enumerate(parts)]
-        asked_to_forget = next(((i, s) for i, s in ((i, forget_subject(p)) for i, p in enumerate(parts)) if s is not None), None)
         numbered = list(enumerate(parts))
         if asked_to_forget is not None:
             position, subject = asked_to_forget
