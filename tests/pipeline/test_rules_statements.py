@@ -1604,6 +1604,8 @@ def test_an_injection_saluting_every_ai_reading_the_message_is_gated():
     ("我白天在 bank 做 data analyst，这个是下班帮她搞的 side thing", "persona"),
     ("我做电商运营的，六点下班，赶过去时间刚刚好", "persona"),
     ("next real thing: printable crosstable. wall chart style, one page per section", "task"),
+    ("下一个大活：idle fee。充完电车还占着桩的，grace period 过了之后按分钟收占位费", "task"),
+    ("下个月我要出差", None),
     ("big change：payment 换 Square。", "decision"),
     ("服务器是阿里云一台 2 核 4G 的 ECS，目前用宝塔面板部署的", "fact"),
     ("我们交换 Tips 吧", None),
