@@ -447,12 +447,9 @@ def en_heads(token: str) -> list[str]:
     nearest form (above), else none."""
     _, en_zh = maps()
     heads = en_zh.get(token)
-    parts = token.split("-")
-    if not heads and len(parts) == 2 and all(p.isalpha() for p in parts):  # "front-end" as "frontend"
-        from apps.search import sparse
-
-        joined = sparse.english_tokens("".join(parts))
-        heads = en_zh.get(joined[0]) if joined else None
+    if not heads and "-" in token:  # "front-end" as "frontend"
+        joined = _joined(token)
+        heads = en_zh.get(joined) if joined else None
     if heads or len(token) <= NEAR_MIN or not token.isalpha():
         return heads or []
     key = _near_key(token, source())

@@ -1425,6 +1425,16 @@ def test_something_given_up_is_replaced_by_what_the_message_says_holds_now(chat,
     assert any("veg box" in t for t in live_now) and any("游泳" in t for t in live_now), live_now
 
 
+def test_a_chinese_name_given_up_with_a_short_replacement_takes_the_clauses_before_it():
+    from apps.pipeline.rules.corrections import given_up
+
+    # The replacement is shorter than GIVEN_UP_MIN_CHARS: the clauses before the name come along
+    # (this path once failed with an AttributeError for names found by _dropped_zh).
+    found = given_up(["机器我们查过了够用，宝塔我卸了，改用面板"], 0)
+    assert found is not None and found.old == "宝塔", found
+    assert "改用面板" in found.clause and "够用" in found.clause and "宝塔" not in found.clause
+
+
 @pytest.mark.parametrize("sentence", ["I left the keys at home.", "我们不走了，就在这儿吃", "I've left a note on the fridge for you"])
 def test_leaving_things_somewhere_is_nothing_given_up(sentence):
     from apps.pipeline.rules.corrections import given_up

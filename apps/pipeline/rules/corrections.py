@@ -523,23 +523,7 @@ _DROPPED_ZH_VERB = re.compile(r"(?:我|我们)?(?:那套|这套)?\s*(?:就|也|�
 _NOT_A_NAME_ZH = frozenset(["一个", "这个", "那个", "已经", "现在", "之前", "我们", "他们", "东西", "全部", "所有"])
 
 
-@dataclass
-class _Dropped:
-    """A match-like answer of _dropped_zh: the name given up, and where its verb ends."""
-    old: str
-    stop: int
-
-    def end(self) -> int:
-        return self.stop
-
-    def group(self, name: str) -> str:
-        return self.old if name == "old" else ""
-
-    def groupdict(self) -> dict[str, str]:
-        return {"old": self.old}
-
-
-def _dropped_zh(part: str) -> _Dropped | None:
+def _dropped_zh(part: str) -> tuple[str, int, int] | None:
     m = _DROPPED_ZH_VERB.search(part)
     if m is None:
         return None
@@ -547,7 +531,22 @@ def _dropped_zh(part: str) -> _Dropped | None:
     last = re.split(r"[是把的个了在将和与就也]", run.group(0))[-1] if run else ""  # "另一个是宝塔" → 宝塔
     if len(last) < 2 or last in _NOT_A_NAME_ZH:
         return None
-    return _Dropped(last, m.end())
+    return last, part.rindex(last, 0, m.start()), m.end()
+
+
+def _given_up_name(part: str) -> tuple[str, int, int] | None:
+    """(what was given up, where the saying of it starts, where it ends), or None."""
+    for pattern in (_GAVE_UP_EN, _GAVE_UP_ZH, *_DROPPED):
+        m = pattern.search(part)
+        if m is not None:
+            return (m.group("old") or m.groupdict().get("old2") or "").strip(), m.start(), m.end()
+    found = _dropped_zh(part)
+    if found is not None:
+        return found
+    m = _NO_LONGER_TAKEN_ZH.search(part)
+    return (m.group("old").strip(), m.start(), m.end()) if m is not None else None
+
+
 GIVEN_UP_FOLLOWING = 2  # sentences after the one giving something up that may say what replaced it
 GIVEN_UP_MIN_CHARS = 8  # what holds now, said shorter than this, takes the clauses before it along
 
@@ -558,18 +557,17 @@ def given_up(parts: list[str], index: int) -> Correction | None:
     GIVEN_UP_FOLLOWING more sentences): "I've left the bakery! … I'm driving for the veg box co-op
     instead, 8 till 2". None when nothing follows to say what holds now."""
     part = parts[index]
-    m: re.Match[str] | _Dropped | None = _GAVE_UP_EN.search(part) or _GAVE_UP_ZH.search(part) \
-        or next((d for d in (p.search(part) for p in _DROPPED) if d), None) or _dropped_zh(part) or _NO_LONGER_TAKEN_ZH.search(part)
-    if m is None:
+    found = _given_up_name(part)
+    if found is None:
         return None
-    old = (m.group("old") or m.groupdict().get("old2") or "").strip()
-    tail = part[m.end():]  # "… did not stick at all lol." says nothing more of its own
+    old, start, end = found
+    tail = part[end:]  # "… did not stick at all lol." says nothing more of its own
     text = " ".join([tail if len(content_tokens(tail)) >= 3 else "", *parts[index + 1: index + 1 + GIVEN_UP_FOLLOWING]])
     kept = [c.strip(" ，,;；").rstrip(".。!！") for c in re.split(r"(?<=[.!?。！？])\s+|[，,;；]", text)
             if old.casefold() not in c.casefold() and len(content_tokens(c)) >= 2]
     if kept and len("".join(kept)) < GIVEN_UP_MIN_CHARS:
         # "…俩人加起来能贷不少，所以不走纯商贷了，改组合贷": too short alone, what led to it comes along.
-        kept = [c.strip(" ，,;；") for c in re.split(r"[，,;；]", part[: m.start()])
+        kept = [c.strip(" ，,;；") for c in re.split(r"[，,;；]", part[:start])
                 if old.casefold() not in c.casefold() and len(content_tokens(c)) >= 2] + kept
     if not kept:
         return None

@@ -177,9 +177,7 @@ ACCEPT_RE = re.compile(
     r"|就按(这个|你说的)|就这么(办|定)|这个规则(加上|可以)|正是我(们)?想要的",
     re.IGNORECASE,
 )
-DECLINE_RE = re.compile(r"^(no|nope|nah|not now|don't|do not|skip (it|that)|never mind|no thanks)\b|^(不|不用|不要|算了|先不|别)"
-                        # "inReach 就不租了吧", "TDengine 算了": the proposed thing named, then refused.
-                        r"|^[A-Za-z][\w.+-]{1,30}\s*(?:就|还是|先|暂时)?(?:不[\u4e00-\u9fff]{1,2}了|算了|免了|不考虑了?)", re.IGNORECASE)
+DECLINE_RE = re.compile(r"^(no|nope|nah|not now|don't|do not|skip (it|that)|never mind|no thanks)\b|^(不|不用|不要|算了|先不|别)", re.IGNORECASE)
 # The decline said as a word of its own ("不要，…", "No, …", "先不要。…"): the no is not a
 # rule; what follows it is a sentence of its own. "别在后端拼 +8" has no separator: the
 # "别" belongs to the rule and the sentence is kept whole.
@@ -191,7 +189,8 @@ DECLINE_LEAD_RE = re.compile(
 
 
 # A refusal said by naming what was proposed, or with the refusal last: "nah skip litestream.",
-# "skip the dr tim's stuff, …", "Step On 太贵了，pass。", "蚂蚁链就算了哈，…", "佳明那个一千多块呢，算了不买了。".
+# "skip the dr tim's stuff, …", "Step On 太贵了，pass。", "inReach 就不租了吧", "蚂蚁链就算了哈，…",
+# "佳明那个一千多块呢，算了不买了。".
 # The sentence is the refusal and its reason: not a fact to keep.
 NAMED_DECLINE_RE = re.compile(
     r"^(?:(?:nah|no|nope|ok|okay|hmm)[,，.!\s]*)?skip\b|[,，]\s*pass\s*[.。!！]*$"
@@ -211,6 +210,24 @@ def decline_remainder(sentence: str) -> str | None:
     rest = sentence[match.end():].strip()
     # The rest opens a sentence of its own: "No, we always use pnpm" → "We always use pnpm".
     return rest[0].upper() + rest[1:] if rest[:1].isascii() and rest[:1].islower() else rest
+
+
+def refusal_remainder(sentence: str) -> str | None:
+    """What the first sentence of a reply refusing a proposal says besides the refusal ("" when
+    nothing), or None when it is no refusal of either kind. After a "no" of its own: the rest
+    (decline_remainder). After a refusal that names the proposal (NAMED_DECLINE_RE): the refusal
+    and its reason go ("nah skip litestream. daily snapshots plus …" keeps the second sentence),
+    and the user's own news after the refusal's comma stands ("skip the dr tim's stuff, my
+    coworker Dana is giving me …"; the reason alone — "蚂蚁链就算了哈，说白了就是个噱头" — does not)."""
+    rest = decline_remainder(sentence)
+    if rest is not None or not NAMED_DECLINE_RE.search(sentence):
+        return rest
+    pieces = re.split(r"(?<=[.!?。！？])\s+", sentence, maxsplit=1)
+    after = pieces[1] if len(pieces) > 1 and NAMED_DECLINE_RE.search(pieces[0]) else ""
+    clauses = re.split(r"[,，]\s*", pieces[0], maxsplit=1)
+    if len(clauses) > 1 and NAMED_DECLINE_RE.search(clauses[0]) and FIRST_PERSON_RE.search(clauses[1]):
+        return " ".join(p for p in (clauses[1], after) if p)
+    return after
 PROPOSAL_RE = re.compile(
     r"\b(i suggest|i'd suggest|i recommend|i'd recommend|how about|what about|shall i|should i|want me to|would you like (me )?to|we could|you could"
     r"|consider|my suggestion|i propose|i'd propose|let me add|i can add|i could add|one option is)\b|建议|要不要|可以考虑|不如|我可以(帮你)?(加|添加|改|设)|是否需要|要我",
@@ -559,10 +576,11 @@ def extract_from_message(message: dict, *, mode: str, sentences: list[str] | Non
             text = resolve_relative_dates(sentence, message.get("timestamp"))
             previous.content = previous.content.rstrip() + ("" if is_chinese(text) else " ") + text
             continue
-        intro = previous if previous is not None and previous.type == "work_fact" else next(
-            (c for c in found if c.type == "work_fact" and c.message is message), None)
-        if category is None and mode == "code" and intro is not None and stack_list(sentence) \
-                and len(intro.content) + len(sentence) < 400:
+        intro = None
+        if category is None and mode == "code" and stack_list(sentence):
+            intro = previous if previous is not None and previous.type == "work_fact" else next(
+                (c for c in found if c.type == "work_fact" and c.message is message), None)
+        if intro is not None and len(intro.content) + len(sentence) < 400:
             # "this repo is thermo-fw, the thermostat firmware. ESP32-S3, plain C, ESP-IDF 5.1." —
             # the list of what it is built with belongs to what it is, also when a sentence on
             # what it does stands between ("…溯源系统。每箱橙子贴一个二维码…。后端 Spring Boot 3 + …").

@@ -337,8 +337,8 @@ def _apply_in_batch_corrections(ctx, analysis: BatchAnalysis, planned: list[Plan
             best = _setting_just_said(analysis, planned, said)
         if best is None:
             continue
-        left = _without_given_up(best.candidate.content, correction) if correction.ended else ""
-        new_content = ((left + ("" if is_chinese(left) else " ") if left else "") + correction.clause) if correction.ended \
+        # In one batch the unit is rewritten in place; against a stored record what holds now is its own record.
+        new_content = _with_what_holds_now(best.candidate.content, correction) if correction.ended \
             else corrected_content(best.candidate.content, correction) or (
             None if correction.weak or _holds_already(best.candidate.content, correction) else _standalone(correction))
         if not new_content:
@@ -392,6 +392,11 @@ def _without_given_up(record: str, correction: Correction) -> str:
             kept.append(rest + ("。" if is_chinese(rest) else "."))
     rest = (" " if not is_chinese(record) else "").join(kept).strip()
     return rest if len(content_tokens(rest)) >= ENDED_KEEP_MIN_WORDS else ""
+
+
+def _with_what_holds_now(record: str, correction: Correction) -> str:
+    left = _without_given_up(record, correction)
+    return f"{left}{'' if is_chinese(left) else ' '}{correction.clause}" if left else correction.clause
 
 
 def _holds_already(record: str, correction: Correction) -> bool:

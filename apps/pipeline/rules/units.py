@@ -31,7 +31,6 @@ from apps.pipeline.rules.extract import (
     ACK_LEAD_RE,
     ANAPHORA_RE,
     DECLINE_RE,
-    FIRST_PERSON_RE,
     NAMED_DECLINE_RE,
     QUESTION_RE,
     REQUEST_RE,
@@ -39,10 +38,10 @@ from apps.pipeline.rules.extract import (
     Candidate,
     candidate_for,
     classify,
-    decline_remainder,
     extract_from_message,
     one_off,
     proposal_of,
+    refusal_remainder,
 )
 from apps.pipeline.rules.text import WORD_RE, content_tokens, is_chinese, naming_words, quality_gate, sentences, speaker_of, tokens
 
@@ -143,7 +142,8 @@ def analyse(ctx, messages: list[dict], background: list[dict], mode: str) -> Bat
             one_offs.pop(session, None)
         # "…bomb squad in. ...actually don't keep that.": a request to forget is read before a pause
         # can make it look like a correction of what came before it.
-        asked_to_forget = next(((i, s) for i, s in ((i, forget_subject(p)) for i, p in enumerate(parts)) if s is not None), None)
+        subjects = [forget_subject(p) for p in parts]
+        asked_to_forget = next(((i, s) for i, s in enumerate(subjects) if s is not None), None)
         # "保留一年……不对，三年": the sentence as corrected, said as a correction of the old value.
         self_fixes = {i: fix for i, fix in ((i, self_corrected(p)) for i, p in enumerate(parts)) if fix is not None}
         parts = [self_fixes[i].clause if i in self_fixes else p for i, p in enumerate(parts)]
@@ -162,7 +162,7 @@ def analyse(ctx, messages: list[dict], background: list[dict], mode: str) -> Bat
                 continue
             # "评审过了，就按 INCR 来。另外上次 Kevin 那个事你就当没听过": the request goes, and so does
             # every sentence about its subject; the rest of the message is said as usual.
-            numbered = [(i, p) for i, p in numbered if i != position and forget_subject(p) is None
+            numbered = [(i, p) for i, p in numbered if subjects[i] is None
                         and not forget_matches(p, subject) and not (abs(i - position) == 1 and _says_more_of_the_request(p))]
         found: list[Candidate] = []
         accepted = _accepted_proposal(message, parts, session, last_assistant, mode)
@@ -172,17 +172,7 @@ def analyse(ctx, messages: list[dict], background: list[dict], mode: str) -> Bat
             numbered = [(i, p) for i, p in numbered if i != 0]
         elif _declined(parts, session, last_assistant):
             ctx.add("proposalsDeclined")
-            rest = decline_remainder(parts[0])
-            if rest is None and NAMED_DECLINE_RE.search(parts[0]):
-                # "nah skip litestream. daily snapshots plus …": the refusal and its reason go; a
-                # sentence after it in the same line stands.
-                pieces = re.split(r"(?<=[.!?。！？])\s+", parts[0], maxsplit=1)
-                rest = pieces[1] if len(pieces) > 1 and NAMED_DECLINE_RE.search(pieces[0]) else ""
-                clauses = re.split(r"[,，]\s*", pieces[0], maxsplit=1)
-                if len(clauses) > 1 and NAMED_DECLINE_RE.search(clauses[0]) and FIRST_PERSON_RE.search(clauses[1]):
-                    # "skip the dr tim's stuff, my coworker Dana is giving me …": the user's own news
-                    # after the refusal stands (the reason alone — "说白了就是个噱头" — does not).
-                    rest = " ".join(p for p in (clauses[1], rest) if p)
+            rest = refusal_remainder(parts[0])
             if rest is not None:
                 # "不要，团队都熟 MyBatis。": the "no" answers the proposal and is no rule of
                 # its own; what follows it ("No, we use pnpm here") is read as said alone.
