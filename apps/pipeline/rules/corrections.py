@@ -12,7 +12,19 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from apps.pipeline.rules.text import HOST_PATTERN, STOPWORDS, content_tokens, is_chinese, is_cjk_char, naming_words, unit_names_slot, value_key, values
+from apps.pipeline.rules.text import (
+    DATE_NOTE_RE,
+    HOST_PATTERN,
+    STOPWORDS,
+    content_tokens,
+    is_chinese,
+    is_cjk_char,
+    naming_words,
+    unit_names_slot,
+    value_key,
+    values,
+    values_at,
+)
 
 # "not now, but put it on the list", "not really, but …": after "not", words of when and how much
 # name no value that is replaced.
@@ -56,7 +68,7 @@ CHANGE_TO_RE = re.compile(
 # value of that kind next to the same words (supersedes); otherwise the sentence is a plain statement.
 # "现在的借阅规则：…" names what holds and introduces it: no cue.
 WEAK_CUE_RE = re.compile(
-    r"(?<!for )(?<!until )(?<!right )(?<!by )(?<!just )(?<!till )\bnow\b(?!\s+(?:that|and then|on)\b)|\bthese days\b|\bnowadays\b|\bmore like\b"
+    r"(?<!for )(?<!until )(?<!right )(?<!by )(?<!just )(?<!till )\bnow\b(?!\s+(?:that|and then|on)\b)|\bthese days\b|\bnowadays\b|\bmore like\b|\bfrom now on\b"
     r"|\bany ?more\b|\bended up\b|\bin the end\b|(?:现在|目前|如今)(?!的[^，,。:：]{0,12}[:：])|最后(?:定|决定|改|选)|后来(?:改|换)|又(?:改|换|变|涨|降)了?",
     re.IGNORECASE,
 )
@@ -333,12 +345,19 @@ def _parse(sentence: str) -> Correction | None:
     if m and values(m.group("new") or m.group("new_zh") or "") and not _INTENT_RE.search(sentence[: m.start()]):
         return Correction(clause=_clause_of(sentence), old="", new=_trim_new(m.group("new") or m.group("new_zh") or ""))
     for cue in WEAK_CUE_RE.finditer(sentence):
-        # The value belongs to the cue's own clause: "三天前拔了智齿，现在还肿着" says no new value.
-        start = max(sentence.rfind(ch, 0, cue.start()) for ch in "，,;；。") + 1
-        ends = [i for i in (sentence.find(ch, cue.end()) for ch in "，,;；。") if i >= 0]
-        if values(sentence[start: min(ends) if ends else len(sentence)]):
-            return Correction(clause=_clause_of(sentence), old="", new="", weak=True)
+        # The value belongs to the cue's own clause: "三天前拔了智齿，现在还肿着" says no new value
+        # (a full stop before a space ends a clause too: "…G/45 d5 from now on. last year round 4
+        # ended at 9:40pm" says no value of the change after it).
+        start = max([sentence.rfind(ch, 0, cue.start()) + 1 for ch in "，,;；。"] + [m.end() for m in _STOP_RE.finditer(sentence, 0, cue.start())])
+        ends = [i for i in (sentence.find(ch, cue.end()) for ch in "，,;；。") if i >= 0] + [m.start() for m in _STOP_RE.finditer(sentence, cue.end())][:1]
+        own = sentence[start: min(ends) + 1 if ends else len(sentence)]
+        if values(own):
+            # "from now on" says a rule as often as a change: only its own clause is the change.
+            return Correction(clause=_clause_of(own.strip() if cue.group(0).lower() == "from now on" else sentence), old="", new="", weak=True)
     return None
+
+
+_STOP_RE = re.compile(r"(?<=[a-z0-9)\]])\.\s+", re.IGNORECASE)
 
 
 _FROM_VALUE_ZH = re.compile(r"从\s*(?P<v>[^，,。；;从]{1,16}?)\s*(?=(?:调|改|挪|升|降|拉长|缩短|推迟|提前|延后|延长|换|涨|加|减|砍|变|提|放宽|收紧)[^，,。；;到]{0,2}到"
@@ -811,8 +830,19 @@ def corrected_content(record: str, correction: Correction) -> str | None:
     text, changed = record, False
     for kind in dict.fromkeys(k for k, _ in said):
         stated = [v for k, v in said if k == kind]
-        present = [(at, v) for at, k, v in _values_at(text) if k == kind]
-        dates = [(at, v) for at, k, v in _values_at(text) if k == "date"]
+        # The date written after "last year" is the resolution of those words, not a value the
+        # user stated: never the one a correction changes ("raised to 5450" is not "(2025)").
+        notes = [m.span() for m in DATE_NOTE_RE.finditer(text)]
+        held = [(at, k, v) for at, k, v in _values_at(text) if not any(a <= at < b for a, b in notes)]
+        present = [(at, v) for at, k, v in held if k == kind]
+        if kind == "number" and len(stated) == 1 and not any(_shape(v) == _shape(stated[0]) for _, v in present):
+            # "over 5200 mm" / "raised to 5450": a bare number stands for the one of its shape
+            # that the record writes with a unit, and the unit stays.
+            with_unit = [(at, re.match(r"[\d.,]+", v).group(0)) for at, k, v in held
+                         if k.startswith("number:") and re.match(r"[\d.,]+", v) and _shape(re.match(r"[\d.,]+", v).group(0)) == _shape(stated[0])]
+            if len(with_unit) == 1:
+                present = with_unit
+        dates = [(at, v) for at, k, v in held if k == "date"]
         if kind == "day" and not present and len(dates) == 1 and len(stated) == 1:
             # "婚礼定在 9 月 27 号" / "婚礼改到 28 号了": the day of the stored date changes, its month stays.
             at, old_value = dates[0]
@@ -962,15 +992,7 @@ def _count_tail(prefix: str) -> str:
 
 def _values_at(text: str) -> list[tuple[int, str, str]]:
     """(position, kind, value) of every typed value in `text`."""
-    out: list[tuple[int, str, str]] = []
-    cursor = 0
-    for kind, value in values(text):
-        at = text.find(value, cursor)
-        if at < 0:
-            at = text.find(value)
-        out.append((at, kind, value))
-        cursor = max(cursor, at + len(value)) if at >= 0 else cursor
-    return out
+    return values_at(text)
 
 
 def supersedes(record: str, correction: Correction) -> float:
@@ -1137,10 +1159,11 @@ _FORGET_PATTERNS: list[re.Pattern[str]] = [
     re.compile(r"\bstop remembering\s*(?P<subject>[^.!?]*)", re.IGNORECASE),
     # "the bit about my trip abroad — wipe it from your notes", "I'd rather that wasn't kept
     # anywhere": the subject is said before the request, or is what was just said.
-    re.compile(r"\b(?:wipe|delete|remove|erase|scrub|clear|drop|take|scratch|strike|cross)\s+(?:it|that|this)\s+(?:out\s+)?(?:from|off|out of)\s+(?:your\s+|whatever\s+|any\s+|the\s+)?(?:notes|memory|records?|list)\b(?P<subject>)",
+    # "actually leave that out of your notes".
+    re.compile(r"\b(?:wipe|delete|remove|erase|scrub|clear|drop|take|scratch|strike|cross|leave|keep)\s+(?:it|that|this)\s+(?:out\s+)?(?:from|off|out of)\s+(?:your\s+|whatever\s+|any\s+|the\s+)?(?:notes|memory|records?|list)\b(?P<subject>)",
                re.IGNORECASE),
     # "take that out of whatever you keep about me": what the assistant keeps is its memory.
-    re.compile(r"\b(?:wipe|delete|remove|erase|scrub|clear|drop|take|scratch|strike|cross)\s+(?:it|that|this)\s+(?:out\s+)?(?:from|off|out of)\s+"
+    re.compile(r"\b(?:wipe|delete|remove|erase|scrub|clear|drop|take|scratch|strike|cross|leave|keep)\s+(?:it|that|this)\s+(?:out\s+)?(?:from|off|out of)\s+"
                r"(?:whatever|what|everything|anything)\s+you\s+(?:keep|have|store|remember|know|hold)\b(?P<subject>)", re.IGNORECASE),
     # "帮我从你的 notes 里拿掉", "从记忆里去掉": out of the assistant's memory.
     re.compile(r"(?:从|在)?(?:你的?|你那边的?)?\s*(?:notes?|memory|笔记|记忆|记录|备忘)\s*(?:里面?|中|上)\s*(?:拿掉|删掉|去掉|删除|清掉|移除|抹掉|拿走|删了)(?P<subject>)", re.IGNORECASE),
@@ -1165,9 +1188,11 @@ _FORGET_PATTERNS: list[re.Pattern[str]] = [
     # "忘掉之前说的磁盘阈值吧": the subject after the request.
     re.compile(r"(?:^|[，,])\s*(?:请|你)?(?:忘掉|删掉|删除)(?!吧|了吧|它)(?P<subject>[^，,。！!？?]{2,}?)(?:吧|了|这件事|的事)?\s*(?:[，,。！!]|$)"),
     re.compile(_YOUR_SIDE_KEEPS + "(?P<subject>)"),
+    # "……算了这段你删了吧": the passage just said, deleted where the assistant keeps it.
+    re.compile(r"(?:这段|这句|这条|那段|那句|刚才那段)(?:话)?(?:你)?(?:就|也)?(?:删|删掉|删了|删除)(?:了|掉)?吧?(?P<subject>)"),
     # "上次 Kevin 那个事你就当没听过哈": heard as if never said, the subject before.
     re.compile(r"(?:把|关于)?(?P<subject>[^，,。！!？?]*?)(?:你)?(?:就|也)?当(?:作|做|成)?(?:我)?没(?:听(?:过|见|到)|说过|提过)"),
-    re.compile(r"(?:把|关于)?(?P<subject>[^，,。！!？?]*?)(?:的事|的事情|这件事|这事|的内容|的记忆)?(?:就|也|都|先)?(?:别|不要|不用)(?:再)?(?:记(?:住|下|录|着)?|存(?:着|下来)?(?=[了啦吧啊哈呀哦喔噢，,。！!]|$)|留着)(?:了|啦)?"),
+    re.compile(r"(?:把|关于)?(?P<subject>[^，,。！!？?]*?)(?:的事|的事情|这件事|这事|的内容|的记忆)?(?:就|也|都|先)?(?:别|不要|不用|莫)(?:再)?(?:记(?:住|下|录|着|到)?|存(?:着|下来)?(?=[了啦吧啊哈呀哦喔噢，,。！!]|\s*(?:ok|okay|好吗|行吗|好不好)\s*[?？]|$)|留着)(?:了|啦)?"),
     re.compile(r"(?:把|关于)?(?P<subject>[^，,。！!？?]*?)(?:的事|的事情|这件事|这事|的内容|的记忆)?(?:都|也|就)?(?:忘掉|忘了吧|忘了它吧|忘掉它吧|删掉|删除|删了|delete\s?掉)(?:吧|它|这条记忆|这条|这个记忆)?"),
 ]
 # Words that say what kind of thing is to be forgotten, not what it is ("the salary figure",
@@ -1176,9 +1201,9 @@ _GENERIC_SUBJECT_EN = re.compile(r"\b(figures?|numbers?|details?|info|informatio
 _GENERIC_SUBJECT_ZH = re.compile(r"(?:那个|这个|那些|这些)(?:数字|号码|信息|内容|部分|细节|事情|事儿|事)?$|(?:数字|号码|信息|内容|部分|细节|事情|事儿)$"
                                   r"|^(?:之前|刚才|上次|前面|我)*(?:说|提|讲)(?:的|过的)")
 _FORGET_GUARD_RE = re.compile(r"\b(don't|do not|never|not) forget\b|别忘|不要忘|忘了(带|拿|关|锁|交|写|说|告诉)|我忘了", re.IGNORECASE)
-_MEMORY_WORD_RE = re.compile(r"记|\b(?:can|could|would) you (?:please )?not (?:keep|store|remember|save)\b|(?:别|不用|不要)(?:再)?(?:存(?:着|下来)?(?=[了啦吧啊哈呀哦喔噢，,。！!]|$)|留着)|笔记|"
+_MEMORY_WORD_RE = re.compile(r"记|\b(?:can|could|would) you (?:please )?not (?:keep|store|remember|save)\b|(?:别|不用|不要)(?:再)?(?:存(?:着|下来)?(?=[了啦吧啊哈呀哦喔噢，,。！!]|\s*(?:ok|okay|好吗|行吗|好不好)\s*[?？]|$)|留着)|笔记|"
                              + _YOUR_SIDE_KEEPS + r"|\b(?:whatever|what|everything|anything) you (?:keep|have|store|remember|know|hold)\b|忘掉|忘了吧|忘了它吧|memor|forget|remember|record|note|scratch|strike|drop (the|what)|scrap (the|what)|\bwritten down\b|\bkept\b|\b(?:don't|do not) keep (?:that|it|this)(?: stuff)? (?:around|anywhere|on file)\b|\b(?:don't|do not) keep (?:that|this)\s*(?:[.!,;]|$)|记录里|记忆里|\bstored\b|hold on ?to|hang on to|keep hold of"
-                             r"|(?:删掉|删除|delete\s?掉?)关于|关于.{1,30}?(?:那|这)条|当(?:作|做|成)?(?:我)?没听(?:过|见|到)", re.IGNORECASE)
+                             r"|(?:删掉|删除|delete\s?掉?)关于|(?:这段|这句|这条|那段|那句|刚才那段)(?:话)?(?:你)?(?:就|也)?(?:删|删掉|删了|删除)(?:了|掉)?吧?|关于.{1,30}?(?:那|这)条|当(?:作|做|成)?(?:我)?没听(?:过|见|到)", re.IGNORECASE)
 ANAPHORIC_SUBJECT_RE = re.compile(r"^(it|that|this|those|these|all that|all of that|what i (just )?said|the last (one|thing)|i (ever |even )?(said|mentioned|told you|brought (it|that|this|any of (it|that|this)) up)( (it|that|this|about it))?( at all)?|这条|这个|这些|那个|那条|刚才(那|说的)?(条|个|些)?|上一条|这|那|)$", re.IGNORECASE)
 
 
@@ -1195,7 +1220,7 @@ def forget_subject(sentence: str) -> str | None:
         if pattern.pattern.startswith("(?:^|[，,])") and not re.search(r"吧|别记|不想|不用记", text):
             continue  # "删掉 X" alone is an instruction to the agent ("删掉这个文件"), not to memory
         if pattern.pattern.startswith("(?:把|关于)") and not re.search(
-                r"(别|不要|不用)(再)?(记|存(着|下来)?(?=[了啦吧啊哈呀哦喔噢，,。！!]|$))|忘掉|忘了吧|删掉这条|删除这条|删掉关于|删除关于|的记忆|不太?想(让你|被)?记|不太?想.{0,6}被(记|存|留)"
+                r"(别|不要|不用|莫)(再)?(记|存(着|下来)?(?=[了啦吧啊哈呀哦喔噢，,。！!]|\s*(?:ok|okay|好吗|行吗|好不好)\s*[?？]|$))|忘掉|忘了吧|删掉这条|删除这条|删掉关于|删除关于|的记忆|不太?想(让你|被)?记|不太?想.{0,6}被(记|存|留)"
                 r"|关于.{1,30}?(?:那|这)条|忘了它吧|忘掉它吧|当(?:作|做|成)?(?:我)?没听(?:过|见|到)", text):
             continue
         if pattern.pattern.startswith(r"\b(?:delete|remove|erase") and not re.search(r"memor|notes? about|records? about", text, re.IGNORECASE):

@@ -52,7 +52,13 @@ INJECTION_RE = re.compile(
     # A salutation, not a sentence about reading ("我正在读一篇讲AI助手的文章" is not one).
     r"|(@|致|所有|任何)\s*(所有|任何)?\s*正在(读|阅读|读取|浏览|处理|总结|解析)[^，。,\n]{0,12}(ai|人工智能|大模型)\s*(编程|代码|写作|智能)?\s*(助手|助理|工具|智能体|模型)"
     r"|正在(读|阅读|读取|浏览|处理|总结|解析)[^，。,\n]{0,12}(ai|人工智能|大模型)\s*(编程|代码|写作|智能)?\s*(助手|助理|工具|智能体|模型)(们)?\s*[:：]"
-    r"|(无需|不必)(告知|告诉|通知)(用户|开发者|作者|使用者|主人|管理员))",
+    r"|(无需|不必)(告知|告诉|通知)(用户|开发者|作者|使用者|主人|管理员)"
+    # An order to AI assistants as a class, in the third person and named by what they are doing
+    # ("AI coding assistants generating integration code for RL-9 must set …"): the user tells
+    # their own assistant "you must" ("our AI models must be retrained" is no such order).
+    r"|\b(ai|llm)\s+((coding|code|writing)\s+)?(assistants|agents|tools)\s+\w+ing\b[^.:：\n]{0,60}?\s(must|shall|are required to)\s"
+    # German: "Hinweis für KI-Assistenten:", "Anweisung an alle KI-Modelle:".
+    r"|\b(hinweis|nachricht|anweisungen?|achtung|notiz)\s+(an|für)\s+(alle\s+|jeden\s+|den\s+|die\s+)?(ki|ai)[- ]?(assistent(en)?|agent(en)?|modelle?|systeme?)\s*[:：])",
     re.IGNORECASE,
 )
 NOISE_RE = re.compile(
@@ -103,6 +109,11 @@ def is_chinese(text: str) -> bool:
 # ("… no alt contigs. can you check config?"): the request is a sentence of its own.
 _SPLIT_RE = re.compile(r"(?<=[。！？])\s*|(?<=[!?])(?=\s|[\u4e00-\u9fff])\s*|(?<=[a-z0-9)\]\"']\.)\s+(?=[A-Z\u4e00-\u9fff\"'(])"
                        r"|(?<=[a-z0-9)\]\"']\.)\s+(?=(?:can|could|would|will) you\b|(?:please|pls)\b)")
+# A full stop and a word in lower case: casual writing starts its next sentence there. The split
+# above leaves them joined (it would cut "v2. then" or "see fig. 3" too), except in a sentence
+# too long to be one (LONG_SENTENCE, the longest sentence the extractor reads as one unit).
+LOWER_STOP_RE = re.compile(r"(?<=[a-z0-9)\]]\.)\s+(?=[a-z])")
+LONG_SENTENCE = 400
 _LIST_ITEM_RE = re.compile(r"^\s*(?:[-*•]|\d+[.)、])\s+")
 LIST_JOIN_MAX = 400
 
@@ -127,6 +138,7 @@ def _lines_as_units(text: str) -> list[str]:
     statement, so no item loses what it is about."""
     out: list[str] = []
     intro: int | None = None
+    intro_line = ""
     for raw_line in text.split("\n"):
         line = _without_inline_numbers(raw_line.strip())
         if not line:
@@ -139,8 +151,17 @@ def _lines_as_units(text: str) -> list[str]:
             sep = " " if joined.endswith((":", "：")) else "; "
             out[intro] = joined + sep + item.rstrip("。.;；")
             continue
+        if is_item and intro is not None and len(intro_line) + len(item) < LIST_JOIN_MAX:
+            # The list outgrew one statement: the next items start another under the same
+            # introducing line ("house rules: … ; …" / "house rules: `cargo clippy` clean").
+            out.append(f"{intro_line} {item.rstrip('。.;；')}")
+            intro = len(out) - 1
+            continue
         out.append(item if is_item else line)
-        intro = len(out) - 1 if line.endswith((":", "：")) else (intro if is_item and intro is not None else None)
+        if line.endswith((":", "：")):
+            intro, intro_line = len(out) - 1, line
+        elif not (is_item and intro is not None):
+            intro = None
     return out
 
 
@@ -156,7 +177,12 @@ def sentences(content: str) -> list[str]:
             part = re.sub(r"\s+", " ", part).strip()
             if not part:
                 continue
-            if out and _ABBREV_END_RE.search(out[-1]):
+            if len(part) > LONG_SENTENCE:
+                # Written in lower case, a whole message can read as one "sentence" (the split
+                # above needs a capital after the full stop); that long, it is cut at every
+                # full stop followed by a word instead of being read (and dropped) whole.
+                out.extend(p for p in LOWER_STOP_RE.split(part) if p)
+            elif out and _ABBREV_END_RE.search(out[-1]):
                 out[-1] = f"{out[-1]} {part}"  # "Prof. Keller" is one name, not two sentences
             elif out and (_EXCLAIMED_RE.fullmatch(part) or (len(part) < EXCLAIMED_SHORT and len(out[-1]) < 2 * EXCLAIMED_SHORT
                                                               and out[-1].endswith(("！", "!")))):
@@ -367,12 +393,18 @@ def values(text: str) -> list[tuple[str, str]]:
     """Typed values in `text` (counts, weekdays, clock times, dates, spans of time, amounts,
     numbers with their unit), in order. A number's kind carries its unit ("number:kg"), so
     74kg corrects 72kg but not 178."""
+    return [(kind, value) for _, kind, value in _values(text)]
+
+
+def values_at(text: str) -> list[tuple[int, str, str]]:
+    """values() with where each one starts in `text` (where it was found, not the first place
+    its string occurs: the "60" of "G/60" is not in "U1600")."""
     return list(_values(text))
 
 
 @lru_cache(maxsize=8192)
-def _values(text: str) -> tuple[tuple[str, str], ...]:
-    """values(), kept for the texts seen last: dedup asks again about the same candidates and records."""
+def _values(text: str) -> tuple[tuple[int, str, str], ...]:
+    """values_at(), kept for the texts seen last: dedup asks again about the same candidates and records."""
     found: list[tuple[int, str, str]] = []
     taken: list[tuple[int, int]] = []
     for kind, pattern in VALUE_PATTERNS:
@@ -387,8 +419,8 @@ def _values(text: str) -> tuple[tuple[str, str], ...]:
                 tail = text[m.end(): m.end() + 1] if kind == "count" else ""
                 unit = _UNIT_RE.search(value + tail)
                 typed = f"{kind}:{_DIMENSION.get(unit.group(1).lower(), unit.group(1).lower())}" if unit else kind
-            found.append((m.start(), typed, value))
-    return tuple((kind, value) for _, kind, value in sorted(found))
+            found.append((m.start() + len(m.group(0)) - len(m.group(0).lstrip()), typed, value))
+    return tuple(sorted(found))
 
 
 # What a number names rather than measures: "ticket 10", "PR #381", "issue 42", "JIRA-style"
@@ -598,6 +630,10 @@ _RELATIVE_DATES: list[tuple[re.Pattern[str], object]] = [
     (re.compile(r"(去年)"), lambda ts, m: _year(ts, -1)),
     (re.compile(r"(明年)"), lambda ts, m: _year(ts, 1)),
 ]
+
+
+# The date resolve_relative_dates writes after a relative one: "last year (2025)", "上周（2026-09-14 那周）".
+DATE_NOTE_RE = re.compile(r"[(（](?:week of )?\d{4}(?:-\d{2}){0,2}(?: 那周)?[)）]")
 
 
 def resolve_relative_dates(text: str, ts_ms: object) -> str:

@@ -31,6 +31,7 @@ from apps.pipeline.rules.extract import (
     ACK_LEAD_RE,
     ANAPHORA_RE,
     DECLINE_RE,
+    LASTING_RE,
     NAMED_DECLINE_RE,
     QUESTION_RE,
     REQUEST_RE,
@@ -43,7 +44,7 @@ from apps.pipeline.rules.extract import (
     proposal_of,
     refusal_remainder,
 )
-from apps.pipeline.rules.text import WORD_RE, content_tokens, is_chinese, naming_words, quality_gate, sentences, speaker_of, tokens
+from apps.pipeline.rules.text import LOWER_STOP_RE, WORD_RE, content_tokens, is_chinese, naming_words, quality_gate, sentences, speaker_of, tokens
 
 FOLLOW_UP_MAX_CHARS = 80  # an anaphoric follow-up is short; a long message says its own thing
 ACCEPT_MAX_CHARS = 200
@@ -147,7 +148,7 @@ def analyse(ctx, messages: list[dict], background: list[dict], mode: str) -> Bat
         # "保留一年……不对，三年": the sentence as corrected, said as a correction of the old value.
         self_fixes = {i: fix for i, fix in ((i, self_corrected(p)) for i, p in enumerate(parts)) if fix is not None}
         parts = [self_fixes[i].clause if i in self_fixes else p for i, p in enumerate(parts)]
-        numbered = list(enumerate(parts))
+        numbered = [(i, p) for i, p in enumerate(parts) if not _asked_once_with_it(parts, i + 1)]
         if asked_to_forget is not None:
             position, subject = asked_to_forget
             previous = last_user.get(session, (None, []))[0]
@@ -189,12 +190,13 @@ def analyse(ctx, messages: list[dict], background: list[dict], mode: str) -> Bat
         for index, part in numbered:
             if index in told_after:
                 continue
-            asked = QUESTION_RE.search(part) or (REQUEST_RE.search(part) and not STRONG_RE.search(part))
+            asked = _asked(part)
             ended = None if index in self_fixes or asked else given_up(parts_left, index)
             if ended is not None:
                 told_after.update(range(index + 1, index + 1 + GIVEN_UP_FOLLOWING))
             # "for tonight only: give it 300s instead of the usual 180" changes nothing that lasts.
-            correction = self_fixes.get(index) or ended or (None if asked or one_off(part) else parse_correction(part))
+            correction = self_fixes.get(index) or ended or (None if one_off(part) else _news_before_question(part) if asked
+                                                            else parse_correction(part))
             if correction is not None and index and not correction.context and POINTS_BACK_RE.match(correction.clause):
                 correction.context = parts[index - 1]
             if correction is not None:
@@ -218,6 +220,47 @@ def analyse(ctx, messages: list[dict], background: list[dict], mode: str) -> Bat
     return out
 
 
+# "平时回复不用这样哈": the request's way, pointed back at.
+_THIS_WAY_RE = re.compile(r"这样|这么|那样|\blike (?:this|that)\b|\bthat way\b", re.IGNORECASE)
+
+
+# The request's object is what was just said: "can you just dump that into …", "pls put those in a csv".
+_ASKS_FOR_THAT_RE = re.compile(r"^(?:(?:ok|okay|so|and|also)[,，]?\s+)?(?:(?:can|could|would) you\s+|pls\s+|please\s+)?(?:just\s+)?[a-z]+\s+(?:that|those|them)\b", re.IGNORECASE)
+
+
+def _asked_once_with_it(parts: list[str], index: int) -> bool:
+    """Whether parts[index] asks for something once and points back at the sentence before it
+    ("the sailing club want last year's high waters for the regatta weekend. can you just dump
+    that into a markdown file for me, this once"; "这次你帮我整理成一个 checklist。平时回复不用这样哈，
+    就这一次"): that sentence is what is asked for, for the occasion, and is no lasting fact
+    either (unless it says it lasts)."""
+    if index >= len(parts) or not index:
+        return False
+    request = parts[index]
+    if not one_off(request) or LASTING_RE.search(parts[index - 1]) or STRONG_RE.search(parts[index - 1]):
+        return False
+    if _ASKS_FOR_THAT_RE.search(request):
+        return True
+    # "平时回复不用这样哈，就这一次": a bare scope at the end, after words that point back.
+    *rest, last = re.split(r"[，,;；]\s*", request)
+    return bool(rest) and one_off(last) and len(naming_words(last)) <= 1 and bool(_THIS_WAY_RE.search(" ".join(rest)))
+
+
+def _asked(part: str) -> bool:
+    return bool(QUESTION_RE.search(part) or (REQUEST_RE.search(part) and not STRONG_RE.search(part)))
+
+
+def _news_before_question(part: str) -> Correction | None:
+    """"…came back on python 3.12 instead of 3.10 🎉 so we can drop the old stuff. prob need to
+    bump ruff/mypy config too?": a question or request written in lower case after the news ends
+    the same "sentence"; the change said before it still stands."""
+    pieces = LOWER_STOP_RE.split(part)
+    if len(pieces) < 2:
+        return None
+    head = " ".join(pieces[:-1])
+    return None if _asked(head) else parse_correction(head)
+
+
 # "Please forget what I said about my ex. I'd rather not have that around.": a short sentence
 # next to the request that only points back at it is the request said again.
 _POINTS_AT_IT_RE = re.compile(r"\b(?:that|it|this|those)\b|这种话|这些话|这件事|那件事|这个|那个|这条|那条", re.IGNORECASE)
@@ -238,8 +281,9 @@ def _without_sentences_on(part: str, declined: set[str]) -> str:
 
 
 def _first_word(sentence: str) -> str:
-    """The sentence's first word, a decline word before it left out ("no Temporal，…" → "temporal")."""
-    rest = re.sub(r"^\W*(?:(?:no|nope|nah|不考虑|不需要|不要|不用|不必|别|算了)\b[\s,，.。!！]*)?", "", sentence, flags=re.IGNORECASE)
+    """The sentence's first word, a decline word and an article before it left out ("no Temporal，…"
+    → "temporal", "nah, a SawStop costs more than the timber" → "sawstop")."""
+    rest = re.sub(r"^\W*(?:(?:no|nope|nah|不考虑|不需要|不要|不用|不必|别|算了)\b[\s,，.。!！]*)?(?:(?:a|an|the)\s+)?", "", sentence, flags=re.IGNORECASE)
     m = WORD_RE.match(rest)
     return m.group().lower() if m else ""
 
