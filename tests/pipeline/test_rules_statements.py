@@ -1806,6 +1806,10 @@ def test_orders_to_ai_assistants_as_a_class_and_in_german_are_gated(text, gated)
      "can you just dump that into a markdown file for me, this once. don't build an endpoint or anything", None),
     ("下周三要去见 Frau Becker，这次你帮我把要带的东西整理成一个 checklist，前面带 ☐ 那种。", "平时回复不用这样哈，就这一次", None),
     ("we moved the whole fleet to Postgres 16 last week.", "skip the migration check, just this once", "Postgres 16"),
+    # One lower-case sentence: the request closes it ("every peroxide former" is no habit).
+    ("one thing for tomorrow - PI wants a list of every peroxide former that's been open more than 12 months, for the "
+     "safety meeting.", "just dump it to a csv for me this time, don't build a page or anything", None),
+    ("we moved the whole fleet to postgres 16 last week.", "can you restart it, just this once", "postgres 16"),
 ])
 def test_what_a_one_off_request_points_back_at_is_asked_for_once(chat, l0, run_now, before, asked, kept):
     l0(chat, [say("o1", f"{before} {asked}" if not is_zh(before) else before + asked, 0)])

@@ -31,7 +31,6 @@ from apps.pipeline.rules.extract import (
     ACK_LEAD_RE,
     ANAPHORA_RE,
     DECLINE_RE,
-    LASTING_RE,
     NAMED_DECLINE_RE,
     QUESTION_RE,
     REQUEST_RE,
@@ -148,7 +147,7 @@ def analyse(ctx, messages: list[dict], background: list[dict], mode: str) -> Bat
         # "保留一年……不对，三年": the sentence as corrected, said as a correction of the old value.
         self_fixes = {i: fix for i, fix in ((i, self_corrected(p)) for i, p in enumerate(parts)) if fix is not None}
         parts = [self_fixes[i].clause if i in self_fixes else p for i, p in enumerate(parts)]
-        numbered = [(i, p) for i, p in enumerate(parts) if not _asked_once_with_it(parts, i + 1)]
+        numbered = [(i, p) for i, p in enumerate(parts) if not _asked_once_with_it(parts, i + 1) and not _one_off_within(p)]
         if asked_to_forget is not None:
             position, subject = asked_to_forget
             previous = last_user.get(session, (None, []))[0]
@@ -224,8 +223,17 @@ def analyse(ctx, messages: list[dict], background: list[dict], mode: str) -> Bat
 _THIS_WAY_RE = re.compile(r"这样|这么|那样|\blike (?:this|that)\b|\bthat way\b", re.IGNORECASE)
 
 
-# The request's object is what was just said: "can you just dump that into …", "pls put those in a csv".
-_ASKS_FOR_THAT_RE = re.compile(r"^(?:(?:ok|okay|so|and|also)[,，]?\s+)?(?:(?:can|could|would) you\s+|pls\s+|please\s+)?(?:just\s+)?[a-z]+\s+(?:that|those|them)\b", re.IGNORECASE)
+# The request's object is what was just said: "can you just dump that into …", "pls put those in a
+# csv", "just dump it to a csv" (an output made of it).
+_ASKS_FOR_THAT_RE = re.compile(
+    r"^(?:(?:ok|okay|so|and|also)[,，]?\s+)?(?:(?:can|could|would) you\s+|pls\s+|please\s+)?(?:just\s+)?"
+    r"(?:[a-z]+\s+(?:that|those|them)\b|(?:dump|export|write|put|save|print|send|format|render|paste)\s+it\b)", re.IGNORECASE)
+# What says it lasts, as LASTING_RE does, without its bare "every" ("a list of every peroxide former"
+# asked for tomorrow is no habit): a habit says every time, day, run.
+_SAYS_IT_LASTS_RE = re.compile(
+    r"\b(?:from now on|always|never|going forward|in (?:the )?future|as a rule|each time|any ?more"
+    r"|every (?:time|day|week|month|morning|evening|night|run|build|release|pr|commit|deploy|session))\b"
+    r"|以后|今后|每次|每回|一律|都要|从现在起|永远|总是|不再", re.IGNORECASE)
 
 
 def _asked_once_with_it(parts: list[str], index: int) -> bool:
@@ -234,10 +242,19 @@ def _asked_once_with_it(parts: list[str], index: int) -> bool:
     that into a markdown file for me, this once"; "这次你帮我整理成一个 checklist。平时回复不用这样哈，
     就这一次"): that sentence is what is asked for, for the occasion, and is no lasting fact
     either (unless it says it lasts)."""
-    if index >= len(parts) or not index:
-        return False
-    request = parts[index]
-    if not one_off(request) or LASTING_RE.search(parts[index - 1]) or STRONG_RE.search(parts[index - 1]):
+    return 0 < index < len(parts) and _points_back_once(parts[index - 1], parts[index])
+
+
+def _one_off_within(part: str) -> bool:
+    """The same inside one sentence of lower-case writing ("PI wants a list of every peroxide
+    former open more than 12 months, for the safety meeting. just dump it to a csv for me this
+    time"): the request closes the sentence, what it asks for opens it."""
+    pieces = LOWER_STOP_RE.split(part)
+    return len(pieces) > 1 and _points_back_once(" ".join(pieces[:-1]), pieces[-1])
+
+
+def _points_back_once(before: str, request: str) -> bool:
+    if not one_off(request) or _SAYS_IT_LASTS_RE.search(before) or STRONG_RE.search(before):
         return False
     if _ASKS_FOR_THAT_RE.search(request):
         return True
