@@ -1875,3 +1875,19 @@ def test_a_named_refusal_mid_message_keeps_the_users_own_way():
 ])
 def test_forget_said_as_leave_it_out_delete_this_passage_and_in_dialect(sentence, subject):
     assert forget_subject(sentence) == subject
+
+
+def test_a_rule_said_again_as_a_repeat_is_merged_into_the_record_it_shares_a_word_with(chat, l0, run_now):
+    first = "还有你回答问题能不能先给结论再讲原因，我问个亮片选几克，你先给我讲半天水文，看到后面都忘了问的啥"
+    later = "谢谢～ 还有，我再强调一次啊，回答先给结论！"
+    live_now = live_after_two_sessions(chat, l0, run_now, first, later)
+    assert len([t for t in live_now if "结论" in t]) == 1, live_now
+    assert any("再讲原因" in t and "再强调" in t for t in live_now), live_now
+
+
+def test_told_you_something_wrong_is_a_correction_not_a_repeat():
+    from apps.pipeline.rules.extract import RESTATE_MARK_RE
+
+    assert not RESTATE_MARK_RE.search("ugh I told you something wrong at the start. there's no influx any more")
+    assert not RESTATE_MARK_RE.search("I told you the wrong port earlier")
+    assert RESTATE_MARK_RE.search("like I told you, no floats in the domain code")

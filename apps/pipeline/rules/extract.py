@@ -306,7 +306,7 @@ RESTATED_RE = re.compile(
 )
 # Said as a repeat of something said before, anywhere in the sentence.
 RESTATE_MARK_RE = re.compile(
-    r"\b(as i (said|mentioned|told you)|like i (said|told you|mentioned)|i told you|as i said before|reminder|just to repeat|as before|once again"
+    r"\b(as i (said|mentioned|told you)|like i (said|told you|mentioned)|i told you(?! (?:something |the )?wrong\b| \w+ (?:wrong|incorrect)\b)|as i said before|reminder|just to repeat|as before|once again"
     r"|same as (always|before|usual|last time)|as (always|usual)|(and|oh|also|plus) the usual)\b|^again\b|\bagain[.!]?$"
     r"|之前说过|我说过|说过了|还是那句|还是.{1,10}的事|提醒一下|再说一[遍次]|老规矩|再强调一(?:下|遍|次)|重申|照旧|老样子|(这个|节奏|安排|计划)不变"
     r"|(跟|和|同)(以前|之前|往常|平时|上次)(说的|讲的|定的|说过的)?一样|像往常一样|一如既往|(这条|这个|这点)(别动|不动|不变|保持不变)",

@@ -116,6 +116,11 @@ UPDATE_MAX_DROPPED = 1.0  # at most one English word (or one Chinese word) of th
 # same-shape facts, 2 of 20 distinct statements. Said as a repeat, 0.5: 17 of 20 paraphrases.
 PARAPHRASE_MERGE_SCORE = 0.7
 RESTATED_MERGE_SCORE = 0.5
+# Said as a repeat and sharing a word with the record ("我再强调一次啊，回答先给结论！" / "你回答问题能不能
+# 先给结论再讲原因…": 0.496; "老规矩，回答还是结论放最前面" 0.473; "再提醒一下 terminology 的事…术语都保留英文"
+# 0.480): merged from this score on — never skipped below RESTATED_MERGE_SCORE, so a wrong pick
+# loses nothing.
+RESTATED_WORDED_MERGE_SCORE = 0.4
 MERGE_MAX_CHARS = 300
 MERGE_RULES = ("paraphrase", "sameState")  # the record says both wordings
 # Durable personal states (text.STATES) are persona facts; said in passing ("I'm teetotal, so
@@ -955,8 +960,10 @@ def _decide(item: Planned, candidates: list[dict], full: dict[str, Any], claimed
             _replace(item, record, claimed)
             item.rule, item.target = "refinement", record.record_id
             return
+        restated_here = cand.restated and (score >= RESTATED_MERGE_SCORE or (
+            score >= RESTATED_WORDED_MERGE_SCORE and content_tokens(cand.content) & content_tokens(record.content)))
         if _values_kept(record.content, cand.content) and (record.type == cand.type or cand.restated) \
-                and score >= (RESTATED_MERGE_SCORE if cand.restated else PARAPHRASE_MERGE_SCORE) \
+                and (restated_here or score >= PARAPHRASE_MERGE_SCORE) \
                 and (cand.restated or _says_enough(cand.content)):
             # The same thing in other words ("我吃素" / "我是素食者"): one record that says both,
             # not a second copy. Said as a repeat ("as I said", "还是…的事"), a lower score will
@@ -967,7 +974,7 @@ def _decide(item: Planned, candidates: list[dict], full: dict[str, Any], claimed
                 _adopt_type(cand, record.type, record.priority)
                 item.rule, item.target = "paraphrase", record.record_id
                 return
-            if cand.restated:
+            if cand.restated and score >= RESTATED_MERGE_SCORE:
                 item.action, item.rule, item.target = "skip", "restated", record.record_id
                 return
         if cand.type in STATE_TYPES and record.type in STATE_TYPES and same_state(cand.content, record.content) \
