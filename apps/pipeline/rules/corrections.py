@@ -26,9 +26,9 @@ from apps.pipeline.rules.text import (
     values_at,
 )
 
-# "not now, but put it on the list", "not really, but …": after "not", words of when and how much
-# name no value that is replaced.
-_NOT_A_VALUE = (r"(?!(?:now|yet|today|tonight|right now|at the moment|for now|this time|just yet|really|only|just|sure|much|bad)\b)"
+# "not now, but put it on the list", "not really, but …", "never renumber, not even if it gets
+# binned": after "not", words of when and how much name no value that is replaced.
+_NOT_A_VALUE = (r"(?!(?:now|yet|today|tonight|right now|at the moment|for now|this time|just yet|really|only|just|sure|much|bad|even|ever|once)\b)"
                 # "I'm the lab manager, not a dev by training": what one is not, said of oneself.
                 r"(?!(?:a|an)\s+[\w-]+(?:\s+[\w-]+)?\s+by\s+(?:training|trade|background|profession|nature)\b)")
 CORRECTION_RE = re.compile(
@@ -36,7 +36,7 @@ CORRECTION_RE = re.compile(
     r"|we (moved|switched|migrated|changed|upgraded|downgraded) to|(is|are|it's) now|changed to|instead of|rather than"
     r"|(replaced|swapped) \S+(?: \S+)? (with|for)|(dropped|went down|went up|increased|reduced|decreased|rose|bumped|raised|lowered) to|is (down|up) to"
     r"|(moved|changed|switched|postponed|pushed|pushed back|brought forward|rescheduled) to|change of plans?|i (said|told you|mentioned) .{1,60}\bbut"
-    r"|(switched|moved|migrated|changed|upgraded) from|^\s*(?:oh,?\s*)?wait\b(?![\s,]*(?:for|until|till|on|and see|a (?:sec|second|minute|bit))\b)"
+    r"|(switched|moved|migrated|changed|upgraded) from|\b(?:re-?tested|re-?did|redid|re-?took|retook|re-?ran|reran|re-?weighed)\b|\bnew (?:pb|pr|personal best)\b|^\s*(?:oh,?\s*)?wait\b(?![\s,]*(?:for|until|till|on|and see|a (?:sec|second|minute|bit))\b)"
     # "went from 20 to 25" is a change; "went from Lisbon to Porto" is a trip.
     r"|went from (?=[$€£¥]?\d|(one|two|three|four|five|six|seven|eight|nine|ten|a|an)\b))\b"
     r"|^[\w ]{2,30} update\s*[:：]|^update( on [^:：]{1,40})?\s*[:：]"
@@ -44,7 +44,7 @@ CORRECTION_RE = re.compile(
     r"|\d{1,2}\s*月\s*\d{1,2}\s*[号日][^，,。；;]{0,12}[，,]\s*(?:又)?(?:提前|推迟|延后|延期|推后)了"
     rf"|\bnot\s+{_NOT_A_VALUE}[^,.;]+?,?\s+but\b|[,，]\s*not\s+{_NOT_A_VALUE}\w|(?<!for )(?<!until )\bnow\s*[.!]?\s*$"
     r"|改成|改为|改到|改用|换用|更正|纠正一下|记错了|说错了|说(?:短|长|少|多|早|晚|小|大|低|高)了|搞错了|弄错了|说岔了|搞混了|弄混了|记混了|其实是|现在是|现在改|换成了|变成了?|变为|已经不|不再|不对[，,]"
-    r"|降到|降至|升到|升至|提高到|增加到|减少到|涨到|调整为|调整到|调到|迁到|迁移到|迁去|搬到|搬去|改去|缩到|缩小到|扩到|扩大到|放宽到|收紧到|改发到|不用了|从[^，,。；;]{1,30}(?:换成|改成|改为|改到|转成|转为)"
+    r"|降到|降至|升到|升至|提高到|增加到|减少到|涨到|调整为|调整到|调到|迁到|迁移到|迁去|搬到|搬去|挪到|改去|砍一半|砍半|减半|缩短一半|翻倍|翻一番|缩到|缩小到|扩到|扩大到|放宽到|收紧到|改发到|不用了|从[^，,。；;]{1,30}(?:换成|改成|改为|改到|转成|转为)"
     r"|不是[^，,。]{1,20}[，,]?\s*(而)?是|是[^，,。]{1,20}[，,]?\s*不是"
     r"|(?:切到?|切换到|换到|迁到|改用|转到)[^，,。；;！!]{1,20}[，,][^，,。；;！!]{1,20}(?:停用|弃用|下线|关停)"
     r"|(?:迁到|迁移到|搬到|换到|切到)了?[^，,。；;！!]{1,30}[，,][^，,。；;！!]{1,20}(?:没续|不续了|退掉了|退了|停了|关了|不用了)"
@@ -57,9 +57,9 @@ CORRECTION_RE = re.compile(
 # "出发推迟到 10 月 4 号", "预算加到两万五"): a correction when what follows names a typed value.
 _CHANGE_VERBS_EN = (r"moved|changed|switched|migrated|upgraded|downgraded|bumped|raised|lowered|increased|reduced|cut|extended|shortened"
                     r"|pushed|postponed|rescheduled|brought|slipped|dropped|upped|capped|tightened|loosened|relaxed"
-                    r"|widened|narrowed|doubled|halved|tripled|lengthened|lifted")
+                    r"|widened|narrowed|doubled|halved|tripled|lengthened|lifted|knocked|dialled|dialed|turned")
 CHANGE_TO_RE = re.compile(
-    rf"\b(?:{_CHANGE_VERBS_EN})\b(?:\s+(?:up|back|down|forward|out))?(?:\s+(?!to\b)[\w'-]+){{0,4}}?\s+to\s+(?P<new>(?:[^,;!.?]|\.(?=\d))+)"
+    rf"\b(?:{_CHANGE_VERBS_EN})\b(?:\s+(?:up|back|down|forward|out))?(?:\s+(?!to\b)[\w'-]+){{0,4}}?,?\s+to\s+(?P<new>(?:[^,;!.?]|\.(?=\d))+)"
     r"|(?:推迟|提前|延后|延期|改期|挪|加|减|缩短|延长|放宽|收紧|扩|砍|提|压|升级|换|改签)到(?P<new_zh>[^，,。；;！!？?]+)",
     re.IGNORECASE,
 )
@@ -659,7 +659,8 @@ def _parse_marked(sentence: str) -> Correction | None:
         for pattern in _NEW_ONLY:
             m = _now_said(list(pattern.finditer(text)), text)
             if m:
-                new = (m.group("new") or (m.groupdict().get("new2") or "")).strip()
+                # "went up to 120 seconds after the big customer's 300-page invoices": the value, not why.
+                new = _trim_new((m.group("new") or (m.groupdict().get("new2") or "")).strip())
                 break
     old = re.split(r"\s[—–-]\s|[—–…]", old)[0].strip()
     if len(old.split()) > 4:
@@ -824,7 +825,7 @@ def corrected_content(record: str, correction: Correction) -> str | None:
                 version = re.match(r"\s*v?\d+(?:\.\d+)*(?![\w.]\w)", record[end:])
                 end += version.end() if version else 0
             return record[:start] + correction.new + record[end:]
-    said = values(correction.new or correction.clause)
+    said = _stated_values(correction.new or correction.clause)
     if not said:
         return None
     text, changed = record, False
@@ -890,6 +891,13 @@ def corrected_content(record: str, correction: Correction) -> str | None:
         text = text[:at] + text[at:].replace(old_value, _spaced(text, at, old_value, value), 1)
         changed = True
     return text if changed else None
+
+
+def _stated_values(text: str) -> list[tuple[str, str]]:
+    """The typed values `text` states, without the dates resolve_relative_dates wrote into it
+    ("retested the 2k last night (2026-03-12). 7:58": the change is the time, not 2026, 03, 12)."""
+    notes = [m.span() for m in DATE_NOTE_RE.finditer(text)]
+    return [(kind, value) for at, kind, value in values_at(text) if not any(a <= at < b for a, b in notes)]
 
 
 def _named_value(new: str, value: str) -> str:
@@ -1020,6 +1028,8 @@ def supersedes(record: str, correction: Correction) -> float:
         # beside a new name ("现在是 A10 了，batch size 16").
         said_plainly = not correction.weak and not beside
         for kind, value in reversed(new_vals):
+            if kind.startswith("count") and (value == "1" or set(value) == {"一"}) and not _DOWN_TO_ONE_RE.search(correction.clause):
+                continue  # "现在是集团信息部唯一一个后端" ("一一" read as a count): "一个" is "a", not a count that changed
             fits = [v for k, v in held if _kind_fits(k, kind) and value_key(v) != value_key(value)
                     and (overlap > 0 or (said_plainly and unit_names_slot(kind) and v not in ("一", "1")))]
             if fits:
@@ -1030,14 +1040,18 @@ def supersedes(record: str, correction: Correction) -> float:
     return overlap if overlap >= 0.5 else 0.0
 
 
+# A count said to have become one ("现在只剩一台了", "down to 1 replica"), not "一个" as an article.
+_DOWN_TO_ONE_RE = re.compile(r"(?:只有|只剩|剩下?|减到|降到|变成|改成|缩到|砍到|only|down to|just)\s*(?:一|1)(?!\d)", re.IGNORECASE)
+
+
 def _said_values(correction: Correction) -> tuple[list[tuple[str, str]], bool]:
     """The typed values the correction states, and whether they were said beside its new
     value rather than in it: "运维给我们换了卡，现在是 A10 了，batch size 16" changes to a name
     (no typed value) and says "16" of the same statement."""
-    said = values(correction.new or correction.clause)
+    said = _stated_values(correction.new or correction.clause)
     if said or not correction.new:
         return said, False
-    return values(correction.clause), True
+    return _stated_values(correction.clause), True
 
 
 def names_the_slot(record: str, correction: Correction) -> bool:
@@ -1053,6 +1067,15 @@ def names_the_slot(record: str, correction: Correction) -> bool:
     held = [(at, k, v) for at, k, v in _values_at(record) if at >= 0]
     if any(k in kinds and value_key(v) not in stated and _near(record, (at, v), words) > 0 for at, k, v in held):
         return True
+    # "retested the 2k last night. 7:58" / "did my first 2k test on the erg last week, 8:12": a
+    # measure with its unit said in both, in the sentence of the record's value, names the slot.
+    measures = {value_key(v) for k, v in said if k.startswith("number:")}
+    for at, k, v in held:
+        if k in kinds and k not in {kk for kk, vv in said if value_key(vv) in measures} and value_key(v) not in stated:
+            start = max(record.rfind(ch, 0, at) for ch in ".!?。！？；;") + 1
+            ends = [i for i in (record.find(ch, at) for ch in "!?。！？；;") if i >= 0] + [m.start() for m in _STOP_RE.finditer(record, at)][:1]
+            if any(kk.startswith("number:") and value_key(vv) in measures for _, kk, vv in values_at(record[start: min(ends) if ends else len(record)])):
+                return True
     if kinds & {"day", "date"}:
         # A date is said of its event anywhere in the sentence ("on the 12th, we booked a table for
         # the dinner" / "the dinner moved to the 14th"): the record's one date, a shared word in its sentence.
@@ -1243,6 +1266,8 @@ def forget_subject(sentence: str) -> str | None:
         subject = re.sub(r"^(?:刚才|刚刚|之前|上次|上回|前面|那天)\s*(?:我)?(?:说|提|讲)?(?:过|到)?(?:的)?", "", subject).strip()  # when it was said, not what
         subject = re.sub(r"(这个|这条|那个|那条|这件事|这事|的事情?|的内容|这些|那段话?|这段话?)$", "", subject).strip()
         subject = re.split(r"[,，;；—–]", subject)[0].strip()  # "forget that, we haven't agreed" → "that"
+        if re.match(r"^(?:这些|那些)", subject):
+            subject = ""  # "这些家里的事你别记着啊": "these" are the things just said
         narrowed = _GENERIC_SUBJECT_ZH.sub("", _GENERIC_SUBJECT_EN.sub("", subject).strip()).strip(" ,，的")
         subject = re.sub(r"^(the|my|our|a)\s+", "", re.sub(r"\s{2,}", " ", narrowed), flags=re.IGNORECASE).strip() if narrowed else subject
         # "no need to keep it around": what is kept is "it", not "around".

@@ -56,7 +56,7 @@ PATTERNS: list[tuple[str, re.Pattern[str]]] = [
         r"|\b(i'm|i am|we're|we are) (not )?(a big fan|not a fan|fond|big on|a fan of|into)\b|\bi (think|feel|believe) (that )?\w+"
         r"|我(比较|更|很|不|最|特别|超)?(喜欢|偏好|习惯|讨厌|爱|倾向|受不了)|我们(习惯|偏好)|偏好|我觉得", re.IGNORECASE)),
     # An explicit to-do wins over the decision it may mention ("下一步要把负采样改成…").
-    ("task", re.compile(r"\b(todo|to-do|next step|still have to|need to|needs to|for the backlog|next task)\b|^next\s*:|^\W*(?:(?:ok|okay|so|right)[,，]?\s+)?(?:next|first|second|another)(?: real| big| bigger| small| main)? (?:thing|task|item|job)\b[^:：.!?]{0,30}[:：]|^(?:下一个|下个|接下来的?|第一个|另一个)\s*(?:大|小|big |small )?(?:活|任务|需求|事|item|task|thing)\s*[:：]|待办|下一步|接下来要|还要|要把|还需要"
+    ("task", re.compile(r"\b(todo|to-do|next step|still have to|need to|needs to|for the backlog|next task)\b|^next\s*:|^\W*(?:(?:ok|okay|so|right)[,，]?\s+)?(?:next|first|second|another)(?: real| big| bigger| small| main)? (?:thing|task|item|job)\b[^:：.!?]{0,30}[:：]|^(?:下一个|下个|接下来的?|第一个|另一个)\s*(?:(?:大|小|big |small )?(?:活|任务|需求|事|item|task|thing)|大的|小的)\s*[:：]|待办|下一步|接下来要|还要|要把|还需要"
                         r"|下一个\s*(?:任务|task|待办)"
                         r"|\b(?:put|add) (?:this|that|it) (?:on|to) (?:the|my|our) (?:list|to-?do list|backlog)\b|\bon the (?:to-?do list|backlog)\b"
                         r"|(?:加到|放进|记到|列进)(?:待办|todo|清单|backlog)", re.IGNORECASE)),
@@ -96,7 +96,7 @@ PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     ("preference", re.compile(
         r"\b(he|she|they) (loves?|likes?|hates?|adores?|is into|'s into|are into|prefers?)\b|(她|他)(们)?(比较|很|最|特别|超)?(喜欢|爱|讨厌|迷上)", re.IGNORECASE)),
     ("fact", re.compile(
-        r"\b(uses|is using|runs on|runs in|runs every|runs nightly|depends on|is deployed|is hosted|listens on|port \d+|version\s*(?:is\s*|=\s*|:\s*|是\s*|为\s*)?v?\d+|is stored in|lives in|is configured"
+        r"\b(uses|is using|runs on|runs in|lives on|sits on|is hosted on|runs every|runs nightly|depends on|is deployed|is hosted|listens on|port \d+|version\s*(?:is\s*|=\s*|:\s*|是\s*|为\s*)?v?\d+|is stored in|lives in|is configured"
         r"|is written in|is built (with|on)|talks to|writes to|reads from|is backed by|is served by|(pulls|loads|reads|writes|pushes|sends|syncs|publishes) (from|into|to))\b"
         r"|\b(is|are) (the|a|an|our) ([\w+.-]+ ){0,3}(service|app|application|tool|library|package|repo|repository|project|cli|api|backend|front ?end|pipeline|job|bot|site|website|system|module|monorepo|chart)\b"
         r"|\b(this|it) is (the|a|an|our)\b|\b(state|config|configs|secrets|data|logs|code|tests|docs) (is|are|lives|live|sits|sit) in\b"
@@ -105,6 +105,8 @@ PATTERNS: list[tuple[str, re.Pattern[str]]] = [
         r" (is|uses|runs|needs|has|handles|does|lives|loads|pulls|pushes|sends|stores|talks|writes|reads|deploys|builds|targets)\b"
         r"|\bwe (use|run|deploy|host|ship|build|keep|store|are on|'re on)\b|\b(the )?stack is\b|\bit('s| is) (a|an|our) \w+"
         r"|\bby default\b|\bdefaults? to\b|默认(?:是|用|输出|值|为|开|关|走|就)"
+        # "我本身是学工业设计的，code 半路出家": who is writing the code.
+        r"|我(?:本身|其实|自己|本来)?是(?:学|读|做|搞)[^，,。；;]{2,12}?(?:的|出身)|我(?:以前|之前|原来|本来)在[^，,。；;]{1,12}(?:干|做|当|上班|工作)"
         r"|每(周|天|月|年|个?星期|个月)|在.{1,20}上(跑|运行|训练|部署)|部署在|运行在|跑在|(?:用|通过)[^，,。]{1,16}?部署|服务器是|依赖|端口|版本|配置在|存放在|存在|使用的是|用的是|数据库是|项目(是|用)|这个\s*(项目|仓库|服务|工程|库|repo|app|service)|本(项目|仓库)|我们(用|使用|的)|基于|写的"
         r"|(是|有|为)\s*\d+\s*(个|台|张|核|G|GB|ms|秒|分钟|小时|天|次|%)"
         # "这是公司 CRM 的管理后台，Vue 3 + …": what the project is; "minSdk 是 26": a setting's value.
@@ -201,7 +203,9 @@ NAMED_DECLINE_RE = re.compile(
     r"|^[A-Za-z][\w.+-]{1,30}\s.*(?:不想换|不换了|不想(?:买|试|用|要|折腾)了?)\s*[。.!！]?\s*$"
     # "sevDesk 那种一个月十几欧的 subscription 我真的不想再加了，…我用 Google Sheets 自己记就行": the
     # refusal ends the proposal's clause; the user's own way follows it.
-    r"|^[A-Za-z][\w.+-]{1,30}\s[^。.!！?？，,]*?不想再?(?:换|加|买|试|用|要|折腾|订|花)了?(?=\s*(?:[，,。.!！]|$))",
+    r"|^[A-Za-z][\w.+-]{1,30}\s[^。.!！?？，,]*?不想再?(?:换|加|买|试|用|要|折腾|订|花)了?(?=\s*(?:[，,。.!！]|$))"
+    # "Casbin先不要。": the proposal's name and a refusal, nothing else.
+    r"|^[A-Za-z][\w.+-]{1,30}(?:\s+[A-Za-z][\w.+-]*)?\s*(?:就|还是|先|暂时)?(?:不要|不用|算了|免了|不考虑|不上)(?:了|吧|哈)?\s*(?:[，,。.!！]|$)",
     re.IGNORECASE,
 )
 
@@ -344,7 +348,7 @@ REMINDER_RE = re.compile(r"\b(don't forget|do not forget|remember to)\b|别忘|�
 
 # Said to be for once only ("帮我出 5 道题，就这一次", "只补这一次", "just this once"): whoever
 # the subject, whatever the verb.
-ONLY_ONCE_RE = re.compile(r"[,，]\s*(?:just\s+)?this once\b|\b(just this once|only this once|this one time only|just this one time|(a |it's a |just a )?one[- ]time thing|(a |it's a |just a )?one[- ]off thing"
+ONLY_ONCE_RE = re.compile(r"[,，]\s*(?:just\s+)?this once\b|\b(?:it's|it is|this is|just) a one[- ]off\b|\b(just this once|only this once|this one time only|just this one time|(a |it's a |just a )?one[- ]time thing|(a |it's a |just a )?one[- ]off thing"
                           r"|just for (this run|this once|today|tonight|now)|for this run only|(just |only )?for this (reply|answer|response|message|question)( only)?|(don't|do not) make (it|this) (a|the) (config |new )?default"
                           # "for tonight (2026-09-05) only: …", "tonight only, would you …", "not a regular thing",
                           # "don't change the default in the config".
@@ -394,9 +398,13 @@ def said_before_the_question(sentence: str) -> str:
     return "" if QUESTION_RE.search(said) or REQUEST_RE.search(said) else said
 
 
+# "就这一次哈，以后还是中文": what holds again after the occasion is no lasting change of its own.
+_BACK_TO_USUAL_RE = re.compile(r"以后(?:还是|照常|照旧|恢复)|平时(?:还是|照常|照旧)|\b(?:otherwise|after that) (?:as usual|back to normal)\b", re.IGNORECASE)
+
+
 def one_off(sentence: str) -> bool:
     """An instruction for the occasion only: not a memory (SPEC §5: one-off requests)."""
-    if _exception_for_now(sentence) or (ONLY_ONCE_RE.search(sentence) and not LASTING_RE.search(sentence)):
+    if _exception_for_now(sentence) or (ONLY_ONCE_RE.search(sentence) and not LASTING_RE.search(_BACK_TO_USUAL_RE.sub("", sentence))):
         return True
     if not OCCASION_RE.search(sentence) or LASTING_RE.search(sentence) or SELF_SUBJECT_RE.search(sentence) \
             or REMINDER_RE.search(sentence):
@@ -453,6 +461,10 @@ EVENT_HINT_RE = re.compile(
 # A unit that opens with a header naming rules ("现在的借阅规则：", "House rules:", "Our conventions:"):
 # the sentences after it in the same message that no pattern takes are more of those rules.
 RULES_HEADER_RE = re.compile(r"^[^:：。.!?！？]{0,16}(?:规则|规定|约定|规矩|rules|conventions|policy|policies)\s*[:：]", re.IGNORECASE)
+# A list introduced as rules, however worded ("few ground rules first, these matter more than the
+# code tbh:", "house rules, pls stick to these:", "几条规矩先说清楚："): each item is one.
+RULES_INTRO_RE = re.compile(r"^[^:：。.!?！？]{0,40}\b(?:rules|conventions|policies)\b[^:：。.!?！？]{0,60}[:：]"
+                            r"|^[^:：。!?！？]{0,20}(?:规则|规定|约定|规矩)[^:：。!?！？]{0,20}[:：]", re.IGNORECASE)
 # The people close to the user, named without a pronoun ("想带女儿去拍萤火虫", "wife's birthday is in June").
 KIN_RE = re.compile(r"\b(wife|husband|partner|son|daughter|kids?|mum|mom|dad|brother|sister|grandma|grandpa)\b"
                     r"|女儿|儿子|老婆|老公|孩子|爸|妈|哥哥|姐姐|弟弟|妹妹|爷爷|奶奶|外婆|外公", re.IGNORECASE)
@@ -566,6 +578,8 @@ def extract_from_message(message: dict, *, mode: str, sentences: list[str] | Non
             if not sentence:
                 continue
         category = classify(sentence, role=role)
+        if category is None and role == "user" and RULES_INTRO_RE.match(sentence):
+            category = "instruction"  # "house rules: `cargo fmt --check` and `cargo clippy` clean before anything merges"
         talk = role == "user" and (mode == "chat" or speaker) and category not in ("instruction", "task", "task_done") and small_talk(sentence)
         talk = talk or bool(speaker and category == "instruction" and not FIRST_PERSON_RE.search(sentence))
         if talk:
@@ -574,7 +588,11 @@ def extract_from_message(message: dict, *, mode: str, sentences: list[str] | Non
             # Between people every turn that says something is evidence of what happened to whom
             # ("Tom: Take the 28 tram early, before the crowds."): kept as an event of the speaker.
             category = "episode"
-        if category is None and previous is not None and not QUESTION_RE.search(sentence) and len(previous.content) + len(sentence) < 400 \
+        # "obsctl runs my backyard observatory. it's Rust (tokio), lives on an Intel NUC …": in code,
+        # "it" after what the project is says more of the project, even where a pattern claims it.
+        of_it = category == "fact" and mode == "code" and previous is not None and previous.category == "fact" \
+            and re.match(r"(?:it's|it is)\b", sentence, re.IGNORECASE)
+        if (category is None or of_it) and previous is not None and not QUESTION_RE.search(sentence) and len(previous.content) + len(sentence) < 400 \
                 and ((len(sentence) <= ELABORATION_MAX_CHARS and ELABORATION_RE.search(sentence)) or RULES_HEADER_RE.match(previous.content)):
             # "My sister just had a baby. A boy named Felix." — the second sentence belongs to the first;
             # so do the rules after a header ("现在的借阅规则：最多借 5 本，每次 30 天。逾期的不罚钱，暂停借阅 7 天").
@@ -591,6 +609,11 @@ def extract_from_message(message: dict, *, mode: str, sentences: list[str] | Non
             # what it does stands between ("…溯源系统。每箱橙子贴一个二维码…。后端 Spring Boot 3 + …").
             intro.content = intro.content.rstrip() + ("" if is_chinese(sentence) and is_chinese(intro.content) else " ") + sentence
             continue
+        if intro is not None:
+            # The introduction is already long ("this repo is seedvault, the catalogue for … in the
+            # freezer room behind the lab. it's Elixir/Phoenix, LiveView …, Postgres 16 underneath"):
+            # the stack is a fact of the project on its own.
+            category = "fact"
         if category is None and mode == "chat" and role == "user" and not talk and not restated[n] and not one_off(sentence) \
                 and (QUESTION_RE.search(sentence) or REQUEST_RE.search(sentence)):
             # "我最近在准备跳槽，想从 data analyst 转 product manager，你能帮我 prep 一下面试吗": what the

@@ -57,6 +57,8 @@ INJECTION_RE = re.compile(
     # ("AI coding assistants generating integration code for RL-9 must set …"): the user tells
     # their own assistant "you must" ("our AI models must be retrained" is no such order).
     r"|\b(ai|llm)\s+((coding|code|writing)\s+)?(assistants|agents|tools)\s+\w+ing\b[^.:：\n]{0,60}?\s(must|shall|are required to)\s"
+    # "（以下内容供AI助手读取：…": text set aside for an AI reader.
+    r"|(?:供|给)\s*(?:ai|人工智能|大模型)\s*(?:编程|代码|写作|智能)?\s*(?:助手|助理|模型|智能体)\s*(?:读取|阅读|参考|处理)"
     # German: "Hinweis für KI-Assistenten:", "Anweisung an alle KI-Modelle:".
     r"|\b(hinweis|nachricht|anweisungen?|achtung|notiz)\s+(an|für)\s+(alle\s+|jeden\s+|den\s+|die\s+)?(ki|ai)[- ]?(assistent(en)?|agent(en)?|modelle?|systeme?)\s*[:：])",
     re.IGNORECASE,

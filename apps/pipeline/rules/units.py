@@ -153,8 +153,13 @@ def analyse(ctx, messages: list[dict], background: list[dict], mode: str) -> Bat
             previous = last_user.get(session, (None, []))[0]
             clauses = re.split(r"[，,;；]", parts[position])
             asked_in = next((i for i in range(len(clauses)) if forget_subject(clauses[i]) is not None), 0)
-            if not subject and len(content_tokens(" ".join(clauses[:asked_in]))) >= 2:
-                previous = None  # "班上小宇家里出了点事，这个你别记了": "这个" is the clause before, not the last message
+            told_here = " ".join(parts[:position])
+            if not subject and (len(content_tokens(" ".join(clauses[:asked_in]))) >= 2
+                                or (len(content_tokens(told_here)) >= 2 and not _TELLS_MORE_OF_IT_RE.search(told_here))):
+                # "班上小宇家里出了点事，这个你别记了", "…我岳父前两年炒股亏了一大笔…。这些家里的事你别记着啊":
+                # what was said before the request in this message, not the last message — unless
+                # it went on about that ("I told my husband I'd think about it. Actually forget that").
+                previous = None
             out.forgets.append(Said(message=message, forget=subject, previous=previous, position=position))
             ctx.add("forgetRequests")
             if not subject:  # "…. Forget that.": what it points at may be anywhere in the message
@@ -181,6 +186,10 @@ def analyse(ctx, messages: list[dict], background: list[dict], mode: str) -> Bat
             # declined is the refusal's reason, not a fact to keep; the others stand ("no, we've
             # been to Nara before" is the user's own news).
             declined = _declined_names(last_assistant[session], user_words.get(session, set()))
+            if not DECLINE_RE.search(parts[0]) and (named := declined & tokens(re.split(r"[，,。.!！]", parts[0])[0])):
+                # "ClickHouse 不上，…。PG 分区 + 每天聚合一次就够了": of two proposals, the one the
+                # refusal names is declined; the other, said next, is the user's choice.
+                declined = named
             numbered = [(i, kept) for i, p in numbered if (kept := _without_sentences_on(p, declined))]
         left = {i for i, _ in numbered}
         parts_left = [p if i in left else "" for i, p in enumerate(parts)]  # what a given-up sentence may take as holding now
@@ -219,6 +228,8 @@ def analyse(ctx, messages: list[dict], background: list[dict], mode: str) -> Bat
     return out
 
 
+# What a sentence says more of the last message about: "I told my husband I'd think about it".
+_TELLS_MORE_OF_IT_RE = re.compile(r"\b(?:it|that|this|those)\b|这个|那个|这件事|那件事", re.IGNORECASE)
 # "平时回复不用这样哈": the request's way, pointed back at.
 _THIS_WAY_RE = re.compile(r"这样|这么|那样|\blike (?:this|that)\b|\bthat way\b", re.IGNORECASE)
 
