@@ -31,6 +31,7 @@ from apps.pipeline.rules.extract import (
     ACK_LEAD_RE,
     ANAPHORA_RE,
     DECLINE_RE,
+    LASTING_RE,
     NAMED_DECLINE_RE,
     QUESTION_RE,
     REQUEST_RE,
@@ -239,12 +240,10 @@ _THIS_WAY_RE = re.compile(r"这样|这么|那样|\blike (?:this|that)\b|\bthat w
 _ASKS_FOR_THAT_RE = re.compile(
     r"^(?:(?:ok|okay|so|and|also)[,，]?\s+)?(?:(?:can|could|would) you\s+|pls\s+|please\s+)?(?:just\s+)?"
     r"(?:[a-z]+\s+(?:that|those|them)\b|(?:dump|export|write|put|save|print|send|format|render|paste)\s+it\b)", re.IGNORECASE)
-# What says it lasts, as LASTING_RE does, without its bare "every" ("a list of every peroxide former"
-# asked for tomorrow is no habit): a habit says every time, day, run.
-_SAYS_IT_LASTS_RE = re.compile(
-    r"\b(?:from now on|always|never|going forward|in (?:the )?future|as a rule|each time|any ?more"
-    r"|every (?:time|day|week|month|morning|evening|night|run|build|release|pr|commit|deploy|session))\b"
-    r"|以后|今后|每次|每回|一律|都要|从现在起|永远|总是|不再", re.IGNORECASE)
+# "a list of every peroxide former" asked for tomorrow is no habit: "every" lasts only as every
+# time, day, run … (LASTING_RE reads any "every").
+_EVERY_THING_RE = re.compile(r"\bevery (?!(?:time|day|week|month|morning|evening|night|run|build|release|pr|commit|deploy|session)\b)",
+                             re.IGNORECASE)
 
 
 def _asked_once_with_it(parts: list[str], index: int) -> bool:
@@ -265,7 +264,7 @@ def _one_off_within(part: str) -> bool:
 
 
 def _points_back_once(before: str, request: str) -> bool:
-    if not one_off(request) or _SAYS_IT_LASTS_RE.search(before) or STRONG_RE.search(before):
+    if not one_off(request) or LASTING_RE.search(_EVERY_THING_RE.sub("", before)) or STRONG_RE.search(before):
         return False
     if _ASKS_FOR_THAT_RE.search(request):
         return True
