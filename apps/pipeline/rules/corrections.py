@@ -357,6 +357,7 @@ def _parse(sentence: str) -> Correction | None:
     return None
 
 
+# A full stop that ends a sentence (not a decimal point or "fig.3"): a clause ends there.
 _STOP_RE = re.compile(r"(?<=[a-z0-9)\]])\.\s+", re.IGNORECASE)
 
 
@@ -833,8 +834,7 @@ def corrected_content(record: str, correction: Correction) -> str | None:
         stated = [v for k, v in said if k == kind]
         # The date written after "last year" is the resolution of those words, not a value the
         # user stated: never the one a correction changes ("raised to 5450" is not "(2025)").
-        notes = [m.span() for m in DATE_NOTE_RE.finditer(text)]
-        held = [(at, k, v) for at, k, v in _values_at(text) if not any(a <= at < b for a, b in notes)]
+        held = _values_stated_at(text)
         present = [(at, v) for at, k, v in held if k == kind]
         if kind == "number" and len(stated) == 1 and not any(_shape(v) == _shape(stated[0]) for _, v in present):
             # "over 5200 mm" / "raised to 5450": a bare number stands for the one of its shape
@@ -893,11 +893,15 @@ def corrected_content(record: str, correction: Correction) -> str | None:
     return text if changed else None
 
 
-def _stated_values(text: str) -> list[tuple[str, str]]:
-    """The typed values `text` states, without the dates resolve_relative_dates wrote into it
-    ("retested the 2k last night (2026-03-12). 7:58": the change is the time, not 2026, 03, 12)."""
+def _values_stated_at(text: str) -> list[tuple[int, str, str]]:
+    """values_at() without the dates resolve_relative_dates wrote into `text` ("retested the 2k
+    last night (2026-03-12). 7:58": the user stated the time, not 2026, 03 and 12)."""
     notes = [m.span() for m in DATE_NOTE_RE.finditer(text)]
-    return [(kind, value) for at, kind, value in values_at(text) if not any(a <= at < b for a, b in notes)]
+    return [(at, kind, value) for at, kind, value in values_at(text) if not any(a <= at < b for a, b in notes)]
+
+
+def _stated_values(text: str) -> list[tuple[str, str]]:
+    return [(kind, value) for _, kind, value in _values_stated_at(text)]
 
 
 def _named_value(new: str, value: str) -> str:
