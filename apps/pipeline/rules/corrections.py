@@ -43,7 +43,7 @@ CORRECTION_RE = re.compile(
     # "合作社定了10月28号就开摘，提前了一个多礼拜": a date, then said to have moved.
     r"|\d{1,2}\s*月\s*\d{1,2}\s*[号日][^，,。；;]{0,12}[，,]\s*(?:又)?(?:提前|推迟|延后|延期|推后)了"
     rf"|\bnot\s+{_NOT_A_VALUE}[^,.;]+?,?\s+but\b|[,，]\s*not\s+{_NOT_A_VALUE}\w|(?<!for )(?<!until )\bnow\s*[.!]?\s*$"
-    r"|改成|改为|改到|改用|换用|更正|纠正一下|记错了|说错了|说(?:短|长|少|多|早|晚|小|大|低|高)了|搞错了|弄错了|说岔了|搞混了|弄混了|记混了|其实是|现在是|现在改|换成了|变成了?|变为|已经不|不再|不对[，,]"
+    r"|改成|改为|改到|改用|换用|更正|纠正一下|记错了|说错了|说(?:短|长|少|多|早|晚|小|大|低|高)了|搞错了|弄错了|说岔了|搞混了|弄混了|记混了|(?<!我)(?<!本职)(?<!本身)(?<!本行)其实是|现在是|现在改|换成了|变成了?|变为|已经不|不再|不对[，,]"
     r"|降到|降至|升到|升至|提高到|增加到|减少到|涨到|调整为|调整到|调到|迁到|迁移到|迁去|搬到|搬去|挪到|改去|砍一半|砍半|减半|缩短一半|翻倍|翻一番|缩到|缩小到|扩到|扩大到|放宽到|收紧到|改发到|不用了|从[^，,。；;]{1,30}(?:换成|改成|改为|改到|转成|转为)"
     r"|不是[^，,。]{1,20}[，,]?\s*(而)?是|是[^，,。]{1,20}[，,]?\s*不是"
     r"|(?:切到?|切换到|换到|迁到|改用|转到)[^，,。；;！!]{1,20}[，,][^，,。；;！!]{1,20}(?:停用|弃用|下线|关停)"
@@ -60,7 +60,8 @@ _CHANGE_VERBS_EN = (r"moved|changed|switched|migrated|upgraded|downgraded|bumped
                     r"|widened|narrowed|doubled|halved|tripled|lengthened|lifted|knocked|dialled|dialed|turned")
 CHANGE_TO_RE = re.compile(
     rf"\b(?:{_CHANGE_VERBS_EN})\b(?:\s+(?:up|back|down|forward|out))?(?:\s+(?!to\b)[\w'-]+){{0,4}}?,?\s+to\s+(?P<new>(?:[^,;!.?]|\.(?=\d))+)"
-    r"|(?:推迟|提前|延后|延期|改期|挪|加|减|缩短|延长|放宽|收紧|扩|砍|提|压|升级|换|改签)到(?P<new_zh>[^，,。；;！!？?]+)",
+    # "timeout tighten 到 90 秒": an English verb before the Chinese "到" in mixed writing.
+    r"|(?:推迟|提前|延后|延期|改期|挪|加|减|缩短|延长|放宽|收紧|扩|砍|提|压|升级|换|改签|tighten|loosen|bump|raise|lower|reduce|increase|extend|shorten)\s*到(?P<new_zh>[^，,。；;！!？?]+)",
     re.IGNORECASE,
 )
 # Words that say a value holds now, not before ("it's April 25 now", "these days", "more like",
@@ -870,6 +871,12 @@ def corrected_content(record: str, correction: Correction) -> str | None:
         same = [(at, v) for at, v in present if v != value]
         if not same:
             continue
+        source = correction.new or correction.clause
+        if len(same) > 1 and not _is_rate(source, source.find(value)):
+            # "每 30 秒…一次心跳…超过 5 分钟没收到就标 offline" / "timeout tighten 到 90 秒": a value said
+            # as how often ("every 30 s") is not the one a duration said without "every" replaces.
+            durations = [(at, v) for at, v in same if not _is_rate(text, at)]
+            same = durations or same
         if len(same) > 1:
             # "port 5432 on db-1" / "6432": a value written in the new one's shape (digits, dots) is the one.
             shaped = [(at, v) for at, v in same if _shape(v) == _shape(value)]
@@ -891,6 +898,11 @@ def corrected_content(record: str, correction: Correction) -> str | None:
         text = text[:at] + text[at:].replace(old_value, _spaced(text, at, old_value, value), 1)
         changed = True
     return text if changed else None
+
+
+def _is_rate(text: str, at: int) -> bool:
+    """Whether the value at `at` is said as how often ("每 30 秒", "every 30 seconds")."""
+    return at > 0 and bool(re.search(r"(?:每|every|each)\s*$", text[max(0, at - 7):at], re.IGNORECASE))
 
 
 def _values_stated_at(text: str) -> list[tuple[int, str, str]]:
@@ -1192,6 +1204,9 @@ _FORGET_PATTERNS: list[re.Pattern[str]] = [
     # "take that out of whatever you keep about me": what the assistant keeps is its memory.
     re.compile(r"\b(?:wipe|delete|remove|erase|scrub|clear|drop|take|scratch|strike|cross|leave|keep)\s+(?:it|that|this)\s+(?:out\s+)?(?:from|off|out of)\s+"
                r"(?:whatever|what|everything|anything)\s+you\s+(?:keep|have|store|remember|know|hold)\b(?P<subject>)", re.IGNORECASE),
+    # "scratch Duncan out of whatever you're keeping": the name is the subject.
+    re.compile(r"\b(?:scratch|strike|cross|take|leave|keep|wipe|delete|remove)\s+(?P<subject>[\w'’ -]{1,40}?)\s+(?:out\s+)?(?:of|from|off)\s+"
+               r"(?:whatever|what|everything|anything)\s+you(?:'re|’re| are)?\s+(?:keep|keeping|have|store|storing|remember|hold|holding)\b", re.IGNORECASE),
     # "帮我从你的 notes 里拿掉", "从记忆里去掉": out of the assistant's memory.
     re.compile(r"(?:从|在)?(?:你的?|你那边的?)?\s*(?:notes?|memory|笔记|记忆|记录|备忘)\s*(?:里面?|中|上)\s*(?:拿掉|删掉|去掉|删除|清掉|移除|抹掉|拿走|删了)(?P<subject>)", re.IGNORECASE),
     # "can you not keep that anywhere?"
@@ -1215,6 +1230,9 @@ _FORGET_PATTERNS: list[re.Pattern[str]] = [
     # "忘掉之前说的磁盘阈值吧": the subject after the request.
     re.compile(r"(?:^|[，,])\s*(?:请|你)?(?:忘掉|删掉|删除)(?!吧|了吧|它)(?P<subject>[^，,。！!？?]{2,}?)(?:吧|了|这件事|的事)?\s*(?:[，,。！!]|$)"),
     re.compile(_YOUR_SIDE_KEEPS + "(?P<subject>)"),
+    # "……哎算了，这段你别往心里记": not to be kept in mind.
+    # ("你别往心里去", "don't take it to heart", asks nothing of memory.)
+    re.compile(r"(?P<subject>[^，,。！!？?]*?)(?:你)?(?:别|不要|不用|莫)(?:往心里记|记(?:在)?心上)"),
     # "……算了这段你删了吧": the passage just said, deleted where the assistant keeps it.
     re.compile(r"(?:这段|这句|这条|那段|那句|刚才那段)(?:话)?(?:你)?(?:就|也)?(?:删|删掉|删了|删除)(?:了|掉)?吧?(?P<subject>)"),
     # "上次 Kevin 那个事你就当没听过哈": heard as if never said, the subject before.
@@ -1230,7 +1248,7 @@ _GENERIC_SUBJECT_ZH = re.compile(r"(?:那个|这个|那些|这些)(?:数字|号�
 _FORGET_GUARD_RE = re.compile(r"\b(don't|do not|never|not) forget\b|别忘|不要忘|忘了(带|拿|关|锁|交|写|说|告诉)|我忘了", re.IGNORECASE)
 _MEMORY_WORD_RE = re.compile(r"记|\b(?:can|could|would) you (?:please )?not (?:keep|store|remember|save)\b|(?:别|不用|不要)(?:再)?(?:存(?:着|下来)?(?=[了啦吧啊哈呀哦喔噢，,。！!]|\s*(?:ok|okay|好吗|行吗|好不好)\s*[?？]|$)|留着)|笔记|"
                              + _YOUR_SIDE_KEEPS + r"|\b(?:whatever|what|everything|anything) you (?:keep|have|store|remember|know|hold)\b|忘掉|忘了吧|忘了它吧|memor|forget|remember|record|note|scratch|strike|drop (the|what)|scrap (the|what)|\bwritten down\b|\bkept\b|\b(?:don't|do not) keep (?:that|it|this)(?: stuff)? (?:around|anywhere|on file)\b|\b(?:don't|do not) keep (?:that|this)\s*(?:[.!,;]|$)|记录里|记忆里|\bstored\b|hold on ?to|hang on to|keep hold of"
-                             r"|(?:删掉|删除|delete\s?掉?)关于|(?:这段|这句|这条|那段|那句|刚才那段)(?:话)?(?:你)?(?:就|也)?(?:删|删掉|删了|删除)(?:了|掉)?吧?|关于.{1,30}?(?:那|这)条|当(?:作|做|成)?(?:我)?没听(?:过|见|到)", re.IGNORECASE)
+                             r"|(?:删掉|删除|delete\s?掉?)关于|(?:别|不要|不用|莫)(?:往心里记|记(?:在)?心上)|(?:这段|这句|这条|那段|那句|刚才那段)(?:话)?(?:你)?(?:就|也)?(?:删|删掉|删了|删除)(?:了|掉)?吧?|关于.{1,30}?(?:那|这)条|当(?:作|做|成)?(?:我)?没听(?:过|见|到)", re.IGNORECASE)
 ANAPHORIC_SUBJECT_RE = re.compile(r"^(it|that|this|those|these|all that|all of that|what i (just )?said|the last (one|thing)|i (ever |even )?(said|mentioned|told you|brought (it|that|this|any of (it|that|this)) up)( (it|that|this|about it))?( at all)?|这条|这个|这些|那个|那条|刚才(那|说的)?(条|个|些)?|上一条|这|那|)$", re.IGNORECASE)
 
 
@@ -1268,6 +1286,9 @@ def forget_subject(sentence: str) -> str | None:
         subject = re.sub(r"^[\W_]+", "", subject).strip()  # "……刚才说…"
         subject = re.sub(r"^(?:hey|hi|ok|okay|嗯|哦)\b[,，\s]*", "", subject, flags=re.IGNORECASE).strip()
         subject = re.sub(r"^(?:刚才|刚刚|之前|上次|上回|前面|那天)\s*(?:我)?(?:说|提|讲)?(?:过|到)?(?:的)?", "", subject).strip()  # when it was said, not what
+        # "…要是过了估计年底就撤了…… wait 这个千万别记下来": after a pause, what the request points at.
+        subject = re.split(r"…+|\.{3,}|——|\bwait\b", subject, flags=re.IGNORECASE)[-1].strip()
+        subject = re.sub(r"(?:千万|一定|务必|可|真的)+$", "", subject).strip()
         subject = re.sub(r"(这个|这条|那个|那条|这件事|这事|的事情?|的内容|这些|那段话?|这段话?)$", "", subject).strip()
         subject = re.split(r"[,，;；—–]", subject)[0].strip()  # "forget that, we haven't agreed" → "that"
         if re.match(r"^(?:这些|那些)", subject):

@@ -107,6 +107,7 @@ PATTERNS: list[tuple[str, re.Pattern[str]]] = [
         r"|\bby default\b|\bdefaults? to\b|默认(?:是|用|输出|值|为|开|关|走|就)"
         # "我本身是学工业设计的，code 半路出家": who is writing the code.
         r"|我(?:本身|其实|自己|本来)?是(?:学|读|做|搞)[^，,。；;]{2,12}?(?:的|出身)|我(?:以前|之前|原来|本来)在[^，,。；;]{1,12}(?:干|做|当|上班|工作)"
+        r"|我(?:本科|大学|研究生|硕士)?学的是?[^，,。；;]{2,10}|我(?:本职|本行|本身|平时|其实|本来)*是(?:一名|一个|个)?[^，,。；;]{0,8}?(?:工程师|设计师|程序员|老师|教师|医生|护士|会计|律师|产品经理|分析师|研究员)"
         r"|每(周|天|月|年|个?星期|个月)|在.{1,20}上(跑|运行|训练|部署)|部署在|运行在|跑在|(?:用|通过)[^，,。]{1,16}?部署|服务器是|依赖|端口|版本|配置在|存放在|存在|使用的是|用的是|数据库是|项目(是|用)|这个\s*(项目|仓库|服务|工程|库|repo|app|service)|本(项目|仓库)|我们(用|使用|的)|基于|写的"
         r"|(是|有|为)\s*\d+\s*(个|台|张|核|G|GB|ms|秒|分钟|小时|天|次|%)"
         # "这是公司 CRM 的管理后台，Vue 3 + …": what the project is; "minSdk 是 26": a setting's value.
@@ -348,7 +349,7 @@ REMINDER_RE = re.compile(r"\b(don't forget|do not forget|remember to)\b|别忘|�
 
 # Said to be for once only ("帮我出 5 道题，就这一次", "只补这一次", "just this once"): whoever
 # the subject, whatever the verb.
-ONLY_ONCE_RE = re.compile(r"[,，]\s*(?:just\s+)?this once\b|\b(?:it's|it is|this is|just) a one[- ]off\b|\b(just this once|only this once|this one time only|just this one time|(a |it's a |just a )?one[- ]time thing|(a |it's a |just a )?one[- ]off thing"
+ONLY_ONCE_RE = re.compile(r"(?:这次|这回)就(?:行|好|可以)(?!了吧)|[,，]\s*(?:just\s+)?this once\b|\b(?:it's|it is|this is|just) a one[- ]off\b|\b(just this once|only this once|this one time only|just this one time|(a |it's a |just a )?one[- ]time thing|(a |it's a |just a )?one[- ]off thing"
                           r"|just for (this run|this once|today|tonight|now)|for this run only|(just |only )?for this (reply|answer|response|message|question)( only)?|(don't|do not) make (it|this) (a|the) (config |new )?default"
                           # "for tonight (2026-09-05) only: …", "tonight only, would you …", "not a regular thing",
                           # "don't change the default in the config".
@@ -460,6 +461,7 @@ EVENT_HINT_RE = re.compile(
     r"|(去|来|买|搬|换|定|做|看|学|办|开|考|报|玩|参加|完成|拿到|见)了|昨天|今天|上周|上个月|去年|刚|下个?月|明年|下周|打算|准备|要去|变成", re.IGNORECASE)
 # A unit that opens with a header naming rules ("现在的借阅规则：", "House rules:", "Our conventions:"):
 # the sentences after it in the same message that no pattern takes are more of those rules.
+BUILT_WITH_RE = re.compile(r"^(?:后端|前端|服务端)\s*(?:是|用|用的是|选的)?\s*[A-Za-z]")
 RULES_HEADER_RE = re.compile(r"^[^:：。.!?！？]{0,16}(?:规则|规定|约定|规矩|rules|conventions|policy|policies)\s*[:：]", re.IGNORECASE)
 # A list introduced as rules, however worded ("few ground rules first, these matter more than the
 # code tbh:", "house rules, pls stick to these:", "几条规矩先说清楚："): each item is one.
@@ -613,6 +615,10 @@ def extract_from_message(message: dict, *, mode: str, sentences: list[str] | Non
             # The introduction is already long ("this repo is seedvault, the catalogue for … in the
             # freezer room behind the lab. it's Elixir/Phoenix, LiveView …, Postgres 16 underneath"):
             # the stack is a fact of the project on its own.
+            category = "fact"
+        if category is None and mode == "code" and role == "user" and BUILT_WITH_RE.match(sentence):
+            # "后端Java 17加Spring Boot 3.2，持久层MyBatis-Plus，库是MySQL 8，排队的实时状态放在Redis里":
+            # what the backend is built with, when it is no bare list to join to the introduction.
             category = "fact"
         if category is None and mode == "chat" and role == "user" and not talk and not restated[n] and not one_off(sentence) \
                 and (QUESTION_RE.search(sentence) or REQUEST_RE.search(sentence)):
