@@ -2064,3 +2064,15 @@ def test_this_time_will_do_is_a_one_off():
     from apps.pipeline.rules.extract import one_off
 
     assert one_off("帮我拉个数，这次就行：上周六各家店的平均等位时长和过号率，弄个表格贴这儿")
+
+
+@pytest.mark.parametrize(("text", "declined"), [
+    ("private lesson 太贵了吧，S$900 够我飞回家两趟了。", True),
+    ("电子烟不要。", True),
+    ("Redis 太贵了我们换 Valkey", False),
+    ("老婆说电子烟不要碰", False),
+])
+def test_a_proposal_refused_for_its_price_or_by_a_chinese_name(text, declined):
+    from apps.pipeline.rules.extract import NAMED_DECLINE_RE
+
+    assert bool(NAMED_DECLINE_RE.search(text)) is declined

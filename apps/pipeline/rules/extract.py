@@ -206,7 +206,9 @@ NAMED_DECLINE_RE = re.compile(
     # refusal ends the proposal's clause; the user's own way follows it.
     r"|^[A-Za-z][\w.+-]{1,30}\s[^。.!！?？，,]*?不想再?(?:换|加|买|试|用|要|折腾|订|花)了?(?=\s*(?:[，,。.!！]|$))"
     # "Casbin先不要。": the proposal's name and a refusal, nothing else.
-    r"|^[A-Za-z][\w.+-]{1,30}(?:\s+[A-Za-z][\w.+-]*)?\s*(?:就|还是|先|暂时)?(?:不要|不用|算了|免了|不考虑|不上)(?:了|吧|哈)?\s*(?:[，,。.!！]|$)",
+    r"|^(?:[A-Za-z][\w.+-]{1,30}(?:\s+[A-Za-z][\w.+-]*)?|[\u4e00-\u9fff]{2,6})\s*(?:就|还是|先|暂时)?(?:不要|不用|算了|免了|不考虑|不上)(?:了|吧|哈)?\s*(?:[，,。.!！]|$)"
+    # "private lesson 太贵了吧，S$900 够我飞回家两趟了": the proposal named, refused for its price.
+    r"|^[A-Za-z][\w.+-]{1,30}(?:\s+[A-Za-z][\w.+-]*)?\s*(?:也|还是)?太贵了(?:吧|啊|哈)?\s*(?:[，,。.!！]|$)",
     re.IGNORECASE,
 )
 
