@@ -1086,8 +1086,9 @@ def names_the_slot(record: str, correction: Correction) -> bool:
     # "retested the 2k last night. 7:58" / "did my first 2k test on the erg last week, 8:12": a
     # measure with its unit said in both, in the sentence of the record's value, names the slot.
     measures = {value_key(v) for k, v in said if k.startswith("number:")}
+    measure_kinds = {k for k, v in said if value_key(v) in measures}
     for at, k, v in held:
-        if k in kinds and k not in {kk for kk, vv in said if value_key(vv) in measures} and value_key(v) not in stated:
+        if k in kinds and k not in measure_kinds and value_key(v) not in stated:
             start = max(record.rfind(ch, 0, at) for ch in ".!?。！？；;") + 1
             ends = [i for i in (record.find(ch, at) for ch in "!?。！？；;") if i >= 0] + [m.start() for m in _STOP_RE.finditer(record, at)][:1]
             if any(kk.startswith("number:") and value_key(vv) in measures for _, kk, vv in values_at(record[start: min(ends) if ends else len(record)])):

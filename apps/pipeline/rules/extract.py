@@ -461,9 +461,10 @@ EVENT_HINT_RE = re.compile(
     r"\b(yesterday|today|tonight|tomorrow|last|next|ago|just|finally|recently|went|did|got|had|was|were|started|moved|bought|booked"
     r"|signed|finished|won|lost|met|saw|going to|gonna|will|plan|planning)\b|\b\w{3,}ed\b|\d{4}-\d{2}"
     r"|(去|来|买|搬|换|定|做|看|学|办|开|考|报|玩|参加|完成|拿到|见)了|昨天|今天|上周|上个月|去年|刚|下个?月|明年|下周|打算|准备|要去|变成", re.IGNORECASE)
+# What the backend is built with, said first ("后端Java 17加Spring Boot 3.2，…").
+BUILT_WITH_RE = re.compile(r"^(?:后端|前端|服务端)\s*(?:是|用|用的是|选的)?\s*[A-Za-z]")
 # A unit that opens with a header naming rules ("现在的借阅规则：", "House rules:", "Our conventions:"):
 # the sentences after it in the same message that no pattern takes are more of those rules.
-BUILT_WITH_RE = re.compile(r"^(?:后端|前端|服务端)\s*(?:是|用|用的是|选的)?\s*[A-Za-z]")
 RULES_HEADER_RE = re.compile(r"^[^:：。.!?！？]{0,16}(?:规则|规定|约定|规矩|rules|conventions|policy|policies)\s*[:：]", re.IGNORECASE)
 # A list introduced as rules, however worded ("few ground rules first, these matter more than the
 # code tbh:", "house rules, pls stick to these:", "几条规矩先说清楚："): each item is one.
@@ -607,13 +608,13 @@ def extract_from_message(message: dict, *, mode: str, sentences: list[str] | Non
         if category is None and mode == "code" and stack_list(sentence):
             intro = previous if previous is not None and previous.type == "work_fact" else next(
                 (c for c in found if c.type == "work_fact" and c.message is message), None)
-        if intro is not None and len(intro.content) + len(sentence) < 400:
-            # "this repo is thermo-fw, the thermostat firmware. ESP32-S3, plain C, ESP-IDF 5.1." —
-            # the list of what it is built with belongs to what it is, also when a sentence on
-            # what it does stands between ("…溯源系统。每箱橙子贴一个二维码…。后端 Spring Boot 3 + …").
-            intro.content = intro.content.rstrip() + ("" if is_chinese(sentence) and is_chinese(intro.content) else " ") + sentence
-            continue
         if intro is not None:
+            if len(intro.content) + len(sentence) < 400:
+                # "this repo is thermo-fw, the thermostat firmware. ESP32-S3, plain C, ESP-IDF 5.1." —
+                # the list of what it is built with belongs to what it is, also when a sentence on
+                # what it does stands between ("…溯源系统。每箱橙子贴一个二维码…。后端 Spring Boot 3 + …").
+                intro.content = intro.content.rstrip() + ("" if is_chinese(sentence) and is_chinese(intro.content) else " ") + sentence
+                continue
             # The introduction is already long ("this repo is seedvault, the catalogue for … in the
             # freezer room behind the lab. it's Elixir/Phoenix, LiveView …, Postgres 16 underneath"):
             # the stack is a fact of the project on its own.
