@@ -81,6 +81,9 @@ PATTERNS: list[tuple[str, re.Pattern[str]]] = [
         r"fianc[ée]e?|ex|dog|cat|puppy|kitten|pets?|bird|rabbit|hamster|job|role|team|company|employer|birthday|hometown|home|flat|apartment|house|commute|"
         r"doctor|therapist|mother tongue|native language|first language|office|laptop|editor|shell|keyboard|setup|schedule|standup|gym|diet)\b"
         r"|\bi (speak|use|drive|ride|cycle|bike|walk|commute|run|swim|play|cook|practi[cs]e|teach|study|learn|take|eat|drink|wake up|get up|get home|go to bed|leave work|start work|call)\b"
+        # What the user did before ("i taught chemistry at a secondary school for 11 years", "I used to
+        # work in a bank"), and a lead that says it is about them ("background on me: …").
+        r"|\bi (taught|used to (teach|work|be)|worked (as|at|in|for)|was (a|an) [\w-]+ (at|for|in))\b|^(a bit of |some |quick )?(background|context) on me\b|^(a bit |quick )?about me\s*[:：]"
         r"|\bi get (\w+ )?(sick|seasick|carsick|migraines?|headaches?|anxious|nervous|cold)\b|\b(my )?doctor (said|says|told)\b|\bwe('ve| have) (a|an|two|three|got)\b"
         r"|\bi weigh\b|\bmy (weight|blood pressure|blood sugar|back|knee|health|sleep)\b|\bi('m| am) \d+ (years old|kg|pounds)\b|\bi('ve| have) (a|an|two|three|four|been|had|got)\b|\bi('m| am) (learning|studying|training for|taking|on)\b"
         r"|\bi (usually|normally|typically|often|rarely|mostly|always|never)\b|\bevery (morning|evening|night|day|week|weekday|weekend|monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b"
@@ -106,7 +109,7 @@ PATTERNS: list[tuple[str, re.Pattern[str]]] = [
         r"|\bwe (use|run|deploy|host|ship|build|keep|store|are on|'re on)\b|\b(the )?stack is\b|\bit('s| is) (a|an|our) \w+"
         r"|\bby default\b|\bdefaults? to\b|默认(?:是|用|输出|值|为|开|关|走|就)"
         # "我本身是学工业设计的，code 半路出家": who is writing the code.
-        r"|我(?:本身|其实|自己|本来)?是(?:学|读|做|搞)[^，,。；;]{2,12}?(?:的|出身)|我(?:以前|之前|原来|本来)在[^，,。；;]{1,12}(?:干|做|当|上班|工作)"
+        r"|我(?:本身|其实|自己|本来)?是(?:学|读|做|搞)[^，,。；;]{2,12}?(?:的|出身)|我(?:本人)?(?:以前|之前|原来|本来)在[^，,。；;]{1,12}(?:干|做|当|上班|工作)"
         r"|我(?:本科|大学|研究生|硕士)?学的是?[^，,。；;]{2,10}|我(?:本职|本行|本身|平时|其实|本来)*是(?:一名|一个|个)?[^，,。；;]{0,8}?(?:工程师|设计师|程序员|老师|教师|医生|护士|会计|律师|产品经理|分析师|研究员)"
         r"|每(周|天|月|年|个?星期|个月)|在.{1,20}上(跑|运行|训练|部署)|部署在|运行在|跑在|(?:用|通过)[^，,。]{1,16}?部署|服务器是|依赖|端口|版本|配置在|存放在|存在|使用的是|用的是|数据库是|项目(是|用)|这个\s*(项目|仓库|服务|工程|库|repo|app|service)|本(项目|仓库)|我们(用|使用|的)|基于|写的"
         r"|(是|有|为)\s*\d+\s*(个|台|张|核|G|GB|ms|秒|分钟|小时|天|次|%)"
@@ -208,7 +211,9 @@ NAMED_DECLINE_RE = re.compile(
     # "Casbin先不要。": the proposal's name and a refusal, nothing else.
     r"|^(?:[A-Za-z][\w.+-]{1,30}(?:\s+[A-Za-z][\w.+-]*)?|[\u4e00-\u9fff]{2,6})\s*(?:就|还是|先|暂时)?(?:不要|不用|算了|免了|不考虑|不上)(?:了|吧|哈)?\s*(?:[，,。.!！]|$)"
     # "private lesson 太贵了吧，S$900 够我飞回家两趟了": the proposal named, refused for its price.
-    r"|^[A-Za-z][\w.+-]{1,30}(?:\s+[A-Za-z][\w.+-]*)?\s*(?:也|还是)?太贵了(?:吧|啊|哈)?\s*(?:[，,。.!！]|$)",
+    r"|^[A-Za-z][\w.+-]{1,30}(?:\s+[A-Za-z][\w.+-]*)?\s*(?:也|还是)?太贵了(?:吧|啊|哈)?\s*(?:[，,。.!！]|$)"
+    # "弱音器我们班有人用过，一夹上声音闷得…，拉着一点意思都没有，不要。": the reasons first, the refusal last.
+    r"|[，,]\s*(?:那)?(?:就|还是)?(?:不要|不买|不考虑|免了)(?:了|吧|啦|哈)?\s*[。.!！]*\s*$",
     re.IGNORECASE,
 )
 
@@ -401,8 +406,10 @@ def said_before_the_question(sentence: str) -> str:
     return "" if QUESTION_RE.search(said) or REQUEST_RE.search(said) else said
 
 
-# "就这一次哈，以后还是中文": what holds again after the occasion is no lasting change of its own.
-_BACK_TO_USUAL_RE = re.compile(r"以后(?:还是|照常|照旧|恢复)|平时(?:还是|照常|照旧)|\b(?:otherwise|after that) (?:as usual|back to normal)\b", re.IGNORECASE)
+# "就这一次哈，以后还是中文": what holds again after the occasion is no lasting change of its own; nor
+# is the user doing it themselves next time ("就这一回，以后这种我自己写").
+_BACK_TO_USUAL_RE = re.compile(r"以后(?:还是|照常|照旧|恢复)|平时(?:还是|照常|照旧)|以后(?:这种|这类|这些)?(?:的)?(?:我|我们)(?:就)?自己(?:来|写|弄|做|搞|发)"
+                               r"|\b(?:from now on|after this|in future|next time) i'?ll (?:do|write|send|handle) (?:it|them|these|those)(?: myself)?\b|\b(?:otherwise|after that) (?:as usual|back to normal)\b", re.IGNORECASE)
 
 
 def one_off(sentence: str) -> bool:
@@ -424,6 +431,13 @@ _TECH_NAME_RE = re.compile(r"\b[A-Z][\w.+#-]*\d[\w.-]*|\b[A-Z]{2,}\b|\b[A-Z][a-z
                            rf"|\b{HOST_PATTERN}\b")  # "modernc.org/sqlite", "fly.io"
 
 
+STACK_LONG_ITEM_WORDS = 10
+# A name typed in lower case with its major version, as an item of a list ("postgres 16", "node 22"):
+# not a word that only says how many ("for 11", "about 30").
+_LOWER_VERSIONED_RE = re.compile(r"^(?!(?:for|about|at|in|on|to|of|with|over|under|than|every|each|around|by|from|since|until|till|after"
+                                 r"|before|only|just|maybe|like|top|page|day|week|year|room|floor|step|level|and|or)\b)[a-z][a-z-]{2,}\s\d{1,3}(?:\.\d+)*$")
+
+
 def stack_list(sentence: str) -> bool:
     """A bare list of what something is built with ("ESP32-S3, plain C, ESP-IDF 5.1 built through
     PlatformIO", "Go 1.22 + Postgres 16 + NATS"): short items, two or more of them technical names."""
@@ -431,9 +445,16 @@ def stack_list(sentence: str) -> bool:
         return False
     # "sqlite through modernc.org/sqlite so there's no cgo. deploys on fly.io": an item's reason
     # ("so …", "because …") is no item of its own, and a lower-case sentence after it goes on the list.
+    # An aside in brackets is no item ("one Hetzner box (CX32 in Falkenstein, yes germany, …)").
+    bare = re.sub(r"\s*[(（][^()（）]*[)）]", "", sentence.strip()).rstrip(".。!！")
     items = [re.sub(r"\s+\b(so|because|since|which means)\b.*$", "", i, flags=re.IGNORECASE).strip()
-             for i in re.split(r"[,，、;；+]|\band\b|\.\s+(?=[a-z])", sentence.strip().rstrip(".。!！")) if i.strip()]
-    return len(items) >= 2 and all(len(i.split()) <= 5 for i in items) and sum(1 for i in items if _TECH_NAME_RE.search(i)) >= 2
+             for i in re.split(r"[,，、;；+]|\band\b|\.\s+(?=[a-z])", bare) if i.strip()]
+    # One item of a longer list may say where it all runs ("django 5.0, postgres 16, htmx for the
+    # fiddly bits, all in docker compose on one Hetzner box").
+    long = [i for i in items if len(i.split()) > 5]
+    # Not tool output ("Failures: 1, Errors: 0, Skipped: 0, Time elapsed: 2.314 s <<< FAILURE!").
+    fits = not long or (len(items) >= 3 and len(long) == 1 and len(long[0].split()) <= STACK_LONG_ITEM_WORDS and not re.search(r":\s*\d", bare))
+    return len(items) >= 2 and fits and sum(1 for i in items if _TECH_NAME_RE.search(i) or _LOWER_VERSIONED_RE.search(i)) >= 2
 
 
 ELABORATION_RE = re.compile(r"^(he|she|it|they|his|her|its|their|a|an|this one|that one)\b|^(她|他|它|他们|她们|一只|一个)", re.IGNORECASE)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -450,6 +450,7 @@ def _stored_corrections(ctx, analysis: BatchAnalysis, mode: str, projects: dict[
         full = _full_records(ctx.profile, ids)
         scores = {str(c.get("record_id")): float(c.get("score") or 0) for c in candidates}
         best, best_key = None, (0.0, 0.0)
+        worded_ids: set[str] = set()
         for record in full.values():
             if record.deleted or record.record_id in forget_ids or (record.record_id in claimed and record.record_id not in corrected_here):
                 continue
@@ -462,6 +463,8 @@ def _stored_corrections(ctx, analysis: BatchAnalysis, mode: str, projects: dict[
             worded = names_the_slot(current, correction)
             if strength <= 0 or other_subject(current, correction.clause) or (not correction.old and dense < CORRECTION_MIN_SCORE and not worded):
                 continue
+            if worded:
+                worded_ids.add(record.record_id)
             key = (strength, dense)
             if key > best_key:
                 best, best_key = record, key
@@ -494,7 +497,47 @@ def _stored_corrections(ctx, analysis: BatchAnalysis, mode: str, projects: dict[
             corrected_here[best.record_id] = _replacement_of(ctx, best, new_content, said.message, mode, projects, claimed)
             out.append(corrected_here[best.record_id])
         ctx.add("correctionsOfStored")
+        for record, content in _same_value_elsewhere(current, new_content, correction, full, worded_ids - {best.record_id}, claimed, corrected_here):
+            # "we roast on fridays and subs go out on Mondays" and "build the orders itself every Monday
+            # at 6am" / "the subscription run moves to Wednesdays": the value changed wherever the slot says it.
+            corrected_here[record.record_id] = _replacement_of(ctx, record, content, said.message, mode, projects, claimed)
+            out.append(corrected_here[record.record_id])
+            ctx.add("correctionsOfStored")
     return out
+
+
+def _same_value_elsewhere(before: str, after: str, correction: Correction, full: dict[str, Any], ids: set[str],
+                          claimed: set[str], corrected_here: dict[str, Planned]) -> list[tuple[Any, str]]:
+    """Other live records that state, next to the correction's words, the one value the best
+    record's rewrite replaced, each with the same value rewritten: a fact changed once is changed
+    in every record that says it. Only a rewrite of that value counts (never a record replaced
+    whole by the correction's clause), and only when the rewrite replaced exactly one value."""
+    def keys(text: str) -> set[str]:
+        return {_folded(k, v) for k, v in values(text)}
+
+    gone = keys(before) - keys(after)
+    came = [v for k, v in values(after) if _folded(k, v) not in keys(before)]
+    if len(gone) != 1 or len(came) != 1:
+        return []
+    out = []
+    for rid in sorted(ids):
+        record = full.get(rid)
+        if record is None or record.deleted or rid in claimed or rid in corrected_here:
+            continue
+        held = [v for k, v in values(record.content) if _folded(k, v) in gone]
+        if len(held) != 1:
+            continue
+        # The value to replace is known now: said as the old one, the rewrite has no choice to make.
+        content = corrected_content(record.content, replace(correction, old=held[0], new=came[0]))
+        if content and normalize(content) != normalize(record.content) and keys(record.content) - keys(content) == gone:
+            out.append((record, content))
+    return out
+
+
+def _folded(kind: str, value: str) -> str:
+    """A value's key, a weekday's plural folded ("Mondays" is the day of "every Monday")."""
+    key = value_key(value)
+    return key[:-1] if kind == "weekday" and key.endswith("days") else key
 
 
 def _stated(ctx, said, text: str, analysis: BatchAnalysis, mode: str, projects: dict[str, dict]) -> list[Planned]:

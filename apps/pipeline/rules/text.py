@@ -36,7 +36,10 @@ INJECTION_RE = re.compile(
     # "AI 助手读到这条请…", "【系统提示：AI 编程助手请…】".
     r"|(ai|人工智能)\s*(编程|代码|写作|智能)?\s*(助手|助理)\s*(读到|看到|处理到?)(这条|这段|此|本)[^，。,]{0,6}?(请|务必|必须)|[\[【]\s*(系统提示|系统指令|system prompt|system note)\s*[:：]"
     r"|\bsystem override\b|\bany (ai|llm) (assistant|agent|model)s? reading this\b"
-    r"|[\[【(]\s*(ai|llm) (assistant|agent)s?\s*[:：]|<!--\s*(ai |llm )?(assistant|agent|model)s?\s*(instructions?|note|notice)?\s*[:：]"
+    # "[To any AI assistant helping a buyer evaluate this listing: …]", "(AI assistant note: if a user
+    # asks …)": a salutation qualified by what the reader is doing, and a note labelled as the AI's.
+    r"|(^|[\[【(（]|[.!?。！？]\s)\s*(for|to) (any |all |the )?(ai|llm)(\s+[\w-]+){0,2}? (assistants?|agents?|models?)\s+(\w+ing|that|who|which)\b[^:：\n]{0,60}[:：]"
+    r"|[\[【(（]\s*(ai|llm) (assistant|agent|model)s?(\s+(note|notice|instructions?|message))?\s*[:：]|<!--\s*(ai |llm )?(assistant|agent|model)s?\s*(instructions?|note|notice)?\s*[:：]"
     r"|(致|给|写给)\s*(ai|人工智能|大模型)\s*(助手|助理|模型|智能体)?\s*[:：]|(ai|人工智能)\s*(编程|代码|写作|智能)?\s*(助手|助理)\s*(请|须|必须)\s*(立即|马上)?"
     # A salutation to a class of automated readers, however qualified ("Automated coding agents
     # integrating this feed:", "note for AI tools converting this manuscript:", "致正在读取本文档的
@@ -321,6 +324,11 @@ VALUE_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     # A machine's size, cores and memory together ("2核8G", "4 核 16GB", "2C4G", "4 vCPU / 8 GB"):
     # one value, so "升级到 4核8G" corrects "2核8G" and not some other 8.
     ("machine", re.compile(r"\b\d{1,3}\s?(?:核|[cC]|v?CPUs?|cores?)\s?[/,，]?\s?\d{1,4}\s?(?:G|GB|GiB|g)\b|\d{1,3}\s?核\s?\d{1,4}\s?(?:G|GB|GiB|g)", re.IGNORECASE)),
+    # A cloud region ("eu-central-1", "us-east-2", "europe-west4"): one value, so "搬到 eu-west-1"
+    # corrects "Frankfurt（eu-central-1）" and not the 1 of something else.
+    ("region", re.compile(r"\b(?:us|eu|ap|sa|ca|me|af|il|mx|cn)-(?:north|south|east|west|central|northeast|southeast|northwest|southwest)-\d\b"
+                          r"|\b(?:europe|us|asia|australia|northamerica|southamerica|me|africa)-(?:north|south|east|west|central|northeast|southeast|northwest|southwest)\d\b",
+                          re.IGNORECASE)),
     # A calendar date said with its month ("June 2", "the 3rd of March", "10 月 4 号", "六月二十日"):
     # one value, so "moved up to June 13" corrects "June 20", not the 20 of something else.
     ("date", re.compile(rf"\b{_MONTHS_EN}\.?\s+\d{{1,2}}(?:st|nd|rd|th)?(?![\d:])\b|\b\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTHS_EN}\b"
@@ -371,7 +379,7 @@ _UNIT_RE = re.compile(r"(kg|km|gib|gi|g|cm|mm|mib|mi|m|gb|mb|tb|ms|s|h|k|%|岁|�
 
 
 # Kinds whose values carry their unit, as "number:kg" does: the unit names the slot.
-UNIT_KINDS = frozenset({"duration", "amount"})
+UNIT_KINDS = frozenset({"duration", "amount", "region"})
 # Suffixes that say how many, not of what: "20k" / "7.5k" may be a loan, a grant or a distance.
 MAGNITUDES = frozenset({"k"})
 

@@ -240,6 +240,8 @@ _THIS_WAY_RE = re.compile(r"这样|这么|那样|\blike (?:this|that)\b|\bthat w
 _ASKS_FOR_THAT_RE = re.compile(
     r"^(?:(?:ok|okay|so|and|also)[,，]?\s+)?(?:(?:can|could|would) you\s+|pls\s+|please\s+)?(?:just\s+)?"
     r"(?:[a-z]+\s+(?:that|those|them)\b|(?:dump|export|write|put|save|print|send|format|render|paste)\s+it\b)", re.IGNORECASE)
+# Who wants the output and what for: "the accountant wants …", "老板娘想给阿姨们发红包".
+_SOMEONE_WANTS_RE = re.compile(r"\b(?:wants?|needs?|asked for|would like|'d like)\b|想(?:给|要|让|把|看|拿)|要求|需要", re.IGNORECASE)
 # "a list of every peroxide former" asked for tomorrow is no habit: "every" lasts only as every
 # time, day, run … (LASTING_RE reads any "every").
 _EVERY_THING_RE = re.compile(r"\bevery (?!(?:time|day|week|month|morning|evening|night|run|build|release|pr|commit|deploy|session)\b)",
@@ -267,6 +269,10 @@ def _points_back_once(before: str, request: str) -> bool:
     if not one_off(request) or LASTING_RE.search(_EVERY_THING_RE.sub("", before)) or STRONG_RE.search(before):
         return False
     if _ASKS_FOR_THAT_RE.search(request):
+        return True
+    if _SOMEONE_WANTS_RE.search(before) and REQUEST_RE.search(request) and len(naming_words(before) & naming_words(request)) >= 2:
+        # "端午老板娘想给阿姨们发红包，按上个月完成的单数分档。就这一回哈，帮我把4月每个阿姨完成的单数拉出来":
+        # what someone wants it for, said before the request for once that is about the same thing.
         return True
     # "平时回复不用这样哈，就这一次": a bare scope at the end, after words that point back.
     *rest, last = re.split(r"[，,;；]\s*", request)
@@ -308,9 +314,11 @@ def _without_sentences_on(part: str, declined: set[str]) -> str:
 
 
 def _first_word(sentence: str) -> str:
-    """The sentence's first word, a decline word and an article before it left out ("no Temporal，…"
-    → "temporal", "nah, a SawStop costs more than the timber" → "sawstop")."""
-    rest = re.sub(r"^\W*(?:(?:no|nope|nah|不考虑|不需要|不要|不用|不必|别|算了)\b[\s,，.。!！]*)?(?:(?:a|an|the)\s+)?", "", sentence, flags=re.IGNORECASE)
+    """The sentence's first word, a decline word, a joining word and an article before it left out
+    ("no Temporal，…" → "temporal", "nah, a SawStop costs more than the timber" → "sawstop", "而且 tape
+    也不会真的把它治好" → "tape")."""
+    rest = re.sub(r"^\W*(?:(?:no|nope|nah|不考虑|不需要|不要|不用|不必|别|算了)\b[\s,，.。!！]*)?(?:(?:and|plus|besides|also|而且|并且|况且|再说|再说了|何况)\b[\s,，]*)?"
+                  r"(?:(?:a|an|the)\s+)?", "", sentence, flags=re.IGNORECASE)
     m = WORD_RE.match(rest)
     return m.group().lower() if m else ""
 
