@@ -167,7 +167,8 @@ RELATIVE_DATE_RE = re.compile(
     r"|昨天|前天|今天|明天|上周|下周|上个月|下个月|去年|明年|[一两三四五六七八九十\d]+(天|周|个月)(前|以前)",
     re.IGNORECASE,
 )
-RESOLVED_DATE_RE = re.compile(r"\d{4}-\d{2}")
+# A year said relatively ("next year", "去年") resolves to the year alone: "next year (2027)".
+RESOLVED_DATE_RE = re.compile(r"\d{4}-\d{2}|[(（]\d{4}[)）]")
 
 
 def pct(a: int, b: int) -> str:
