@@ -2176,3 +2176,66 @@ def test_a_cloud_region_is_a_value_a_move_replaces():
     assert found is not None
     fixed = corrected_content(record, found)
     assert fixed is not None and "eu-west-1" in fixed and "eu-central-1" not in fixed and "NestJS" in fixed, fixed
+
+
+# ------------------------------------------------ ho22: wordings met on a new batch
+
+
+def test_a_names_version_is_replaced_only_by_a_change_that_names_a_version():
+    record = "这个 repo 是我们的 booking site：Nuxt 3 + Firebase（Firestore + Cloud Functions），payment 用 Stripe，host 在 Netlify。"
+    assert corrected_content(record, parse_correction("现在每间 room 最多 6 pax，但 booking form 完全没有 check")) is None
+    upgraded = corrected_content(record, parse_correction("我们上周升级到 Nuxt 4 了"))
+    assert upgraded is not None and "Nuxt 4 + Firebase" in upgraded, upgraded
+    moved = corrected_content("数据库是 MySQL 8，缓存用 Redis", parse_correction("我们去年年底就迁到 PostgreSQL 15 了"))
+    assert moved is not None and "PostgreSQL 15" in moved and "MySQL" not in moved, moved
+
+
+def test_a_limit_said_beside_the_stack_leaves_the_frameworks_version_alone(coder, l0, run_now):
+    l0(coder, [
+        say("n1", "这个 repo 是我们的 booking site：Nuxt 3 + Firebase（Firestore + Cloud Functions），payment 用 Stripe，host 在 Netlify。", 0, cwd=PROJ),
+        say("n2", "看过了，`functions/` 里有 `createCheckout` 和 `stripeWebhook`。", 1, role="assistant", cwd=PROJ),
+        say("n3", "今天主要是这个：现在每间 room 最多 6 pax，但 booking form 完全没有 check，上礼拜六来了 9 个人，挤到爆", 2, cwd=PROJ),
+    ])
+    ok(run_now(coder, KIND_L1))
+    assert any("Nuxt 3 + Firebase" in t for t in texts(coder)), texts(coder)
+
+
+@pytest.mark.parametrize(("sentence", "is_change"), [
+    ("and the phone thing again - numbers from the website contact form are coming in as 087 whatever, not E.164. can you fix it", False),
+    ("Actually the training cadence changed: it's every two weeks now, not weekly, to save GPU budget.", True),
+])
+def test_what_keeps_going_wrong_said_against_the_rule_is_no_change(sentence, is_change):
+    assert (parse_correction(sentence) is not None) is is_change
+
+
+def test_a_no_followed_by_the_proposal_refused_by_name_keeps_neither(coder, l0, run_now):
+    l0(coder, [
+        say("d1", "周末的 slot 很快就满了，平日晚上常常空着。", 0, cwd=PROJ),
+        say("d2", "人数检查加好了。另外一个想法：周五晚和周末的 slot 几乎都满，可以做 dynamic pricing，热门时段自动加价 15–20%，平日下午打折，"
+                  "收入应该会高不少。", 1, role="assistant", cwd=PROJ),
+        say("d3", "no no no，surge pricing 不要。我们的客人很多是 students，周末涨价会被骂到 Google review 一星。", 2, cwd=PROJ),
+    ])
+    ok(run_now(coder, KIND_L1))
+    live_now = texts(coder)
+    assert not any("surge" in t.lower() for t in live_now), live_now
+    assert any("students" in t for t in live_now), live_now
+
+
+def test_a_bare_scope_after_a_request_makes_it_once_only(chat, l0, run_now):
+    l0(chat, [say("t1", "教师节快到了，帮我给教茶艺的林老师写一条感谢的微信，别太肉麻，她是那种很淡的人。就这一次啊，以后这种我自己来", 0)])
+    ok(run_now(chat, KIND_L1))
+    assert not any("教师节" in t for t in texts(chat)), texts(chat)
+
+
+@pytest.mark.parametrize(("sentence", "category"), [
+    ("下一个 feature：gift voucher。", "task"),
+    ("next feature: gift vouchers, sold as a fixed amount", "task"),
+    ("我们已经开好 Billplz 的 account 了，API key 在 1Password。", "fact"),
+    ("已经跟顺丰同城签了月结", "fact"),
+    ("hi. bit of a random one. im a paramedic, live just outside Bristol", "persona"),
+    ("before all this i was a dental nurse for nine years so go easy", "persona"),
+])
+def test_ho22_statements_are_classified(sentence, category):
+    from apps.pipeline.rules.extract import classify
+
+    assert classify(sentence, role="user") == category

@@ -708,7 +708,16 @@ def _parse_marked(sentence: str) -> Correction | None:
                 new = m.group("new").strip().rstrip("了")
                 break
     new = _align_new(old, new, bounded=bounded)
+    if old and bounded and len(old.split()) <= 2 and len(new.split()) > PAIR_NEW_MAX_WORDS and _GOES_WRONG_RE.search(new):
+        # "numbers from the website contact form are coming in as 087 whatever, not E.164": what keeps
+        # going wrong, said against the value it should be, is no value that replaces it.
+        return None
     return Correction(clause=clause or text, old=old, new=new)
+
+
+PAIR_NEW_MAX_WORDS = 6
+_GOES_WRONG_RE = re.compile(r"\b(?:are|is|keep|keeps)\s+(?:still\s+)?(?:coming|arriving|showing up|turning up|being|getting|ending up)\b|\bstill\b",
+                            re.IGNORECASE)
 
 
 _HOST_RE = re.compile(rf"(?<![\w.@/-]){HOST_PATTERN}(?![\w.-])", re.IGNORECASE)
@@ -836,7 +845,7 @@ def corrected_content(record: str, correction: Correction) -> str | None:
         stated = [v for k, v in said if k == kind]
         # The date written after "last year" is the resolution of those words, not a value the
         # user stated: never the one a correction changes ("raised to 5450" is not "(2025)").
-        held = _values_stated_at(text)
+        held = [(at, k, v) for at, k, v in _values_stated_at(text) if not _version_of_another(text, at, k, correction.clause)]
         present = [(at, v) for at, k, v in held if k == kind]
         if kind == "number" and len(stated) == 1 and not any(_shape(v) == _shape(stated[0]) for _, v in present):
             # "over 5200 mm" / "raised to 5450": a bare number stands for the one of its shape
@@ -899,6 +908,22 @@ def corrected_content(record: str, correction: Correction) -> str | None:
         text = text[:at] + text[at:].replace(old_value, _spaced(text, at, old_value, value), 1)
         changed = True
     return text if changed else None
+
+
+_NAME_BEFORE_RE = re.compile(r"(?<![\w.-])([A-Z][A-Za-z+#.-]*[A-Za-z+#])\s?v?$")
+
+
+def _version_of_another(text: str, at: int, kind: str, clause: str) -> bool:
+    """A bare number right after a capitalised name is that name's version ("Nuxt 3", "Postgres
+    16"): only a change that names it replaces it ("升级到 Nuxt 4"), not another number that shares a
+    word with the record ("现在每间 room 最多 6 pax" against "booking site：Nuxt 3 + Firebase")."""
+    if kind != "number" or at <= 0 or _NAMED_VERSION_RE.search(clause):
+        return False  # "迁到 PostgreSQL 15" / "MySQL 8": a named version replaces a named version
+    m = _NAME_BEFORE_RE.search(text[:at])
+    return bool(m) and m.group(1).casefold() not in clause.casefold()
+
+
+_NAMED_VERSION_RE = re.compile(r"(?<![\w.-])[A-Z][A-Za-z+#.-]*[A-Za-z+#]\s?v?\d")
 
 
 def _is_rate(text: str, at: int) -> bool:
@@ -1040,7 +1065,7 @@ def supersedes(record: str, correction: Correction) -> float:
         # Any value the correction states may be the one that changed ("Python 3.12 last Friday":
         # the version, not the weekday). A value with a unit ("74kg", "5 条") names its slot well
         # enough; a bare number needs shared words — and "一个" is mostly "a", not a number.
-        held = values(record)
+        held = [(k, v) for at, k, v in _values_at(record) if not _version_of_another(record, at, k, correction.clause)]
         # A weak cue ("目前 72kg") needs shared words even for a unit, and so does a value said
         # beside a new name ("现在是 A10 了，batch size 16").
         said_plainly = not correction.weak and not beside
@@ -1081,7 +1106,7 @@ def names_the_slot(record: str, correction: Correction) -> bool:
     kinds = {k for k, _ in said}
     stated = {value_key(v) for _, v in said}
     words = subject_words(correction)
-    held = [(at, k, v) for at, k, v in _values_at(record) if at >= 0]
+    held = [(at, k, v) for at, k, v in _values_at(record) if at >= 0 and not _version_of_another(record, at, k, correction.clause)]
     if any(k in kinds and value_key(v) not in stated and _near(record, (at, v), words) > 0 for at, k, v in held):
         return True
     # "retested the 2k last night. 7:58" / "did my first 2k test on the erg last week, 8:12": a

@@ -56,7 +56,7 @@ PATTERNS: list[tuple[str, re.Pattern[str]]] = [
         r"|\b(i'm|i am|we're|we are) (not )?(a big fan|not a fan|fond|big on|a fan of|into)\b|\bi (think|feel|believe) (that )?\w+"
         r"|我(比较|更|很|不|最|特别|超)?(喜欢|偏好|习惯|讨厌|爱|倾向|受不了)|我们(习惯|偏好)|偏好|我觉得", re.IGNORECASE)),
     # An explicit to-do wins over the decision it may mention ("下一步要把负采样改成…").
-    ("task", re.compile(r"\b(todo|to-do|next step|still have to|need to|needs to|for the backlog|next task)\b|^next\s*:|^\W*(?:(?:ok|okay|so|right)[,，]?\s+)?(?:next|first|second|another)(?: real| big| bigger| small| main)? (?:thing|task|item|job)\b[^:：.!?]{0,30}[:：]|^(?:下一个|下个|接下来的?|第一个|另一个)\s*(?:(?:大|小|big |small )?(?:活|任务|需求|事|item|task|thing)|大的|小的)\s*[:：]|待办|下一步|接下来要|还要|要把|还需要"
+    ("task", re.compile(r"\b(todo|to-do|next step|still have to|need to|needs to|for the backlog|next task)\b|^next\s*:|^\W*(?:(?:ok|okay|so|right)[,，]?\s+)?(?:next|first|second|another)(?: real| big| bigger| small| main)? (?:thing|task|item|job|feature)\b[^:：.!?]{0,30}[:：]|^(?:下一个|下个|接下来的?|第一个|另一个)\s*(?:(?:大|小|big |small )?(?:活|任务|需求|事|功能|item|task|thing|feature)|大的|小的)\s*[:：]|待办|下一步|接下来要|还要|要把|还需要"
                         r"|下一个\s*(?:任务|task|待办)"
                         r"|\b(?:put|add) (?:this|that|it) (?:on|to) (?:the|my|our) (?:list|to-?do list|backlog)\b|\bon the (?:to-?do list|backlog)\b"
                         r"|(?:加到|放进|记到|列进)(?:待办|todo|清单|backlog)", re.IGNORECASE)),
@@ -73,7 +73,7 @@ PATTERNS: list[tuple[str, re.Pattern[str]]] = [
         r"|\bdeadline\b|\bdue (on|by)\b"
         r"|待办|需要|要做|下一步|回头|稍后|还没|得把|还要|计划|打算|准备(去|要)?|(下周|明天|这周|今天|之后|月底前?)要|要把|截止", re.IGNORECASE)),
     ("persona", re.compile(
-        r"\b(i am|i'm) (a|an|the)\b|\bmy name is\b|\bi work (as|at|in|on|for|from)\b|\b(my )?day job\b|\bi (do|run|maintain) this (as|in|on) (a |my )?(volunteer|hobby|side project|spare time|free time)\b|\bi live (in|near|with)\b|\bi(?:'m| am) from\b"
+        r"\b(i am|i'm|im) (a|an|the)\b|\bmy name is\b|\bi work (as|at|in|on|for|from)\b|\b(my )?day job\b|\bi (do|run|maintain) this (as|in|on) (a |my )?(volunteer|hobby|side project|spare time|free time)\b|\bi live (in|near|with)\b|\bi(?:'m| am) from\b"
         r"|\b(i|we) (don't|do not|never|can't|cannot) (eat|drink|have|take|touch|do)\b|\ballergic\b|\ballergy\b|\bintolerant\b"
         r"|\bi('m| am) (vegetarian|vegan|pescatarian|diabetic|pregnant|left-handed|married|single|divorced|retired|colou?r-?blind|self-employed|remote|based in)\b"
         r"|\b(my|our) (wife|husband|partner|son|daughter|kids?|children|baby|brother|sister|mom|mum|mother|dad|father|parents|grandma|grandmother|grandpa|"
@@ -83,7 +83,7 @@ PATTERNS: list[tuple[str, re.Pattern[str]]] = [
         r"|\bi (speak|use|drive|ride|cycle|bike|walk|commute|run|swim|play|cook|practi[cs]e|teach|study|learn|take|eat|drink|wake up|get up|get home|go to bed|leave work|start work|call)\b"
         # What the user did before ("i taught chemistry at a secondary school for 11 years", "I used to
         # work in a bank"), and a lead that says it is about them ("background on me: …").
-        r"|\bi (taught|used to (teach|work|be)|worked (as|at|in|for)|was (a|an) [\w-]+ (at|for|in))\b|^(a bit of |some |quick )?(background|context) on me\b|^(a bit |quick )?about me\s*[:：]"
+        r"|\bi (taught|used to (teach|work|be)|worked (as|at|in|for)|was (a|an) [\w-]+(?: [\w-]+)? (at|for|in))\b|^(a bit of |some |quick )?(background|context) on me\b|^(a bit |quick )?about me\s*[:：]"
         r"|\bi get (\w+ )?(sick|seasick|carsick|migraines?|headaches?|anxious|nervous|cold)\b|\b(my )?doctor (said|says|told)\b|\bwe('ve| have) (a|an|two|three|got)\b"
         r"|\bi weigh\b|\bmy (weight|blood pressure|blood sugar|back|knee|health|sleep)\b|\bi('m| am) \d+ (years old|kg|pounds)\b|\bi('ve| have) (a|an|two|three|four|been|had|got)\b|\bi('m| am) (learning|studying|training for|taking|on)\b"
         r"|\bi (usually|normally|typically|often|rarely|mostly|always|never)\b|\bevery (morning|evening|night|day|week|weekday|weekend|monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b"
@@ -108,6 +108,8 @@ PATTERNS: list[tuple[str, re.Pattern[str]]] = [
         r" (is|uses|runs|needs|has|handles|does|lives|loads|pulls|pushes|sends|stores|talks|writes|reads|deploys|builds|targets)\b"
         r"|\bwe (use|run|deploy|host|ship|build|keep|store|are on|'re on)\b|\b(the )?stack is\b|\bit('s| is) (a|an|our) \w+"
         r"|\bby default\b|\bdefaults? to\b|默认(?:是|用|输出|值|为|开|关|走|就)"
+        # "signed with DPD last week", "我们已经开好 Billplz 的 account 了", "已经跟顺丰同城签了月结": a provider taken on.
+        r"|\b(?:signed (?:up )?with|opened an? account with|set up an? account with)\b|(?:已经|刚)(?:跟|和)[^，,。；;]{1,20}签了|(?:已经|刚)?开好了?[^，,。；;]{1,20}(?:account|账号|账户)"
         # "我本身是学工业设计的，code 半路出家": who is writing the code.
         r"|我(?:本身|其实|自己|本来)?是(?:学|读|做|搞)[^，,。；;]{2,12}?(?:的|出身)|我(?:本人)?(?:以前|之前|原来|本来)在[^，,。；;]{1,12}(?:干|做|当|上班|工作)"
         r"|我(?:本科|大学|研究生|硕士)?学的是?[^，,。；;]{2,10}|我(?:本职|本行|本身|平时|其实|本来)*是(?:一名|一个|个)?[^，,。；;]{0,8}?(?:工程师|设计师|程序员|老师|教师|医生|护士|会计|律师|产品经理|分析师|研究员)"
@@ -372,7 +374,7 @@ ONLY_ONCE_RE = re.compile(r"(?:这次|这回)就(?:行|好|可以)(?!了吧)|[,�
 
 
 _THIS_OCCASION_RE = re.compile(r"\b(this time|this once|for this (deploy|release|run|build|pr|merge|one))\b|这次|这一次|这回|本次", re.IGNORECASE)
-_ASKING_CLAUSE_RE = re.compile(r"^\s*(?:and |also |so |then |oh )?(?:please |pls )?(?:can|could|would) you\b|^\s*(?:please|pls)\b|帮我|帮个忙|麻烦你?|请你|给我(?:写|做|出|弄|找)",
+ASKING_CLAUSE_RE = re.compile(r"^\s*(?:and |also |so |then |oh )?(?:please |pls )?(?:can|could|would) you\b|^\s*(?:please|pls)\b|帮我|帮个忙|麻烦你?|请你|给我(?:写|做|出|弄|找)",
                                re.IGNORECASE)
 
 
@@ -382,7 +384,7 @@ def said_before_the_request(sentence: str) -> str:
     request's sentence says besides the request; "" when it opens with the request."""
     clauses = re.split(r"(?<=[，,;；])", sentence)
     for i, clause in enumerate(clauses):
-        if _ASKING_CLAUSE_RE.search(clause) or ONLY_ONCE_RE.search(clause):
+        if ASKING_CLAUSE_RE.search(clause) or ONLY_ONCE_RE.search(clause):
             said = "".join(clauses[:i]).strip().rstrip("，,;； ")
             asked = "".join(clauses[i:])
             # "这次 meetup 我想搞个 quiz": what is wanted for the occasion is the request's, too, and
@@ -408,13 +410,13 @@ def said_before_the_question(sentence: str) -> str:
 
 # "就这一次哈，以后还是中文": what holds again after the occasion is no lasting change of its own; nor
 # is the user doing it themselves next time ("就这一回，以后这种我自己写").
-_BACK_TO_USUAL_RE = re.compile(r"以后(?:还是|照常|照旧|恢复)|平时(?:还是|照常|照旧)|以后(?:这种|这类|这些)?(?:的)?(?:我|我们)(?:就)?自己(?:来|写|弄|做|搞|发)"
+BACK_TO_USUAL_RE = re.compile(r"以后(?:还是|照常|照旧|恢复)|平时(?:还是|照常|照旧)|以后(?:这种|这类|这些)?(?:的)?(?:我|我们)(?:就)?自己(?:来|写|弄|做|搞|发)"
                                r"|\b(?:from now on|after this|in future|next time) i'?ll (?:do|write|send|handle) (?:it|them|these|those)(?: myself)?\b|\b(?:otherwise|after that) (?:as usual|back to normal)\b", re.IGNORECASE)
 
 
 def one_off(sentence: str) -> bool:
     """An instruction for the occasion only: not a memory (SPEC §5: one-off requests)."""
-    if _exception_for_now(sentence) or (ONLY_ONCE_RE.search(sentence) and not LASTING_RE.search(_BACK_TO_USUAL_RE.sub("", sentence))):
+    if _exception_for_now(sentence) or (ONLY_ONCE_RE.search(sentence) and not LASTING_RE.search(BACK_TO_USUAL_RE.sub("", sentence))):
         return True
     if not OCCASION_RE.search(sentence) or LASTING_RE.search(sentence) or SELF_SUBJECT_RE.search(sentence) \
             or REMINDER_RE.search(sentence):

@@ -30,6 +30,8 @@ from apps.pipeline.rules.extract import (
     ACCEPT_RE,
     ACK_LEAD_RE,
     ANAPHORA_RE,
+    ASKING_CLAUSE_RE,
+    BACK_TO_USUAL_RE,
     DECLINE_RE,
     LASTING_RE,
     NAMED_DECLINE_RE,
@@ -179,6 +181,8 @@ def analyse(ctx, messages: list[dict], background: list[dict], mode: str) -> Bat
         elif _declined(parts, session, last_assistant):
             ctx.add("proposalsDeclined")
             rest = refusal_remainder(parts[0])
+            if rest and NAMED_DECLINE_RE.search(rest):
+                rest = refusal_remainder(rest) or ""  # "no no no，surge pricing 不要。": the rest refuses it by name again
             if rest is not None:
                 # "不要，团队都熟 MyBatis。": the "no" answers the proposal and is no rule of
                 # its own; what follows it ("No, we use pnpm here") is read as said alone.
@@ -273,6 +277,9 @@ def _points_back_once(before: str, request: str) -> bool:
     if _SOMEONE_WANTS_RE.search(before) and REQUEST_RE.search(request) and len(naming_words(before) & naming_words(request)) >= 2:
         # "端午老板娘想给阿姨们发红包，按上个月完成的单数分档。就这一回哈，帮我把4月每个阿姨完成的单数拉出来":
         # what someone wants it for, said before the request for once that is about the same thing.
+        return True
+    if len(naming_words(BACK_TO_USUAL_RE.sub("", request))) <= 1 and any(ASKING_CLAUSE_RE.search(c) for c in re.split(r"(?<=[，,;；])", before)):
+        # "帮我给教茶艺的林老师写一条感谢的微信，…。就这一次啊，以后这种我自己来": a bare scope after the request.
         return True
     # "平时回复不用这样哈，就这一次": a bare scope at the end, after words that point back.
     *rest, last = re.split(r"[，,;；]\s*", request)
