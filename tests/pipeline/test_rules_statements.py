@@ -2239,3 +2239,14 @@ def test_ho22_statements_are_classified(sentence, category):
     from apps.pipeline.rules.extract import classify
 
     assert classify(sentence, role="user") == category
+
+
+def test_a_setting_told_to_be_otherwise_instead_is_a_change():
+    found = parse_correction("while i think of it: the autumn rush is killing us, every single person wants their boiler done in october. "
+                             "make the service reminder go out at ten months instead so more of them land in the summer")
+    assert found is not None
+    fixed = corrected_content("annual service reminder. when a boiler service is done the system is supposed to text them 11 months later "
+                              "to book the next one.", found)
+    assert fixed is not None and "ten months later" in fixed and "11 months" not in fixed, fixed
+    # What one will do instead is one's own plan, not a setting changed.
+    assert parse_correction("Ines: No, from January I'll work four ten-hour day shifts instead, Monday to Thursday.") is None

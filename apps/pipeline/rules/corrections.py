@@ -49,7 +49,9 @@ CORRECTION_RE = re.compile(
     r"|(?:切到?|切换到|换到|迁到|改用|转到)[^，,。；;！!]{1,20}[，,][^，,。；;！!]{1,20}(?:停用|弃用|下线|关停)"
     r"|(?:迁到|迁移到|搬到|换到|切到)了?[^，,。；;！!]{1,30}[，,][^，,。；;！!]{1,20}(?:没续|不续了|退掉了|退了|停了|关了|不用了)"
     r"|从[^，,。；;]{1,20}(?:离职|辞职)了?[，,][^，,。；;]{0,12}?(?:开始)?在"
-    r"|之前(?:接|用|走|是|买|选)的?[^，,。；;\s]{2,12}[，,][^，,。；;]{0,20}?(?:换成|改成|换到|改用)",
+    r"|之前(?:接|用|走|是|买|选)的?[^，,。；;\s]{2,12}[，,][^，,。；;]{0,20}?(?:换成|改成|换到|改用)"
+    # "make the service reminder go out at ten months instead": a setting told to be otherwise.
+    r"|(?:^|[.!?:：]\s+)(?:(?:ok|so|and|just|please|pls)\s+)?(?:make|set|have)\s+(?:the|our|my|it|them|that|this)\b[^.!?]{1,60}?\binstead\b(?!\s+of\b)",
     re.IGNORECASE,
 )
 # A change said with a verb of change and where it went, with words between ("we upgraded the
