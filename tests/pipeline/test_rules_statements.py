@@ -2250,3 +2250,14 @@ def test_a_setting_told_to_be_otherwise_instead_is_a_change():
     assert fixed is not None and "ten months later" in fixed and "11 months" not in fixed, fixed
     # What one will do instead is one's own plan, not a setting changed.
     assert parse_correction("Ines: No, from January I'll work four ten-hour day shifts instead, Monday to Thursday.") is None
+
+
+def test_a_change_that_cannot_be_written_into_a_long_record_leaves_it_and_stands_alone(chat, l0, run_now):
+    first = ("hi. bit of a random one. im a paramedic, live just outside Bristol (keynsham-ish), and three weeks ago i got four hens off a "
+             "bloke on facebook marketplace, coop and run included. theyre called Pearl, Mabel, Dot and Hazel. i have genuinely no idea "
+             "what im doing. i do 12 hour shifts incl nights so expect questions at stupid o'clock")
+    later = ("update!! the flock is six hens now. went to a rescue rehoming day near chepstow and came home with two ex-batts, named them "
+             "Gloria and Bev. they look like oven ready chickens rn, half bald, but theyre already bossing Dot about")
+    live_now = live_after_two_sessions(chat, l0, run_now, first, later)
+    assert any("paramedic" in t and "Pearl" in t for t in live_now), live_now
+    assert any("six hens" in t for t in live_now), live_now

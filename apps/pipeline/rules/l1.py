@@ -80,6 +80,7 @@ EXTEND_SCORE, EXTEND_CONTAINMENT = 0.6, 1.0
 # record against such a correction (at most 0.37); 18 of 20 superseded records score more
 # (0.25–0.85, median 0.66; the two below share almost no word with the correction).
 CORRECTION_MIN_SCORE = 0.38
+STANDALONE_KEEPS_RECORD_WORDS = 12  # a record saying this many words the change does not is not replaced by the change
 # Or the record shares the correction's words: up to this many of its words are looked up
 # (whole words first, then longest first; a Chinese clause of twenty characters gives as many
 # bigrams), and a record so found must have one of them next to its value of the kind the
@@ -412,6 +413,11 @@ def _holds_already(record: str, correction: Correction) -> bool:
     return bool(stated) and all(value_key(v) in held for _, v in stated)
 
 
+def _says_much_else(record: str, correction: Correction) -> bool:
+    """Whether a record says so much the change does not that the change's clause cannot stand for it."""
+    return len(content_tokens(record) - content_tokens(correction.clause)) >= STANDALONE_KEEPS_RECORD_WORDS
+
+
 def _standalone(correction: Correction) -> str | None:
     """The correction's own clause, when it says enough to stand alone as a record."""
     clause = correction.clause.strip()
@@ -484,8 +490,17 @@ def _stored_corrections(ctx, analysis: BatchAnalysis, mode: str, projects: dict[
             # other facts, and what holds now is a record of its own (a later forget of one matter
             # does not take the other with it).
             out.extend(_stated(ctx, said, correction.clause, analysis, mode, projects))
+        rewritten = None if correction.ended else corrected_content(current, correction)
+        if not correction.ended and rewritten is None and not _holds_already(current, correction) and _says_much_else(current, correction):
+            # "the flock is six hens now. …" against "im a paramedic, live just outside Bristol, … got four
+            # hens …, theyre called Pearl, Mabel, …": the change cannot be written into a record that
+            # says this much else, and replacing it by the change would lose the rest. What holds now
+            # is a record of its own.
+            out.extend(_stated(ctx, said, said_now(correction), analysis, mode, projects))
+            ctx.add("correctionsBeside")
+            continue
         new_content = (left or correction.clause) if correction.ended else (
-            corrected_content(current, correction) or (None if _holds_already(current, correction) else _standalone(correction)))
+            rewritten or (None if _holds_already(current, correction) else _standalone(correction)))
         if not new_content or normalize(new_content) == normalize(current):
             continue
         if earlier is not None:
