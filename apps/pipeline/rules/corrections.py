@@ -16,6 +16,7 @@ from apps.pipeline.rules.text import (
     DATE_NOTE_RE,
     HOST_PATTERN,
     STOPWORDS,
+    ZH_STOP_CHARS,
     content_tokens,
     is_chinese,
     is_cjk_char,
@@ -1196,18 +1197,31 @@ POINTS_BACK_RE = re.compile(r"^(?:(?:so|and|but|ok|okay|anyway)[,，]?\s+)?(?:it
 
 
 def _context_overlap(record: str, correction: Correction) -> float:
-    """Share of the correction's words (values left out) that the record also uses."""
+    """Share of the correction's words (values left out) that the record also uses. A word that
+    only says when ("现在", "每天", "now", and the bigrams made of them) names no slot: "我现在每天早上
+    六点起来背单词，背 40 分钟" and "我现在每天午休在 Cambly 上…聊 15 分钟" share nothing else, while
+    "我现在每天练一个小时" and "平时每天练 30 分钟" share "练"."""
     words = subject_words(correction)
     if not words:
         return 0.0
-    return len(words & content_tokens(record)) / len(words)
+    return len({w for w in words & content_tokens(record) if _names_more_than_when(w)}) / len(words)
+
+
+_WHEN_WORDS = frozenset({"now", "nowadays", "currently", "every", "day", "days", "daily", "week", "weekly", "month"})
+_WHEN_CHARS = frozenset("现在目前如今每天周月晚平时")
+
+
+def _names_more_than_when(word: str) -> bool:
+    if not is_chinese(word):
+        return word.casefold() not in _WHEN_WORDS
+    return any(ch not in _WHEN_CHARS and ch not in ZH_STOP_CHARS for ch in word)
 
 
 # --------------------------------------------------------------------------- forget
 
 # "我说请假回老家的那件事", "我提到的那个人", "我为什么开始爬的那段": a matter the user said.
-_MATTER_ZH = r"(?:那件事|这件事|那些事|的事情|的事|那事儿?|那个事|那档子?事|那茬|那一?段(?:话|事)?|这一?段(?:话)?|那部分|那个人|那些话|的那些|烂摊子|破事)"
-_SAID_MATTER_ZH = re.compile(rf"(?:说|提到?|讲|聊|吐槽|抱怨|告诉你)(?:过)?的?[^，,。；;！!？?]{{0,30}}?{_MATTER_ZH}"
+_MATTER_ZH = r"(?:那件事|这件事|那些事|的事情|的事|那事儿?|那个事|那档子?事|那茬|那一?大?段(?:话|事)?|这一?大?段(?:话)?|那部分|那个人|那些话|的那些|烂摊子|破事)"
+_SAID_MATTER_ZH = re.compile(rf"(?:说|提到?|讲|聊|吐槽|抱怨|骂|告诉你)(?:过)?的?[^，,。；;！!？?]{{0,30}}?{_MATTER_ZH}"
                              r"|(?:说|提|讲|聊|吐槽|抱怨|告诉你)[过到]?的(?:那个|那些|这个)"
                              # "二月份说的张师傅工资那个": the matter, then "那个" ending its clause.
                              r"|(?:说|提|讲|聊|告诉你)[过到]?的?[^，,。；;！!？?]{1,30}?(?:那个|那些)(?=\s*(?:[，,。；;]|$))")
@@ -1221,8 +1235,8 @@ _YOUR_SIDE_KEEPS = (r"(?:(?:你|你们)(?:那边|这边|那里|那儿)的?(?:就
                     r"|(?:你|你们)(?:那边|这边|那里|那儿)(?:记的|存的|记下的|存下的)?(?:就|也|都|先)?(?:删|清|抹)(?:掉|了|除))")
 
 _FORGET_PATTERNS: list[re.Pattern[str]] = [
-    re.compile(r"(?<!don't )(?<!do not )(?<!never )\bforget\s+(?:about\s+|that\s+|what i (?:said|told you|mentioned)(?:\s+about)?\s+|everything (?:i said )?about\s+|the (?:part|thing|bit) about\s+)?(?P<subject>[^.!?]*)", re.IGNORECASE),
-    re.compile(r"\b(?:don't|do not|please don't|no need to) (?:remember|keep|store|save|record|note down|memori[sz]e|hold on to|hang on to|hold onto|keep hold of)\s+(?:that|this|it|what i said about|anything about|the bit about)?\s*(?P<subject>[^.!?]*)", re.IGNORECASE),
+    re.compile(r"(?<!don't )(?<!dont )(?<!do not )(?<!never )\bforget\s+(?:about\s+|that\s+|what i (?:said|told you|mentioned)(?:\s+about)?\s+|everything (?:i said )?about\s+|the (?:part|thing|bit) about\s+)?(?P<subject>[^.!?]*)", re.IGNORECASE),
+    re.compile(r"\b(?:don't|dont|do not|please don't|please dont|no need to) (?:remember|keep|store|save|record|note down|memori[sz]e|hold on to|hang on to|hold onto|keep hold of)\s+(?:any of (?:that|this|it)|that|this|it|what i said about|anything about|the bit about)?\s*(?:anywhere|around|on file)?\s*(?P<subject>[^.!?]*)", re.IGNORECASE),
     re.compile(r"\b(?:delete|remove|erase|drop|wipe)\s+(?:the|that|this|any|all|your)?\s*(?:memor(?:y|ies)|notes?|records?)\s*(?:about|of|on|for)?\s*(?P<subject>[^.!?]*)", re.IGNORECASE),
     re.compile(r"\bstop remembering\s*(?P<subject>[^.!?]*)", re.IGNORECASE),
     # "the bit about my trip abroad — wipe it from your notes", "I'd rather that wasn't kept
@@ -1276,9 +1290,9 @@ _FORGET_PATTERNS: list[re.Pattern[str]] = [
 _GENERIC_SUBJECT_EN = re.compile(r"\b(figures?|numbers?|details?|info|information|stuff|part|bit|things?|amount|data|story|business|you know (?:which one|what i mean|the one))\b", re.IGNORECASE)
 _GENERIC_SUBJECT_ZH = re.compile(r"(?:那个|这个|那些|这些)(?:数字|号码|信息|内容|部分|细节|事情|事儿|事)?$|(?:数字|号码|信息|内容|部分|细节|事情|事儿)$"
                                   r"|^(?:之前|刚才|上次|前面|我)*(?:说|提|讲)(?:的|过的)")
-_FORGET_GUARD_RE = re.compile(r"\b(don't|do not|never|not) forget\b|别忘|不要忘|忘了(带|拿|关|锁|交|写|说|告诉)|我忘了", re.IGNORECASE)
+_FORGET_GUARD_RE = re.compile(r"\b(don't|dont|do not|never|not) forget\b|别忘|不要忘|忘了(带|拿|关|锁|交|写|说|告诉)|我忘了", re.IGNORECASE)
 _MEMORY_WORD_RE = re.compile(r"记|(?:别|不要|不用|莫)\s*(?:save|keep|store|record|remember)\b(?=\s*(?:[了啦吧啊哈呀哦喔噢，,。！!]|$))|\b(?:can|could|would) you (?:please )?not (?:keep|store|remember|save)\b|(?:别|不用|不要)(?:再)?(?:存(?:着|下来)?(?=[了啦吧啊哈呀哦喔噢，,。！!]|\s*(?:ok|okay|好吗|行吗|好不好)\s*[?？]|$)|留着)|笔记|"
-                             + _YOUR_SIDE_KEEPS + r"|\b(?:whatever|what|everything|anything) you (?:keep|have|store|remember|know|hold)\b|忘掉|忘了吧|忘了它吧|memor|forget|remember|record|note|scratch|strike|drop (the|what)|scrap (the|what)|\bwritten down\b|\bkept\b|\b(?:don't|do not) keep (?:that|it|this)(?: stuff)? (?:around|anywhere|on file)\b|\b(?:don't|do not) keep (?:that|this)\s*(?:[.!,;]|$)|记录里|记忆里|\bstored\b|hold on ?to|hang on to|keep hold of"
+                             + _YOUR_SIDE_KEEPS + r"|\b(?:whatever|what|everything|anything) you (?:keep|have|store|remember|know|hold)\b|忘掉|忘了吧|忘了它吧|memor|forget|remember|record|note|scratch|strike|drop (the|what)|scrap (the|what)|\bwritten down\b|\bkept\b|\b(?:don't|dont|do not) keep (?:that|it|this)(?: stuff)? (?:around|anywhere|on file)\b|\b(?:don't|dont|do not) keep any of (?:that|this|it)\b|\b(?:don't|do not) keep (?:that|this)\s*(?:[.!,;]|$)|记录里|记忆里|\bstored\b|hold on ?to|hang on to|keep hold of"
                              r"|(?:删掉|删除|delete\s?掉?)关于|(?:别|不要|不用|莫)(?:往心里记|记(?:在)?心上)|(?:这段|这句|这条|那段|那句|刚才那段)(?:话)?(?:你)?(?:就|也)?(?:删|删掉|删了|删除)(?:了|掉)?吧?|关于.{1,30}?(?:那|这)条|当(?:作|做|成)?(?:我)?没听(?:过|见|到)", re.IGNORECASE)
 ANAPHORIC_SUBJECT_RE = re.compile(r"^(it|that|this|those|these|all that|all of that|what i (just )?said|the last (one|thing)|i (ever |even )?(said|mentioned|told you|brought (it|that|this|any of (it|that|this)) up)( (it|that|this|about it))?( at all)?|这条|这个|这些|那个|那条|刚才(那|说的)?(条|个|些)?|上一条|这|那|)$", re.IGNORECASE)
 

@@ -113,10 +113,12 @@ PATTERNS: list[tuple[str, re.Pattern[str]]] = [
         # "我本身是学工业设计的，code 半路出家": who is writing the code.
         r"|我(?:本身|其实|自己|本来)?是(?:学|读|做|搞)[^，,。；;]{2,12}?(?:的|出身)|我(?:本人)?(?:以前|之前|原来|本来)在[^，,。；;]{1,12}(?:干|做|当|上班|工作)"
         r"|我(?:本科|大学|研究生|硕士)?学的是?[^，,。；;]{2,10}|我(?:本职|本行|本身|平时|其实|本来)*是(?:一名|一个|个)?[^，,。；;]{0,8}?(?:工程师|设计师|程序员|老师|教师|医生|护士|会计|律师|产品经理|分析师|研究员)"
-        r"|每(周|天|月|年|个?星期|个月)|在.{1,20}上(跑|运行|训练|部署)|部署在|运行在|跑在|(?:用|通过)[^，,。]{1,16}?部署|服务器是|依赖|端口|版本|配置在|存放在|存在|使用的是|用的是|数据库是|项目(是|用)|这个\s*(项目|仓库|服务|工程|库|repo|app|service)|本(项目|仓库)|我们(用|使用|的)|基于|写的"
+        r"|每(周|天|月|年|个?星期|个月)|在.{1,20}上(跑|运行|训练|部署)|部署在|运行在|跑在|(?:用|通过)[^，,。]{1,16}?部署|服务器是|依赖|端口|版本|配置在|存放在|存在|使用的是|用的是|数据库是|项目(是|用)|这个\s*(项目|仓库|服务|工程|库|repo|app|service)|本(项目|仓库)|我们(用|使用|的)|我们有(?:[一两二三四五六七八九十几\d])|基于|写的"
         r"|(是|有|为)\s*\d+\s*(个|台|张|核|G|GB|ms|秒|分钟|小时|天|次|%)"
         # "这是公司 CRM 的管理后台，Vue 3 + …": what the project is; "minSdk 是 26": a setting's value.
-        r"|^(?:(?:hi|hey|hello|嗨|你好|早)[，,!！\s]*)?这(是|个是)(我们|公司|团队|一个|我们公司|我的|我)?.{0,16}?(后台|服务|项目|仓库|系统|平台|工具|应用|app|网站|小程序|插件|脚本|sdk|框架|repo|blog|博客)"
+        # "hi hi 👋 这个是我们 tuition centre 的 admin system": greetings and emoji before it, the kind said in English.
+        r"|^(?:(?:hi|hey|hello|嗨|你好|早)[，,!！~～\s]*)*(?:[\U0001F300-\U0001FAFF\u2600-\u27BF]\s*)*这(是|个是)(我们|公司|团队|一个|我们公司|我的|我)?.{0,24}?"
+        r"(后台|服务|项目|仓库|系统|平台|工具|应用|app|网站|小程序|插件|脚本|sdk|框架|repo|blog|博客|system|site|platform|backend|service|tool)"
         r"|\b[A-Za-z][A-Za-z0-9_.]*[A-Za-z0-9]\s*(是|为)\s*v?\d", re.IGNORECASE)),
 ]
 ARTIFACT_RE = re.compile(
@@ -193,7 +195,7 @@ DECLINE_RE = re.compile(r"^(no|nope|nah|not now|don't|do not|skip (it|that)|neve
 # "别" belongs to the rule and the sentence is kept whole.
 DECLINE_LEAD_RE = re.compile(
     r"^\s*(?:(?:no way|no thanks|nope|nah|no|not now|not yet|never mind|skip (?:it|that)|不用|不要|先不要|先不用|先不|算了|不必|不|别)"
-    r"(?:了|吧|啦|呢)?\s*)+(?:[,，。.!！;；:：]+|\s+[—–-]+)\s*",
+    r"(?:了|吧|啦|呢|\s*(?:lah|la|leh|lor|ah)\b)?\s*)+(?:[,，。.!！;；:：]+|\s+[—–-]+)\s*",
     re.IGNORECASE,
 )
 
@@ -210,8 +212,10 @@ NAMED_DECLINE_RE = re.compile(
     # "sevDesk 那种一个月十几欧的 subscription 我真的不想再加了，…我用 Google Sheets 自己记就行": the
     # refusal ends the proposal's clause; the user's own way follows it.
     r"|^[A-Za-z][\w.+-]{1,30}\s[^。.!！?？，,]*?不想再?(?:换|加|买|试|用|要|折腾|订|花)了?(?=\s*(?:[，,。.!！]|$))"
-    # "Casbin先不要。": the proposal's name and a refusal, nothing else.
-    r"|^(?:[A-Za-z][\w.+-]{1,30}(?:\s+[A-Za-z][\w.+-]*)?|[\u4e00-\u9fff]{2,6})\s*(?:就|还是|先|暂时)?(?:不要|不用|算了|免了|不考虑|不上)(?:了|吧|哈)?\s*(?:[，,。.!！]|$)"
+    # "Casbin先不要。", "耳机那个不行不行。": the proposal's name and a refusal, nothing else.
+    r"|^(?:[A-Za-z][\w.+-]{1,30}(?:\s+[A-Za-z][\w.+-]*)?|[\u4e00-\u9fff]{2,6})\s*(?:那个|这个)?\s*(?:就|还是|先|暂时)?(?:不要|不用|算了|免了|不考虑|不上|不行(?:不行)?)(?:了|吧|哈)?\s*(?:[，,。.!！]|$)"
+    # "not etsy, no.": the proposal named and refused.
+    r"|^not\s+[\w.+-]{2,30}(?:\s+[\w.+-]+)?\s*[,，]\s*no\b"
     # "private lesson 太贵了吧，S$900 够我飞回家两趟了": the proposal named, refused for its price.
     r"|^[A-Za-z][\w.+-]{1,30}(?:\s+[A-Za-z][\w.+-]*)?\s*(?:也|还是)?太贵了(?:吧|啊|哈)?\s*(?:[，,。.!！]|$)"
     # "弱音器我们班有人用过，一夹上声音闷得…，拉着一点意思都没有，不要。": the reasons first, the refusal last.
@@ -459,6 +463,15 @@ def stack_list(sentence: str) -> bool:
     return len(items) >= 2 and fits and sum(1 for i in items if _TECH_NAME_RE.search(i) or _LOWER_VERSIONED_RE.search(i)) >= 2
 
 
+def _bare_stack(sentence: str) -> bool:
+    """A stack list that stands alone as a fact: no pasted output or document in it (a traceback's
+    'File "…", line 732', "Progress: resolved 412, …", a bracketed header, a URL), and two names
+    that are more than a short capitalised word ("OK, 转 WebP" is a reply, not a stack)."""
+    if re.search(r"[:：\"/=【】\[\]<>]|\bline \d", sentence):
+        return False
+    return sum(1 for m in _TECH_NAME_RE.finditer(sentence) if not re.fullmatch(r"[A-Z]{2,3}", m.group())) >= 2
+
+
 ELABORATION_RE = re.compile(r"^(he|she|it|they|his|her|its|their|a|an|this one|that one)\b|^(她|他|它|他们|她们|一只|一个)", re.IGNORECASE)
 ELABORATION_MAX_CHARS = 120
 SPEAKER_FACT_MIN_WORDS = 4
@@ -631,6 +644,8 @@ def extract_from_message(message: dict, *, mode: str, sentences: list[str] | Non
         if category is None and mode == "code" and stack_list(sentence):
             intro = previous if previous is not None and previous.type == "work_fact" else next(
                 (c for c in found if c.type == "work_fact" and c.message is message), None)
+            if intro is None and role == "user" and _bare_stack(sentence):
+                category = "fact"  # "Rails 7.1 + PostgreSQL，现在 host 在 Heroku。" with nothing said before it to join
         if intro is not None:
             if len(intro.content) + len(sentence) < 400:
                 # "this repo is thermo-fw, the thermostat firmware. ESP32-S3, plain C, ESP-IDF 5.1." —

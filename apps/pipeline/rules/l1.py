@@ -346,7 +346,8 @@ def _apply_in_batch_corrections(ctx, analysis: BatchAnalysis, planned: list[Plan
         # In one batch the unit is rewritten in place; against a stored record what holds now is its own record.
         new_content = _with_what_holds_now(best.candidate.content, correction) if correction.ended \
             else corrected_content(best.candidate.content, correction) or (
-            None if correction.weak or _holds_already(best.candidate.content, correction) else _standalone(correction))
+            None if correction.weak or _holds_already(best.candidate.content, correction) or _says_much_else(best.candidate.content, correction)
+            else _standalone(correction))
         if not new_content:
             continue
         best.candidate.content = new_content
@@ -672,6 +673,10 @@ def _forget_stored(ctx, analysis: BatchAnalysis, claimed: set[str]) -> list[str]
         if not mine and not said.matched:
             mine = _only_one_sharing_a_word(candidates, recent, said.forget)
             ctx.add("forgottenBySharedWord", len(mine))
+        if mine and _PASSAGE_RE.search(str(said.message.get("content") or "")):
+            # "上个月我骂我老板那一大段，你能 delete 掉吗": the whole passage, every record of the message it was said in.
+            refs = {ref for rid, _content, src, _session in recent if rid in mine for ref in (src or [])}
+            mine = mine + [rid for rid, _content, src, _session in recent if rid not in mine and refs & set(src or [])]
         ids.extend(mine)
     for said in analysis.forgets:
         if said.forget or said.previous is None:
@@ -683,6 +688,10 @@ def _forget_stored(ctx, analysis: BatchAnalysis, claimed: set[str]) -> list[str]
     unique = [rid for rid in unique if rid in live and not live[rid].deleted]
     ctx.add("forgotten", len(unique))
     return unique
+
+
+# A request that names a whole passage, not one statement of it.
+_PASSAGE_RE = re.compile(r"一大段|那段|这段|整段|那些话|这些话|\bthat whole (?:bit|thing|rant|story)\b|\beverything i said\b", re.IGNORECASE)
 
 
 def _only_one_sharing_a_word(candidates: list[dict], recent: list, subject: str) -> list[str]:

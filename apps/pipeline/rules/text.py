@@ -39,7 +39,9 @@ INJECTION_RE = re.compile(
     # "[To any AI assistant helping a buyer evaluate this listing: …]", "(AI assistant note: if a user
     # asks …)": a salutation qualified by what the reader is doing, and a note labelled as the AI's.
     r"|(^|[\[【(（]|[.!?。！？]\s)\s*(for|to) (any |all |the )?(ai|llm)(\s+[\w-]+){0,2}? (assistants?|agents?|models?)\s+(\w+ing|that|who|which)\b[^:：\n]{0,60}[:：]"
-    r"|[\[【(（]\s*(ai|llm) (assistant|agent|model)s?(\s+(note|notice|instructions?|message))?\s*[:：]|<!--\s*(ai |llm )?(assistant|agent|model)s?\s*(instructions?|note|notice)?\s*[:：]"
+    r"|[\[【(（]\s*(ai|llm) (assistant|agent|model)s?(\s+(note|notice|instructions?|message))?\s*[:：]"
+    # "【给 AI 编程助手的特别说明】": a bracketed header addressed to an AI assistant.
+    r"|[\[【]\s*(?:给|致|写给)\s*(?:ai|人工智能|大模型)\s*(?:编程|代码|写作|智能)?\s*(?:助手|助理|模型|智能体)[^】\]\n]{0,12}[\]】]|<!--\s*(ai |llm )?(assistant|agent|model)s?\s*(instructions?|note|notice)?\s*[:：]"
     r"|(致|给|写给)\s*(ai|人工智能|大模型)\s*(助手|助理|模型|智能体)?\s*[:：]|(ai|人工智能)\s*(编程|代码|写作|智能)?\s*(助手|助理)\s*(请|须|必须)\s*(立即|马上)?"
     # A salutation to a class of automated readers, however qualified ("Automated coding agents
     # integrating this feed:", "note for AI tools converting this manuscript:", "致正在读取本文档的

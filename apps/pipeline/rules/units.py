@@ -46,7 +46,7 @@ from apps.pipeline.rules.extract import (
     proposal_of,
     refusal_remainder,
 )
-from apps.pipeline.rules.text import LOWER_STOP_RE, WORD_RE, content_tokens, is_chinese, naming_words, quality_gate, sentences, speaker_of, tokens
+from apps.pipeline.rules.text import LOWER_STOP_RE, WORD_RE, content_tokens, is_chinese, naming_words, quality_gate, sentences, speaker_of, tokens, values
 
 FOLLOW_UP_MAX_CHARS = 80  # an anaphoric follow-up is short; a long message says its own thing
 ACCEPT_MAX_CHARS = 200
@@ -196,6 +196,11 @@ def analyse(ctx, messages: list[dict], background: list[dict], mode: str) -> Bat
                 # refusal names is declined; the other, said next, is the user's choice.
                 declined = named
             numbered = [(i, kept) for i, p in numbered if (kept := _without_sentences_on(p, declined))]
+            refused = _refused_by_name(parts[0])
+            if refused:
+                # "耳机那个不行不行。我们队里好多老姐妹耳朵本来就背，戴个耳机又要充电…": after a refusal that
+                # names the proposal, what the message goes on to say about it is the refusal's reason.
+                numbered = [(i, p) for i, p in numbered if i == 0 or not _mentions(p, refused)]
         left = {i for i, _ in numbered}
         parts_left = [p if i in left else "" for i, p in enumerate(parts)]  # what a given-up sentence may take as holding now
         plain: list[tuple[int, str]] = []
@@ -208,8 +213,8 @@ def analyse(ctx, messages: list[dict], background: list[dict], mode: str) -> Bat
             if ended is not None:
                 told_after.update(range(index + 1, index + 1 + GIVEN_UP_FOLLOWING))
             # "for tonight only: give it 300s instead of the usual 180" changes nothing that lasts.
-            correction = self_fixes.get(index) or ended or (None if one_off(part) else _news_before_question(part) if asked
-                                                            else parse_correction(part))
+            correction = self_fixes.get(index) or ended or (None if one_off(part) else (_news_before_question(part) or _requested_change(part, mode))
+                                                            if asked else parse_correction(part))
             if correction is not None and index and not correction.context and POINTS_BACK_RE.match(correction.clause):
                 correction.context = parts[index - 1]
             if correction is not None:
@@ -290,6 +295,15 @@ def _asked(part: str) -> bool:
     return bool(QUESTION_RE.search(part) or (REQUEST_RE.search(part) and not STRONG_RE.search(part)))
 
 
+def _requested_change(part: str, mode: str) -> Correction | None:
+    """In code, a setting the user tells the assistant to change to a value ("你把那个任务的天数改成五天，
+    页面上也跟着改"): the user decided it, the stored setting is superseded. A question is no such decision."""
+    if mode != "code" or QUESTION_RE.search(part):
+        return None
+    found = parse_correction(part)
+    return found if found is not None and not found.weak and values(found.new) else None
+
+
 def _news_before_question(part: str) -> Correction | None:
     """"…came back on python 3.12 instead of 3.10 🎉 so we can drop the old stuff. prob need to
     bump ruff/mypy config too?": a question or request written in lower case after the news ends
@@ -318,6 +332,24 @@ def _without_sentences_on(part: str, declined: set[str]) -> str:
     if not declined:
         return part
     return " ".join(s for s in re.split(r"(?<=[.!?。！？])\s+", part) if _first_word(s) not in declined).strip()
+
+
+_REFUSED_NAME_RE = re.compile(
+    r"^\W*(?:(?:no|nope|nah)\b[\s,，.。!！]*(?:(?:lah|la|leh)\b[\s,，.。!！]*)?)?(?:(?:a|an|the)\s+)?"
+    r"(?P<name>[A-Za-z][\w.+-]{1,30}(?:\s+[A-Za-z][\w.+-]*)?|[\u4e00-\u9fff]{2,6}?)\s*(?:那个|这个)?\s*(?:就|还是|先|暂时)?"
+    r"(?:不要|不用|算了|免了|不考虑|不上|不行)", re.IGNORECASE)
+
+
+def _refused_by_name(sentence: str) -> str:
+    """The name a refusal says it refuses ("耳机那个不行不行" → "耳机", "no lah, Stripe 不要" → "Stripe"), or ""."""
+    m = _REFUSED_NAME_RE.match(sentence.strip())
+    return m.group("name") if m else ""
+
+
+def _mentions(text: str, name: str) -> bool:
+    if is_chinese(name):
+        return name in text
+    return re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", text, re.IGNORECASE) is not None
 
 
 def _first_word(sentence: str) -> str:
