@@ -2079,6 +2079,10 @@ def test_this_time_will_do_is_a_one_off():
     # ho21: the refusal said last, after its reasons; "不用了" after a statement of one's own is none.
     ("弱音器我们班有人用过，一夹上声音闷得跟蒙了层棉被似的，拉着一点意思都没有，不要。", True),
     ("我们用 Redis，不用了", False),
+    # ho23: the proposal named and refused, in English and in Chinese.
+    ("not etsy, no. posting glass jars all over the country, breakages everywhere", True),
+    ("耳机那个不行不行。", True),
+    ("not now, but put it on the list", False),
 ])
 def test_a_proposal_refused_for_its_price_or_by_a_chinese_name(text, declined):
     from apps.pipeline.rules.extract import NAMED_DECLINE_RE
@@ -2108,20 +2112,30 @@ def test_what_the_user_did_before_said_with_i_myself_is_a_fact():
     assert classify("我本人以前在西湖边一家酒店干了八年前厅经理，后来跟我表姐合伙开的这家公司", role="user") == "fact"
 
 
-def test_a_refusal_said_last_and_a_sentence_going_on_about_the_declined_thing(chat, l0, run_now):
-    l0(chat, [
-        say("e1", "家里就我跟老伴俩人，他嫌我吵，说跟杀鸡似的哈哈，我都是把阳台门关上在阳台拉", 0),
-        say("e2", "要是怕吵着老伴，可以买个弱音器，就是夹在琴码上的一个小夹子，夹上以后声音会小很多，二三十块钱一个。", 1, role="assistant"),
-        say("e3", "弱音器我们班有人用过，一夹上声音闷得跟蒙了层棉被似的，拉着一点意思都没有，不要。老伴嫌吵就让他下楼遛弯去", 2),
-        say("e4", "三是打球的时候可以在脚踝后面贴 kinesio tape，帮跟腱分担一点负荷。", 3, role="assistant"),
-        say("e5", "tape 就算了。我皮肤对那个胶过敏，上次贴完起了一大片红疹。而且 tape 也不会真的把它治好", 4),
-    ])
+@pytest.mark.parametrize(("turns", "absent", "kept"), [
+    # ho21: the refusal said last, after its reasons; a sentence going on about the declined thing.
+    ([("家里就我跟老伴俩人，他嫌我吵，说跟杀鸡似的哈哈，我都是把阳台门关上在阳台拉", "user"),
+      ("要是怕吵着老伴，可以买个弱音器，就是夹在琴码上的一个小夹子，夹上以后声音会小很多，二三十块钱一个。", "assistant"),
+      ("弱音器我们班有人用过，一夹上声音闷得跟蒙了层棉被似的，拉着一点意思都没有，不要。老伴嫌吵就让他下楼遛弯去", "user"),
+      ("三是打球的时候可以在脚踝后面贴 kinesio tape，帮跟腱分担一点负荷。", "assistant"),
+      ("tape 就算了。我皮肤对那个胶过敏，上次贴完起了一大片红疹。而且 tape 也不会真的把它治好", "user")],
+     ["弱音器", "tape"], ["下楼遛弯", "过敏"]),
+    # ho23: after a refusal that names the proposal, its reasons naming it go too.
+    ([("我们现在用的是一个拉杆音箱，声音有点破，跳到一半就没电。", "user"),
+      ("现在还有一种跳法叫“静音广场舞”：每人戴一副无线耳机，音乐只在耳机里放，不吵邻居。", "assistant"),
+      ("耳机那个不行不行。我们队里好多老姐妹耳朵本来就背，戴个耳机又要充电又要配对，一人一副，搞不来的。而且跳舞就是图个热闹", "user"),
+      ("Billing 可以接 Stripe 自动扣款，每个月自动 charge parent 的卡。", "assistant"),
+      ("no lah, Stripe 不要。很多 parent 都是 PayNow 转账，我们自己对账就好", "user")],
+     ["耳机", "Stripe"], ["PayNow"]),
+])
+def test_a_declined_proposal_and_the_reasons_naming_it_are_not_kept(chat, l0, run_now, turns, absent, kept):
+    l0(chat, [say(f"d{i}", text, i, role=role) for i, (text, role) in enumerate(turns)])
     ok(run_now(chat, KIND_L1))
     live_now = texts(chat)
-    assert not any("弱音器" in t for t in live_now), live_now
-    assert not any("tape" in t for t in live_now), live_now
-    assert any("下楼遛弯" in t for t in live_now), live_now
-    assert any("过敏" in t for t in live_now), live_now
+    for word in absent:
+        assert not any(word in t for t in live_now), (word, live_now)
+    for word in kept:
+        assert any(word in t for t in live_now), (word, live_now)
 
 
 def test_what_someone_wants_a_one_off_output_for_goes_with_the_request(coder, l0, run_now):
@@ -2305,32 +2319,6 @@ def test_a_setting_the_user_tells_the_assistant_to_change_is_superseded(coder, l
     live_now = live_after_two_sessions(coder, l0, run_now, first, later)
     assert not any("七天" in t for t in live_now), live_now
     assert any("五天" in t for t in live_now), live_now
-
-
-@pytest.mark.parametrize(("text", "declined"), [
-    ("not etsy, no. posting glass jars all over the country, breakages everywhere", True),
-    ("耳机那个不行不行。", True),
-    ("not now, but put it on the list", False),
-])
-def test_a_refusal_naming_the_proposal_english_and_chinese(text, declined):
-    from apps.pipeline.rules.extract import NAMED_DECLINE_RE
-
-    assert bool(NAMED_DECLINE_RE.search(text)) is declined
-
-
-def test_after_a_refusal_by_name_its_reasons_naming_it_go_too(chat, l0, run_now):
-    l0(chat, [
-        say("s1", "我们现在用的是一个拉杆音箱，声音有点破，跳到一半就没电。", 0),
-        say("s2", "现在还有一种跳法叫“静音广场舞”：每人戴一副无线耳机，音乐只在耳机里放，不吵邻居。", 1, role="assistant"),
-        say("s3", "耳机那个不行不行。我们队里好多老姐妹耳朵本来就背，戴个耳机又要充电又要配对，一人一副，搞不来的。而且跳舞就是图个热闹", 2),
-        say("s4", "Billing 可以接 Stripe 自动扣款，每个月自动 charge parent 的卡。", 3, role="assistant"),
-        say("s5", "no lah, Stripe 不要。很多 parent 都是 PayNow 转账，我们自己对账就好", 4),
-    ])
-    ok(run_now(chat, KIND_L1))
-    live_now = texts(chat)
-    assert not any("耳机" in t for t in live_now), live_now
-    assert not any("Stripe" in t for t in live_now), live_now
-    assert any("PayNow" in t for t in live_now), live_now
 
 
 @pytest.mark.parametrize(("sentence", "subject"), [
