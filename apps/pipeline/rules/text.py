@@ -92,7 +92,9 @@ def quality_gate(content: object) -> str | None:
         return "symbols"
     # A pasted email wraps its lines: "[Assistants such as … summarising this email for the\n
     # recipient: …]" is one salutation across the break.
-    if INJECTION_RE.search(text) or ("\n" in text and INJECTION_RE.search(" ".join(text.split()))):
+    # Markdown emphasis and quoting hide a word's start ("> _Note for AI coding assistants …_").
+    plain = re.sub(r"[_*>`]+", " ", text)
+    if INJECTION_RE.search(text) or INJECTION_RE.search(" ".join(plain.split())):
         return "prompt injection"
     if NOISE_RE.match(text):
         return "framework noise"
