@@ -200,6 +200,13 @@ DECLINE_LEAD_RE = re.compile(
 )
 
 
+# "Casbin先不要。", "耳机那个不行不行。": the proposal's name and a refusal, nothing else (one of the
+# refusals below; refused_name() reads the name from it).
+_REFUSAL_BY_NAME = (r"^(?P<name>[A-Za-z][A-Za-z0-9.+-]{1,30}(?:\s+[A-Za-z][A-Za-z0-9.+-]*)?|[\u4e00-\u9fff]{2,6}?)\s*(?:那个|这个)?\s*"
+                    r"(?:就|还是|先|暂时)?(?:不要|不用|算了|免了|不考虑|不上|不行(?:不行)?)(?:了|吧|哈|啦|呀|哦|喔)?\s*(?:[，,。.!！]|$)")
+_REFUSAL_BY_NAME_RE = re.compile(_REFUSAL_BY_NAME, re.IGNORECASE)
+
+
 # A refusal said by naming what was proposed, or with the refusal last: "nah skip litestream.",
 # "skip the dr tim's stuff, …", "Step On 太贵了，pass。", "inReach 就不租了吧", "蚂蚁链就算了哈，…",
 # "佳明那个一千多块呢，算了不买了。".
@@ -212,8 +219,7 @@ NAMED_DECLINE_RE = re.compile(
     # "sevDesk 那种一个月十几欧的 subscription 我真的不想再加了，…我用 Google Sheets 自己记就行": the
     # refusal ends the proposal's clause; the user's own way follows it.
     r"|^[A-Za-z][\w.+-]{1,30}\s[^。.!！?？，,]*?不想再?(?:换|加|买|试|用|要|折腾|订|花)了?(?=\s*(?:[，,。.!！]|$))"
-    # "Casbin先不要。", "耳机那个不行不行。": the proposal's name and a refusal, nothing else.
-    r"|^(?:[A-Za-z][\w.+-]{1,30}(?:\s+[A-Za-z][\w.+-]*)?|[\u4e00-\u9fff]{2,6})\s*(?:那个|这个)?\s*(?:就|还是|先|暂时)?(?:不要|不用|算了|免了|不考虑|不上|不行(?:不行)?)(?:了|吧|哈|啦|呀|哦|喔)?\s*(?:[，,。.!！]|$)"
+    r"|" + _REFUSAL_BY_NAME +
     # "not etsy, no.": the proposal named and refused.
     r"|^not\s+[\w.+-]{2,30}(?:\s+[\w.+-]+)?\s*[,，]\s*no\b"
     # "private lesson 太贵了吧，S$900 够我飞回家两趟了": the proposal named, refused for its price.
@@ -233,6 +239,13 @@ def decline_remainder(sentence: str) -> str | None:
     rest = sentence[match.end():].strip()
     # The rest opens a sentence of its own: "No, we always use pnpm" → "We always use pnpm".
     return rest[0].upper() + rest[1:] if rest[:1].isascii() and rest[:1].islower() else rest
+
+
+def refused_name(sentence: str) -> str:
+    """The proposal a refusal names ("耳机那个不行不行" → "耳机", "no lah, Stripe 不要" → "Stripe"), after
+    a "no" of its own if there is one; "" when the refusal names nothing."""
+    m = _REFUSAL_BY_NAME_RE.match(decline_remainder(sentence) or sentence.strip())
+    return m.group("name") if m else ""
 
 
 def refusal_remainder(sentence: str) -> str | None:

@@ -93,8 +93,9 @@ def quality_gate(content: object) -> str | None:
     # A pasted email wraps its lines: "[Assistants such as … summarising this email for the\n
     # recipient: …]" is one salutation across the break.
     # Markdown emphasis and quoting hide a word's start ("> _Note for AI coding assistants …_").
-    plain = re.sub(r"[_*>`]+", " ", text)
-    if INJECTION_RE.search(text) or INJECTION_RE.search(" ".join(plain.split())):
+    # The second pass runs only when it reads something else (INJECTION_RE is long; every message meets it).
+    plain = " ".join(re.sub(r"[_*>`]+", " ", text).split())
+    if INJECTION_RE.search(text) or (plain != text and INJECTION_RE.search(plain)):
         return "prompt injection"
     if NOISE_RE.match(text):
         return "framework noise"

@@ -45,6 +45,7 @@ from apps.pipeline.rules.extract import (
     one_off,
     proposal_of,
     refusal_remainder,
+    refused_name,
 )
 from apps.pipeline.rules.text import LOWER_STOP_RE, WORD_RE, content_tokens, is_chinese, naming_words, quality_gate, sentences, speaker_of, tokens, values
 
@@ -196,7 +197,7 @@ def analyse(ctx, messages: list[dict], background: list[dict], mode: str) -> Bat
                 # refusal names is declined; the other, said next, is the user's choice.
                 declined = named
             numbered = [(i, kept) for i, p in numbered if (kept := _without_sentences_on(p, declined))]
-            refused = _refused_by_name(parts[0])
+            refused = refused_name(parts[0])
             if refused:
                 # "耳机那个不行不行。我们队里好多老姐妹耳朵本来就背，戴个耳机又要充电…": after a refusal that
                 # names the proposal, what the message goes on to say about it is the refusal's reason.
@@ -332,18 +333,6 @@ def _without_sentences_on(part: str, declined: set[str]) -> str:
     if not declined:
         return part
     return " ".join(s for s in re.split(r"(?<=[.!?。！？])\s+", part) if _first_word(s) not in declined).strip()
-
-
-_REFUSED_NAME_RE = re.compile(
-    r"^\W*(?:(?:no|nope|nah)\b[\s,，.。!！]*(?:(?:lah|la|leh)\b[\s,，.。!！]*)?)?(?:(?:a|an|the)\s+)?"
-    r"(?P<name>[A-Za-z][\w.+-]{1,30}(?:\s+[A-Za-z][\w.+-]*)?|[\u4e00-\u9fff]{2,6}?)\s*(?:那个|这个)?\s*(?:就|还是|先|暂时)?"
-    r"(?:不要|不用|算了|免了|不考虑|不上|不行)", re.IGNORECASE)
-
-
-def _refused_by_name(sentence: str) -> str:
-    """The name a refusal says it refuses ("耳机那个不行不行" → "耳机", "no lah, Stripe 不要" → "Stripe"), or ""."""
-    m = _REFUSED_NAME_RE.match(sentence.strip())
-    return m.group("name") if m else ""
 
 
 def _mentions(text: str, name: str) -> bool:
