@@ -356,10 +356,41 @@ def _parse(sentence: str) -> Correction | None:
         start = max([sentence.rfind(ch, 0, cue.start()) + 1 for ch in "，,;；。"] + [m.end() for m in _STOP_RE.finditer(sentence, 0, cue.start())])
         ends = [i for i in (sentence.find(ch, cue.end()) for ch in "，,;；。") if i >= 0] + [m.start() for m in _STOP_RE.finditer(sentence, cue.end())][:1]
         own = sentence[start: min(ends) + 1 if ends else len(sentence)]
-        if values(own):
+        said = values(own)
+        if said:
             # "from now on" says a rule as often as a change: only its own clause is the change.
-            return Correction(clause=_clause_of(own.strip() if cue.group(0).lower() == "from now on" else sentence), old="", new="", weak=True)
+            clause = _clause_of(own.strip() if cue.group(0).lower() == "from now on" else sentence)
+            # "readings are in SQLite now, …, older than 90 days": a tool said to be in use now is the
+            # new value, not the numbers of the clauses around it.
+            tools_only = all(kind.startswith("tool:") for kind, _ in said)
+            if tools_only and _two_of_a_kind(sentence):
+                # "Etsy 那边手续费又涨了，…，以后所有 order 都走我们自己开的 Shopify store": the old tool and the
+                # new one, both said; the record's one is the old (and no other number of the sentence is new).
+                return Correction(clause=clause, old="", new=" ".join(v for k, v in values(sentence) if k.startswith("tool:")), weak=True)
+            if tools_only and (_NEGATED_RE.search(own) or not _IN_USE_CUE_RE.fullmatch(cue.group(0)) or not _tool_taken_up(own, cue)):
+                # "there's no influx any more": the tool given up, not the one in use; "Etsy 那边手续费又涨了":
+                # a price that rose, said of the tool; "现在 host 在 Heroku": where it runs, said plainly.
+                continue
+            return Correction(clause=clause, old="", new=own.strip(" ,，;；。.") if tools_only else "", weak=True)
     return None
+
+
+def _two_of_a_kind(text: str) -> bool:
+    kinds = [kind for kind, value in values(text) if kind.startswith("tool:")]
+    return len(kinds) != len(set(kinds))
+
+
+def _tool_taken_up(own: str, cue: re.Match[str]) -> bool:
+    """A tool said to be in use now, not merely in use: "readings are in SQLite now" (now after the
+    tool), "现在全部在 Telegram 了" (a change of state), "最后选了 Postmark"."""
+    if any(is_cjk_char(ch) for ch in cue.group(0)):
+        return bool(re.search(r"了|改|换|转|搬|迁|切", own))
+    tools = [at for at, kind, _ in values_at(own) if kind.startswith("tool:")]
+    return cue.group(0).casefold() != "now" or any(at < own.find(cue.group(0)) for at in tools)
+
+
+_IN_USE_CUE_RE = re.compile(r"now|these days|nowadays|ended up|in the end|现在|目前|如今|最后\w|后来\w|又[改换]", re.IGNORECASE)
+_NEGATED_RE = re.compile(r"\b(?:no|not|never|without)\b|n't\b|不|没|别|无", re.IGNORECASE)
 
 
 # A full stop that ends a sentence (not a decimal point or "fig.3"): a clause ends there.
@@ -875,7 +906,7 @@ def corrected_content(record: str, correction: Correction) -> str | None:
             # "Sunday 02:00 to 04:00" → "22:00 to 01:00": several values of a kind change
             # together, in order; a different number of them is a new shape, not a value change.
             if len(present) != len(stated):
-                return None
+                return _run_rewritten(text, correction.new or correction.clause)
             for (at, old_value), value in sorted(zip(present, stated), reverse=True):
                 text = text[:at] + text[at:].replace(old_value, value, 1)
             changed = changed or any(v != o for (_, o), v in zip(present, stated))
@@ -911,6 +942,47 @@ def corrected_content(record: str, correction: Correction) -> str | None:
         text = text[:at] + text[at:].replace(old_value, _spaced(text, at, old_value, value), 1)
         changed = True
     return text if changed else None
+
+
+# What may stand between the values of one "when" ("每个星期日下午两点到四点", "Tue 7pm till 9"):
+# they are said as one run of values.
+_RUN_GAP_RE = re.compile(r"\s*(?:到|至|[-–~～]|to|until|till|through|from|at|on)?\s*", re.IGNORECASE)
+
+
+def _value_runs(text: str) -> list[tuple[int, int, frozenset[str]]]:
+    """(start, end, kinds) of each run of two or more typed values said together."""
+    runs: list[tuple[int, int, frozenset[str]]] = []
+    start = end = -1
+    kinds: set[str] = set()
+    count = 0
+    for at, kind, value in _values_stated_at(text):
+        if count and at >= end and _RUN_GAP_RE.fullmatch(text[end:at]):
+            end, count = at + len(value), count + 1
+            kinds.add(kind)
+            continue
+        if count >= 2:
+            runs.append((start, end, frozenset(kinds)))
+        start, end, kinds, count = at, at + len(value), {kind}, 1
+    if count >= 2:
+        runs.append((start, end, frozenset(kinds)))
+    return runs
+
+
+def _run_rewritten(record: str, new: str) -> str | None:
+    """A "when" said as one run of values that changes its shape ("每个星期六早上七点" → "每个星期日
+    下午两点到四点", "Tuesdays at 7" → "Thursdays 6 to 8"): the record's one run of the same kinds of
+    value is replaced by the new run whole, when the record says no other value of those kinds."""
+    said = _value_runs(new)
+    if len(said) != 1:
+        return None
+    start, end, kinds = said[0]
+    held = [run for run in _value_runs(record) if run[2] == kinds]
+    if len(held) != 1:
+        return None
+    r_start, r_end, _ = held[0]
+    if any(k in kinds and not r_start <= at < r_end for at, k, _v in _values_stated_at(record)):
+        return None
+    return record[:r_start] + new[start:end] + record[r_end:]
 
 
 _NAME_BEFORE_RE = re.compile(r"(?<![\w.-])([A-Z][A-Za-z+#.-]*[A-Za-z+#])\s?v?$")

@@ -325,7 +325,62 @@ _WEEKDAYS_EN = "monday|tuesday|wednesday|thursday|friday|saturday|sunday|mon|tue
 _MONTHS_EN = (r"(?:(?i:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?"
               r"|nov(?:ember)?|dec(?:ember)?)|May)")  # "may" in lower case is mostly the verb
 _ZH_NUM = r"(?:\d+(?:\.\d+)?|[一两二三四五六七八九十]+)"
+# Services and tools that do one job, by the job: a project uses one of each at a time, so a change
+# to one of them ("我们搬去 Fly.io 了", "we've moved to Postmark", "公司 IM 全面切到钉钉了") replaces the
+# other of its kind that a record names ("app deploy 在 Heroku"), with no other word in common. Each
+# entry is its spellings, the first one the key; "=" marks a name that is also a common word, matched
+# only as written ("Render", "Square", "Teams").
+TOOL_KINDS: dict[str, tuple[str, ...]] = {
+    "hosting": ("Heroku", "Fly.io|=Fly", "Vercel", "Netlify", "=Render", "=Railway", "DigitalOcean|Digital Ocean", "Hetzner", "Linode",
+                "Cloudflare Pages", "GitHub Pages", "App Engine", "Elastic Beanstalk", "PythonAnywhere"),
+    "database": ("PostgreSQL|Postgres", "MySQL", "SQLite", "MongoDB|Mongo", "MariaDB", "SQL Server|MSSQL", "DynamoDB", "Firestore", "CockroachDB",
+                 "InfluxDB|Influx", "TimescaleDB", "ClickHouse"),
+    "database host": ("Neon", "Supabase", "PlanetScale", "Amazon RDS|RDS"),
+    "orm": ("Prisma", "Drizzle", "TypeORM", "Sequelize", "SQLAlchemy", "MyBatis-Plus|MyBatis Plus", "MyBatis", "Hibernate", "GORM", "Knex", "Mongoose"),
+    "package manager": ("npm", "yarn", "pnpm", "bun"),
+    "chat": ("Slack", "Microsoft Teams|=Teams", "Discord", "Telegram", "WhatsApp", "钉钉|DingTalk", "飞书|Lark|Feishu", "企业微信|WeCom", "Mattermost"),
+    "email": ("SendGrid", "Mailgun", "Postmark", "Amazon SES|SES", "Mailchimp", "Resend", "Brevo|Sendinblue", "SparkPost", "Mailjet"),
+    "sms": ("Twilio", "Vonage|Nexmo", "MessageBird", "Plivo"),
+    "payment": ("Stripe", "PayPal", "=Square", "SumUp", "Adyen", "Braintree", "Mollie", "微信支付|WeChat Pay", "支付宝|Alipay", "收钱吧"),
+    "shop": ("Etsy", "Shopify", "WooCommerce", "有赞", "Wix", "Squarespace"),
+    "ci": ("Jenkins", "GitHub Actions", "GitLab CI", "CircleCI", "Travis CI|Travis", "Buildkite", "Drone CI"),
+    "maps": ("高德|Amap", "Google Maps", "百度地图", "腾讯地图", "Mapbox"),
+    "object storage": ("Backblaze B2|B2", "Amazon S3|S3", "阿里云 OSS|阿里云OSS|OSS", "Cloudflare R2|R2", "腾讯云 COS|COS", "Google Cloud Storage|GCS", "MinIO"),
+    "error tracking": ("Sentry", "Rollbar", "Bugsnag", "Honeybadger"),
+    "accounting": ("Xero", "QuickBooks", "FreeAgent", "FreshBooks"),
+    "analytics": ("Google Analytics", "Plausible", "Umami", "Mixpanel", "PostHog", "Matomo"),
+}
+
+
+def _tool_pattern() -> tuple[re.Pattern[str], dict[str, tuple[str, str]]]:
+    keys: dict[str, tuple[str, str]] = {}  # spelling (folded) → (kind, key)
+    exact, folded = [], []
+    for kind, entries in TOOL_KINDS.items():
+        for entry in entries:
+            spellings = entry.split("|")
+            key = spellings[0].lstrip("=").casefold()
+            for spelling in spellings:
+                name = spelling.lstrip("=")
+                keys[name.casefold()] = (kind, key)
+                (exact if spelling.startswith("=") else folded).append(name)
+
+    def alternation(names: list[str]) -> str:
+        # Longest first ("MyBatis-Plus" before "MyBatis"); a Latin name stands alone, also beside Chinese.
+        return "|".join(rf"(?<![A-Za-z0-9_.-]){re.escape(n)}(?![A-Za-z0-9_]|[.-][A-Za-z0-9])" if n.isascii() else re.escape(n)
+                        for n in sorted(names, key=len, reverse=True))
+    return re.compile(rf"(?i:{alternation(folded)})|{alternation(exact)}"), keys
+
+
+TOOL_RE, _TOOL_KEYS = _tool_pattern()
+
+
+def tool_key(value: str) -> str:
+    """The key of a tool's spelling ("Postgres" → "postgresql"), or "" when it names none."""
+    return _TOOL_KEYS.get(value.casefold(), ("", ""))[1]
+
+
 VALUE_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
+    ("tool", TOOL_RE),
     # A machine's size, cores and memory together ("2核8G", "4 核 16GB", "2C4G", "4 vCPU / 8 GB"):
     # one value, so "升级到 4核8G" corrects "2核8G" and not some other 8.
     ("machine", re.compile(r"\b\d{1,3}\s?(?:核|[cC]|v?CPUs?|cores?)\s?[/,，]?\s?\d{1,4}\s?(?:G|GB|GiB|g)\b|\d{1,3}\s?核\s?\d{1,4}\s?(?:G|GB|GiB|g)", re.IGNORECASE)),
@@ -401,7 +456,7 @@ def unit_names_slot(kind: str) -> bool:
 
 def value_key(value: str) -> str:
     """A value compared as said in other spacing or measure words: "两个小时" = "两小时", "10 Seconds" = "10 seconds"."""
-    return re.sub(r"\s+|(?<=[\d一两二三四五六七八九十])个(?=[半小钟])", "", value.lower())
+    return tool_key(value) or re.sub(r"\s+|(?<=[\d一两二三四五六七八九十])个(?=[半小钟])", "", value.lower())
 
 
 def values(text: str) -> list[tuple[str, str]]:
@@ -430,6 +485,8 @@ def _values(text: str) -> tuple[tuple[int, str, str], ...]:
             value, typed = m.group(0).strip(), kind
             if kind == "named":
                 typed = "named:" + re.sub(r"\d+$", "", value).lower()
+            if kind == "tool":
+                typed = "tool:" + _TOOL_KEYS[value.casefold()][0]
             if kind in ("number", "count"):
                 tail = text[m.end(): m.end() + 1] if kind == "count" else ""
                 unit = _UNIT_RE.search(value + tail)
