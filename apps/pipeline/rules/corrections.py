@@ -21,6 +21,7 @@ from apps.pipeline.rules.text import (
     is_chinese,
     is_cjk_char,
     naming_words,
+    tool_spellings,
     unit_names_slot,
     value_key,
     values,
@@ -194,6 +195,10 @@ def _from_to(sentence: str) -> Correction | None:
     # words); this one is for names: hosts, tools, products, places — and for a move between
     # two values of one kind ("the wedding moved from June 14 to June 21").
     old_values, new_values = values(old), values(new)
+    if old_values and all(k.startswith("tool:") for k, _ in old_values):
+        # A tool is a name ("from Vercel to Render", "从 MySQL 迁到了 TiDB"): what moved is the slot a
+        # record of the old one must name too.
+        old_values = []
     if old_values:
         same = [v for k, v in new_values if k == old_values[0][0]]
         if len(old_values) != 1 or not same:
@@ -362,17 +367,40 @@ def _parse(sentence: str) -> Correction | None:
             clause = _clause_of(own.strip() if cue.group(0).lower() == "from now on" else sentence)
             # "readings are in SQLite now, …, older than 90 days": a tool said to be in use now is the
             # new value, not the numbers of the clauses around it.
-            tools_only = all(kind.startswith("tool:") for kind, _ in said)
-            if tools_only and _two_of_a_kind(sentence):
+            if not all(kind.startswith("tool:") for kind, _ in said):
+                return Correction(clause=clause, old="", new="", weak=True)
+            # A tool beside a weak cue: "readings are in SQLite now" takes it up (the numbers of the
+            # clauses around it are not new); "there's no influx any more" gives it up, "Etsy 那边手续费
+            # 又涨了" says its price rose, "现在 host 在 Heroku" says where it runs: no change by themselves.
+            in_use = not _NEGATED_RE.search(own) and bool(_IN_USE_CUE_RE.fullmatch(cue.group(0))) and _tool_taken_up(own, cue)
+            taken = _tools_taken_up(sentence, own) if in_use else None
+            if taken is not None:
+                return taken
+            if _two_of_a_kind(sentence):
                 # "Etsy 那边手续费又涨了，…，以后所有 order 都走我们自己开的 Shopify store": the old tool and the
-                # new one, both said; the record's one is the old (and no other number of the sentence is new).
+                # new one, both said; the record's one is the old.
                 return Correction(clause=clause, old="", new=" ".join(v for k, v in values(sentence) if k.startswith("tool:")), weak=True)
-            if tools_only and (_NEGATED_RE.search(own) or not _IN_USE_CUE_RE.fullmatch(cue.group(0)) or not _tool_taken_up(own, cue)):
-                # "there's no influx any more": the tool given up, not the one in use; "Etsy 那边手续费又涨了":
-                # a price that rose, said of the tool; "现在 host 在 Heroku": where it runs, said plainly.
-                continue
-            return Correction(clause=clause, old="", new=own.strip(" ,，;；。.") if tools_only else "", weak=True)
+            if in_use:
+                return Correction(clause=clause, old="", new=own.strip(" ,，;；。."), weak=True)
     return None
+
+
+def _old_pattern(old: str) -> str:
+    """How the old value is found in a record: as said, or a tool in any of its spellings
+    ("no influx any more" → "readings go into InfluxDB")."""
+    spellings = tool_spellings(old) or [old]
+    return "|".join(re.escape(s) if is_chinese(s) else rf"(?<!\w){re.escape(s)}(?!\w)" for s in sorted(spellings, key=len, reverse=True))
+
+
+def _tools_taken_up(sentence: str, own: str) -> Correction | None:
+    """The tool a weak cue says is in use now, and the one of its kind the sentence gives up
+    ("大家根本不开 Discord，现在全部在 Telegram 了": Telegram, not Discord)."""
+    now = [(k, v) for k, v in values(own) if k.startswith("tool:")]
+    if len({value_key(v) for _, v in now}) != 1:
+        return None
+    kind, new = now[0]
+    others = {value_key(v): v for k, v in values(sentence) if k == kind and value_key(v) != value_key(new)}
+    return Correction(clause=_clause_of(sentence), old=next(iter(others.values())) if len(others) == 1 else "", new=new, weak=True)
 
 
 def _two_of_a_kind(text: str) -> bool:
@@ -847,7 +875,7 @@ def corrected_content(record: str, correction: Correction) -> str | None:
     if keyed is not None:
         return keyed
     if correction.old and correction.new:
-        pattern = re.compile(re.escape(correction.old) if is_chinese(correction.old) else rf"(?<!\w){re.escape(correction.old)}(?!\w)", re.IGNORECASE)
+        pattern = re.compile(_old_pattern(correction.old), re.IGNORECASE)
         m = pattern.search(record)
         if m and any(m.start() < at + len(v) and at < m.end() and not (m.start() <= at and at + len(v) <= m.end())
                      and kind == "weekday" for at, kind, v in _values_at(record)):
@@ -946,7 +974,9 @@ def corrected_content(record: str, correction: Correction) -> str | None:
 
 # What may stand between the values of one "when" ("每个星期日下午两点到四点", "Tue 7pm till 9"):
 # they are said as one run of values.
-_RUN_GAP_RE = re.compile(r"\s*(?:到|至|[-–~～]|to|until|till|through|from|at|on)?\s*", re.IGNORECASE)
+# A part of the day may stand between a day and its hours ("周四晚上，七点到十点").
+_RUN_GAP_RE = re.compile(r"\s*(?:早上|上午|中午|下午|傍晚|晚上|夜里|凌晨|(?:in the )?(?:morning|afternoon|evening|night)s?)?\s*[，,]?\s*"
+                         r"(?:到|至|[-–~～]|to|until|till|through|from|at|on)?\s*", re.IGNORECASE)
 
 
 def _value_runs(text: str) -> list[tuple[int, int, frozenset[str]]]:
@@ -1126,7 +1156,7 @@ def supersedes(record: str, correction: Correction) -> float:
         m = _count_in(record, correction.count[1])
         return 1.0 + _context_overlap(record, correction) if m is not None and _count_value(m) != correction.count[0] else 0.0
     if correction.old:
-        pattern = re.escape(correction.old) if is_chinese(correction.old) else rf"(?<!\w){re.escape(correction.old)}(?!\w)"
+        pattern = _old_pattern(correction.old)
         if not re.search(pattern, record, re.IGNORECASE):
             return 0.0
         slot = _slot_words(correction)
@@ -1149,6 +1179,10 @@ def supersedes(record: str, correction: Correction) -> float:
                 continue  # "现在是集团信息部唯一一个后端" ("一一" read as a count): "一个" is "a", not a count that changed
             fits = [v for k, v in held if _kind_fits(k, kind) and value_key(v) != value_key(value)
                     and (overlap > 0 or (said_plainly and unit_names_slot(kind) and v not in ("一", "1")))]
+            if not fits and said_plainly and kind in ("weekday", "time") and _run_rewritten(record, correction.new or correction.clause):
+                # "我那个班挪到了周四晚上，七点到十点" / "每周六下午两点上课": a day and its hours said as one run
+                # name a schedule, and the record's one run of them is the one it moves.
+                fits = ["run"]
             if fits:
                 # A changed value keeps its shape ("Go 1.21" → "1.22", not the "EX 300" of another
                 # record that shares a word): of two records alike otherwise, that one is meant.
@@ -1349,7 +1383,7 @@ _FORGET_PATTERNS: list[re.Pattern[str]] = [
     # ("你别往心里去", "don't take it to heart", asks nothing of memory.)
     re.compile(r"(?P<subject>[^，,。！!？?]*?)(?:你)?(?:别|不要|不用|莫)(?:往心里记|记(?:在)?心上)"),
     # "……算了这段你删了吧": the passage just said, deleted where the assistant keeps it.
-    re.compile(r"(?:这段|这句|这条|那段|那句|刚才那段)(?:话)?(?:你)?(?:就|也)?(?:删|删掉|删了|删除)(?:了|掉)?吧?(?P<subject>)"),
+    re.compile(r"(?:这段|这句|这条|那段|那句|刚才那段)(?:话)?(?:你)?(?:就|也)?(?:(?:删|删掉|删了|删除)(?:了|掉)?吧?|\s*(?:don'?t|do not)\s+(?:save|keep|store|record|remember)\b)(?P<subject>)"),
     # "上次 Kevin 那个事你就当没听过哈": heard as if never said, the subject before.
     re.compile(r"(?:把|关于)?(?P<subject>[^，,。！!？?]*?)(?:你)?(?:就|也)?当(?:作|做|成)?(?:我)?没(?:听(?:过|见|到)|说过|提过)"),
     re.compile(r"(?:把|关于)?(?P<subject>[^，,。！!？?]*?)(?:的事|的事情|这件事|这事|的内容|的记忆)?(?:就|也|都|先)?(?:别|不要|不用|莫)(?:再)?(?:记(?:住|下|录|着|到)?|存(?:着|下来)?(?=[了啦吧啊哈呀哦喔噢，,。！!]|\s*(?:ok|okay|好吗|行吗|好不好)\s*[?？]|$)|留着"
@@ -1365,7 +1399,7 @@ _GENERIC_SUBJECT_ZH = re.compile(r"(?:那个|这个|那些|这些)(?:数字|号�
 _FORGET_GUARD_RE = re.compile(r"\b(don't|dont|do not|never|not) forget\b|别忘|不要忘|忘了(带|拿|关|锁|交|写|说|告诉)|我忘了", re.IGNORECASE)
 _MEMORY_WORD_RE = re.compile(r"记|(?:别|不要|不用|莫)\s*(?:save|keep|store|record|remember)\b(?=\s*(?:[了啦吧啊哈呀哦喔噢，,。！!]|$))|\b(?:can|could|would) you (?:please )?not (?:keep|store|remember|save)\b|(?:别|不用|不要)(?:再)?(?:存(?:着|下来)?(?=[了啦吧啊哈呀哦喔噢，,。！!]|\s*(?:ok|okay|好吗|行吗|好不好)\s*[?？]|$)|留着)|笔记|"
                              + _YOUR_SIDE_KEEPS + r"|\b(?:whatever|what|everything|anything) you (?:keep|have|store|remember|know|hold)\b|忘掉|忘了吧|忘了它吧|memor|forget|remember|record|note|scratch|strike|drop (the|what)|scrap (the|what)|\bwritten down\b|\bkept\b|\b(?:don't|dont|do not) keep (?:that|it|this)(?: stuff)? (?:around|anywhere|on file)\b|\b(?:don't|dont|do not) keep any of (?:that|this|it)\b|\b(?:don't|do not) keep (?:that|this)\s*(?:[.!,;]|$)|记录里|记忆里|\bstored\b|hold on ?to|hang on to|keep hold of"
-                             r"|(?:删掉|删除|delete\s?掉?)关于|(?:别|不要|不用|莫)(?:往心里记|记(?:在)?心上)|(?:这段|这句|这条|那段|那句|刚才那段)(?:话)?(?:你)?(?:就|也)?(?:删|删掉|删了|删除)(?:了|掉)?吧?|关于.{1,30}?(?:那|这)条|当(?:作|做|成)?(?:我)?没听(?:过|见|到)", re.IGNORECASE)
+                             r"|(?:删掉|删除|delete\s?掉?)关于|(?:别|不要|不用|莫)(?:往心里记|记(?:在)?心上)|(?:这段|这句|这条|那段|那句|刚才那段)(?:话)?(?:你)?(?:就|也)?(?:(?:删|删掉|删了|删除)(?:了|掉)?吧?|\s*(?:don'?t|do not)\s+(?:save|keep|store|record|remember)\b)|关于.{1,30}?(?:那|这)条|当(?:作|做|成)?(?:我)?没听(?:过|见|到)", re.IGNORECASE)
 ANAPHORIC_SUBJECT_RE = re.compile(r"^(it|that|this|those|these|all that|all of that|what i (just )?said|the last (one|thing)|i (ever |even )?(said|mentioned|told you|brought (it|that|this|any of (it|that|this)) up)( (it|that|this|about it))?( at all)?|这条|这个|这些|那个|那条|刚才(那|说的)?(条|个|些)?|上一条|这|那|)$", re.IGNORECASE)
 
 
@@ -1406,6 +1440,7 @@ def forget_subject(sentence: str) -> str | None:
         # "…要是过了估计年底就撤了…… wait 这个千万别记下来": after a pause, what the request points at.
         subject = re.split(r"…+|\.{3,}|——|\bwait\b", subject, flags=re.IGNORECASE)[-1].strip()
         subject = re.sub(r"(?:千万|一定|务必|可|真的)+$", "", subject).strip()
+        subject = re.sub(r"^(?:好了|算了|了|吧|啦|哈|啊)+$", "", subject)  # "这段 don't save 好了": a particle, no subject
         subject = re.sub(r"(这个|这条|那个|那条|这件事|这事|的事情?|的内容|这些|那段话?|这段话?)$", "", subject).strip()
         subject = re.split(r"[,，;；—–]", subject)[0].strip()  # "forget that, we haven't agreed" → "that"
         if re.match(r"^(?:这些|那些)", subject):

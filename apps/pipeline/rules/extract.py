@@ -189,12 +189,14 @@ ACCEPT_RE = re.compile(
     r"|就按(这个|你说的)|就这么(办|定)|这个规则(加上|可以)|正是我(们)?想要的",
     re.IGNORECASE,
 )
-DECLINE_RE = re.compile(r"^(no|nope|nah|not now|don't|do not|skip (it|that)|never mind|no thanks)\b|^(不|不用|不要|算了|先不|别)", re.IGNORECASE)
+# "ha no, no instagram": a laugh before the no ("oh no, …" is no answer: it exclaims).
+_LAUGH_LEAD = r"(?:(?:ha|haha|hah|lol|heh|hmm|um|erm)[,!.\s]+)?"
+DECLINE_RE = re.compile(rf"^{_LAUGH_LEAD}(no|nope|nah|not now|don't|do not|skip (it|that)|never mind|no thanks)\b|^(不|不用|不要|算了|先不|别)", re.IGNORECASE)
 # The decline said as a word of its own ("不要，…", "No, …", "先不要。…"): the no is not a
 # rule; what follows it is a sentence of its own. "别在后端拼 +8" has no separator: the
 # "别" belongs to the rule and the sentence is kept whole.
 DECLINE_LEAD_RE = re.compile(
-    r"^\s*(?:(?:no way|no thanks|nope|nah|no|not now|not yet|never mind|skip (?:it|that)|不用|不要|先不要|先不用|先不|算了|不必|不|别)"
+    r"^\s*" + _LAUGH_LEAD + r"(?:(?:no way|no thanks|nope|nah|no|not now|not yet|never mind|skip (?:it|that)|不用|不要|先不要|先不用|先不|算了|不必|不|别)"
     r"(?:了|吧|啦|呢|\s*(?:lah|la|leh|lor|ah)\b)?\s*)+(?:[,，。.!！;；:：]+|\s+[—–-]+)\s*",
     re.IGNORECASE,
 )
@@ -387,7 +389,7 @@ ONLY_ONCE_RE = re.compile(r"(?:这次|这回)就(?:行|好|可以)(?!了吧)|[,�
                           r"|破个?例"
                           # "use --no-verify on this one", "就这一回".
                           r"|\b(?:just |only )?on this one\b|\bfor this one only\b"
-                          r"|就这一次|就这次|就这一回|就这回|仅此一次|只此一次|只这一回|下不为例|只(?:[补做用要写发跑改]这)?一次|(?:^|[，,。\s])就(?:这|这么)一个(?:文件|类|函数|方法|地方|页面|接口)?\s*[。！!]?$", re.IGNORECASE)
+                          r"|就这一次|就这次|就这一回|就这回|(?:就|只)这一?(?:个)?(?:周|星期|礼拜|月)(?=\s*(?:[，,。！!~～]|哈|啊|吧|$))|仅此一次|只此一次|只这一回|下不为例|只(?:[补做用要写发跑改]这)?一次|(?:^|[，,。\s])就(?:这|这么)一个(?:文件|类|函数|方法|地方|页面|接口)?\s*[。！!]?$", re.IGNORECASE)
 
 
 _THIS_OCCASION_RE = re.compile(r"\b(this time|this once|for this (deploy|release|run|build|pr|merge|one))\b|这次|这一次|这回|本次", re.IGNORECASE)

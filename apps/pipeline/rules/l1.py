@@ -52,6 +52,7 @@ from apps.pipeline.rules.text import (
     value_key,
     values,
 )
+from apps.pipeline.rules.script import simplified
 from apps.pipeline.rules.units import BatchAnalysis, analyse
 from apps.tools.errors import NotFound, ToolError
 
@@ -559,8 +560,12 @@ def _folded(kind: str, value: str) -> str:
 def _stated(ctx, said, text: str, analysis: BatchAnalysis, mode: str, projects: dict[str, dict]) -> list[Planned]:
     """What a correction says holds now, as records of their own: the units a pattern claims, or
     one fact when none does and the correction says enough to stand alone."""
-    found = extract_from_message(said.message, mode=mode, sentences=[text], speakers=analysis.speakers)
-    if not found and _standalone(said.correction) and not said.correction.weak:
+    found = extract_from_message(said.message, mode=mode, sentences=[simplified(text)], speakers=analysis.speakers)
+    for cand in found:
+        cand.content = analysis.restore(cand.content)
+    # A tool said to be in use now ("现在全部在 Telegram 了") is a fact even with a weak cue.
+    taken_up = bool(said.correction.new) and all(k.startswith("tool:") for k, _ in values(said.correction.new))
+    if not found and _standalone(said.correction) and (not said.correction.weak or taken_up):
         fact = candidate_for(resolve_relative_dates(text, said.message.get("timestamp")), "fact", said.message, mode=mode)
         found = [fact] if fact is not None else []
     out = []

@@ -41,7 +41,8 @@ INJECTION_RE = re.compile(
     r"|(^|[\[【(（]|[.!?。！？]\s)\s*(for|to) (any |all |the )?(ai|llm)(\s+[\w-]+){0,2}? (assistants?|agents?|models?)\s+(\w+ing|that|who|which)\b[^:：\n]{0,60}[:：]"
     r"|[\[【(（]\s*(ai|llm) (assistant|agent|model)s?(\s+(note|notice|instructions?|message))?\s*[:：]"
     # "【给 AI 编程助手的特别说明】": a bracketed header addressed to an AI assistant.
-    r"|[\[【]\s*(?:给|致|写给)\s*(?:ai|人工智能|大模型)\s*(?:编程|代码|写作|智能)?\s*(?:助手|助理|模型|智能体)[^】\]\n]{0,12}[\]】]|<!--\s*(ai |llm )?(assistant|agent|model)s?\s*(instructions?|note|notice)?\s*[:：]"
+    # "【温馨提示·给AI助手】": a notice's name before it.
+    r"|[\[【][^】\]\n]{0,8}?(?:给|致|写给)\s*(?:ai|人工智能|大模型)\s*(?:编程|代码|写作|智能)?\s*(?:助手|助理|模型|智能体)[^】\]\n]{0,12}[\]】]|<!--\s*(ai |llm )?(assistant|agent|model)s?\s*(instructions?|note|notice)?\s*[:：]"
     r"|(致|给|写给)\s*(ai|人工智能|大模型)\s*(助手|助理|模型|智能体)?\s*[:：]|(ai|人工智能)\s*(编程|代码|写作|智能)?\s*(助手|助理)\s*(请|须|必须)\s*(立即|马上)?"
     # A salutation to a class of automated readers, however qualified ("Automated coding agents
     # integrating this feed:", "note for AI tools converting this manuscript:", "致正在读取本文档的
@@ -374,6 +375,12 @@ def _tool_pattern() -> tuple[re.Pattern[str], dict[str, tuple[str, str]]]:
 TOOL_RE, _TOOL_KEYS = _tool_pattern()
 
 
+def tool_spellings(value: str) -> list[str]:
+    """Every spelling of the tool `value` names ("influx" → "InfluxDB", "Influx"), or []."""
+    key = tool_key(value)
+    return [name for name, (_kind, k) in _TOOL_KEYS.items() if k == key] if key else []
+
+
 def tool_key(value: str) -> str:
     """The key of a tool's spelling ("Postgres" → "postgresql"), or "" when it names none."""
     return _TOOL_KEYS.get(value.casefold(), ("", ""))[1]
@@ -409,6 +416,9 @@ VALUE_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
                           rf"|(?:{_ZH_NUM}\s?万(?:(?:[一两二三四五六七八九]|\d)\s?千|[一两二三四五六七八九](?![千百十]))?|{_ZH_NUM}\s?千)"
                           r"(?![多余]?\s?(?:米|公里|步|人|字|名|个|次|条|年|克|平|卡|瓦|转|公斤|斤))(?:块钱?|元|美元|欧元)?"
                           r"|\d+(?:\.\d+)?\s?(?:块钱?|元|美元|欧元)", re.IGNORECASE)),
+    # A price said as a discount ("按原价的三折卖", "改成统一四折", "七五折"): one value, so "四折" corrects
+    # "三折" and not some other count.
+    ("discount", re.compile(r"(?:\d(?:\.\d)?|[五六七八九][一二三四五六七八九]|[一二三四五六七八九])\s?折(?![叠腾磨断扣射])")),
     # A count with its measure word first: "每周五次" is five times a week, not Friday.
     # "周一周五" is two weekdays, not "one week" and a Friday.
     ("count", re.compile(r"(?:\d+|[一二三四五六七八九十两]+)\s?(?=[次个岁只位条台张天年周月])(?!(?<=[周期拜][一二三四五六日])周)")),

@@ -47,6 +47,7 @@ from apps.pipeline.rules.extract import (
     refusal_remainder,
     refused_name,
 )
+from apps.pipeline.rules.script import Script, simplified
 from apps.pipeline.rules.text import LOWER_STOP_RE, WORD_RE, content_tokens, is_chinese, naming_words, quality_gate, sentences, speaker_of, tokens, values
 
 FOLLOW_UP_MAX_CHARS = 80  # an anaphoric follow-up is short; a long message says its own thing
@@ -75,6 +76,11 @@ class BatchAnalysis:
     removed: list[Candidate] = field(default_factory=list)  # replaced by a merged unit
     speakers: set[str] = field(default_factory=set)  # turn labels of logged conversations between people
     order: dict[int, int] = field(default_factory=dict)  # id(message) → its index in the batch
+    script: Script | None = None  # the user's Traditional characters, when the batch was read in Simplified
+
+    def restore(self, text: str) -> str:
+        """A text read in Simplified, in the characters the user wrote."""
+        return self.script.restore(text) if self.script else text
 
     def said_before(self, candidate: Candidate, said: Said) -> bool:
         """Whether the candidate was said before the correction/forget request: in an earlier
@@ -109,6 +115,37 @@ def turn_speakers(rows: list[dict]) -> set[str]:
 
 
 def analyse(ctx, messages: list[dict], background: list[dict], mode: str) -> BatchAnalysis:
+    # Traditional Chinese is read in Simplified, the script of the rules, and every text handed
+    # on is written back in the user's own characters (script.py).
+    script = Script([str(m.get("content") or "") for m in [*background, *messages]])
+    if script:
+        background, messages = [_read_simplified(m) for m in background], [_read_simplified(m) for m in messages]
+    out = _analyse(ctx, messages, background, mode)
+    if script:
+        _write_back(out, script)
+        out.script = script
+    return out
+
+
+def _read_simplified(message: dict) -> dict:
+    content = str(message.get("content") or "")
+    read = simplified(content)
+    return message if read == content else {**message, "content": read}
+
+
+def _write_back(out: BatchAnalysis, script: Script) -> None:
+    for candidate in [*out.candidates, *out.removed]:
+        candidate.content = script.restore(candidate.content)
+    for said in out.corrections:
+        c = said.correction
+        if c is not None:
+            c.clause, c.old, c.new, c.slot, c.context = (script.restore(t) for t in (c.clause, c.old, c.new, c.slot, c.context))
+    for said in out.forgets:
+        if said.forget:
+            said.forget = script.restore(said.forget)
+
+
+def _analyse(ctx, messages: list[dict], background: list[dict], mode: str) -> BatchAnalysis:
     out = BatchAnalysis(speakers=turn_speakers([*background, *messages]), order={id(m): i for i, m in enumerate(messages)})
     names = project_names(ctx.profile) if mode == "code" else set()
     last_user: dict[str, tuple[dict, list[Candidate]]] = {}
