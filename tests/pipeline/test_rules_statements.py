@@ -2511,3 +2511,30 @@ def test_a_no_after_a_laugh_declines_the_proposal(chat, l0, run_now):
     assert not any("instagram" in t.lower() for t in live_now), live_now
     assert any("candles" in t for t in live_now), live_now
 
+
+# ------------------------------------------------ a change announced before it is told
+
+
+@pytest.mark.parametrize(("parts", "joined"), [
+    (["update：换教练了！", "现在跟 Jenny，她也是 lefty。", "还是在浦东那个 range"],
+     ["update：换教练了！现在跟 Jenny，她也是 lefty。", "还是在浦东那个 range"]),
+    (["quick update: we switched gyms!", "Now at Boulder Box, five minutes from work."],
+     ["quick update: we switched gyms! Now at Boulder Box, five minutes from work."]),
+    # A change told in the same sentence, or a sentence with a value, announces nothing.
+    (["游泳馆换了，黄龙太远，现在改去奥体中心", "走路十分钟"], ["游泳馆换了，黄龙太远，现在改去奥体中心", "走路十分钟"]),
+    (["我们改成每周三开会了。", "会议室在 5 楼"], ["我们改成每周三开会了。", "会议室在 5 楼"]),
+])
+def test_an_announced_change_joins_the_sentence_that_tells_it(parts, joined):
+    from apps.pipeline.rules.units import joined_headlines
+
+    assert joined_headlines(parts) == joined
+
+
+def test_an_announcement_is_no_record_of_its_own_and_gives_the_change_its_subject(chat, l0, run_now):
+    l0(chat, [say("h1", "每周在浦东一个 driving range 跟 Coach Kevin 上课。", 0)])
+    ok(run_now(chat, KIND_L1))
+    l0(chat, [say("h2", "update：换教练了！现在跟 Jenny，她以前打过 LPGA 的 Q-school，而且她也是 lefty。", 10, session="s2")])
+    ok(run_now(chat, KIND_L1))
+    live_now = texts(chat)
+    assert not any(t.strip() == "update：换教练了！" for t in live_now), live_now
+    assert any("换教练" in t and "Jenny" in t for t in live_now), live_now

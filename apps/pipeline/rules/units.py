@@ -173,7 +173,7 @@ def _analyse(ctx, messages: list[dict], background: list[dict], mode: str) -> Ba
             out.candidates.extend(found)
             last_assistant[session] = message
             continue
-        parts = joined_pauses(sentences(speaker_of(content)[1] if speaker else content))
+        parts = joined_headlines(joined_pauses(sentences(speaker_of(content)[1] if speaker else content)))
         # A bare scope ("就这一个文件", "just this once") makes the sentence before it the request.
         asked_once = [text for i, p in enumerate(parts) if one_off(p)
                       for text in ([parts[i - 1], p] if i and len(naming_words(p)) <= 2 else [p])]
@@ -274,6 +274,35 @@ def _analyse(ctx, messages: list[dict], background: list[dict], mode: str) -> Ba
         _said_by_user(message, user_words)
         _remember(message, last_user, last_assistant, found, out.speakers)
     return out
+
+
+# A change announced before it is told ("update：换教练了！", "big news，换拍了！", "还有 training 时间改了。",
+# "工作室课表大调整！", "quick update: we switched gyms!"): the announcement says which slot changed,
+# the next sentence what it is now; alone it is no memory, and the next one lacks its subject.
+_NEWS_LEAD = (r"(?:(?:update|big news|news|big change|quick update|heads up|btw|oh and|also|好消息|坏消息|还有|另外|对了|然后)\s*[：:，,！!—-]*\s*)*"
+              r"(?:还有个?|有个|一个)?(?:大|小)?(?:变化|变动|更新|调整|消息)?\s*[：:，,！!]?\s*")
+HEADLINE_RE = re.compile(
+    _NEWS_LEAD + r"(?:(?:我|我们)?(?:又)?换(?P<a>[^，,。！!？?：:]{1,6}?)了|(?P<b>[^，,。！!？?：:]{1,12}?)(?:又|也)?(?:换了|改了|变了|调整了|大调整|有变(?:化)?了?)"
+    r"|(?:(?:we|i)(?:'ve| have)?\s+)?(?:changed|switched|swapped)\s+(?P<c>[a-z]+(?:\s[a-z]+)?)"
+    r"|(?:the\s+)?(?P<d>[a-z]+(?:\s[a-z]+)?)\s+(?:has\s+|have\s+)?changed)"
+    r"\s*[！!。.~～：:]*\s*$", re.IGNORECASE)
+HEADLINE_MAX_CHARS = 40
+
+
+def joined_headlines(parts: list[str]) -> list[str]:
+    """Each announcement of a change joined to the sentence after it, which tells the change."""
+    out: list[str] = []
+    for part in parts:
+        if out and _headline(out[-1]):
+            head = out.pop()
+            out.append(head.rstrip() + ("" if is_chinese(head) else " ") + part.lstrip())
+        else:
+            out.append(part)
+    return out
+
+
+def _headline(part: str) -> bool:
+    return len(part) <= HEADLINE_MAX_CHARS and not values(part) and bool(HEADLINE_RE.match(part.strip()))
 
 
 # What a sentence says more of the last message about: "I told my husband I'd think about it".
