@@ -33,6 +33,7 @@ from apps.pipeline.rules.corrections import (
     supersedes,
 )
 from apps.pipeline.rules.extract import Candidate, candidate_for, extract_from_message
+from apps.pipeline.rules.script import simplified
 from apps.pipeline.rules.text import (
     ZH_STOP_CHARS,
     absolute_paths,
@@ -52,7 +53,6 @@ from apps.pipeline.rules.text import (
     value_key,
     values,
 )
-from apps.pipeline.rules.script import simplified
 from apps.pipeline.rules.units import BatchAnalysis, analyse
 from apps.tools.errors import NotFound, ToolError
 
