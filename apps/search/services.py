@@ -174,6 +174,7 @@ class Ranked:
     record_id: str
     dense_rank: int | None = None
     sparse_rank: int | None = None
+    stand_in_rank: int | None = None  # the rank that stood in for a sparse vote across languages (ranking.stand_in_ranks)
     fused: float = 0.0
     boosts: dict[str, float] = field(default_factory=dict)
     score: float = 0.0
@@ -196,6 +197,7 @@ class Candidates:
     sparse_translated: list[index.Candidate] = field(default_factory=list)  # BM25 of its pseudo-translation
     words: list[frozenset[str]] = field(default_factory=list)  # ranking.query_words
     language: str = ""  # the query's (ranking.text_language)
+    worded: bool = True  # the query says words of its language, not only identifiers (ranking.worded)
     margin_floor: float = 0.0  # margin of a record the dense pool did not hold (a bound from above)
     cosine_floor: float = 0.0  # lowest cosine of the pool (the same bound for the cosine)
     cosine_median: float = 0.0  # median cosine of the top `limit` of the pool (padded, floored: MEDIAN_FLOOR)
@@ -224,9 +226,11 @@ def _gate(cands: list[ScoredT], *, ratio: float | None = None, margin: float | N
     return [c for c in cands if c.score >= best - margin]
 
 
-def _rrf(dense: Sequence[ranking.ScoredLike], sparse_: Sequence[ranking.ScoredLike]) -> list[Ranked]:
+def _rrf(dense: Sequence[ranking.ScoredLike], sparse_: Sequence[ranking.ScoredLike],
+         stand_in: Mapping[str, int] | None = None) -> list[Ranked]:
     """Reciprocal rank fusion (k = 60) of two rankings; a tie goes to the record the dense
-    side lists (it is inserted first and the sort is stable)."""
+    side lists (it is inserted first and the sort is stable). `stand_in`: records the sparse
+    side cannot list (ranking.stand_in_ranks), with the rank that counts for that vote."""
     ranked: dict[str, Ranked] = {}
     for rank, cand in enumerate(dense, start=1):
         item = ranked.setdefault(cand.record_id, Ranked(cand.record_id))
@@ -237,6 +241,10 @@ def _rrf(dense: Sequence[ranking.ScoredLike], sparse_: Sequence[ranking.ScoredLi
         item = ranked.setdefault(cand.record_id, Ranked(cand.record_id))
         item.sparse_rank = rank
         item.sparse_score = cand.score
+        item.fused += 1.0 / (RRF_K + rank)
+    for record_id, rank in (stand_in or {}).items():
+        item = ranked[record_id]
+        item.stand_in_rank = rank
         item.fused += 1.0 / (RRF_K + rank)
     return sorted(ranked.values(), key=lambda r: -r.fused)
 
@@ -264,7 +272,8 @@ def rank_candidates(cands: Candidates, langs: Mapping[str, str]) -> list[Ranked]
     dense = _gate(ranking.by_margin(pool, margins)[: cands.limit], margin=DENSE_GATE)
     sparse_ = ranking.merge_by_rank(_gate(live(cands.sparse), ratio=SPARSE_GATE),
                                     _gate(live(cands.sparse_translated), ratio=SPARSE_GATE))[: cands.limit]
-    fused = _rrf(dense, sparse_)
+    stand_in = ranking.stand_in_ranks(dense, {c.record_id for c in sparse_}, langs, cands.language) if cands.worded else {}
+    fused = _rrf(dense, sparse_, stand_in)
     cosine = {c.record_id: c.score for c in pool}
     for item in fused:
         item.margin = margins.get(item.record_id)
@@ -383,7 +392,7 @@ def index_candidates(profile: Profile, query: str, *, limit: int, filters: Filte
         raise
     sparse_, sparse_t = sparse_future.result()
     return Candidates([], limit=limit, dense=dense, sparse=sparse_, sparse_translated=sparse_t,
-                      words=ranking.query_words(query), language=ranking.text_language(query))
+                      words=ranking.query_words(query), language=ranking.text_language(query), worded=ranking.worded(query))
 
 
 def _sparse_candidates(profile: Profile, query: str, limit: int, spec: FilterSpec | None) -> tuple[list[index.Candidate], list[index.Candidate]]:
@@ -622,6 +631,8 @@ def _trace_entry(r: Ranked) -> dict[str, Any]:
     entry: dict[str, Any] = {"recordId": r.record_id, "denseRank": r.dense_rank, "sparseRank": r.sparse_rank,
                              "fused": round(r.fused, 6), "boosts": r.boosts, "score": round(r.score, 6),
                              "relevance": round(r.relevance, 4)}
+    if r.stand_in_rank is not None:
+        entry["standInRank"] = r.stand_in_rank
     if r.held_below:
         entry["heldBelow"] = list(r.held_below)
     return entry

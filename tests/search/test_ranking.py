@@ -82,6 +82,48 @@ def test_a_dead_candidate_takes_no_rank():
     assert ranked[0].margin == pytest.approx(0.5 - ranking.REF_FLOOR)
 
 
+# ------------------------------------------------- a stand-in vote across languages
+def _cross_language_case(query_language: str = "zh", worded: bool = True) -> services.Candidates:
+    # The English answer is the dense side's first; no BM25 list holds it (no word in common);
+    # two Chinese records both sides list in the middle would outrank it in plain RRF.
+    return services.Candidates(
+        [], limit=15,
+        dense=[services.index.Candidate(rid, score) for rid, score in
+               [("en_answer", 0.80), ("zh_x", 0.78), ("zh_y", 0.77), ("zh_a", 0.76), ("zh_b", 0.75)]],
+        sparse=[services.index.Candidate("zh_a", 9.0), services.index.Candidate("zh_b", 8.5)],
+        language=query_language, worded=worded,
+    )
+
+
+LANGS = {"en_answer": "en", "zh_x": "zh", "zh_y": "zh", "zh_a": "zh", "zh_b": "zh"}
+
+
+def test_a_record_in_the_other_language_gets_a_stand_in_for_the_sparse_vote_it_cannot_get():
+    plain = services._rrf([Scored(c.record_id, c.score) for c in _cross_language_case().dense],
+                          [Scored("zh_a", 9.0), Scored("zh_b", 8.5)])
+    assert plain[0].record_id == "zh_a"  # without the stand-in, the pair both sides list wins
+    ranked = services.rank_candidates(_cross_language_case(), LANGS)
+    first = ranked[0]
+    assert (first.record_id, first.dense_rank, first.sparse_rank, first.stand_in_rank) == ("en_answer", 1, None, 1 + ranking.STAND_IN_OFFSET)
+    assert services._trace_entry(first)["standInRank"] == 1 + ranking.STAND_IN_OFFSET
+    assert all(r.stand_in_rank is None for r in ranked if r.record_id != "en_answer")  # same language: no stand-in
+
+
+def test_no_stand_in_for_a_record_in_the_querys_language_or_for_a_query_of_identifiers():
+    ranked = services.rank_candidates(_cross_language_case(query_language="en"), LANGS)
+    assert all(r.stand_in_rank is None for r in ranked if r.record_id == "en_answer")
+    ranked = services.rank_candidates(_cross_language_case(worded=False), LANGS)
+    assert ranked[0].record_id == "zh_a" and all(r.stand_in_rank is None for r in ranked)
+
+
+@pytest.mark.parametrize(("query", "worded"), [
+    ("15672", False), ("PSP-77120", False), ("ADR-007", False),
+    ("what does ADR-007 say", True), ("前端要兼容哪些浏览器版本", True),
+])
+def test_a_query_of_identifiers_has_no_language(query, worded):
+    assert ranking.worded(query) is worded
+
+
 # ------------------------------------------------------------ pseudo-translation
 def test_a_chinese_question_is_glossed_in_english_without_its_question_words():
     text = bilingual.translate("用户对海鲜过敏吗", to="en")
