@@ -2538,3 +2538,115 @@ def test_an_announcement_is_no_record_of_its_own_and_gives_the_change_its_subjec
     live_now = texts(chat)
     assert not any(t.strip() == "update：换教练了！" for t in live_now), live_now
     assert any("换教练" in t and "Jenny" in t for t in live_now), live_now
+
+
+# ------------------------------------------------ ho26: wordings met on a new batch
+
+
+@pytest.mark.parametrize(("record", "said", "expected"), [
+    # The number said against the old one, no comma: only that number changes, not the version beside it.
+    ("the booking app for Barkley Lodge. 18 runs, mostly weekend stays. django 5.1, postgres, htmx.",
+     "oh, correction to what i said at the start — its 22 runs not 18. we built the annex in january with four more.",
+     "the booking app for Barkley Lodge. 22 runs, mostly weekend stays. django 5.1, postgres, htmx."),
+    # Moved onto another host, the old one named twice in the record.
+    ("hosted on heroku (basic dyno + heroku postgres), deploys from main.",
+     "last weekend i moved the whole thing onto a hetzner box (CX22, docker compose, caddy in front).",
+     "hosted on hetzner (basic dyno + hetzner postgres), deploys from main."),
+    # "从下周开始改成每周四": from when, not from what.
+    ("C-41 我们每周二统一冲一个 batch，因为药水开了就要用完。",
+     "药水供应商换了送货日，所以 C-41 batch 从下周开始改成每周四，config 帮我改",
+     "C-41 我们每周四统一冲一个 batch，因为药水开了就要用完。"),
+    # A weekday of the month with its part of the day is one value.
+    ("我和几个朋友组了个 book club，每个月第一个周五晚上 meet，地点在我家。",
+     "我们改时间了：从十月开始改成每个月最后一个周六下午 meet，大家周五下班都太累。",
+     "我和几个朋友组了个 book club，每个月最后一个周六下午 meet，地点在我家。"),
+    # "final 是 120 人" after the announcement that the list is settled.
+    ("venue 初步 hold 了 Fullerton Hotel 的 ballroom，guest 大概 200 人，budget 想控制在 SGD 80k 以内。",
+     "big news：guest list 终于 settle 了！！跟两边爸妈来回拉扯了三个礼拜，final 是 120 人。",
+     "venue 初步 hold 了 Fullerton Hotel 的 ballroom，guest 大概 120 人，budget 想控制在 SGD 80k 以内。"),
+])
+def test_ho26_changes_rewrite_only_the_value_that_changed(record, said, expected):
+    from apps.pipeline.rules.units import joined_headlines
+
+    assert_rewrites(record, " ".join(joined_headlines(re_split(said))) if "settle" in said else said, expected)
+
+
+def re_split(text: str) -> list[str]:
+    from apps.pipeline.rules.text import sentences
+
+    return sentences(text)
+
+
+def test_a_particle_after_the_old_name_is_not_part_of_it():
+    correction = parse_correction("然后我之前讲错了一个东西 🤦 scanner 不是 Frontier 啦，是 Noritsu HS-1800。")
+    assert (correction.old, correction.new) == ("Frontier", "Noritsu HS-1800")
+
+
+@pytest.mark.parametrize(("sentence", "once"), [
+    ("ok one-off request, don't make a habit of it: my mum turns 80 on sunday and i want to play her Happy Birthday.", True),
+    ("还有一个，这次帮我用广东话写一个 WhatsApp message 给我姑妈，邀请她来婚礼。", True),
+    ("端午要去苗栗三天两夜，这次帮我把行李清单排成表格，分四栏，我要印出来贴在后车厢。", True),
+    ("我们的行李清单一直是表格，分大人和小孩两栏。", False),
+])
+def test_ho26_one_off_requests(sentence, once):
+    from apps.pipeline.rules.extract import one_off
+
+    assert one_off(sentence) is once
+
+
+def test_a_request_to_forget_after_an_interjection_points_back():
+    assert forget_subject("所以五月那趟可能要看她身体状况……欸这个你不要记，太私人了，当我没说") == ""
+
+
+@pytest.mark.parametrize("sentence", [
+    "thought about the orchestra idea — not for me. my shifts rotate every week.",
+    "planner 不用啦 hahaha 我本身就是做 UX 的，project management 是我的 comfort zone。",
+])
+def test_ho26_refusals_naming_the_proposal(sentence):
+    from apps.pipeline.rules.extract import NAMED_DECLINE_RE
+
+    assert NAMED_DECLINE_RE.search(sentence)
+
+
+def test_a_product_model_after_its_name_is_no_ticket_and_goes_with_the_name():
+    from apps.pipeline.rules.text import identifiers, other_subject
+
+    assert identifiers("scanner 是一台 Frontier SP-500") == set()
+    assert identifiers("see PAY-1203 for the refund bug") == {"pay-1203"}
+    assert not other_subject("scanner 是一台 Frontier SP-500，扫出来的 JPEG 上传到 R2。", "scanner 不是 Frontier 啦，是 Noritsu HS-1800。")
+    assert_rewrites("scanner 是一台 Frontier SP-500，扫出来的 JPEG 上传到 R2。",
+                    "然后我之前讲错了一个东西 🤦 scanner 不是 Frontier 啦，是 Noritsu HS-1800。",
+                    "scanner 是一台 Noritsu HS-1800，扫出来的 JPEG 上传到 R2。")
+
+
+def test_each_change_of_a_list_of_changes_corrects_its_own_record(make_profile, l0, run_now):
+    lab = code_profile(make_profile, "lab", "/srv/halide")
+    l0(lab, [
+        say("f1", "这个是我们 film lab 的 order system。scanner 是一台 Frontier SP-500，扫出来的 JPEG 上传到 Cloudflare R2。", 0, cwd="/srv/halide"),
+        say("f2", "好的。", 1, role="assistant", cwd="/srv/halide"),
+        say("f3", "C-41 我们每周二统一冲一个 batch，因为药水开了就要用完，不能天天开机。", 2, cwd="/srv/halide"),
+    ])
+    ok(run_now(lab, KIND_L1))
+    l0(lab, [say("f4", "hello again～ 几件事 update 一下：\n- 药水供应商换了送货日，所以 C-41 batch 从下周开始改成每周四，config 帮我改\n"
+                       "- 然后我之前讲错了一个东西 🤦 scanner 不是 Frontier 啦，是 Noritsu HS-1800。", 10, session="s2", cwd="/srv/halide")])
+    ok(run_now(lab, KIND_L1))
+    live_now = texts(lab)
+    assert any("每周四" in t and "batch" in t for t in live_now) and not any("每周二" in t for t in live_now), live_now
+    assert any("Noritsu" in t for t in live_now) and not any("Frontier" in t for t in live_now), live_now
+
+
+def test_a_refusal_naming_the_proposal_in_the_next_session_declines_it(chat, l0, run_now):
+    l0(chat, [
+        say("o1", "started the cello this month, lessons with daniel on tuesdays.", 0),
+        say("o2", "Glasgow has a couple of community orchestras that take adult beginners. Want me to find ones that take "
+                  "first-year players?", 1, role="assistant"),
+    ])
+    ok(run_now(chat, KIND_L1))
+    l0(chat, [say("o3", "thought about the orchestra idea — not for me. my shifts rotate every week, i'd miss half the rehearsals. "
+                        "i'll stick to practising on my own.", 10, session="s2")])
+    ok(run_now(chat, KIND_L1))
+    assert not any("orchestra" in t for t in texts(chat)), texts(chat)
+    # A new session that opens with a plain "no" to nothing in it declines nothing.
+    l0(chat, [say("o4", "no idea why but my bow keeps squeaking on the A string.", 20, session="s3")])
+    ok(run_now(chat, KIND_L1))
+    assert any("squeaking" in t for t in texts(chat)), texts(chat)

@@ -63,7 +63,7 @@ _CHANGE_VERBS_EN = (r"moved|moves|shifted|shifts|changed|switched|migrated|upgra
                     r"|pushed|postponed|rescheduled|brought|slipped|dropped|upped|capped|tightened|loosened|relaxed"
                     r"|widened|narrowed|doubled|halved|tripled|lengthened|lifted|knocked|dialled|dialed|turned")
 CHANGE_TO_RE = re.compile(
-    rf"\b(?:{_CHANGE_VERBS_EN})\b(?:\s+(?:up|back|down|forward|out))?(?:\s+(?!to\b)[\w'-]+){{0,4}}?,?\s+to\s+(?P<new>(?:[^,;!.?]|\.(?=\d))+)"
+    rf"\b(?:{_CHANGE_VERBS_EN})\b(?:\s+(?:up|back|down|forward|out))?(?:\s+(?!(?:on)?to\b)[\w'-]+){{0,4}}?,?\s+(?:on)?to\s+(?P<new>(?:[^,;!.?]|\.(?=\d))+)"
     # "timeout tighten 到 90 秒": an English verb before the Chinese "到" in mixed writing.
     r"|(?:推迟|提前|延后|延期|改期|挪|加|减|缩短|延长|放宽|收紧|扩|砍|提|压|升级|换|改签|tighten|loosen|bump|raise|lower|reduce|increase|extend|shorten)\s*到(?P<new_zh>[^，,。；;！!？?]+)",
     re.IGNORECASE,
@@ -74,7 +74,7 @@ CHANGE_TO_RE = re.compile(
 # "现在的借阅规则：…" names what holds and introduces it: no cue.
 WEAK_CUE_RE = re.compile(
     r"(?<!for )(?<!until )(?<!right )(?<!by )(?<!just )(?<!till )\bnow\b(?!\s+(?:that|and then|on)\b)|\bthese days\b|\bnowadays\b|\bmore like\b|\bfrom now on\b"
-    r"|\bany ?more\b|\bended up\b|\bin the end\b|(?:现在|目前|如今)(?!的[^，,。:：]{0,12}[:：])|最后(?:定|决定|改|选)|后来(?:改|换)|又(?:改|换|变|涨|降)了?",
+    r"|\bany ?more\b|\bended up\b|\bin the end\b|\bfinal\b(?=\s*(?:是|[:：]|is\b|number\b|count\b))|(?:现在|目前|如今)(?!的[^，,。:：]{0,12}[:：])|最后(?:定|决定|改|选)|后来(?:改|换)|又(?:改|换|变|涨|降)了?",
     re.IGNORECASE,
 )
 # A change that is planned or asked for has not happened ("下周要把 Triton 升级到 24.08", "we
@@ -93,6 +93,8 @@ _LEAD_RE = re.compile(
     re.IGNORECASE,
 )
 _PAIRS: list[re.Pattern[str]] = [
+    # "its 22 runs not 18": a number said against the old one, with no comma between.
+    re.compile(r"\b(?P<new>\d+(?:\.\d+)?)(?:\s?[a-z%]+)?\s+not\s+(?P<old>\d+(?:\.\d+)?)(?!\w|\.\d)", re.IGNORECASE),
     re.compile(rf"\bnot\s+{_NOT_A_VALUE}(?P<old>[^,.;]+?)\s*,?\s+but\s+(?P<new>[^,.;!]+)", re.IGNORECASE),
     re.compile(rf"(?P<new>[^,;，；]+?)\s*[,，]\s*not\s+{_NOT_A_VALUE}(?P<old>(?:[^,.;!，。；]|\.(?=\d))+)", re.IGNORECASE),
     re.compile(r"(?P<new>[^,;]+?)\s+(?:instead of|rather than)\s+(?P<old>(?:[^,.;!]|\.(?=\d))+)", re.IGNORECASE),  # "3.12 instead of 3.10"
@@ -100,7 +102,8 @@ _PAIRS: list[re.Pattern[str]] = [
     re.compile(r"不是(?P<old>[^，,。；;]+?)[，,]?\s*(?:而)?是(?P<new>[^，,。；;！!]+)"),
     re.compile(r"是(?P<new>[^，,。；;不]+?)[，,]?\s*不是(?P<old>[^，,。；;！!]+)"),
     re.compile(r"(?P<new>[^，,。；;]+?)[，,]\s*(?:而)?不是(?P<old>[^，,。；;！!]+)"),
-    re.compile(r"从(?P<old>[^，,。；;]+?)(?:改成了?|改为|改到|换成了?)(?P<new>[^，,。；;！!]+)"),
+    # ("从下周开始改成每周四": from when, not from what.)
+    re.compile(r"从(?P<old>[^，,。；;]+?)(?<!开始)(?<!起)(?:改成了?|改为|改到|换成了?)(?P<new>[^，,。；;！!]+)"),
     re.compile(r"\b(?:replaced|swapped)\s+(?P<old>[\w.:+-]+(?: [\w.:+-]+)?)\s+(?:with|for)\s+(?P<new>[^,.;!]+?)(?=\s+(?:last|this|on|in|because|since|as)\b|[,.;!]|$)", re.IGNORECASE),
     # "Feast 不再用了，我们改用自研的 feature service": what is dropped and what replaces it.
     re.compile(r"(?P<old>[\w.+-]+(?: [\w.+-]+)?)\s*(?:已经)?不再(?:用|使用|维护|支持)了?[，,]\s*(?:我们)?(?:决定)?(?:改用|换成|换用|改成)(?P<new>[^，,。；;！!]+)"),
@@ -158,7 +161,7 @@ _FROM_TO_EN = re.compile(
     re.IGNORECASE,
 )
 _FROM_TO_ZH = re.compile(
-    r"从\s*(?P<old>[^，,。；;！!？?从]{1,24}?)\s*(?:迁移到|迁到|切换到|切到|换到|转到|挪到|搬到|升级到|换成|改成|改为|改到|改用|转成|转为)了?\s*"
+    r"从\s*(?P<old>[^，,。；;！!？?从]{1,24}?)(?<!开始)(?<!起)\s*(?:迁移到|迁到|切换到|切到|换到|转到|挪到|搬到|升级到|换成|改成|改为|改到|改用|转成|转为)了?\s*"
     r"(?P<new>[^，,。；;！!？?]+)"
 )
 # Words before "from" that do not say what moved ("we finally moved everything from …").
@@ -728,6 +731,7 @@ def _parse_marked(sentence: str) -> Correction | None:
                 new = _trim_new((m.group("new") or (m.groupdict().get("new2") or "")).strip())
                 break
     old = re.split(r"\s[—–-]\s|[—–…]", old)[0].strip()
+    old = re.sub(r"\s*(?:啦|啊|呀|哦|喔|吧|呢|嘛)+$", "", old)  # "scanner 不是 Frontier 啦，是 Noritsu"
     if len(old.split()) > 4:
         old = ""  # not a value but a whole clause: find the record by the new value instead
     clause = re.sub(r"^[,，:：\s—–-]+|[,，\s]+$", "", clause)
@@ -898,6 +902,10 @@ def corrected_content(record: str, correction: Correction) -> str | None:
                 # "MySQL 8.0" → "PostgreSQL": the old name's version is not the new one's.
                 version = re.match(r"\s*v?\d+(?:\.\d+)*(?![\w.]\w)", record[end:])
                 end += version.end() if version else 0
+            elif not re.search(r"\d", correction.old) and _MODEL_RE.search(correction.new):
+                # "Frontier SP-500" → "Noritsu HS-1800": the old name's model goes with it.
+                model = re.match(r"\s*" + _MODEL_RE.pattern, record[end:])
+                end += model.end() if model else 0
             return record[:start] + correction.new + record[end:]
     said = _stated_values(correction.new or correction.clause)
     if not said:
@@ -924,12 +932,17 @@ def corrected_content(record: str, correction: Correction) -> str | None:
             if value != old_value:
                 text, changed = text[:at] + text[at:].replace(old_value, value, 1), True
             continue
-        if len(stated) > 1 and len(present) == 1 and value_key(present[0][1]) in {value_key(v) for v in stated} and not _a_range(correction.clause, stated):
-            # "Actually 30, 40 was too many": the record's own value said again is the old one
-            # (not in a range: "Saturday 22:00 to Sunday 01:00" says both days).
-            others = [v for v in stated if value_key(v) != value_key(present[0][1])]
+        held_keys = {value_key(v) for _, v in present}
+        again = {value_key(v) for v in stated} & held_keys
+        if len(stated) > 1 and len(again) == 1 and not _a_range(correction.clause, stated):
+            # "Actually 30, 40 was too many", "its 22 runs not 18": the record's own value said again is
+            # the old one (not in a range: "Saturday 22:00 to Sunday 01:00" says both days), and only
+            # it changes — not the record's other numbers ("18 runs … django 5.1" keeps its 5.1).
+            others = [v for v in stated if value_key(v) not in held_keys]
             if len(set(map(value_key, others))) == 1:
                 stated = others[:1]
+                if len(present) > 1:
+                    present = [(at, v) for at, v in present if value_key(v) in again]
         if len(stated) > 1:
             # "Sunday 02:00 to 04:00" → "22:00 to 01:00": several values of a kind change
             # together, in order; a different number of them is a new shape, not a value change.
@@ -944,6 +957,13 @@ def corrected_content(record: str, correction: Correction) -> str | None:
         if not same:
             continue
         source = correction.new or correction.clause
+        if len(same) > 1 and kind.startswith("tool:") and len({value_key(v) for _, v in same}) == 1:
+            # "hosted on heroku (basic dyno + heroku postgres)" / "moved … onto a hetzner box": the
+            # one tool named twice is left wherever it is named.
+            for at, old_value in sorted(same, reverse=True):
+                text = text[:at] + text[at:].replace(old_value, _spaced(text, at, old_value, value), 1)
+            changed = True
+            continue
         if len(same) > 1 and not _is_rate(source, source.find(value)):
             # "每 30 秒…一次心跳…超过 5 分钟没收到就标 offline" / "timeout tighten 到 90 秒": a value said
             # as how often ("every 30 s") is not the one a duration said without "every" replaces.
@@ -1015,6 +1035,7 @@ def _run_rewritten(record: str, new: str) -> str | None:
     return record[:r_start] + new[start:end] + record[r_end:]
 
 
+_MODEL_RE = re.compile(r"[A-Z]{1,4}-?\d{2,}[A-Za-z]?(?![\w-])")
 _NAME_BEFORE_RE = re.compile(r"(?<![\w.-])([A-Z][A-Za-z+#.-]*[A-Za-z+#])\s?v?$")
 
 
@@ -1440,8 +1461,8 @@ def forget_subject(sentence: str) -> str | None:
         # "…要是过了估计年底就撤了…… wait 这个千万别记下来": after a pause, what the request points at.
         subject = re.split(r"…+|\.{3,}|——|\bwait\b", subject, flags=re.IGNORECASE)[-1].strip()
         subject = re.sub(r"(?:千万|一定|务必|可|真的)+$", "", subject).strip()
-        subject = re.sub(r"^(?:好了|算了|了|吧|啦|哈|啊)+$", "", subject)  # "这段 don't save 好了": a particle, no subject
         subject = re.sub(r"(这个|这条|那个|那条|这件事|这事|的事情?|的内容|这些|那段话?|这段话?)$", "", subject).strip()
+        subject = re.sub(r"^(?:好了|算了|了|吧|啦|哈|啊|欸|诶|哎|唉|呃|嗯)+$", "", subject)  # "这段 don't save 好了", "……欸这个你不要记": no subject
         subject = re.split(r"[,，;；—–]", subject)[0].strip()  # "forget that, we haven't agreed" → "that"
         if re.match(r"^(?:这些|那些)", subject):
             subject = ""  # "这些家里的事你别记着啊": "these" are the things just said

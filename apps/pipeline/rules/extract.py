@@ -205,7 +205,9 @@ DECLINE_LEAD_RE = re.compile(
 # "Casbin先不要。", "耳机那个不行不行。": the proposal's name and a refusal, nothing else (one of the
 # refusals below; refused_name() reads the name from it).
 _REFUSAL_BY_NAME = (r"^(?P<name>[A-Za-z][A-Za-z0-9.+-]{1,30}(?:\s+[A-Za-z][A-Za-z0-9.+-]*)?|[\u4e00-\u9fff]{2,6}?)\s*(?:那个|这个)?\s*"
-                    r"(?:就|还是|先|暂时)?(?:不要|不用|算了|免了|不考虑|不上|不行(?:不行)?)(?:了|吧|哈|啦|呀|哦|喔)?\s*(?:[，,。.!！]|$)")
+                    r"(?:就|还是|先|暂时)?(?:不要|不用|算了|免了|不考虑|不上|不行(?:不行)?)(?:了|吧|哈|啦|呀|哦|喔)?"
+                    # "planner 不用啦 hahaha 我本身就是做 UX 的": a laugh after the refusal.
+                    r"(?:\s*(?:(?:ha)+h?|lol|哈+)\b)?\s*(?:[，,。.!！]|\s|$)")
 _REFUSAL_BY_NAME_RE = re.compile(_REFUSAL_BY_NAME, re.IGNORECASE)
 
 
@@ -222,6 +224,8 @@ NAMED_DECLINE_RE = re.compile(
     # refusal ends the proposal's clause; the user's own way follows it.
     r"|^[A-Za-z][\w.+-]{1,30}\s[^。.!！?？，,]*?不想再?(?:换|加|买|试|用|要|折腾|订|花)了?(?=\s*(?:[，,。.!！]|$))"
     r"|" + _REFUSAL_BY_NAME +
+    # "thought about the orchestra idea — not for me.": the proposal named as an idea, then refused.
+    r"|\b(?:idea|suggestion|thing)\s*(?:[—–-]+|[,，:：])\s*(?:not for me|no thanks|nah|pass|not happening)\b"
     # "not etsy, no.": the proposal named and refused.
     r"|^not\s+[\w.+-]{2,30}(?:\s+[\w.+-]+)?\s*[,，]\s*no\b"
     # "private lesson 太贵了吧，S$900 够我飞回家两趟了": the proposal named, refused for its price.
@@ -378,13 +382,15 @@ REMINDER_RE = re.compile(r"\b(don't forget|do not forget|remember to)\b|别忘|�
 # Said to be for once only ("帮我出 5 道题，就这一次", "只补这一次", "just this once"): whoever
 # the subject, whatever the verb.
 ONLY_ONCE_RE = re.compile(r"(?:这次|这回)就(?:行|好|可以)(?!了吧)|[,，]\s*(?:just\s+)?this once\b|\b(?:it's|it is|this is|just) a one[- ]off\b|\b(just this once|only this once|this one time only|just this one time|(a |it's a |just a )?one[- ]time thing|(a |it's a |just a )?one[- ]off thing"
-                          r"|just for (this run|this once|today|tonight|now)|for this run only|(just |only )?for this (reply|answer|response|message|question)( only)?|(don't|do not) make (it|this) (a|the) (config |new )?default"
+                          r"|just for (this run|this once|today|tonight|now)|for this run only|(just |only )?for this (reply|answer|response|message|question)( only)?|(a |one )?one[- ]off request|(don't|do not|dont) make a habit of (it|this)|(don't|do not) make (it|this) (a|the) (config |new )?default"
                           # "for tonight (2026-09-05) only: …", "tonight only, would you …", "not a regular thing",
                           # "don't change the default in the config".
                           r"|(for )?(today|tonight)( \([^)]{1,20}\))? only|not a (regular|usual|standing|permanent) thing|(don't|do not) change the default)\b"
                           r"|(?:就|只|仅)今(?:天|晚)|就这(?:两|几)天|临时(?:加|改|开|关|挂|换|用)|今天就(?:先)?(?:这样|这么)|(?:今天|这次|这回)就?用[^，。]{1,12}(?:回|答|写|说|讲)(?:我)?(?:一次|一下|几句|两句)"
                           # "这次帮我用繁体写一份…": a script or language asked for this time.
-                          r"|(?:这次|这回)(?:你)?(?:帮我|给我)?用(?:繁体|简体|英文|英语|中文|粤语|日文|日语|拼音|表格)"
+                          r"|(?:这次|这回)(?:你)?(?:帮我|给我)?用(?:繁体|简体|英文|英语|中文|粤语|广东话|白话|台语|闽南话|上海话|四川话|日文|日语|韩文|韩语|法语|德语|拼音|表格)"
+                          # "這次幫我把行李清單排成表格": an output made in a form for once.
+                          r"|(?:这次|这回)(?:你)?(?:帮我|给我)(?:把[^，,。！!]{1,24}?)?(?:排成|做成|整理成|弄成|列成|画成)(?:一个|一张|一份)?(?:表格|清单|列表|checklist|图表|PDF|表)"
                           # "这次破个例，直接拿真实目录跑一下": an exception made for once.
                           r"|破个?例"
                           # "use --no-verify on this one", "就这一回".

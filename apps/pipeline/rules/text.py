@@ -143,6 +143,9 @@ def _without_inline_numbers(line: str) -> str:
     return _INLINE_ITEM_RE.sub(lambda m: m.group("before"), line)
 
 
+LIST_ITEM_SEP = "; "  # between the items of a list joined into one statement
+
+
 def _lines_as_units(text: str) -> list[str]:
     """Lines of a message, a list joined to the line that introduces it: an intro ending
     with ':' and its items ("Two rules for the importer: - never X - always Y") stay one
@@ -159,7 +162,7 @@ def _lines_as_units(text: str) -> list[str]:
         item = _LIST_ITEM_RE.sub("", line).strip()
         if is_item and intro is not None and len(out[intro]) + len(item) < LIST_JOIN_MAX:
             joined = out[intro]
-            sep = " " if joined.endswith((":", "：")) else "; "
+            sep = " " if joined.endswith((":", "：")) else LIST_ITEM_SEP
             out[intro] = joined + sep + item.rstrip("。.;；")
             continue
         if is_item and intro is not None and len(intro_line) + len(item) < LIST_JOIN_MAX:
@@ -416,6 +419,10 @@ VALUE_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
                           rf"|(?:{_ZH_NUM}\s?万(?:(?:[一两二三四五六七八九]|\d)\s?千|[一两二三四五六七八九](?![千百十]))?|{_ZH_NUM}\s?千)"
                           r"(?![多余]?\s?(?:米|公里|步|人|字|名|个|次|条|年|克|平|卡|瓦|转|公斤|斤))(?:块钱?|元|美元|欧元)?"
                           r"|\d+(?:\.\d+)?\s?(?:块钱?|元|美元|欧元)", re.IGNORECASE)),
+    # A weekday of the month, with its part of the day ("每个月第一个周五晚上", "最后一个周六下午", "the last
+    # Saturday of the month"): one value, so "最后一个周六下午" replaces "第一个周五晚上" whole.
+    ("weekday", re.compile(r"(?:第[一二三四五1-5]个|最后一个)(?:周|星期|礼拜)[一二三四五六日天](?:早上|上午|中午|下午|傍晚|晚上)?(?![一二三四五六七八九十两\d])"
+                           rf"|\b(?:first|second|third|fourth|last)\s+(?:{_WEEKDAYS_EN})\s+of\s+(?:the|each|every)\s+month\b", re.IGNORECASE)),
     # A price said as a discount ("按原价的三折卖", "改成统一四折", "七五折"): one value, so "四折" corrects
     # "三折" and not some other count.
     ("discount", re.compile(r"(?:\d(?:\.\d)?|[五六七八九][一二三四五六七八九]|[一二三四五六七八九])\s?折(?![叠腾磨断扣射])")),
@@ -515,8 +522,14 @@ IDENTIFIER_RE = re.compile(
 
 
 def identifiers(text: str) -> set[str]:
-    """The identifiers `text` names (the number or key only: "ticket 10" and "#10" are one)."""
-    return {next(g for g in m.groups() if g).lower() for m in IDENTIFIER_RE.finditer(text)}
+    """The identifiers `text` names (the number or key only: "ticket 10" and "#10" are one). A
+    key right after a capitalised name is that product's model ("Frontier SP-500", "Noritsu
+    HS-1800"), not a ticket."""
+    return {next(g for g in m.groups() if g).lower() for m in IDENTIFIER_RE.finditer(text)
+            if not (m.group(3) and _MODEL_OF_RE.search(text, 0, m.start()))}
+
+
+_MODEL_OF_RE = re.compile(r"(?<![\w-])[A-Z][a-z]{2,}\s$")
 
 
 def other_subject(a: str, b: str) -> bool:

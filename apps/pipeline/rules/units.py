@@ -48,7 +48,19 @@ from apps.pipeline.rules.extract import (
     refused_name,
 )
 from apps.pipeline.rules.script import Script, simplified
-from apps.pipeline.rules.text import LOWER_STOP_RE, WORD_RE, content_tokens, is_chinese, naming_words, quality_gate, sentences, speaker_of, tokens, values
+from apps.pipeline.rules.text import (
+    LIST_ITEM_SEP,
+    LOWER_STOP_RE,
+    WORD_RE,
+    content_tokens,
+    is_chinese,
+    naming_words,
+    quality_gate,
+    sentences,
+    speaker_of,
+    tokens,
+    values,
+)
 
 FOLLOW_UP_MAX_CHARS = 80  # an anaphoric follow-up is short; a long message says its own thing
 ACCEPT_MAX_CHARS = 200
@@ -216,7 +228,7 @@ def _analyse(ctx, messages: list[dict], background: list[dict], mode: str) -> Ba
             found.append(accepted)
             ctx.add("proposalsAccepted")
             numbered = [(i, p) for i, p in numbered if i != 0]
-        elif _declined(parts, session, last_assistant):
+        elif (proposal_message := _declined_proposal(parts, session, last_assistant)) is not None:
             ctx.add("proposalsDeclined")
             rest = refusal_remainder(parts[0])
             if rest and NAMED_DECLINE_RE.search(rest):
@@ -228,7 +240,7 @@ def _analyse(ctx, messages: list[dict], background: list[dict], mode: str) -> Ba
             # "no. Ekos is a huge GUI …", "no Temporal，太重了": a sentence about what was just
             # declined is the refusal's reason, not a fact to keep; the others stand ("no, we've
             # been to Nara before" is the user's own news).
-            declined = _declined_names(last_assistant[session], user_words.get(session, set()))
+            declined = _declined_names(proposal_message, user_words.get(session, set()))
             if not DECLINE_RE.search(parts[0]) and (named := declined & tokens(re.split(r"[，,。.!！]", parts[0])[0])):
                 # "ClickHouse 不上，…。PG 分区 + 每天聚合一次就够了": of two proposals, the one the
                 # refusal names is declined; the other, said next, is the user's choice.
@@ -251,13 +263,17 @@ def _analyse(ctx, messages: list[dict], background: list[dict], mode: str) -> Ba
             if ended is not None:
                 told_after.update(range(index + 1, index + 1 + GIVEN_UP_FOLLOWING))
             # "for tonight only: give it 300s instead of the usual 180" changes nothing that lasts.
-            correction = self_fixes.get(index) or ended or (None if one_off(part) else (_news_before_question(part) or _requested_change(part, mode))
-                                                            if asked else parse_correction(part))
+            correction = self_fixes.get(index) or ended or _change_in(part, mode)
             if correction is not None and index and not correction.context and POINTS_BACK_RE.match(correction.clause):
                 correction.context = parts[index - 1]
             if correction is not None:
-                out.corrections.append(Said(message=message, correction=correction, position=index))
-                ctx.add("corrections")
+                # "几件事 update 一下：- 药水供应商换了送货日，所以 C-41 batch 改成每周四 - 然后我之前讲错了…scanner
+                # 不是 Frontier 啦，是 Noritsu": a list of changes is one unit, but each item changes its own record.
+                items = [] if index in self_fixes or ended is not None or one_off(part) or LIST_ITEM_SEP not in part \
+                    else [c for c in (_change_in(item, mode) for item in part.split(LIST_ITEM_SEP)) if c]
+                for each in items if len(items) >= 2 else [correction]:
+                    out.corrections.append(Said(message=message, correction=each, position=index))
+                    ctx.add("corrections")
             else:
                 plain.append((index, part))
         if plain and _is_follow_up(plain[0][1], content) and session in last_user:
@@ -284,7 +300,9 @@ _NEWS_LEAD = (r"(?:(?:update|big news|news|big change|quick update|heads up|btw|
 HEADLINE_RE = re.compile(
     _NEWS_LEAD + r"(?:(?:我|我们)?(?:又)?换(?P<a>[^，,。！!？?：:]{1,6}?)了|(?P<b>[^，,。！!？?：:]{1,12}?)(?:又|也)?(?:换了|改了|变了|调整了|大调整|有变(?:化)?了?)"
     r"|(?:(?:we|i)(?:'ve| have)?\s+)?(?:changed|switched|swapped)\s+(?P<c>[a-z]+(?:\s[a-z]+)?)"
-    r"|(?:the\s+)?(?P<d>[a-z]+(?:\s[a-z]+)?)\s+(?:has\s+|have\s+)?changed)"
+    r"|(?:the\s+)?(?P<d>[a-z]+(?:\s[a-z]+)?)\s+(?:has\s+|have\s+)?changed"
+    # "guest list 终于 settle 了！！": decided at last, the next sentence says what.
+    r"|(?P<e>[^，,。！!？?：:]{1,12}?)\s*(?:终于|总算)\s*(?:定了|定下来了|敲定了|确定了|settle\s?了|settled|搞定了))"
     r"\s*[！!。.~～：:]*\s*$", re.IGNORECASE)
 HEADLINE_MAX_CHARS = 40
 
@@ -356,6 +374,15 @@ def _points_back_once(before: str, request: str) -> bool:
     # "平时回复不用这样哈，就这一次": a bare scope at the end, after words that point back.
     *rest, last = re.split(r"[，,;；]\s*", request)
     return bool(rest) and one_off(last) and len(naming_words(last)) <= 1 and bool(_THIS_WAY_RE.search(" ".join(rest)))
+
+
+def _change_in(part: str, mode: str) -> Correction | None:
+    """The change a sentence states ("for tonight only: give it 300s" changes nothing that lasts);
+    asked for, it must be news said before the request or (in code) a setting the user tells the
+    assistant to change."""
+    if one_off(part):
+        return None
+    return (_news_before_question(part) or _requested_change(part, mode)) if _asked(part) else parse_correction(part)
 
 
 def _asked(part: str) -> bool:
@@ -462,12 +489,13 @@ def _without_echo(found: list[Candidate], asked: set[str]) -> list[Candidate]:
 def _remember(message: dict, last_user: dict, last_assistant: dict, found: list[Candidate], speakers: set[str]) -> None:
     session = str(message.get("sessionKey") or "")
     if message.get("role") == "assistant" and speaker_of(str(message.get("content") or ""))[0] not in speakers:
-        last_assistant[session] = message
+        last_assistant[session] = last_assistant[_ANY_SESSION] = message
         return
     # The user's previous message stays the referent of a follow-up even with an assistant
     # reply in between ("Set X to 30 s." / "Done." / "以后都照这个来。").
     last_user[session] = (message, list(found))
     last_assistant.pop(session, None)  # a proposal is answered by the next user message only
+    last_assistant.pop(_ANY_SESSION, None)
 
 
 def _is_follow_up(sentence: str, content: str) -> bool:
@@ -523,6 +551,21 @@ def _accepted_proposal(message: dict, parts: list[str], session: str, last_assis
     return cand
 
 
-def _declined(parts: list[str], session: str, last_assistant: dict) -> bool:
-    return bool(parts) and _pending_proposal(session, last_assistant) is not None \
-        and bool(DECLINE_RE.search(parts[0]) or NAMED_DECLINE_RE.search(parts[0]))
+# The last assistant message of the profile, until a user message answers it in any session.
+_ANY_SESSION = "\0any"
+
+
+def _declined_proposal(parts: list[str], session: str, last_assistant: dict) -> dict | None:
+    """The assistant message the user's first sentence declines, if it declines one: the
+    pending proposal of the session, or — for a refusal that names it ("thought about the
+    orchestra idea — not for me", days later in a new session) — the last one left unanswered."""
+    if not parts:
+        return None
+    proposal = _pending_proposal(session, last_assistant)
+    if proposal is not None:
+        return proposal if DECLINE_RE.search(parts[0]) or NAMED_DECLINE_RE.search(parts[0]) else None
+    earlier = last_assistant.get(_ANY_SESSION)
+    if earlier is None or not NAMED_DECLINE_RE.search(parts[0]):
+        return None
+    named = naming_words(re.split(r"\s[—–-]+\s|[—–]|[,，:：]", parts[0])[0])
+    return earlier if named & naming_words(str(earlier.get("content") or "")) else None
