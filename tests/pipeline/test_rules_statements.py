@@ -2412,6 +2412,7 @@ def test_tool_spellings_share_a_key_and_a_common_word_is_no_tool():
 
     assert value_key("Postgres") == value_key("PostgreSQL")
     assert values("we render the page on the server") == []
+    assert values("cos i was tired, a drizzle of oil, the sentry at the gate") == []
     assert values("deploy 在Heroku上") == [("tool:hosting", "Heroku")]
 
 

@@ -333,26 +333,26 @@ _ZH_NUM = r"(?:\d+(?:\.\d+)?|[一两二三四五六七八九十]+)"
 # to one of them ("我们搬去 Fly.io 了", "we've moved to Postmark", "公司 IM 全面切到钉钉了") replaces the
 # other of its kind that a record names ("app deploy 在 Heroku"), with no other word in common. Each
 # entry is its spellings, the first one the key; "=" marks a name that is also a common word, matched
-# only as written ("Render", "Square", "Teams").
+# only as written ("Render", "Square", "Teams", "Sentry", "COS": not "cos i was tired").
 TOOL_KINDS: dict[str, tuple[str, ...]] = {
     "hosting": ("Heroku", "Fly.io|=Fly", "Vercel", "Netlify", "=Render", "=Railway", "DigitalOcean|Digital Ocean", "Hetzner", "Linode",
                 "Cloudflare Pages", "GitHub Pages", "App Engine", "Elastic Beanstalk", "PythonAnywhere"),
     "database": ("PostgreSQL|Postgres", "MySQL", "SQLite", "MongoDB|Mongo", "MariaDB", "SQL Server|MSSQL", "DynamoDB", "Firestore", "CockroachDB",
                  "InfluxDB|Influx", "TimescaleDB", "ClickHouse"),
-    "database host": ("Neon", "Supabase", "PlanetScale", "Amazon RDS|RDS"),
-    "orm": ("Prisma", "Drizzle", "TypeORM", "Sequelize", "SQLAlchemy", "MyBatis-Plus|MyBatis Plus", "MyBatis", "Hibernate", "GORM", "Knex", "Mongoose"),
+    "database host": ("=Neon", "Supabase", "PlanetScale", "Amazon RDS|RDS"),
+    "orm": ("Prisma", "=Drizzle", "TypeORM", "Sequelize", "SQLAlchemy", "MyBatis-Plus|MyBatis Plus", "MyBatis", "Hibernate", "GORM", "Knex", "Mongoose"),
     "package manager": ("npm", "yarn", "pnpm", "bun"),
     "chat": ("Slack", "Microsoft Teams|=Teams", "Discord", "Telegram", "WhatsApp", "钉钉|DingTalk", "飞书|Lark|Feishu", "企业微信|WeCom", "Mattermost"),
-    "email": ("SendGrid", "Mailgun", "Postmark", "Amazon SES|SES", "Mailchimp", "Resend", "Brevo|Sendinblue", "SparkPost", "Mailjet"),
+    "email": ("SendGrid", "Mailgun", "=Postmark", "Amazon SES|=SES", "Mailchimp", "=Resend", "Brevo|Sendinblue", "SparkPost", "Mailjet"),
     "sms": ("Twilio", "Vonage|Nexmo", "MessageBird", "Plivo"),
-    "payment": ("Stripe", "PayPal", "=Square", "SumUp", "Adyen", "Braintree", "Mollie", "微信支付|WeChat Pay", "支付宝|Alipay", "收钱吧"),
-    "shop": ("Etsy", "Shopify", "WooCommerce", "有赞", "Wix", "Squarespace"),
-    "ci": ("Jenkins", "GitHub Actions", "GitLab CI", "CircleCI", "Travis CI|Travis", "Buildkite", "Drone CI"),
+    "payment": ("Stripe", "PayPal", "=Square", "SumUp", "Adyen", "Braintree", "=Mollie", "微信支付|WeChat Pay", "支付宝|Alipay", "收钱吧"),
+    "shop": ("Etsy", "Shopify", "WooCommerce", "有赞", "=Wix", "Squarespace"),
+    "ci": ("Jenkins", "GitHub Actions", "GitLab CI", "CircleCI", "Travis CI", "Buildkite", "Drone CI"),
     "maps": ("高德|Amap", "Google Maps", "百度地图", "腾讯地图", "Mapbox"),
-    "object storage": ("Backblaze B2|B2", "Amazon S3|S3", "阿里云 OSS|阿里云OSS|OSS", "Cloudflare R2|R2", "腾讯云 COS|COS", "Google Cloud Storage|GCS", "MinIO"),
-    "error tracking": ("Sentry", "Rollbar", "Bugsnag", "Honeybadger"),
+    "object storage": ("Backblaze B2|B2", "Amazon S3|S3", "阿里云 OSS|阿里云OSS|=OSS", "Cloudflare R2|R2", "腾讯云 COS|=COS", "Google Cloud Storage|GCS", "MinIO"),
+    "error tracking": ("=Sentry", "Rollbar", "Bugsnag", "Honeybadger"),
     "accounting": ("Xero", "QuickBooks", "FreeAgent", "FreshBooks"),
-    "analytics": ("Google Analytics", "Plausible", "Umami", "Mixpanel", "PostHog", "Matomo"),
+    "analytics": ("Google Analytics", "=Plausible", "=Umami", "Mixpanel", "PostHog", "Matomo"),
 }
 
 
