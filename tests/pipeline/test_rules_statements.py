@@ -2651,3 +2651,46 @@ def test_a_refusal_naming_the_proposal_in_the_next_session_declines_it(chat, l0,
     l0(chat, [say("o4", "no idea why but my bow keeps squeaking on the A string.", 20, session="s3")])
     ok(run_now(chat, KIND_L1))
     assert any("squeaking" in t for t in texts(chat)), texts(chat)
+
+
+# ------------------------------------------------ ho27: wordings met on a new batch
+
+
+def test_a_users_list_stays_with_its_introduction_across_a_blank_line():
+    from apps.pipeline.rules.extract import classify
+    from apps.pipeline.rules.text import sentences
+
+    said = ("right, ground rules before you touch anything:\n\n- ruff and pytest both have to pass before you commit anything.\n"
+            "- any text a client sees: plain english, short sentences. no \"eligibility criteria\", that kind of thing")
+    parts = sentences(said, said_by_user=True)
+    assert len(parts) == 1 and "ground rules" in parts[0] and "plain english" in parts[0]
+    assert classify(parts[0], role="user") is not None
+    # An assistant's summary of what it did is read item by item.
+    done = "Done so far:\n\n- `pytest.ini` added.\n- the `TestCase` classes are plain pytest functions now."
+    assert len(sentences(done)) == 3
+
+
+def test_a_change_said_in_the_progressive_is_a_correction():
+    correction = parse_correction("and heads up, bigger one: from march we're moving distribution to saturday mornings 10 till 12, "
+                                  "because the church hall has a slimming club on weeknights.")
+    assert correction is not None and not correction.weak
+
+
+def test_a_move_to_another_cloud_with_the_old_one_let_lapse():
+    correction = parse_correction("另外服务器这周末搬家了，所以后端现在全部跑在华为云的弹性云服务器上了，数据库也迁到华为云 RDS for MySQL，"
+                                  "阿里云那台月底到期就不续了。")
+    assert correction.old == "阿里云"
+    assert corrected_content("服务器是阿里云 ECS，2核4G，就一台。", correction) == "服务器是华为云 ECS，2核4G，就一台。"
+
+
+def test_a_budget_worked_out_again_is_a_change():
+    assert_rewrites("我们想找中山公园附近的一室一厅或者小两室，budget 8000 以内。",
+                    "对了 budget 我跟 Yuki 重新算了一下，她跳槽涨薪了，两个人一起出的话，每月 9500 以内都 ok。",
+                    "我们想找中山公园附近的一室一厅或者小两室，budget 9500 以内。")
+
+
+@pytest.mark.parametrize("sentence", ["人脸不搞。", "我爸说教练都认识自己的学员，没必要。"])
+def test_ho27_refusals(sentence):
+    from apps.pipeline.rules.extract import NAMED_DECLINE_RE
+
+    assert NAMED_DECLINE_RE.search(sentence)

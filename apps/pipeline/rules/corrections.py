@@ -45,7 +45,7 @@ CORRECTION_RE = re.compile(
     # "合作社定了10月28号就开摘，提前了一个多礼拜": a date, then said to have moved.
     r"|\d{1,2}\s*月\s*\d{1,2}\s*[号日][^，,。；;]{0,12}[，,]\s*(?:又)?(?:提前|推迟|延后|延期|推后)了"
     rf"|\bnot\s+{_NOT_A_VALUE}[^,.;]+?,?\s+but\b|[,，]\s*not\s+{_NOT_A_VALUE}\w|(?<!for )(?<!until )\bnow\s*[.!]?\s*$"
-    r"|改成|改为|改到|改用|换用|更正|纠正一下|记错了|说错了|说(?:短|长|少|多|早|晚|小|大|低|高)了|搞错了|弄错了|说岔了|搞混了|弄混了|记混了|(?<!我)(?<!本职)(?<!本身)(?<!本行)其实是|现在是|现在改|换成了|变成了?|变为|已经不|不再|不对[，,]"
+    r"|改成|改为|改到|改用|换用|更正|重新(?:算|商量|核算|评估)了|纠正一下|记错了|说错了|说(?:短|长|少|多|早|晚|小|大|低|高)了|搞错了|弄错了|说岔了|搞混了|弄混了|记混了|(?<!我)(?<!本职)(?<!本身)(?<!本行)其实是|现在是|现在改|换成了|变成了?|变为|已经不|不再|不对[，,]"
     r"|降到|降至|升到|升至|提高到|增加到|减少到|涨到|调整为|调整到|调到|迁到|迁移到|迁去|搬到|搬去|挪到|改去|砍一半|砍半|减半|缩短一半|翻倍|翻一番|缩到|缩小到|扩到|扩大到|放宽到|收紧到|改发到|不用了|从[^，,。；;]{1,30}(?:换成|改成|改为|改到|转成|转为)"
     r"|不是[^，,。]{1,20}[，,]?\s*(而)?是|是[^，,。]{1,20}[，,]?\s*不是"
     r"|(?:切到?|切换到|换到|迁到|改用|转到)[^，,。；;！!]{1,20}[，,][^，,。；;！!]{1,20}(?:停用|弃用|下线|关停)"
@@ -59,7 +59,7 @@ CORRECTION_RE = re.compile(
 # A change said with a verb of change and where it went, with words between ("we upgraded the
 # service to Python 3.12", "ops raised its memory to 4 GB", "the exam got moved up to June 13",
 # "出发推迟到 10 月 4 号", "预算加到两万五"): a correction when what follows names a typed value.
-_CHANGE_VERBS_EN = (r"moved|moves|shifted|shifts|changed|switched|migrated|upgraded|downgraded|bumped|raised|lowered|increased|reduced|cut|extended|shortened"
+_CHANGE_VERBS_EN = (r"moved|moves|moving|shifted|shifts|shifting|changed|changing|switched|switching|migrated|upgraded|downgraded|bumped|raised|lowered|increased|reduced|cut|extended|shortened"
                     r"|pushed|postponed|rescheduled|brought|slipped|dropped|upped|capped|tightened|loosened|relaxed"
                     r"|widened|narrowed|doubled|halved|tripled|lengthened|lifted|knocked|dialled|dialed|turned")
 CHANGE_TO_RE = re.compile(
@@ -117,7 +117,7 @@ _PAIRS: list[re.Pattern[str]] = [
                r"(?P<old>[^，,。；;\s]{1,12}?)(?:就|会|将|也)?(?:停用|弃用|下线|关停|不再用|不用)了?"),
     # "上周末整套迁到了阿里云 ECS（杭州），腾讯云那台到期没续费": moved, and the old one let go.
     re.compile(r"(?:迁到|迁移到|搬到|换到|切到)了?(?P<new>[^，,。；;！!（(]{1,20}?)\s*(?:[（(][^）)]*[）)])?[，,]\s*(?P<old>[^，,。；;\s]{1,12}?)"
-               r"(?:那台|那个|那边|那家)?(?:已经)?(?:到期)?(?:没续费?|不续了|退掉了|退了|停了|关了|不用了)"),
+               r"(?:那台|那个|那边|那家)?(?:月底|年底|下个?月|下周|这个月)?(?:已经)?(?:到期)?(?:就|也)?(?:没续费?|不续了|退掉了|退了|停了|关了|不用了)"),
     # "我已经从 Zalando 离职了，4 月 1 号开始在 N26 做 analytics engineer": a job left for another.
     re.compile(r"(?:我)?(?:已经)?\s*从\s*(?P<old>[^，,。；;\s]{1,20}?)\s*(?:离职|辞职|走人)了?[，,]\s*[^，,。；;]{0,12}?(?:开始)?在\s*(?P<new>[^，,。；;！!\s]{1,20}?)\s*(?:做|当|上班|工作)"),
     # "短信验证码之前接的阿里云，公司这边统一采购换成腾讯云短信了": what it was before, then what it became.
@@ -846,6 +846,11 @@ def _align_new(old: str, new: str, *, bounded: bool = False) -> str:
     if len(old_vals) == 1 and old_vals[0][1].strip() == old.strip() and new_vals:
         kind = old_vals[0][0]
         same = [v for k, v in new_vals if k == kind]
+        if same and kind.startswith("tool:"):
+            # "迁到了阿里云 ECS（杭州）": the provider with the product it ends on; "迁到华为云 RDS for MySQL":
+            # the provider (the rest says what of it).
+            product = re.fullmatch(rf"\s*{re.escape(same[-1])}(\s*[A-Z][A-Z0-9]{{1,5}})\s*", re.sub(r"[（(][^）)]*[）)]", "", new))
+            return same[-1] + (product.group(1) if product else "")
         if same:
             return same[-1]
     if is_chinese(old) or is_chinese(new) or re.search(r"[\u4e00-\u9fff]", new):

@@ -205,7 +205,7 @@ DECLINE_LEAD_RE = re.compile(
 # "Casbin先不要。", "耳机那个不行不行。": the proposal's name and a refusal, nothing else (one of the
 # refusals below; refused_name() reads the name from it).
 _REFUSAL_BY_NAME = (r"^(?P<name>[A-Za-z][A-Za-z0-9.+-]{1,30}(?:\s+[A-Za-z][A-Za-z0-9.+-]*)?|[\u4e00-\u9fff]{2,6}?)\s*(?:那个|这个)?\s*"
-                    r"(?:就|还是|先|暂时)?(?:不要|不用|算了|免了|不考虑|不上|不行(?:不行)?)(?:了|吧|哈|啦|呀|哦|喔)?"
+                    r"(?:就|还是|先|暂时)?(?:不要|不用|算了|免了|不考虑|不上|不搞|不做|不弄|不加|不行(?:不行)?)(?:了|吧|哈|啦|呀|哦|喔)?"
                     # "planner 不用啦 hahaha 我本身就是做 UX 的": a laugh after the refusal.
                     r"(?:\s*(?:(?:ha)+h?|lol|哈+)\b)?\s*(?:[，,。.!！]|\s|$)")
 _REFUSAL_BY_NAME_RE = re.compile(_REFUSAL_BY_NAME, re.IGNORECASE)
@@ -231,7 +231,7 @@ NAMED_DECLINE_RE = re.compile(
     # "private lesson 太贵了吧，S$900 够我飞回家两趟了": the proposal named, refused for its price.
     r"|^[A-Za-z][\w.+-]{1,30}(?:\s+[A-Za-z][\w.+-]*)?\s*(?:也|还是)?太贵了(?:吧|啊|哈)?\s*(?:[，,。.!！]|$)"
     # "弱音器我们班有人用过，一夹上声音闷得…，拉着一点意思都没有，不要。": the reasons first, the refusal last.
-    r"|[，,]\s*(?:那)?(?:就|还是)?(?:不要|不买|不考虑|免了)(?:了|吧|啦|哈)?\s*[。.!！]*\s*$",
+    r"|[，,]\s*(?:那)?(?:就|还是)?(?:不要|不买|不考虑|免了|没必要|没这个必要|用不着)(?:了|吧|啦|哈)?\s*[。.!！]*\s*$",
     re.IGNORECASE,
 )
 

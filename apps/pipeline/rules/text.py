@@ -146,7 +146,7 @@ def _without_inline_numbers(line: str) -> str:
 LIST_ITEM_SEP = "; "  # between the items of a list joined into one statement
 
 
-def _lines_as_units(text: str) -> list[str]:
+def _lines_as_units(text: str, *, intro_across_blank: bool = False) -> list[str]:
     """Lines of a message, a list joined to the line that introduces it: an intro ending
     with ':' and its items ("Two rules for the importer: - never X - always Y") stay one
     statement, so no item loses what it is about."""
@@ -156,7 +156,8 @@ def _lines_as_units(text: str) -> list[str]:
     for raw_line in text.split("\n"):
         line = _without_inline_numbers(raw_line.strip())
         if not line:
-            intro = None
+            if not (intro_across_blank and intro is not None and out[intro] == intro_line):
+                intro = None  # a blank line ends a list (said by the user, not between the introduction and its first item)
             continue
         is_item = bool(_LIST_ITEM_RE.match(line))
         item = _LIST_ITEM_RE.sub("", line).strip()
@@ -179,12 +180,14 @@ def _lines_as_units(text: str) -> list[str]:
     return out
 
 
-def sentences(content: str) -> list[str]:
+def sentences(content: str, *, said_by_user: bool = False) -> list[str]:
     """Split a message into sentences, dropping fenced code and list markers; a list stays
-    with its introducing line."""
+    with its introducing line. A user's list stays with it across a blank line ("ground rules
+    before you touch anything:", a blank line, then the rules): an assistant's summary of what
+    it did is read item by item."""
     text = CODE_FENCE_RE.sub("\n", content)
     out = []
-    for line in _lines_as_units(text):
+    for line in _lines_as_units(text, intro_across_blank=said_by_user):
         for part in _SPLIT_RE.split(line):
             if not part:
                 continue
@@ -339,6 +342,7 @@ TOOL_KINDS: dict[str, tuple[str, ...]] = {
                 "Cloudflare Pages", "GitHub Pages", "App Engine", "Elastic Beanstalk", "PythonAnywhere"),
     "database": ("PostgreSQL|Postgres", "MySQL", "SQLite", "MongoDB|Mongo", "MariaDB", "SQL Server|MSSQL", "DynamoDB", "Firestore", "CockroachDB",
                  "InfluxDB|Influx", "TimescaleDB", "ClickHouse"),
+    "cloud": ("AWS|Amazon Web Services", "GCP|Google Cloud", "=Azure", "阿里云|Aliyun|Alibaba Cloud", "腾讯云|Tencent Cloud", "华为云|Huawei Cloud"),
     "database host": ("=Neon", "Supabase", "PlanetScale", "Amazon RDS|RDS"),
     "orm": ("Prisma", "=Drizzle", "TypeORM", "Sequelize", "SQLAlchemy", "MyBatis-Plus|MyBatis Plus", "MyBatis", "Hibernate", "GORM", "Knex", "Mongoose"),
     "package manager": ("npm", "yarn", "pnpm", "bun"),

@@ -185,7 +185,7 @@ def _analyse(ctx, messages: list[dict], background: list[dict], mode: str) -> Ba
             out.candidates.extend(found)
             last_assistant[session] = message
             continue
-        parts = joined_headlines(joined_pauses(sentences(speaker_of(content)[1] if speaker else content)))
+        parts = joined_headlines(joined_pauses(sentences(speaker_of(content)[1] if speaker else content, said_by_user=True)))
         # A bare scope ("就这一个文件", "just this once") makes the sentence before it the request.
         asked_once = [text for i, p in enumerate(parts) if one_off(p)
                       for text in ([parts[i - 1], p] if i and len(naming_words(p)) <= 2 else [p])]
