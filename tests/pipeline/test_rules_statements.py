@@ -2694,3 +2694,20 @@ def test_ho27_refusals(sentence):
     from apps.pipeline.rules.extract import NAMED_DECLINE_RE
 
     assert NAMED_DECLINE_RE.search(sentence)
+
+
+@pytest.mark.parametrize("said", [
+    "邻居王阿姨看到我的字一直夸，她儿子下个月乔迁新居，想请我写一副对联。这次你帮我想几副乔迁的对联内容吧，就这一回哈，平时练字的内容我自己定",
+    "月底我爸要给教练算提成，按带了多少学时算。你帮我从库里导一个三月份每个教练带了多少学时的 Excel 就行，就这一次，不用做成后台功能",
+])
+def test_what_someone_wants_a_one_off_for_goes_with_the_request_in_chinese(said):
+    from apps.pipeline.rules.text import sentences
+    from apps.pipeline.rules.units import _asked_once_with_it
+
+    assert _asked_once_with_it(sentences(said), 1)
+
+
+def test_normally_this_but_for_this_one_is_a_one_off():
+    from apps.pipeline.rules.extract import one_off
+
+    assert one_off("normally i'd rather we talk things through, but for this one i want something to stare at while i make coffee")

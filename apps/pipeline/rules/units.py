@@ -335,7 +335,8 @@ _ASKS_FOR_THAT_RE = re.compile(
     r"^(?:(?:ok|okay|so|and|also)[,，]?\s+)?(?:(?:can|could|would) you\s+|pls\s+|please\s+)?(?:just\s+)?"
     r"(?:[a-z]+\s+(?:that|those|them)\b|(?:dump|export|write|put|save|print|send|format|render|paste)\s+it\b)", re.IGNORECASE)
 # Who wants the output and what for: "the accountant wants …", "老板娘想给阿姨们发红包".
-_SOMEONE_WANTS_RE = re.compile(r"\b(?:wants?|needs?|asked for|would like|'d like)\b|想(?:给|要|让|把|看|拿)|要求|需要", re.IGNORECASE)
+# ("她儿子…乔迁新居，想请我写一副对联", "月底我爸要给教练算提成").
+_SOMEONE_WANTS_RE = re.compile(r"\b(?:wants?|needs?|asked for|would like|'d like)\b|(?:想|要)(?:请|给|让|把|看|拿|算|发)|要求|需要", re.IGNORECASE)
 # "a list of every peroxide former" asked for tomorrow is no habit: "every" lasts only as every
 # time, day, run … (LASTING_RE reads any "every").
 _EVERY_THING_RE = re.compile(r"\bevery (?!(?:time|day|week|month|morning|evening|night|run|build|release|pr|commit|deploy|session)\b)",
@@ -364,7 +365,8 @@ def _points_back_once(before: str, request: str) -> bool:
         return False
     if _ASKS_FOR_THAT_RE.search(request):
         return True
-    if _SOMEONE_WANTS_RE.search(before) and REQUEST_RE.search(request) and len(naming_words(before) & naming_words(request)) >= 2:
+    if _SOMEONE_WANTS_RE.search(before) and (REQUEST_RE.search(request) or ASKING_CLAUSE_RE.search(request)) \
+            and len(naming_words(before) & naming_words(request)) >= 2:
         # "端午老板娘想给阿姨们发红包，按上个月完成的单数分档。就这一回哈，帮我把4月每个阿姨完成的单数拉出来":
         # what someone wants it for, said before the request for once that is about the same thing.
         return True
