@@ -2711,3 +2711,27 @@ def test_normally_this_but_for_this_one_is_a_one_off():
     from apps.pipeline.rules.extract import one_off
 
     assert one_off("normally i'd rather we talk things through, but for this one i want something to stare at while i make coffee")
+
+
+# ------------------------------------------------ ho28: wordings met on a new batch
+
+
+def test_ho28_changes():
+    # "一分钟" in "最后一分钟" is "a minute", not the old setting.
+    assert_rewrites("规则这样：预约开始时间之后 30 分钟内没有扫码签到，就自动释放这个座位，记一次违约。",
+                    "馆里开会又定了一条：签到时限缩短，从现在开始改成 15 分钟，之前那个太宽松了，学生都卡着最后一分钟晃过来。",
+                    "规则这样：预约开始时间之后 15 分钟内没有扫码签到，就自动释放这个座位，记一次违约。")
+    # A day said again shorter than the record says it.
+    assert_rewrites("they meet the first Tuesday of every month in a church hall in Headingley.",
+                    "oh and the club's moved, the church hall isn't free on tuesdays anymore so now it's the second Saturday of the month, 10am.",
+                    "they meet the second Saturday of the month in a church hall in Headingley.")
+    # A task queue is a tool; "换成" a tool is a change, "要换成" a plan.
+    assert_rewrites("stack: Django 5 + HTMX，PostgreSQL，async task 用 Celery + Redis（疫苗提醒那些）。",
+                    "决定换成 Dramatiq，定时的部分用 APScheduler 跑在一个单独的 service 里",
+                    "stack: Django 5 + HTMX，PostgreSQL，async task 用 Dramatiq + Redis（疫苗提醒那些）。")
+    assert parse_correction("下个月要换成 Dramatiq") is None
+
+
+def test_dont_keep_that_without_an_apostrophe_forgets_what_was_just_said():
+    assert forget_subject("im going through a divorce and my head is all over the place. actually, dont keep that, "
+                          "its not relevant to the code") == ""

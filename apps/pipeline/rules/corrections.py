@@ -357,6 +357,12 @@ def _parse(sentence: str) -> Correction | None:
     m = CHANGE_TO_RE.search(sentence)
     if m and values(m.group("new") or m.group("new_zh") or "") and not _INTENT_RE.search(sentence[: m.start()]):
         return Correction(clause=_clause_of(sentence), old="", new=_trim_new(m.group("new") or m.group("new_zh") or ""))
+    tool = _TOOL_TAKEN_RE.search(sentence)
+    if tool and not _INTENT_RE.search(sentence[: tool.start()]):
+        taken = [v for k, v in values(tool.group("new")) if k.startswith("tool:")][:1]
+        if taken and tool.group("new").lstrip().startswith(taken[0]):
+            # "决定换成 Dramatiq", "改用 Postmark 了": a tool taken up in place of another.
+            return Correction(clause=_clause_of(sentence), old="", new=taken[0])
     for cue in WEAK_CUE_RE.finditer(sentence):
         # The value belongs to the cue's own clause: "三天前拔了智齿，现在还肿着" says no new value
         # (a full stop before a space ends a clause too: "…G/45 d5 from now on. last year round 4
@@ -420,6 +426,7 @@ def _tool_taken_up(own: str, cue: re.Match[str]) -> bool:
     return cue.group(0).casefold() != "now" or any(at < own.find(cue.group(0)) for at in tools)
 
 
+_TOOL_TAKEN_RE = re.compile(r"(?:换成|换到|改用|换用|切到|切换到|迁到|迁移到|搬到)\s*(?P<new>[^，,。；;！!]{1,40})")
 _IN_USE_CUE_RE = re.compile(r"now|these days|nowadays|ended up|in the end|现在|目前|如今|最后\w|后来\w|又[改换]", re.IGNORECASE)
 _NEGATED_RE = re.compile(r"\b(?:no|not|never|without)\b|n't\b|不|没|别|无", re.IGNORECASE)
 
@@ -755,7 +762,8 @@ def _parse_marked(sentence: str) -> Correction | None:
         # sentence is the one it replaces.
         stated = values(new)
         rest = text.replace(new, " ", 1)  # values the new part itself says are all new
-        others = [v for k, v in values(rest) if stated and k == stated[-1][0] and v not in {sv for _, sv in stated}]
+        # ("…学生都卡着最后一分钟晃过来": "一分钟" is "a minute", no setting.)
+        others = [v for k, v in values(rest) if stated and k == stated[-1][0] and v not in {sv for _, sv in stated} and not v.startswith("一")]
         if not stated:
             # "linyu.dev 续费太贵没续，主域名改成 linyu.me": a host name replaced by another host name.
             host = _HOST_RE.fullmatch(new.strip())
@@ -937,17 +945,19 @@ def corrected_content(record: str, correction: Correction) -> str | None:
             if value != old_value:
                 text, changed = text[:at] + text[at:].replace(old_value, value, 1), True
             continue
-        held_keys = {value_key(v) for _, v in present}
-        again = {value_key(v) for v in stated} & held_keys
+        held_keys = {_said_again_key(kind, v) for _, v in present}
+        again = {_said_again_key(kind, v) for v in stated} & held_keys
         if len(stated) > 1 and len(again) == 1 and not _a_range(correction.clause, stated):
             # "Actually 30, 40 was too many", "its 22 runs not 18": the record's own value said again is
             # the old one (not in a range: "Saturday 22:00 to Sunday 01:00" says both days), and only
-            # it changes — not the record's other numbers ("18 runs … django 5.1" keeps its 5.1).
-            others = [v for v in stated if value_key(v) not in held_keys]
+            # it changes — not the record's other numbers ("18 runs … django 5.1" keeps its 5.1). A day
+            # said again may be said shorter ("isn't free on tuesdays anymore" / "the first Tuesday of
+            # every month").
+            others = [v for v in stated if _said_again_key(kind, v) not in held_keys]
             if len(set(map(value_key, others))) == 1:
                 stated = others[:1]
                 if len(present) > 1:
-                    present = [(at, v) for at, v in present if value_key(v) in again]
+                    present = [(at, v) for at, v in present if _said_again_key(kind, v) in again]
         if len(stated) > 1:
             # "Sunday 02:00 to 04:00" → "22:00 to 01:00": several values of a kind change
             # together, in order; a different number of them is a new shape, not a value change.
@@ -1038,6 +1048,16 @@ def _run_rewritten(record: str, new: str) -> str | None:
     if any(k in kinds and not r_start <= at < r_end for at, k, _v in _values_stated_at(record)):
         return None
     return record[:r_start] + new[start:end] + record[r_end:]
+
+
+def _said_again_key(kind: str, value: str) -> str:
+    """A value's key for "said again": a weekday by its day alone ("first Tuesday of every month"
+    and "tuesdays" are one day)."""
+    if kind == "weekday":
+        day = re.search(r"(mon|tue|wed|thu|fri|sat|sun)[a-z]*|[周星期礼拜]+[一二三四五六日天]", value, re.IGNORECASE)
+        if day:
+            return day.group(1).lower() if day.group(1) else day.group(0)[-1]
+    return value_key(value)
 
 
 _MODEL_RE = re.compile(r"[A-Z]{1,4}-?\d{2,}[A-Za-z]?(?![\w-])")
@@ -1424,7 +1444,7 @@ _GENERIC_SUBJECT_ZH = re.compile(r"(?:那个|这个|那些|这些)(?:数字|号�
                                   r"|^(?:之前|刚才|上次|前面|我)*(?:说|提|讲)(?:的|过的)")
 _FORGET_GUARD_RE = re.compile(r"\b(don't|dont|do not|never|not) forget\b|别忘|不要忘|忘了(带|拿|关|锁|交|写|说|告诉)|我忘了", re.IGNORECASE)
 _MEMORY_WORD_RE = re.compile(r"记|(?:别|不要|不用|莫)\s*(?:save|keep|store|record|remember)\b(?=\s*(?:[了啦吧啊哈呀哦喔噢，,。！!]|$))|\b(?:can|could|would) you (?:please )?not (?:keep|store|remember|save)\b|(?:别|不用|不要)(?:再)?(?:存(?:着|下来)?(?=[了啦吧啊哈呀哦喔噢，,。！!]|\s*(?:ok|okay|好吗|行吗|好不好)\s*[?？]|$)|留着)|笔记|"
-                             + _YOUR_SIDE_KEEPS + r"|\b(?:whatever|what|everything|anything) you (?:keep|have|store|remember|know|hold)\b|忘掉|忘了吧|忘了它吧|memor|forget|remember|record|note|scratch|strike|drop (the|what)|scrap (the|what)|\bwritten down\b|\bkept\b|\b(?:don't|dont|do not) keep (?:that|it|this)(?: stuff)? (?:around|anywhere|on file)\b|\b(?:don't|dont|do not) keep any of (?:that|this|it)\b|\b(?:don't|do not) keep (?:that|this)\s*(?:[.!,;]|$)|记录里|记忆里|\bstored\b|hold on ?to|hang on to|keep hold of"
+                             + _YOUR_SIDE_KEEPS + r"|\b(?:whatever|what|everything|anything) you (?:keep|have|store|remember|know|hold)\b|忘掉|忘了吧|忘了它吧|memor|forget|remember|record|note|scratch|strike|drop (the|what)|scrap (the|what)|\bwritten down\b|\bkept\b|\b(?:don't|dont|do not) keep (?:that|it|this)(?: stuff)? (?:around|anywhere|on file)\b|\b(?:don't|dont|do not) keep any of (?:that|this|it)\b|\b(?:don't|dont|do not) keep (?:that|this)\s*(?:[.!,;]|$)|记录里|记忆里|\bstored\b|hold on ?to|hang on to|keep hold of"
                              r"|(?:删掉|删除|delete\s?掉?)关于|(?:别|不要|不用|莫)(?:往心里记|记(?:在)?心上)|(?:这段|这句|这条|那段|那句|刚才那段)(?:话)?(?:你)?(?:就|也)?(?:(?:删|删掉|删了|删除)(?:了|掉)?吧?|\s*(?:don'?t|do not)\s+(?:save|keep|store|record|remember)\b)|关于.{1,30}?(?:那|这)条|当(?:作|做|成)?(?:我)?没听(?:过|见|到)", re.IGNORECASE)
 ANAPHORIC_SUBJECT_RE = re.compile(r"^(it|that|this|those|these|all that|all of that|what i (just )?said|the last (one|thing)|i (ever |even )?(said|mentioned|told you|brought (it|that|this|any of (it|that|this)) up)( (it|that|this|about it))?( at all)?|这条|这个|这些|那个|那条|刚才(那|说的)?(条|个|些)?|上一条|这|那|)$", re.IGNORECASE)
 

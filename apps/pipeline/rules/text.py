@@ -344,6 +344,7 @@ TOOL_KINDS: dict[str, tuple[str, ...]] = {
                  "InfluxDB|Influx", "TimescaleDB", "ClickHouse"),
     "cloud": ("AWS|Amazon Web Services", "GCP|Google Cloud", "=Azure", "阿里云|Aliyun|Alibaba Cloud", "腾讯云|Tencent Cloud", "华为云|Huawei Cloud"),
     "database host": ("=Neon", "Supabase", "PlanetScale", "Amazon RDS|RDS"),
+    "task queue": ("Celery", "Dramatiq", "Sidekiq", "GoodJob", "BullMQ", "=Huey", "Resque", "=RQ"),
     "orm": ("Prisma", "=Drizzle", "TypeORM", "Sequelize", "SQLAlchemy", "MyBatis-Plus|MyBatis Plus", "MyBatis", "Hibernate", "GORM", "Knex", "Mongoose"),
     "package manager": ("npm", "yarn", "pnpm", "bun"),
     "chat": ("Slack", "Microsoft Teams|=Teams", "Discord", "Telegram", "WhatsApp", "钉钉|DingTalk", "飞书|Lark|Feishu", "企业微信|WeCom", "Mattermost"),
