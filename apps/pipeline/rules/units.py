@@ -298,11 +298,11 @@ def _analyse(ctx, messages: list[dict], background: list[dict], mode: str) -> Ba
 _NEWS_LEAD = (r"(?:(?:update|big news|news|big change|quick update|heads up|btw|oh and|also|好消息|坏消息|还有|另外|对了|然后)\s*[：:，,！!—-]*\s*)*"
               r"(?:还有个?|有个|一个)?(?:大|小)?(?:变化|变动|更新|调整|消息)?\s*[：:，,！!]?\s*")
 HEADLINE_RE = re.compile(
-    _NEWS_LEAD + r"(?:(?:我|我们)?(?:又)?换(?P<a>[^，,。！!？?：:]{1,6}?)了|(?P<b>[^，,。！!？?：:]{1,12}?)(?:又|也)?(?:换了|改了|变了|调整了|大调整|有变(?:化)?了?)"
-    r"|(?:(?:we|i)(?:'ve| have)?\s+)?(?:changed|switched|swapped)\s+(?P<c>[a-z]+(?:\s[a-z]+)?)"
-    r"|(?:the\s+)?(?P<d>[a-z]+(?:\s[a-z]+)?)\s+(?:has\s+|have\s+)?changed"
+    _NEWS_LEAD + r"(?:(?:我|我们)?(?:又)?换(?:[^，,。！!？?：:]{1,6}?)了|(?:[^，,。！!？?：:]{1,12}?)(?:又|也)?(?:换了|改了|变了|调整了|大调整|有变(?:化)?了?)"
+    r"|(?:(?:we|i)(?:'ve| have)?\s+)?(?:changed|switched|swapped)\s+(?:[a-z]+(?:\s[a-z]+)?)"
+    r"|(?:the\s+)?(?:[a-z]+(?:\s[a-z]+)?)\s+(?:has\s+|have\s+)?changed"
     # "guest list 终于 settle 了！！": decided at last, the next sentence says what.
-    r"|(?P<e>[^，,。！!？?：:]{1,12}?)\s*(?:终于|总算)\s*(?:定了|定下来了|敲定了|确定了|settle\s?了|settled|搞定了))"
+    r"|(?:[^，,。！!？?：:]{1,12}?)\s*(?:终于|总算)\s*(?:定了|定下来了|敲定了|确定了|settle\s?了|settled|搞定了))"
     r"\s*[！!。.~～：:]*\s*$", re.IGNORECASE)
 HEADLINE_MAX_CHARS = 40
 
