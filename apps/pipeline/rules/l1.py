@@ -50,6 +50,8 @@ from apps.pipeline.rules.text import (
     state_search_terms,
     states,
     tokens,
+    tool_key,
+    tool_spellings,
     value_key,
     values,
 )
@@ -514,7 +516,8 @@ def _stored_corrections(ctx, analysis: BatchAnalysis, mode: str, projects: dict[
             corrected_here[best.record_id] = _replacement_of(ctx, best, new_content, said.message, mode, projects, claimed)
             out.append(corrected_here[best.record_id])
         ctx.add("correctionsOfStored")
-        for record, content in _same_value_elsewhere(current, new_content, correction, full, worded_ids - {best.record_id}, claimed, corrected_here):
+        elsewhere = (worded_ids | _naming_the_tool_given_up(ctx.profile, current, new_content, full)) - {best.record_id}
+        for record, content in _same_value_elsewhere(current, new_content, correction, full, elsewhere, claimed, corrected_here):
             # "we roast on fridays and subs go out on Mondays" and "build the orders itself every Monday
             # at 6am" / "the subscription run moves to Wednesdays": the value changed wherever the slot says it.
             corrected_here[record.record_id] = _replacement_of(ctx, record, content, said.message, mode, projects, claimed)
@@ -549,6 +552,22 @@ def _same_value_elsewhere(before: str, after: str, correction: Correction, full:
         if content and normalize(content) != normalize(record.content) and keys(record.content) - keys(content) == gone:
             out.append((record, content))
     return out
+
+
+def _naming_the_tool_given_up(profile, before: str, after: str, full: dict[str, Any]) -> set[str]:
+    """Live records that name the tool a rewrite replaced by another of its kind (added to `full`).
+    A tool is a slot of its own: "然后疫苗提醒：现在 Celery beat 每天早上 8 点扫一遍" says which task queue
+    runs as surely as the stack record does, and after "决定换成 Dramatiq" it is as stale, though it
+    shares no word with the change. `_same_value_elsewhere` then rewrites the ones that name it once."""
+    gone = [(k, v) for k, v in values(before) if k.startswith("tool:") and tool_key(v) not in {tool_key(w) for _, w in values(after)}]
+    came = [(k, v) for k, v in values(after) if k.startswith("tool:") and tool_key(v) not in {tool_key(w) for _, w in values(before)}]
+    if len(gone) != 1 or len(came) != 1 or gone[0][0] != came[0][0]:
+        return set()
+    kind, key = gone[0][0], tool_key(gone[0][1])
+    ids = _records_containing_any(profile, tool_spellings(gone[0][1]))
+    full.update(_full_records(profile, ids - set(full)))
+    # Only where it is the one tool of its kind: "去年对比过 Sidekiq 和 Celery" is a comparison, not the queue in use.
+    return {rid for rid in ids if rid in full and {tool_key(v) for k, v in values(full[rid].content) if k == kind} == {key}}
 
 
 def _folded(kind: str, value: str) -> str:
