@@ -2760,3 +2760,26 @@ def test_ho28_changes():
 def test_dont_keep_that_without_an_apostrophe_forgets_what_was_just_said():
     assert forget_subject("im going through a divorce and my head is all over the place. actually, dont keep that, "
                           "its not relevant to the code") == ""
+
+
+# ------------------------------------------------ ho29: wordings met on a new batch
+
+
+def test_a_request_after_an_emoji_points_at_what_was_just_said():
+    # The clause before the emoji is the matter, not the request's subject: a subject "她爸有时候会用工作室的
+    # 电脑" had tombstoned the project's introduction, which says "工作室".
+    assert forget_subject("其实是我跟小鱼还没跟她爸妈出柜，她爸有时候会用工作室的电脑 😅 欸这个不用记，跟 code 没关系") == ""
+
+
+def test_a_version_of_another_name_changes_neither_a_plain_number_nor_that_name():
+    change = parse_correction("上周末我开了一台 Linode 东京的 VPS，改用 Kamal 2 deploy，config/deploy.yml 我写了一半，帮我补完")
+    assert change is not None
+    # "Kamal 2" is Kamal's version: not the 60 of a bill, not Rails' 7.2.
+    assert corrected_content("deploy 换了。原本那个 PaaS 每个月帐单 60 几美金，工作室那点流量根本不需要。", change) is None
+    assert corrected_content("stack：Rails 7.2 + Hotwire，PostgreSQL，目前 deploy 在 DigitalOcean App Platform。", change) is None
+    # A named version still replaces the one the change's words stand beside, or a tool's of its kind.
+    assert_rewrites("胶卷我现在主要拍 Portra 400，颜色太好看了",
+                    "之前说我主要用的那个胶卷，最近涨到快 100 块一卷了，现在日常全换成 Kodak Gold 200 了",
+                    "胶卷我现在主要拍 Kodak Gold 200，颜色太好看了")
+    moved = corrected_content("数据库是 MySQL 8，缓存用 Redis", parse_correction("我们去年年底就迁到 PostgreSQL 15 了"))
+    assert moved is not None and "PostgreSQL 15" in moved and "MySQL" not in moved, moved

@@ -1068,13 +1068,34 @@ def _version_of_another(text: str, at: int, kind: str, clause: str) -> bool:
     """A bare number right after a capitalised name is that name's version ("Nuxt 3", "Postgres
     16"): only a change that names it replaces it ("升级到 Nuxt 4"), not another number that shares a
     word with the record ("现在每间 room 最多 6 pax" against "booking site：Nuxt 3 + Firebase")."""
-    if kind != "number" or at <= 0 or _NAMED_VERSION_RE.search(clause):
-        return False  # "迁到 PostgreSQL 15" / "MySQL 8": a named version replaces a named version
+    if kind != "number" or at <= 0:
+        return False
     m = _NAME_BEFORE_RE.search(text[:at])
-    return bool(m) and m.group(1).casefold() not in clause.casefold()
+    versions = [v.group(1) for v in _NAMED_VERSION_RE.finditer(clause)]
+    if m is None:
+        # A plain number ("每个月帐单 60 几美金"): a change that states only the version of a name the
+        # record does not use ("改用 Kamal 2 deploy") says nothing of it.
+        plain = [v for a, k, v in values_at(clause) if k == "number" and not _NAME_BEFORE_RE.search(clause[:a])]
+        return bool(versions) and not plain and not any(n.casefold() in text.casefold() for n in versions)
+    if m.group(1).casefold() in clause.casefold():
+        return False
+    if not versions:
+        return True
+    # "迁到 PostgreSQL 15" replaces "MySQL 8", "全换成 Kodak Gold 200" replaces "胶卷我现在主要拍 Portra 400": a named
+    # version replaces the version of a tool of its kind, or one the change's own words stand beside —
+    # not any other name's ("改用 Kamal 2 deploy" against "stack：Rails 7.2 + Hotwire").
+    if any(_tool_kind(n) and _tool_kind(n) == _tool_kind(m.group(1)) for n in versions):
+        return False
+    number = re.match(r"v?\d+(?:\.\d+)*", text[at:])
+    words = content_tokens(clause) - {t for _, v in values(clause) for t in content_tokens(v)}
+    return _near(text, (at, number.group(0) if number else ""), words) == 0
 
 
-_NAMED_VERSION_RE = re.compile(r"(?<![\w.-])[A-Z][A-Za-z+#.-]*[A-Za-z+#]\s?v?\d")
+def _tool_kind(name: str) -> str:
+    return next((k for k, v in values(name) if k.startswith("tool:")), "")
+
+
+_NAMED_VERSION_RE = re.compile(r"(?<![\w.-])([A-Z][A-Za-z+#.-]*[A-Za-z+#])\s?v?\d")
 
 
 def _is_rate(text: str, at: int) -> bool:
@@ -1483,8 +1504,9 @@ def forget_subject(sentence: str) -> str | None:
         subject = re.sub(r"^[\W_]+", "", subject).strip()  # "……刚才说…"
         subject = re.sub(r"^(?:hey|hi|ok|okay|嗯|哦)\b[,，\s]*", "", subject, flags=re.IGNORECASE).strip()
         subject = re.sub(r"^(?:刚才|刚刚|之前|上次|上回|前面|那天)\s*(?:我)?(?:说|提|讲)?(?:过|到)?(?:的)?", "", subject).strip()  # when it was said, not what
-        # "…要是过了估计年底就撤了…… wait 这个千万别记下来": after a pause, what the request points at.
-        subject = re.split(r"…+|\.{3,}|——|\bwait\b", subject, flags=re.IGNORECASE)[-1].strip()
+        # "…要是过了估计年底就撤了…… wait 这个千万别记下来", "她爸有时候会用工作室的电脑 😅 欸这个不用记": after a
+        # pause (an emoji ends a clause as a full stop does), what the request points at.
+        subject = re.split(r"…+|\.{3,}|——|\bwait\b|[\U0001F300-\U0001FAFF\u2600-\u27BF]", subject, flags=re.IGNORECASE)[-1].strip()
         subject = re.sub(r"(?:千万|一定|务必|可|真的)+$", "", subject).strip()
         subject = re.sub(r"(这个|这条|那个|那条|这件事|这事|的事情?|的内容|这些|那段话?|这段话?)$", "", subject).strip()
         subject = re.sub(r"^(?:好了|算了|了|吧|啦|哈|啊|欸|诶|哎|唉|呃|嗯)+$", "", subject)  # "这段 don't save 好了", "……欸这个你不要记": no subject
