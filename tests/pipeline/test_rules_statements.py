@@ -2783,3 +2783,14 @@ def test_a_version_of_another_name_changes_neither_a_plain_number_nor_that_name(
                     "胶卷我现在主要拍 Kodak Gold 200，颜色太好看了")
     moved = corrected_content("数据库是 MySQL 8，缓存用 Redis", parse_correction("我们去年年底就迁到 PostgreSQL 15 了"))
     assert moved is not None and "PostgreSQL 15" in moved and "MySQL" not in moved, moved
+
+
+def test_who_the_user_is_said_where_the_project_is_introduced_is_kept_in_code(coder, l0, run_now):
+    l0(coder, [say("a1", "hi～ 这个 repo 叫 inkbook，是我女朋友小鱼的刺青工作室的 booking system。\n"
+                         "我自己是在银行做 iOS 开发的，这个是下班帮她弄的 side project。\n先帮我看一下整体状况", 0, cwd=PROJ),
+               say("a2", "我自己是半路出家的，CSS 一直很烂。", 5, cwd=PROJ)])
+    ok(run_now(coder, KIND_L1))
+    live_now = texts(coder)
+    assert any("iOS" in t for t in live_now), live_now
+    # Only where the project is introduced: a passing first-person remark elsewhere is no fact.
+    assert not any("CSS" in t for t in live_now), live_now

@@ -498,6 +498,8 @@ ELABORATION_MAX_CHARS = 120
 SPEAKER_FACT_MIN_WORDS = 4
 FIRST_PERSON_RE = re.compile(r"\b(i|i'm|i've|my|me|we|our)\b|我", re.IGNORECASE)
 # The speaker or the people close to them: what a plain statement in a chat is about.
+# The user saying who they are ("i'm also a volunteer firefighter", "我自己是在银行做 iOS 开发的"), not what "we" do.
+ABOUT_ME_RE = re.compile(r"\bi(?:'m| am)\b|\bmy (?:day )?job\b|我(?:自己|本人)?(?:是|在)|我(?:平时|白天|本职)", re.IGNORECASE)
 SELF_RE = re.compile(
     r"\b(i|i'm|i've|i'd|i'll|my|me|mine|myself|we|we're|we've|we'll|we'd|our|ours|us"
     r"|he|he's|she|she's|his|her|him|they|they're|their)\b|我|咱|他|她", re.IGNORECASE)  # "He's diabetic": the people the user talks about
@@ -692,6 +694,11 @@ def extract_from_message(message: dict, *, mode: str, sentences: list[str] | Non
         if category is None and mode == "chat" and role == "user" and not talk and plain_statement(sentence):
             # A statement about the user's life is never dropped for lack of a pattern.
             category = "statement_event" if EVENT_HINT_RE.search(sentence) else "statement"
+        if category is None and mode == "code" and role == "user" and not talk and plain_statement(sentence) \
+                and ABOUT_ME_RE.search(sentence) and any(c.type == "work_fact" and c.message is message for c in found):
+            # "hi～ 这个 repo 叫 inkbook，…。我自己是在银行做 iOS 开发的，这个是下班帮她弄的 side project。": who the
+            # user is, said where the project is introduced.
+            category = "fact"
         if category is None and mode == "code" and role == "user" and project_names and names_project(sentence, project_names):
             # "notify-svc sends push notifications for the mobile app": what the project is.
             category = "fact"
