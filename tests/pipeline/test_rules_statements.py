@@ -2028,6 +2028,13 @@ def test_once_then_back_to_the_usual_is_a_one_off():
     ([("Just venting. Ava wants a hamster for her birthday in November.", "user"), ("Hamsters are a classic first pet.", "assistant"),
       ("I told my husband I'd think about it. Actually forget that, I don't want the hamster thing remembered.", "user")],
      "hamster", None),
+    # A matter told at length before the request is what "that" is, whatever pronouns it uses.
+    ([("Also, I've moved the whole tree over to Gramps. My grandson set it up for me, it's free.", "user"),
+      ("Good choice, Gramps separates sources from the facts that rely on them.", "assistant"),
+      ("That's helpful. There are photos of Angus somewhere, my brother Ewan has all of Dad's old albums, but we've been "
+       "estranged since the inheritance row over Mum's house, so that's not an easy ask. Actually, forget I said that, "
+       "I don't want that kept anywhere.", "user")],
+     "estranged", "Gramps"),
 ])
 def test_forget_these_things_said_in_the_same_message(chat, l0, run_now, messages, gone, kept):
     l0(chat, [say(f"f{i}", text, i, role=role) for i, (text, role) in enumerate(messages)])

@@ -208,10 +208,13 @@ def _analyse(ctx, messages: list[dict], background: list[dict], mode: str) -> Ba
             asked_in = next((i for i in range(len(clauses)) if forget_subject(clauses[i]) is not None), 0)
             told_here = " ".join(parts[:position])
             if not subject and (len(content_tokens(" ".join(clauses[:asked_in]))) >= 2
-                                or (len(content_tokens(told_here)) >= 2 and not _TELLS_MORE_OF_IT_RE.search(told_here))):
+                                or (len(content_tokens(told_here)) >= 2 and not _TELLS_MORE_OF_IT_RE.search(told_here))
+                                or len(naming_words(told_here)) >= MATTER_OF_ITS_OWN_WORDS):
                 # "班上小宇家里出了点事，这个你别记了", "…我岳父前两年炒股亏了一大笔…。这些家里的事你别记着啊":
                 # what was said before the request in this message, not the last message — unless
-                # it went on about that ("I told my husband I'd think about it. Actually forget that").
+                # it went on about that ("I told my husband I'd think about it. Actually forget that"),
+                # which a pronoun alone does not show when the message tells a matter at length ("There
+                # are photos of Angus somewhere, my brother Ewan has …, so that's not an easy ask").
                 previous = None
             out.forgets.append(Said(message=message, forget=subject, previous=previous, position=position))
             ctx.add("forgetRequests")
@@ -324,6 +327,8 @@ def _headline(part: str) -> bool:
 
 
 # What a sentence says more of the last message about: "I told my husband I'd think about it".
+# Naming words of a message's own matter (the going-on above has 4; a new matter told at length 13).
+MATTER_OF_ITS_OWN_WORDS = 8
 _TELLS_MORE_OF_IT_RE = re.compile(r"\b(?:it|that|this|those)\b|这个|那个|这件事|那件事", re.IGNORECASE)
 # "平时回复不用这样哈": the request's way, pointed back at.
 _THIS_WAY_RE = re.compile(r"这样|这么|那样|\blike (?:this|that)\b|\bthat way\b", re.IGNORECASE)
