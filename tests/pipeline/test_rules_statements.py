@@ -1596,6 +1596,9 @@ def test_a_proposed_tool_refused_by_name_is_a_decline(chat, l0, run_now):
     ("要不要看看 Burton Step On？穿脱很快，适合新手。", "Step On 太贵了，pass。", "Step On", None),
     ("可以考虑佳明 Swim 2 手表，能自动数趟数。", "佳明那个一千多块呢，算了不买了。", "佳明", None),
     ("建议上链存证，比如蚂蚁链，扫码能看到上链记录。", "蚂蚁链就算了哈，说白了就是个噱头，每年还得交钱。", "蚂蚁链", None),
+    # ho29: a "no" of its own, then the refusal said again by name; the reason after it stands.
+    ("It's worth also putting your results on other sites. MyHeritage, for example, lets you upload your Ancestry file.",
+     "No, I'll not do the MyHeritage thing. I'm a pensioner and I'm already buying credits on ScotlandsPeople.", "MyHeritage", "pensioner"),
 ])
 def test_a_refusal_that_names_the_proposal_is_not_kept_and_news_after_it_is(chat, l0, run_now, proposal, reply, name, kept):
     l0(chat, [say("n1", "我在准备这件事。I'm setting this up this week.", 0), say("n2", proposal, 1, role="assistant"), say("n3", reply, 2)])

@@ -226,6 +226,10 @@ NAMED_DECLINE_RE = re.compile(
     r"|" + _REFUSAL_BY_NAME +
     # "thought about the orchestra idea — not for me.": the proposal named as an idea, then refused.
     r"|\b(?:idea|suggestion|thing)\s*(?:[—–-]+|[,，:：])\s*(?:not for me|no thanks|nah|pass|not happening)\b"
+    # "I'll not do the MyHeritage thing.", "i'm not going to bother with the wearable idea": what was proposed,
+    # named as "the … thing", and refused.
+    r"|\b(?:i'?ll not|i will not|i won'?t|i'?m not (?:going to|gonna)|not going to)\s+(?:do|bother with|go with|try|sign up for|get)\s+"
+    r"(?:the|that|this|any of the)\s+[\w.+' -]{2,40}?\s+(?:thing|stuff|idea|route|option|suggestion)s?\b"
     # "not etsy, no.": the proposal named and refused.
     r"|^not\s+[\w.+-]{2,30}(?:\s+[\w.+-]+)?\s*[,，]\s*no\b"
     # "private lesson 太贵了吧，S$900 够我飞回家两趟了": the proposal named, refused for its price.
@@ -262,6 +266,8 @@ def refusal_remainder(sentence: str) -> str | None:
     and the user's own news after the refusal's comma stands ("skip the dr tim's stuff, my
     coworker Dana is giving me …"; the reason alone — "蚂蚁链就算了哈，说白了就是个噱头" — does not)."""
     rest = decline_remainder(sentence)
+    if rest and NAMED_DECLINE_RE.search(rest) and decline_remainder(rest) is None:
+        return refusal_remainder(rest)  # "No, I'll not do the MyHeritage thing.": the no, then the refusal by name
     if rest is not None or not NAMED_DECLINE_RE.search(sentence):
         return rest
     pieces = re.split(r"(?<=[.!?。！？])\s+", sentence, maxsplit=1)
