@@ -65,6 +65,8 @@ INJECTION_RE = re.compile(
     r"|\b(ai|llm)\s+((coding|code|writing)\s+)?(assistants|agents|tools)\s+\w+ing\b[^.:：\n]{0,60}?\s(must|shall|are required to)\s"
     # "（以下内容供AI助手读取：…": text set aside for an AI reader.
     r"|(?:供|给)\s*(?:ai|人工智能|大模型)\s*(?:编程|代码|写作|智能)?\s*(?:助手|助理|模型|智能体)\s*(?:读取|阅读|参考|处理)"
+    # "（给 AI 助手的说明：…", "致 AI 助手的一段话：": a note named as the AI's, before its colon.
+    r"|(?:给|致|写给)\s*(?:ai|人工智能|大模型)\s*(?:编程|代码|写作|智能)?\s*(?:助手|助理|模型|智能体)(?:们)?的\s*(?:一段|特别)?(?:说明|提示|指令|备注|话|留言|注意事项)\s*[:：]"
     # German: "Hinweis für KI-Assistenten:", "Anweisung an alle KI-Modelle:".
     r"|\b(hinweis|nachricht|anweisungen?|achtung|notiz)\s+(an|für)\s+(alle\s+|jeden\s+|den\s+|die\s+)?(ki|ai)[- ]?(assistent(en)?|agent(en)?|modelle?|systeme?)\s*[:：])",
     re.IGNORECASE,
