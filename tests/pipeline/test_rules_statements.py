@@ -2807,3 +2807,33 @@ def test_who_the_user_is_said_where_the_project_is_introduced_is_kept_in_code(co
     assert any("iOS" in t for t in live_now), live_now
     # Only where the project is introduced: a passing first-person remark elsewhere is no fact.
     assert not any("CSS" in t for t in live_now), live_now
+
+
+@pytest.mark.parametrize(("text", "place"), [
+    ("住在 Neukölln，business 的钱都走一个单独的 N26 账户。", "Neukölln"),
+    ("一个人在湖东租了个一室户。", "湖东"),
+    ("我上个月搬到吴中区了，房租便宜一千", "吴中区"),
+    ("We live in Leeds now", "Leeds"),
+    ("我妈住在成都，离我们两个小时", None),
+    ("My ex Jordan moved to Porto last year.", None),
+    ("My bad, we moved to Node 22 last sprint.", None),
+])
+def test_where_the_user_lives_is_one_slot(text, place):
+    from apps.pipeline.rules.text import values
+
+    assert [v for k, v in values(text) if k == "residence"] == ([place] if place else [])
+
+
+@pytest.mark.parametrize(("stored", "moved", "now", "gone"), [
+    ("先说下我的情况：男，33，安徽阜阳人，在苏州工业园区一家封测厂做芯片测试工程师，一个人在湖东租了个一室户。",
+     "跟周晴确定关系一个多月了。顺便说下，我上个月搬到吴中区了，房租便宜一千，离她诊所也近。", "吴中区", "湖东"),
+    ("住在 Neukölln，business 的钱都走一个单独的 N26 账户。", "还有我们搬家了！！现在住 Pankow，离 Marco 公司近多了。", "Pankow", "Neukölln"),
+])
+def test_a_move_replaces_where_the_user_lives_in_a_stored_record(chat, l0, run_now, stored, moved, now, gone):
+    l0(chat, [say("r1", stored, 0)])
+    ok(run_now(chat, KIND_L1))
+    l0(chat, [say("r2", moved, 10, session="s2")])
+    ok(run_now(chat, KIND_L1))
+    live_now = texts(chat)
+    assert not any(gone in t for t in live_now), live_now
+    assert any(now in t for t in live_now), live_now

@@ -920,7 +920,7 @@ def corrected_content(record: str, correction: Correction) -> str | None:
                 model = re.match(r"\s*" + _MODEL_RE.pattern, record[end:])
                 end += model.end() if model else 0
             return record[:start] + correction.new + record[end:]
-    said = _stated_values(correction.new or correction.clause)
+    said = _values_of_new(correction)
     if not said:
         return None
     text, changed = record, False
@@ -1245,7 +1245,7 @@ def supersedes(record: str, correction: Correction) -> float:
             if kind.startswith("count") and (value == "1" or set(value) == {"一"}) and not _DOWN_TO_ONE_RE.search(correction.clause):
                 continue  # "现在是集团信息部唯一一个后端" ("一一" read as a count): "一个" is "a", not a count that changed
             fits = [v for k, v in held if _kind_fits(k, kind) and value_key(v) != value_key(value)
-                    and (overlap > 0 or (said_plainly and unit_names_slot(kind) and v not in ("一", "1")))]
+                    and (overlap > 0 or ((said_plainly or kind in SELF_NAMED_KINDS) and unit_names_slot(kind) and v not in ("一", "1")))]
             if not fits and said_plainly and kind in ("weekday", "time") and _run_rewritten(record, correction.new or correction.clause):
                 # "我那个班挪到了周四晚上，七点到十点" / "每周六下午两点上课": a day and its hours said as one run
                 # name a schedule, and the record's one run of them is the one it moves.
@@ -1266,10 +1266,33 @@ def _said_values(correction: Correction) -> tuple[list[tuple[str, str]], bool]:
     """The typed values the correction states, and whether they were said beside its new
     value rather than in it: "运维给我们换了卡，现在是 A10 了，batch size 16" changes to a name
     (no typed value) and says "16" of the same statement."""
-    said = _stated_values(correction.new or correction.clause)
+    said = _values_of_new(correction)
     if said or not correction.new:
         return said, False
     return _stated_values(correction.clause), True
+
+
+def _values_of_new(correction: Correction) -> list[tuple[str, str]]:
+    """The typed values of the new value (of the clause when there is none). A value typed by the
+    words around it ("搬到吴中区了": where the user lives) counts when it stands inside the new value
+    in the clause."""
+    said = _stated_values(correction.new or correction.clause)
+    if said or not correction.new:
+        return said
+    at = correction.clause.find(correction.new)
+    return [(k, v) for a, k, v in _values_stated_at(correction.clause) if at >= 0 and at <= a < at + len(correction.new)]
+
+
+# Kinds whose value is typed by the words that name its slot ("住在 X", "搬到 Y", "we moved to Z"): a value of
+# one says which slot it fills, beside a weak cue ("现在住 Pankow") and with no other word in common.
+SELF_NAMED_KINDS = frozenset({"residence"})
+# Where a record says where the user lives, for finding it by its words.
+RESIDENCE_CUES = ("住在", "租了", "住着", "live in", "living in", "based in", "moved to")
+
+
+def residence_cues(correction: Correction) -> list[str]:
+    """RESIDENCE_CUES when the correction says where the user lives now, else []."""
+    return list(RESIDENCE_CUES) if any(k == "residence" for k, _ in _said_values(correction)[0]) else []
 
 
 def names_the_slot(record: str, correction: Correction) -> bool:
@@ -1283,7 +1306,7 @@ def names_the_slot(record: str, correction: Correction) -> bool:
     stated = {value_key(v) for _, v in said}
     words = subject_words(correction)
     held = [(at, k, v) for at, k, v in _values_at(record) if at >= 0 and not _version_of_another(record, at, k, correction.clause)]
-    if any(k in kinds and value_key(v) not in stated and _near(record, (at, v), words) > 0 for at, k, v in held):
+    if any(k in kinds and value_key(v) not in stated and (k in SELF_NAMED_KINDS or _near(record, (at, v), words) > 0) for at, k, v in held):
         return True
     # "retested the 2k last night. 7:58" / "did my first 2k test on the erg last week, 8:12": a
     # measure with its unit said in both, in the sentence of the record's value, names the slot.

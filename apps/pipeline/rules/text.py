@@ -396,8 +396,28 @@ def tool_key(value: str) -> str:
     return _TOOL_KEYS.get(value.casefold(), ("", ""))[1]
 
 
+def _after(*cues: str) -> str:
+    """Lookbehinds for each cue, with and without a space after it (a lookbehind has one width)."""
+    return "(?:" + "|".join(f"(?<={re.escape(c)}{sp})" for c in cues for sp in ("", " ")) + ")"
+
+
+# Where the user lives ("住在 Neukölln", "一个人在湖东租了个一室户", "we live in Leeds") and where they moved
+# ("搬到吴中区了", "现在住 Pankow", "we moved to Porto"): one slot, so a move replaces the place without
+# another word in common. Someone else's home is not the user's ("我妈住在成都": _SOMEONE_ELSE_RE).
+RESIDENCE_RE = re.compile(
+    _after("住在", "现在住", "搬到", "搬去", "搬家到") + r"(?:[\u4e00-\u9fff]{2,6}?(?=[了，,。；;！!\s]|$|附近|那边|这边)|[A-Z][\w'ö-]+(?: [A-Z][\w'-]+)?)"
+    r"|(?<=在)[\u4e00-\u9fff]{2,6}?(?=租了?(?:个|一|间|套|房)|住(?:着|了)?(?:个|一|间|套)?)"
+    + "|" + _after("live in", "lives in", "living in", "based in", "moved to", "moving to", "relocated to")
+    + r"[A-Z][\w'-]+(?: [A-Z][\w'-]+)?(?![\w'-]|\s*v?\d)")  # "we moved to Node 22" is a version, not a place
+_SOMEONE_ELSE_RE = re.compile(r"[妈爸父母哥姐弟妹爷奶公婆舅姨叔伯朋友同事他她]|\b(?:he|she|they|his|her|their|mum|mom|dad|parents?|brother|sister|friend|ex)\b",
+                              re.IGNORECASE)
+# In English the user says it of themselves ("we moved to Porto", "I'm based in Leeds").
+_ME_RE = re.compile(r"\b(?:i|we|i'm|we're|i've|we've|i'd|we'd)\b", re.IGNORECASE)
+
+
 VALUE_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     ("tool", TOOL_RE),
+    ("residence", RESIDENCE_RE),
     # A machine's size, cores and memory together ("2核8G", "4 核 16GB", "2C4G", "4 vCPU / 8 GB"):
     # one value, so "升级到 4核8G" corrects "2核8G" and not some other 8.
     ("machine", re.compile(r"\b\d{1,3}\s?(?:核|[cC]|v?CPUs?|cores?)\s?[/,，]?\s?\d{1,4}\s?(?:G|GB|GiB|g)\b|\d{1,3}\s?核\s?\d{1,4}\s?(?:G|GB|GiB|g)", re.IGNORECASE)),
@@ -463,7 +483,7 @@ _UNIT_RE = re.compile(r"(kg|km|gib|gi|g|cm|mm|mib|mi|m|gb|mb|tb|ms|s|h|k|%|岁|�
 
 
 # Kinds whose values carry their unit, as "number:kg" does: the unit names the slot.
-UNIT_KINDS = frozenset({"duration", "amount", "region"})
+UNIT_KINDS = frozenset({"duration", "amount", "region", "residence"})
 # Suffixes that say how many, not of what: "20k" / "7.5k" may be a loan, a grant or a distance.
 MAGNITUDES = frozenset({"k"})
 
@@ -505,6 +525,11 @@ def _values(text: str) -> tuple[tuple[int, str, str], ...]:
         for m in pattern.finditer(text):
             if not m.group(0).strip() or any(a < m.end() and m.start() < b for a, b in taken):
                 continue
+            if kind == "residence":
+                clause = re.split(r"[，,。；;！!?？.]", text[: m.start()])[-1]
+                said_in_english = not re.search(r"[\u4e00-\u9fff]\s?$", text[: m.start()])
+                if _SOMEONE_ELSE_RE.search(clause) or (said_in_english and not _ME_RE.search(clause)):
+                    continue  # "我妈住在成都", "My ex Jordan moved to Porto": not where the user lives
             taken.append((m.start(), m.end()))
             value, typed = m.group(0).strip(), kind
             if kind == "named":
