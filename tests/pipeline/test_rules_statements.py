@@ -2837,3 +2837,11 @@ def test_a_move_replaces_where_the_user_lives_in_a_stored_record(chat, l0, run_n
     live_now = texts(chat)
     assert not any(gone in t for t in live_now), live_now
     assert any(now in t for t in live_now), live_now
+
+
+def test_dont_save_that_after_a_dash_forgets_what_was_just_said():
+    assert forget_subject("nice. sorry i've been slow replying this week btw, i'm in the middle of a custody thing with my ex, "
+                          "lawyers etc. actually — don't save that, it's got nothing to do with the code") == ""
+    # A file, or "not yet", is no memory.
+    assert forget_subject("don't save that file until I've reviewed it") is None
+    assert forget_subject("Don't save that yet — the schema might change") is None
