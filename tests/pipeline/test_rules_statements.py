@@ -2845,3 +2845,11 @@ def test_dont_save_that_after_a_dash_forgets_what_was_just_said():
     # A file, or "not yet", is no memory.
     assert forget_subject("don't save that file until I've reviewed it") is None
     assert forget_subject("Don't save that yet — the schema might change") is None
+
+
+def test_a_tool_replaced_takes_its_version_with_it():
+    assert_rewrites("后端是 Rust + Axum，订阅 MQTT 写进 InfluxDB 2；前端是一个 Vue 3 的手机网页",
+                    "时序数据现在改用 PostgreSQL 了",
+                    "后端是 Rust + Axum，订阅 MQTT 写进 PostgreSQL；前端是一个 Vue 3 的手机网页")
+    # A new tool said with its own version keeps it.
+    assert_rewrites("后端订阅 MQTT 写进 InfluxDB 2。", "时序数据现在改用 PostgreSQL 16 了", "后端订阅 MQTT 写进 PostgreSQL 16。")

@@ -1002,6 +1002,16 @@ def corrected_content(record: str, correction: Correction) -> str | None:
             # "主要拍 Portra 400" / "全换成 Kodak Gold 200 了": the number's name changes with it.
             text, changed = text[: lead.start()] + named + text[at + len(old_value):], True
             continue
+        version = re.match(_VERSION_AFTER, text[at + len(old_value):]) if kind.startswith("tool:") else None
+        if version:
+            # "写进 InfluxDB 2" → "PostgreSQL": the old tool's version goes with it, and the new one's
+            # comes with the new tool ("改用 PostgreSQL 16").
+            said_at = source.find(value)
+            own = re.match(_VERSION_AFTER, source[said_at + len(value):]) if said_at >= 0 else None
+            value = value + (" " + own.group(0).strip() if own else "")
+            end = at + len(old_value) + version.end()
+            text, changed = text[:at] + _spaced(text[:at] + old_value + text[end:], at, old_value, value) + text[end:], True
+            continue
         text = text[:at] + text[at:].replace(old_value, _spaced(text, at, old_value, value), 1)
         changed = True
     return text if changed else None
@@ -1181,6 +1191,9 @@ def _kind_fits(held: str, said: str) -> bool:
     """A value of kind `said` can replace one of kind `held`: the same kind, or a day of the
     month against a date (the day changes, the month stays)."""
     return held == said or (said == "day" and held == "date")
+
+
+_VERSION_AFTER = r"\s*v?\d+(?:\.\d+)*(?![\w.]\w)"
 
 
 def _spaced(text: str, at: int, old_value: str, value: str) -> str:

@@ -517,7 +517,10 @@ def _stored_corrections(ctx, analysis: BatchAnalysis, mode: str, projects: dict[
             corrected_here[best.record_id] = _replacement_of(ctx, best, new_content, said.message, mode, projects, claimed)
             out.append(corrected_here[best.record_id])
         ctx.add("correctionsOfStored")
-        elsewhere = (worded_ids | _naming_the_tool_given_up(ctx.profile, current, new_content, full)) - {best.record_id}
+        # Only a change that names nothing but the new tool ("决定换成 Dramatiq") is of the tool wherever it is
+        # used; "we moved the marketing site from Vercel to Render" is of that site, not of the docs preview.
+        given_up = _naming_the_tool_given_up(ctx.profile, current, new_content, full) if not correction.old else set()
+        elsewhere = (worded_ids | given_up) - {best.record_id}
         for record, content in _same_value_elsewhere(current, new_content, correction, full, elsewhere, claimed, corrected_here):
             # "we roast on fridays and subs go out on Mondays" and "build the orders itself every Monday
             # at 6am" / "the subscription run moves to Wednesdays": the value changed wherever the slot says it.
