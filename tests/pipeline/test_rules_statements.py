@@ -2737,6 +2737,8 @@ def test_ho27_refusals(sentence):
 @pytest.mark.parametrize("said", [
     "邻居王阿姨看到我的字一直夸，她儿子下个月乔迁新居，想请我写一副对联。这次你帮我想几副乔迁的对联内容吧，就这一回哈，平时练字的内容我自己定",
     "月底我爸要给教练算提成，按带了多少学时算。你帮我从库里导一个三月份每个教练带了多少学时的 Excel 就行，就这一次，不用做成后台功能",
+    # ho29: an output made of what someone wants, with no other word in common.
+    "农技站的王站长想看看 3 号棚上周的温湿度曲线，他怀疑那棚的灰霉病跟湿度有关。你帮我导一张图就行，就这一次，别做成功能，也别提交任何东西",
 ])
 def test_what_someone_wants_a_one_off_for_goes_with_the_request_in_chinese(said):
     from apps.pipeline.rules.text import sentences

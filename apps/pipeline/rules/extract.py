@@ -140,7 +140,7 @@ QUESTION_RE = re.compile(
 # One-off requests to the assistant ("can you rename this", "帮我看一下") are work, not memory.
 REQUEST_RE = re.compile(
     r"^(please |pls |ok,? |okay,? |now,? |also,? |and )?(can|could|would) you\b|^(please )?(fix|run|show|check|look at|rename|refactor|explain|add|remove|delete|update(?!\s+on\b|\s*[:：.!—–-]|\s*[\U0001F300-\U0001FAFF\u2600-\u27BF])|write|give me|try|change(?! of plans?\b)|move|open)\b(?!.*\b(always|never|from now on|going forward)\b)"
-    r"|(?:^|[，,。；;])\s*(那|那么|好|好的)?[，,]?\s*(请|麻烦|能不能|可不可以|可以|你能|你可以|你)?\s*(帮我|麻烦你?|给我)(看|查|改|跑|写|加|删|把|解释|运行|生成|整理|算|推荐)"
+    r"|(?:^|[，,。；;])\s*(那|那么|好|好的)?[，,]?\s*(请|麻烦|能不能|可不可以|可以|你能|你可以|你)?\s*(帮我|麻烦你?|给我)(看|查|改|跑|写|加|删|把|解释|运行|生成|整理|算|推荐|导|画)"
     r"|^(请)?你(先)?(看|查|改|跑|写|加|删|把)", re.IGNORECASE)
 CODE_TYPES = {
     "habit": ("work_method", 80),

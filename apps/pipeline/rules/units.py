@@ -341,6 +341,8 @@ _ASKS_FOR_THAT_RE = re.compile(
     r"(?:[a-z]+\s+(?:that|those|them)\b|(?:dump|export|write|put|save|print|send|format|render|paste)\s+it\b)", re.IGNORECASE)
 # Who wants the output and what for: "the accountant wants …", "老板娘想给阿姨们发红包".
 # ("她儿子…乔迁新居，想请我写一副对联", "月底我爸要给教练算提成").
+# An output asked for once: a chart, a table, a file.
+_AN_OUTPUT_RE = re.compile(r"[一个张份]\s*(?:图|表格?|清单|截图)|\b(?:a|the)\s+(?:chart|graph|table|list|csv|spreadsheet|pdf|plot)\b|\b(?:csv|excel|pdf)\b", re.IGNORECASE)
 _SOMEONE_WANTS_RE = re.compile(r"\b(?:wants?|needs?|asked for|would like|'d like)\b|(?:想|要)(?:请|给|让|把|看|拿|算|发)|要求|需要", re.IGNORECASE)
 # "a list of every peroxide former" asked for tomorrow is no habit: "every" lasts only as every
 # time, day, run … (LASTING_RE reads any "every").
@@ -371,9 +373,10 @@ def _points_back_once(before: str, request: str) -> bool:
     if _ASKS_FOR_THAT_RE.search(request):
         return True
     if _SOMEONE_WANTS_RE.search(before) and (REQUEST_RE.search(request) or ASKING_CLAUSE_RE.search(request)) \
-            and len(naming_words(before) & naming_words(request)) >= 2:
+            and (len(naming_words(before) & naming_words(request)) >= 2 or _AN_OUTPUT_RE.search(request)):
         # "端午老板娘想给阿姨们发红包，按上个月完成的单数分档。就这一回哈，帮我把4月每个阿姨完成的单数拉出来":
-        # what someone wants it for, said before the request for once that is about the same thing.
+        # what someone wants it for, said before the request for once that is about the same thing — or
+        # made of it ("王站长想看看 3 号棚上周的温湿度曲线…。你帮我导一张图就行，就这一次").
         return True
     if len(naming_words(BACK_TO_USUAL_RE.sub("", request))) <= 1 and any(ASKING_CLAUSE_RE.search(c) for c in re.split(r"(?<=[，,;；])", before)):
         # "帮我给教茶艺的林老师写一条感谢的微信，…。就这一次啊，以后这种我自己来": a bare scope after the request.
