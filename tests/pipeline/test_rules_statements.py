@@ -2855,3 +2855,13 @@ def test_a_tool_replaced_takes_its_version_with_it():
                     "后端是 Rust + Axum，订阅 MQTT 写进 PostgreSQL；前端是一个 Vue 3 的手机网页")
     # A new tool said with its own version keeps it.
     assert_rewrites("后端订阅 MQTT 写进 InfluxDB 2。", "时序数据现在改用 PostgreSQL 16 了", "后端订阅 MQTT 写进 PostgreSQL 16。")
+
+
+# ------------------------------------------------ ho30: wordings met on a new batch
+
+
+def test_a_tool_in_use_now_after_a_move_said_in_the_clause_before():
+    correction = parse_correction("btw audio storage 已经 migrate 完了，现在全部在 Cloudflare R2，office 那台 box 下个月就退役。")
+    assert correction is not None and correction.new == "Cloudflare R2"
+    # Where it runs, with no move said, is no change.
+    assert parse_correction("现在 host 在 Heroku，一个 basic dyno。") is None

@@ -381,7 +381,7 @@ def _parse(sentence: str) -> Correction | None:
             # A tool beside a weak cue: "readings are in SQLite now" takes it up (the numbers of the
             # clauses around it are not new); "there's no influx any more" gives it up, "Etsy 那边手续费
             # 又涨了" says its price rose, "现在 host 在 Heroku" says where it runs: no change by themselves.
-            in_use = not _NEGATED_RE.search(own) and bool(_IN_USE_CUE_RE.fullmatch(cue.group(0))) and _tool_taken_up(own, cue)
+            in_use = not _NEGATED_RE.search(own) and bool(_IN_USE_CUE_RE.fullmatch(cue.group(0))) and _tool_taken_up(own, cue, sentence)
             taken = _tools_taken_up(sentence, own) if in_use else None
             if taken is not None:
                 return taken
@@ -417,15 +417,17 @@ def _two_of_a_kind(text: str) -> bool:
     return len(kinds) != len(set(kinds))
 
 
-def _tool_taken_up(own: str, cue: re.Match[str]) -> bool:
+def _tool_taken_up(own: str, cue: re.Match[str], sentence: str = "") -> bool:
     """A tool said to be in use now, not merely in use: "readings are in SQLite now" (now after the
-    tool), "现在全部在 Telegram 了" (a change of state), "最后选了 Postmark"."""
+    tool), "现在全部在 Telegram 了" (a change of state), "最后选了 Postmark", "audio storage 已经 migrate
+    完了，现在全部在 Cloudflare R2" (the move said in the clause before)."""
     if any(is_cjk_char(ch) for ch in cue.group(0)):
-        return bool(re.search(r"了|改|换|转|搬|迁|切", own))
+        return bool(re.search(r"了|改|换|转|搬|迁|切", own) or _MOVED_RE.search(sentence))
     tools = [at for at, kind, _ in values_at(own) if kind.startswith("tool:")]
     return cue.group(0).casefold() != "now" or any(at < own.find(cue.group(0)) for at in tools)
 
 
+_MOVED_RE = re.compile(r"迁移|搬家|搬过去|\bmigrat(?:e|ed|ion)\b|\bmoved (?:over|everything|it all)\b|\bswitched over\b", re.IGNORECASE)
 _TOOL_TAKEN_RE = re.compile(r"(?:换成|换到|改用|换用|切到|切换到|迁到|迁移到|搬到)\s*(?P<new>[^，,。；;！!]{1,40})")
 _IN_USE_CUE_RE = re.compile(r"now|these days|nowadays|ended up|in the end|现在|目前|如今|最后\w|后来\w|又[改换]", re.IGNORECASE)
 _NEGATED_RE = re.compile(r"\b(?:no|not|never|without)\b|n't\b|不|没|别|无", re.IGNORECASE)
