@@ -2865,3 +2865,9 @@ def test_a_tool_in_use_now_after_a_move_said_in_the_clause_before():
     assert correction is not None and correction.new == "Cloudflare R2"
     # Where it runs, with no move said, is no change.
     assert parse_correction("现在 host 在 Heroku，一个 basic dyno。") is None
+
+
+def test_dont_note_that_down_forgets_what_was_just_said():
+    assert forget_subject("bit of context: the Gazette's owners are in talks about a buyout by one of the big regional groups. "
+                          "actually — don't note that down anywhere, it isn't public") == ""
+    assert forget_subject("don't write it down in the README yet") is None
