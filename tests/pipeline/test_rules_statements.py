@@ -1599,6 +1599,9 @@ def test_a_proposed_tool_refused_by_name_is_a_decline(chat, l0, run_now):
     # ho29: a "no" of its own, then the refusal said again by name; the reason after it stands.
     ("It's worth also putting your results on other sites. MyHeritage, for example, lets you upload your Ancestry file.",
      "No, I'll not do the MyHeritage thing. I'm a pensioner and I'm already buying credits on ScotlandsPeople.", "MyHeritage", "pensioner"),
+    # ho30: passed on by name.
+    ("A lip-reading class could help a lot in noisy places; the local college runs one on Tuesday evenings.",
+     "I'll pass on the lip-reading classes, honestly. My evenings are already taken up with the band and shows.", "lip-reading", "band"),
 ])
 def test_a_refusal_that_names_the_proposal_is_not_kept_and_news_after_it_is(chat, l0, run_now, proposal, reply, name, kept):
     l0(chat, [say("n1", "我在准备这件事。I'm setting this up this week.", 0), say("n2", proposal, 1, role="assistant"), say("n3", reply, 2)])

@@ -230,6 +230,8 @@ NAMED_DECLINE_RE = re.compile(
     # named as "the … thing", and refused.
     r"|\b(?:i'?ll not|i will not|i won'?t|i'?m not (?:going to|gonna)|not going to)\s+(?:do|bother with|go with|try|sign up for|get)\s+"
     r"(?:the|that|this|any of the)\s+[\w.+' -]{2,40}?\s+(?:thing|stuff|idea|route|option|suggestion)s?\b"
+    # "I'll pass on the lip-reading classes, honestly.": passed on by name.
+    r"|^(?:(?:nah|no|hmm|ok|okay|honestly)[,，.!\s]*)?(?:i'?ll|i will|i think i'?ll|i'?m going to|i'?m gonna|gonna)\s+(?:have to\s+)?pass on\b"
     # "not etsy, no.": the proposal named and refused.
     r"|^not\s+[\w.+-]{2,30}(?:\s+[\w.+-]+)?\s*[,，]\s*no\b"
     # "private lesson 太贵了吧，S$900 够我飞回家两趟了": the proposal named, refused for its price.
