@@ -2742,6 +2742,8 @@ def test_ho27_refusals(sentence):
     "月底我爸要给教练算提成，按带了多少学时算。你帮我从库里导一个三月份每个教练带了多少学时的 Excel 就行，就这一次，不用做成后台功能",
     # ho29: an output made of what someone wants, with no other word in common.
     "农技站的王站长想看看 3 号棚上周的温湿度曲线，他怀疑那棚的灰霉病跟湿度有关。你帮我导一张图就行，就这一次，别做成功能，也别提交任何东西",
+    # ho30: a bare scope with what it is not to become.
+    "这次帮我把截至今天的积分榜导出一个 Excel，发给宣传部的小罗，她要做海报用。就这一次，不用做成功能，也别往仓库里加任何东西",
 ])
 def test_what_someone_wants_a_one_off_for_goes_with_the_request_in_chinese(said):
     from apps.pipeline.rules.text import sentences

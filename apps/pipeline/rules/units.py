@@ -341,6 +341,10 @@ _ASKS_FOR_THAT_RE = re.compile(
     r"(?:[a-z]+\s+(?:that|those|them)\b|(?:dump|export|write|put|save|print|send|format|render|paste)\s+it\b)", re.IGNORECASE)
 # Who wants the output and what for: "the accountant wants …", "老板娘想给阿姨们发红包".
 # ("她儿子…乔迁新居，想请我写一副对联", "月底我爸要给教练算提成").
+# "就这一次，不用做成功能，也别往仓库里加任何东西", "don't build an endpoint or anything": what a request for
+# once is not to become, said after it.
+_NOT_A_FEATURE_RE = re.compile(r"(?:不用|别|不要)(?:做成|做)(?:后台)?功能|(?:也)?(?:别|不要)(?:往|在)?(?:仓库|repo)里?(?:加|放|提交)任何东西|(?:也)?(?:别|不要)提交任何东西"
+                               r"|\b(?:don'?t|do not) (?:build|make|add) (?:an? |any )?(?:page|endpoint|feature|command)s?(?: (?:or anything|for it))?\b", re.IGNORECASE)
 # An output asked for once: a chart, a table, a file.
 _AN_OUTPUT_RE = re.compile(r"[一个张份]\s*(?:图|表格?|清单|截图)|\b(?:a|the)\s+(?:chart|graph|table|list|csv|spreadsheet|pdf|plot)\b|\b(?:csv|excel|pdf)\b", re.IGNORECASE)
 _SOMEONE_WANTS_RE = re.compile(r"\b(?:wants?|needs?|asked for|would like|'d like)\b|(?:想|要)(?:请|给|让|把|看|拿|算|发)|要求|需要", re.IGNORECASE)
@@ -378,7 +382,8 @@ def _points_back_once(before: str, request: str) -> bool:
         # what someone wants it for, said before the request for once that is about the same thing — or
         # made of it ("王站长想看看 3 号棚上周的温湿度曲线…。你帮我导一张图就行，就这一次").
         return True
-    if len(naming_words(BACK_TO_USUAL_RE.sub("", request))) <= 1 and any(ASKING_CLAUSE_RE.search(c) for c in re.split(r"(?<=[，,;；])", before)):
+    if len(naming_words(_NOT_A_FEATURE_RE.sub("", BACK_TO_USUAL_RE.sub("", request)))) <= 1 \
+            and any(ASKING_CLAUSE_RE.search(c) for c in re.split(r"(?<=[，,;；])", before)):
         # "帮我给教茶艺的林老师写一条感谢的微信，…。就这一次啊，以后这种我自己来": a bare scope after the request.
         return True
     # "平时回复不用这样哈，就这一次": a bare scope at the end, after words that point back.
