@@ -2876,3 +2876,22 @@ def test_dont_note_that_down_forgets_what_was_just_said():
     assert forget_subject("bit of context: the Gazette's owners are in talks about a buyout by one of the big regional groups. "
                           "actually — don't note that down anywhere, it isn't public") == ""
     assert forget_subject("don't write it down in the README yet") is None
+
+
+@pytest.mark.parametrize(("text", "kind", "place"), [
+    ("My daughter Megan lives over in Cardiff, she's a physio", "residence:megan", "Cardiff"),
+    ("Also Megan's moved up to Glasgow — new job at a hospital there", "residence:megan", "Glasgow"),
+    ("我妈住在成都，离我们两个小时", "residence:妈", "成都"),
+    ("my mum has just moved to Hove", "residence:mum", "Hove"),
+])
+def test_someone_elses_home_is_a_slot_of_its_own(text, kind, place):
+    from apps.pipeline.rules.text import values
+
+    assert [(k, v) for k, v in values(text) if k.startswith("residence")] == [(kind, place)]
+
+
+def test_a_relatives_move_replaces_their_home_not_the_users():
+    assert_rewrites("My daughter Megan lives over in Cardiff, she's a physio.", "Also Megan's moved up to Glasgow — new job at a hospital there",
+                    "My daughter Megan lives over in Glasgow, she's a physio.")
+    assert corrected_content("我妈住在成都，离我们两个小时", parse_correction("我上个月搬到吴中区了")) is None
+    assert corrected_content("一个人在湖东租了个一室户。", parse_correction("我妈上个月搬到上海了")) is None

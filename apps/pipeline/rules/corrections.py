@@ -37,7 +37,7 @@ CORRECTION_RE = re.compile(
     r"\b(actually|i was wrong|i'm wrong|my bad|my mistake|correction|i misspoke|sorry,? i meant|i meant|scratch that|wait,? no|no,? wait|not anymore|no longer"
     r"|we (moved|switched|migrated|changed|upgraded|downgraded) to|(is|are|it's) now|changed to|instead of|rather than"
     r"|(replaced|swapped) \S+(?: \S+)? (with|for)|(dropped|went down|went up|increased|reduced|decreased|rose|bumped|raised|lowered) to|is (down|up) to"
-    r"|(moved|changed|switched|postponed|pushed|pushed back|brought forward|rescheduled|shifted|moves|shifts|switches|is moving|is switching|is shifting) to|change of plans?|i (said|told you|mentioned) .{1,60}\bbut"
+    r"|(moved(?: up| down| over| back| out)?|changed|switched|postponed|pushed|pushed back|brought forward|rescheduled|shifted|moves|shifts|switches|is moving|is switching|is shifting) to|change of plans?|i (said|told you|mentioned) .{1,60}\bbut"
     r"|(switched|moved|migrated|changed|upgraded) from|\b(?:re-?tested|re-?did|redid|re-?took|retook|re-?ran|reran|re-?weighed)\b|\bnew (?:pb|pr|personal best)\b|^\s*(?:oh,?\s*)?wait\b(?![\s,]*(?:for|until|till|on|and see|a (?:sec|second|minute|bit))\b)"
     # "went from 20 to 25" is a change; "went from Lisbon to Porto" is a trip.
     r"|went from (?=[$€£¥]?\d|(one|two|three|four|five|six|seven|eight|nine|ten|a|an)\b))\b"
@@ -127,7 +127,7 @@ _PAIRS: list[re.Pattern[str]] = [
 ]
 _NEW_ONLY: list[re.Pattern[str]] = [
     re.compile(r"(?:改成|改为|改到|改用|换用|换成了?|换到|变成了?|变为|现在是|其实是|降到|降至|升到|升至|提高到|增加到|减少到|涨到|调整为|调整到|调到|迁到|迁移到|迁去|搬到|搬去|改去|缩到|缩小到|扩到|扩大到|放宽到|收紧到|改发到)(?P<new>[^，,。；;！!]+)"),
-    re.compile(r"\b(?:moved|changed|switched|postponed|pushed back|pushed|brought forward|rescheduled|shifted|moves|shifts|switches|is moving|is switching|is shifting) to"
+    re.compile(r"\b(?:moved(?: up| down| over| back| out)?|changed|switched|postponed|pushed back|pushed|brought forward|rescheduled|shifted|moves|shifts|switches|is moving|is switching|is shifting) to"
                r"\s+(?P<new>(?:[^,.;!]|\.(?=\d))+)", re.IGNORECASE),
     re.compile(r"(?:^[\w ]{2,30} update|^update(?: on [^:：]{1,40})?)\s*[:：]\s*(?P<new>[^.;!。；！]+)", re.IGNORECASE),
     re.compile(r"(?P<new>\d{1,2}\s*月\s*\d{1,2}\s*[号日])[^，,。；;]{0,12}[，,]\s*(?:又)?(?:提前|推迟|延后|延期|推后)了"),
@@ -1260,7 +1260,7 @@ def supersedes(record: str, correction: Correction) -> float:
             if kind.startswith("count") and (value == "1" or set(value) == {"一"}) and not _DOWN_TO_ONE_RE.search(correction.clause):
                 continue  # "现在是集团信息部唯一一个后端" ("一一" read as a count): "一个" is "a", not a count that changed
             fits = [v for k, v in held if _kind_fits(k, kind) and value_key(v) != value_key(value)
-                    and (overlap > 0 or ((said_plainly or kind in SELF_NAMED_KINDS) and unit_names_slot(kind) and v not in ("一", "1")))]
+                    and (overlap > 0 or ((said_plainly or _self_named(kind)) and unit_names_slot(kind) and v not in ("一", "1")))]
             if not fits and said_plainly and kind in ("weekday", "time") and _run_rewritten(record, correction.new or correction.clause):
                 # "我那个班挪到了周四晚上，七点到十点" / "每周六下午两点上课": a day and its hours said as one run
                 # name a schedule, and the record's one run of them is the one it moves.
@@ -1302,12 +1302,16 @@ def _values_of_new(correction: Correction) -> list[tuple[str, str]]:
 # one says which slot it fills, beside a weak cue ("现在住 Pankow") and with no other word in common.
 SELF_NAMED_KINDS = frozenset({"residence"})
 # Where a record says where the user lives, for finding it by its words.
-RESIDENCE_CUES = ("住在", "租了", "住着", "live in", "living in", "based in", "moved to")
+RESIDENCE_CUES = ("住在", "租了", "住着", "live in", "lives", "living in", "based in", "moved")
+
+
+def _self_named(kind: str) -> bool:
+    return kind.split(":")[0] in SELF_NAMED_KINDS  # "residence", "residence:megan"
 
 
 def residence_cues(correction: Correction) -> list[str]:
-    """RESIDENCE_CUES when the correction says where the user lives now, else []."""
-    return list(RESIDENCE_CUES) if any(k == "residence" for k, _ in _said_values(correction)[0]) else []
+    """RESIDENCE_CUES when the correction says where someone lives now, else []."""
+    return list(RESIDENCE_CUES) if any(_self_named(k) for k, _ in _said_values(correction)[0]) else []
 
 
 def names_the_slot(record: str, correction: Correction) -> bool:
@@ -1321,7 +1325,7 @@ def names_the_slot(record: str, correction: Correction) -> bool:
     stated = {value_key(v) for _, v in said}
     words = subject_words(correction)
     held = [(at, k, v) for at, k, v in _values_at(record) if at >= 0 and not _version_of_another(record, at, k, correction.clause)]
-    if any(k in kinds and value_key(v) not in stated and (k in SELF_NAMED_KINDS or _near(record, (at, v), words) > 0) for at, k, v in held):
+    if any(k in kinds and value_key(v) not in stated and (_self_named(k) or _near(record, (at, v), words) > 0) for at, k, v in held):
         return True
     # "retested the 2k last night. 7:58" / "did my first 2k test on the erg last week, 8:12": a
     # measure with its unit said in both, in the sentence of the record's value, names the slot.

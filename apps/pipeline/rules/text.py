@@ -407,12 +407,39 @@ def _after(*cues: str) -> str:
 RESIDENCE_RE = re.compile(
     _after("住在", "现在住", "搬到", "搬去", "搬家到") + r"(?:[\u4e00-\u9fff]{2,6}?(?=[了，,。；;！!\s]|$|附近|那边|这边)|[A-Z][\w'ö-]+(?: [A-Z][\w'-]+)?)"
     r"|(?<=在)[\u4e00-\u9fff]{2,6}?(?=租了?(?:个|一|间|套|房)|住(?:着|了)?(?:个|一|间|套)?)"
-    + "|" + _after("live in", "lives in", "living in", "based in", "moved to", "moving to", "relocated to")
+    + "|" + _after("live in", "lives in", "living in", "based in", "moved to", "moving to", "relocated to",
+                   *(f"{verb} {way} {to}" for verb, to in (("lives", "in"), ("live", "in"), ("moved", "to"))
+                     for way in ("over", "up", "down", "out", "back")))
     + r"[A-Z][\w'-]+(?: [A-Z][\w'-]+)?(?![\w'-]|\s*v?\d)")  # "we moved to Node 22" is a version, not a place
 _SOMEONE_ELSE_RE = re.compile(r"[妈爸父母哥姐弟妹爷奶公婆舅姨叔伯朋友同事他她]|\b(?:he|she|they|his|her|their|mum|mom|dad|parents?|brother|sister|friend|ex)\b",
                               re.IGNORECASE)
 # In English the user says it of themselves ("we moved to Porto", "I'm based in Leeds").
 _ME_RE = re.compile(r"\b(?:i|we|i'm|we're|i've|we've|i'd|we'd)\b", re.IGNORECASE)
+# Whose home it is when it is someone else's: the name right before the verb ("My daughter Megan lives over
+# in Cardiff", "Megan's moved up to Glasgow"), or the relative ("我妈住在成都", "my mum lives in Hove").
+_HOLDER_NAME_RE = re.compile(r"(?<![\w'])([A-Z][a-z]+)(?:'s)?\s+(?:(?:has|just|now|recently|finally|also)\s+){0,2}$")
+_HOLDER_KIN_RE = re.compile(r"(?:\b(mum|mom|mother|dad|father|parents|daughter|son|brother|sister|wife|husband|partner|grandma|grandad|grandpa)"
+                            r"(?:'s)?(?:\s+(?:has|just|now|recently|finally|also)){0,2}\s*$)"
+                            r"|(妈妈|爸爸|父母|爸妈|女儿|儿子|老婆|老公|哥哥|姐姐|弟弟|妹妹|爷爷|奶奶|外婆|外公|妈|爸|哥|姐|弟|妹)(?:现在|也|已经|都)?$", re.IGNORECASE)
+_CUE_AT_END_RE = re.compile(r"(?:(?:现在)?住在|现在住|搬到|搬去|搬家到|在|\b(?:live[sd]?|living|based|moved|moving|relocated)(?:\s+(?:over|up|down|out|back))?\s+(?:in|to))\s*$",
+                            re.IGNORECASE)
+_NOT_A_HOLDER = frozenset({"i", "we", "my", "our", "she", "he", "they", "it", "that", "this", "and", "but", "so", "also", "oh", "btw"})
+
+
+def _residence_holder(before: str) -> str | None:
+    """Whose home a place after a residence cue is: "" for the user, a name or a relative for someone
+    else, None when it cannot be told (a pronoun: "she lives in …")."""
+    clause = _CUE_AT_END_RE.sub("", re.split(r"[，,。；;！!?？.]", before)[-1])
+    kin = _HOLDER_KIN_RE.search(clause.rstrip())
+    if kin:
+        return (kin.group(1) or kin.group(2)).casefold()
+    english = not re.search(r"[\u4e00-\u9fff]\s?$", before)
+    name = _HOLDER_NAME_RE.search(clause) if english else None
+    if name and name.group(1).casefold() not in _NOT_A_HOLDER:
+        return name.group(1).casefold()
+    if _SOMEONE_ELSE_RE.search(clause) or (english and not _ME_RE.search(clause)):
+        return None
+    return ""
 
 
 VALUE_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
@@ -525,17 +552,17 @@ def _values(text: str) -> tuple[tuple[int, str, str], ...]:
         for m in pattern.finditer(text):
             if not m.group(0).strip() or any(a < m.end() and m.start() < b for a, b in taken):
                 continue
-            if kind == "residence":
-                clause = re.split(r"[，,。；;！!?？.]", text[: m.start()])[-1]
-                said_in_english = not re.search(r"[\u4e00-\u9fff]\s?$", text[: m.start()])
-                if _SOMEONE_ELSE_RE.search(clause) or (said_in_english and not _ME_RE.search(clause)):
-                    continue  # "我妈住在成都", "My ex Jordan moved to Porto": not where the user lives
+            holder = _residence_holder(text[: m.start()]) if kind == "residence" else ""
+            if holder is None:
+                continue  # "she lives in …": whose home cannot be told
             taken.append((m.start(), m.end()))
             value, typed = m.group(0).strip(), kind
             if kind == "named":
                 typed = "named:" + re.sub(r"\d+$", "", value).lower()
             if kind == "tool":
                 typed = "tool:" + _TOOL_KEYS[value.casefold()][0]
+            if kind == "residence" and holder:
+                typed = f"residence:{holder}"  # Megan's home is a slot of its own
             if kind in ("number", "count"):
                 tail = text[m.end(): m.end() + 1] if kind == "count" else ""
                 unit = _UNIT_RE.search(value + tail)
