@@ -2895,3 +2895,9 @@ def test_a_relatives_move_replaces_their_home_not_the_users():
                     "My daughter Megan lives over in Glasgow, she's a physio.")
     assert corrected_content("我妈住在成都，离我们两个小时", parse_correction("我上个月搬到吴中区了")) is None
     assert corrected_content("一个人在湖东租了个一室户。", parse_correction("我妈上个月搬到上海了")) is None
+
+
+def test_a_rescheduled_plan_moves_the_plan_not_the_month_of_a_past_event():
+    assert_rewrites("去年（2025） 12 月考了 WSET Level 2，拿了 Distinction 🎉 现在准备 Level 3，打算 9 月那场考。",
+                    "我们年中有 regulatory audit，从夏天一路忙到秋天都要加班，所以我跟 school 说改到了 11 月那场",
+                    "去年（2025） 12 月考了 WSET Level 2，拿了 Distinction 🎉 现在准备 Level 3，打算 11 月那场考。")

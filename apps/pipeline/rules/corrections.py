@@ -987,6 +987,10 @@ def corrected_content(record: str, correction: Correction) -> str | None:
             durations = [(at, v) for at, v in same if not _is_rate(text, at)]
             same = durations or same
         if len(same) > 1:
+            # "去年 12 月考了 Level 2，…打算 9 月那场考" / "改到了 11 月那场": a value said of the past is no plan to move.
+            ahead = [(at, v) for at, v in same if not _said_of_the_past(text, at)]
+            same = ahead or same
+        if len(same) > 1:
             # "port 5432 on db-1" / "6432": a value written in the new one's shape (digits, dots) is the one.
             shaped = [(at, v) for at, v in same if _shape(v) == _shape(value)]
             if len(shaped) == 1:
@@ -1108,6 +1112,14 @@ def _tool_kind(name: str) -> str:
 
 
 _NAMED_VERSION_RE = re.compile(r"(?<![\w.-])([A-Z][A-Za-z+#.-]*[A-Za-z+#])\s?v?\d")
+
+
+_PAST_RE = re.compile(r"(?:去年|前年|上个月|上上个月|上周|上礼拜|\blast (?:year|month|week)\b|\b\w+ ago\b)\s*(?:[(（][^)）]{0,12}[)）])?\s*$", re.IGNORECASE)
+
+
+def _said_of_the_past(text: str, at: int) -> bool:
+    """Whether the value at `at` is dated in the past by the words right before it ("去年（2025） 12 月")."""
+    return bool(_PAST_RE.search(text[max(0, at - 16):at]))
 
 
 def _is_rate(text: str, at: int) -> bool:
