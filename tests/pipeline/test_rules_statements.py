@@ -2897,3 +2897,9 @@ def test_a_rescheduled_plan_moves_the_plan_not_the_month_of_a_past_event():
     assert_rewrites("去年（2025） 12 月考了 WSET Level 2，拿了 Distinction 🎉 现在准备 Level 3，打算 9 月那场考。",
                     "我们年中有 regulatory audit，从夏天一路忙到秋天都要加班，所以我跟 school 说改到了 11 月那场",
                     "去年（2025） 12 月考了 WSET Level 2，拿了 Distinction 🎉 现在准备 Level 3，打算 11 月那场考。")
+
+
+def test_a_night_somewhere_is_no_home():
+    from apps.pipeline.rules.text import values
+
+    assert not any(k.startswith("residence") for k, _ in values("上周加班太晚，我在公司住了一晚"))

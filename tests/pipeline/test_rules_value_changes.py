@@ -74,6 +74,7 @@ def test_a_change_said_in_everyday_words_rewrites_the_old_value(record, said, ex
     "下周要把 Redis 升级到 7.2。",
     "医生让我把体重减到 65 公斤。",
     "We want the standup moved back to 9:30 next month.",
+    "We want the standup moved to 9:30 next month.",
     # The value is in another clause than the cue: nothing said to hold now.
     "三天前我去拔了一颗智齿，现在还肿着。",
 ])

@@ -348,10 +348,17 @@ def parse_correction(sentence: str) -> Correction | None:
     return found
 
 
+_WANTED_MOVE_RE = re.compile(r"\b(?:want|wants|wanted|would like|'d like|need|needs|asked for)\b[^,.;!?]{0,40}?\b(?:moved|changed|switched|pushed|shifted|rescheduled)"
+                             r"(?: up| down| over| back| out)? to\b", re.IGNORECASE)
+_OWN_MISTAKE_RE = re.compile(r"\b(?:actually|i was wrong|my bad|my mistake|correction|scratch that|i meant)\b", re.IGNORECASE)
+
+
 def _parse(sentence: str) -> Correction | None:
     moved = _from_to(sentence) or _count_added(sentence)
     if moved is not None:
         return moved
+    if _WANTED_MOVE_RE.search(sentence) and not _OWN_MISTAKE_RE.search(sentence):
+        return None  # "We want the standup moved back to 9:30 next month": asked for, not done
     if CORRECTION_RE.search(sentence):
         return _parse_marked(sentence)
     m = CHANGE_TO_RE.search(sentence)

@@ -403,10 +403,10 @@ def _after(*cues: str) -> str:
 
 # Where the user lives ("住在 Neukölln", "一个人在湖东租了个一室户", "we live in Leeds") and where they moved
 # ("搬到吴中区了", "现在住 Pankow", "we moved to Porto"): one slot, so a move replaces the place without
-# another word in common. Someone else's home is not the user's ("我妈住在成都": _SOMEONE_ELSE_RE).
+# another word in common. Someone else's home is a slot of its own ("我妈住在成都": _residence_holder).
 RESIDENCE_RE = re.compile(
     _after("住在", "现在住", "搬到", "搬去", "搬家到") + r"(?:[\u4e00-\u9fff]{2,6}?(?=[了，,。；;！!\s]|$|附近|那边|这边)|[A-Z][\w'ö-]+(?: [A-Z][\w'-]+)?)"
-    r"|(?<=在)[\u4e00-\u9fff]{2,6}?(?=租了?(?:个|一|间|套|房)|住(?:着|了)?(?:个|一|间|套)?)"
+    r"|(?<=在)[\u4e00-\u9fff]{2,6}?(?=租了?(?:个|一|间|套|房))"  # not "在公司住了一晚": a night is no home
     + "|" + _after("live in", "lives in", "living in", "based in", "moved to", "moving to", "relocated to",
                    *(f"{verb} {way} {to}" for verb, to in (("lives", "in"), ("live", "in"), ("moved", "to"))
                      for way in ("over", "up", "down", "out", "back")))
