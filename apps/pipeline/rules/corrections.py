@@ -348,8 +348,8 @@ def parse_correction(sentence: str) -> Correction | None:
     return found
 
 
-_WANTED_MOVE_RE = re.compile(r"\b(?:want|wants|wanted|would like|'d like|need|needs|asked for)\b[^,.;!?]{0,40}?\b(?:moved|changed|switched|pushed|shifted|rescheduled)"
-                             r"(?: up| down| over| back| out)? to\b", re.IGNORECASE)
+# A move said with "to" ("moved back to 9:30"): asked for when an intent comes before it (_INTENT_RE).
+_MOVE_TO_RE = re.compile(r"\b(?:moved|changed|switched|pushed|shifted|rescheduled)(?: up| down| over| back| out)? to\b", re.IGNORECASE)
 _OWN_MISTAKE_RE = re.compile(r"\b(?:actually|i was wrong|my bad|my mistake|correction|scratch that|i meant)\b", re.IGNORECASE)
 
 
@@ -357,7 +357,8 @@ def _parse(sentence: str) -> Correction | None:
     moved = _from_to(sentence) or _count_added(sentence)
     if moved is not None:
         return moved
-    if _WANTED_MOVE_RE.search(sentence) and not _OWN_MISTAKE_RE.search(sentence):
+    move = _MOVE_TO_RE.search(sentence)
+    if move and _INTENT_RE.search(sentence[: move.start()]) and not _OWN_MISTAKE_RE.search(sentence):
         return None  # "We want the standup moved back to 9:30 next month": asked for, not done
     if CORRECTION_RE.search(sentence):
         return _parse_marked(sentence)
@@ -424,7 +425,7 @@ def _two_of_a_kind(text: str) -> bool:
     return len(kinds) != len(set(kinds))
 
 
-def _tool_taken_up(own: str, cue: re.Match[str], sentence: str = "") -> bool:
+def _tool_taken_up(own: str, cue: re.Match[str], sentence: str) -> bool:
     """A tool said to be in use now, not merely in use: "readings are in SQLite now" (now after the
     tool), "现在全部在 Telegram 了" (a change of state), "最后选了 Postmark", "audio storage 已经 migrate
     完了，现在全部在 Cloudflare R2" (the move said in the clause before)."""
@@ -1320,7 +1321,7 @@ def _values_of_new(correction: Correction) -> list[tuple[str, str]]:
 # Kinds whose value is typed by the words that name its slot ("住在 X", "搬到 Y", "we moved to Z"): a value of
 # one says which slot it fills, beside a weak cue ("现在住 Pankow") and with no other word in common.
 SELF_NAMED_KINDS = frozenset({"residence"})
-# Where a record says where the user lives, for finding it by its words.
+# Where a record says where someone lives, for finding it by its words.
 RESIDENCE_CUES = ("住在", "租了", "住着", "live in", "lives", "living in", "based in", "moved")
 
 

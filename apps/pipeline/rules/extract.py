@@ -505,9 +505,9 @@ ELABORATION_RE = re.compile(r"^(he|she|it|they|his|her|its|their|a|an|this one|t
 ELABORATION_MAX_CHARS = 120
 SPEAKER_FACT_MIN_WORDS = 4
 FIRST_PERSON_RE = re.compile(r"\b(i|i'm|i've|my|me|we|our)\b|我", re.IGNORECASE)
-# The speaker or the people close to them: what a plain statement in a chat is about.
 # The user saying who they are ("i'm also a volunteer firefighter", "我自己是在银行做 iOS 开发的"), not what "we" do.
 ABOUT_ME_RE = re.compile(r"\bi(?:'m| am)\b|\bmy (?:day )?job\b|我(?:自己|本人)?(?:是|在)|我(?:平时|白天|本职)", re.IGNORECASE)
+# The speaker or the people close to them: what a plain statement in a chat is about.
 SELF_RE = re.compile(
     r"\b(i|i'm|i've|i'd|i'll|my|me|mine|myself|we|we're|we've|we'll|we'd|our|ours|us"
     r"|he|he's|she|she's|his|her|him|they|they're|their)\b|我|咱|他|她", re.IGNORECASE)  # "He's diabetic": the people the user talks about

@@ -563,8 +563,9 @@ def _naming_the_tool_given_up(profile, before: str, after: str, full: dict[str, 
     A tool is a slot of its own: "然后疫苗提醒：现在 Celery beat 每天早上 8 点扫一遍" says which task queue
     runs as surely as the stack record does, and after "决定换成 Dramatiq" it is as stale, though it
     shares no word with the change. `_same_value_elsewhere` then rewrites the ones that name it once."""
-    gone = [(k, v) for k, v in values(before) if k.startswith("tool:") and tool_key(v) not in {tool_key(w) for _, w in values(after)}]
-    came = [(k, v) for k, v in values(after) if k.startswith("tool:") and tool_key(v) not in {tool_key(w) for _, w in values(before)}]
+    keys_before, keys_after = ({tool_key(v) for _, v in values(text)} for text in (before, after))
+    gone = [(k, v) for k, v in values(before) if k.startswith("tool:") and tool_key(v) not in keys_after]
+    came = [(k, v) for k, v in values(after) if k.startswith("tool:") and tool_key(v) not in keys_before]
     if len(gone) != 1 or len(came) != 1 or gone[0][0] != came[0][0]:
         return set()
     kind, key = gone[0][0], tool_key(gone[0][1])

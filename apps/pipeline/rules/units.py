@@ -339,14 +339,14 @@ _THIS_WAY_RE = re.compile(r"这样|这么|那样|\blike (?:this|that)\b|\bthat w
 _ASKS_FOR_THAT_RE = re.compile(
     r"^(?:(?:ok|okay|so|and|also)[,，]?\s+)?(?:(?:can|could|would) you\s+|pls\s+|please\s+)?(?:just\s+)?"
     r"(?:[a-z]+\s+(?:that|those|them)\b|(?:dump|export|write|put|save|print|send|format|render|paste)\s+it\b)", re.IGNORECASE)
-# Who wants the output and what for: "the accountant wants …", "老板娘想给阿姨们发红包".
-# ("她儿子…乔迁新居，想请我写一副对联", "月底我爸要给教练算提成").
 # "就这一次，不用做成功能，也别往仓库里加任何东西", "don't build an endpoint or anything": what a request for
 # once is not to become, said after it.
 _NOT_A_FEATURE_RE = re.compile(r"(?:不用|别|不要)(?:做成|做)(?:后台)?功能|(?:也)?(?:别|不要)(?:往|在)?(?:仓库|repo)里?(?:加|放|提交)任何东西|(?:也)?(?:别|不要)提交任何东西"
                                r"|\b(?:don'?t|do not) (?:build|make|add) (?:an? |any )?(?:page|endpoint|feature|command)s?(?: (?:or anything|for it))?\b", re.IGNORECASE)
 # An output asked for once: a chart, a table, a file.
 _AN_OUTPUT_RE = re.compile(r"[一个张份]\s*(?:图|表格?|清单|截图)|\b(?:a|the)\s+(?:chart|graph|table|list|csv|spreadsheet|pdf|plot)\b|\b(?:csv|excel|pdf)\b", re.IGNORECASE)
+# Who wants the output and what for: "the accountant wants …", "老板娘想给阿姨们发红包".
+# ("她儿子…乔迁新居，想请我写一副对联", "月底我爸要给教练算提成").
 _SOMEONE_WANTS_RE = re.compile(r"\b(?:wants?|needs?|asked for|would like|'d like)\b|(?:想|要)(?:请|给|让|把|看|拿|算|发)|要求|需要", re.IGNORECASE)
 # "a list of every peroxide former" asked for tomorrow is no habit: "every" lasts only as every
 # time, day, run … (LASTING_RE reads any "every").
