@@ -47,7 +47,7 @@ import sys
 import threading
 import time
 from collections import defaultdict
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
@@ -58,6 +58,7 @@ logger = logging.getLogger(__name__)
 MAX_SENSES = 3
 MAX_EN_PER_ZH = 4
 MAX_ZH_PER_EN = 2
+COMPOUND_MIN, COMPOUND_MAX = 3, 6  # characters of a dictionary compound found across jieba's cut
 
 ARTIFACT_FORMAT = 1  # the tables' layout
 CACHE_SIZE = 8192  # entries kept per map in front of the artifact
@@ -288,6 +289,17 @@ class _Table(Mapping[str, V]):
     def __len__(self) -> int:
         return self._size
 
+    def present(self, keys: Iterable[str]) -> set[str]:
+        """Those of `keys` that the table holds (one query, not one per key)."""
+        wanted = list(dict.fromkeys(keys))
+        found: set[str] = set()
+        for start in range(0, len(wanted), 500):  # under SQLite's bound on parameters
+            chunk = wanted[start:start + 500]
+            with self._lock:
+                found.update(r[0] for r in self._conn.execute(
+                    f"SELECT k FROM {self._table} WHERE k IN ({','.join('?' * len(chunk))})", chunk))
+        return found
+
     def with_prefix(self, prefix: str) -> list[str]:
         """The keys that start with `prefix`, in order (an index range scan)."""
         with self._lock:
@@ -424,6 +436,7 @@ def reset() -> None:
             _maps.close()
         _maps = None
         _near_key.cache_clear()
+        _compounds.cache_clear()
 
 
 # An English token the map lacks may be a form the stemmer keeps apart from the one in the
@@ -433,6 +446,44 @@ def reset() -> None:
 # differ in meaning by one letter ("car" / "card").
 NEAR_MIN = 5
 NEAR_LETTERS = 2
+
+
+def _present(table: Mapping[str, list[str]], keys: Iterable[str]) -> set[str]:
+    if isinstance(table, _Table):
+        return table.present(keys)
+    return {k for k in keys if k in table}
+
+
+def compounds(run: str) -> tuple[tuple[int, int, str], ...]:
+    """The CC-CEDICT words of `COMPOUND_MIN` to `COMPOUND_MAX` characters inside a run of
+    Chinese that cross a boundary of jieba's cut, as (start, end, word) in order.
+
+    jieba's dictionary and frequencies come from general text: it cuts 结婚纪念日 into
+    结婚 + 纪念日 (so the translation "wedding anniversary" is never looked up) and
+    阿尔坎塔拉 into 阿尔坎 + 塔拉. CC-CEDICT lists such compounds as headwords; finding them
+    lets the sparse side and the relevance coverage use their own translations. Only
+    words that cross a boundary: the words inside one piece are cut_for_search's. Question
+    words (什么时候) and stop words are left out. Remembered per run (`CACHE_SIZE`): the
+    records recall scores come back again and again, and the cut costs as much as the
+    tokenizer's own."""
+    return _compounds(run, source()) if len(run) >= COMPOUND_MIN else ()
+
+
+@functools.lru_cache(maxsize=CACHE_SIZE)
+def _compounds(run: str, source: str) -> tuple[tuple[int, int, str], ...]:
+    import jieba
+
+    from apps.search import sparse
+
+    bounds = {end for _, _, end in jieba.tokenize(run)}
+    spans = {(i, i + n): run[i:i + n] for n in range(COMPOUND_MIN, COMPOUND_MAX + 1)
+             for i in range(len(run) - n + 1) if any(i < b < i + n for b in bounds)}
+    if not spans:
+        return ()
+    zh_en, _ = maps()
+    found = _present(zh_en, spans.values())
+    return tuple((i, j, word) for (i, j), word in sorted(spans.items())
+                 if word in found and word not in sparse.ZH_STOP and not is_question_word(word))
 
 
 def _keys_with_prefix(table: Mapping[str, list[str]], prefix: str) -> list[str]:
@@ -531,6 +582,8 @@ def translate(text: str, *, to: str) -> str:
             if i % 2 == 1:
                 for word in jieba.cut(run):
                     out.extend(_zh_word_gloss(word.strip()))
+                for _, _, word in compounds(run):
+                    out.extend(_zh_word_gloss(word))
             else:
                 out.extend(_LATIN_WORD.findall(sparse.fold_latin(run)))
         return " ".join(out)

@@ -194,27 +194,35 @@ def forget_languages() -> None:
 def query_words(query: str) -> list[frozenset[str]]:
     """The words a record should contain to answer `query`, each as the set of index
     tokens that count as it: the word's own tokens and their dictionary translations.
-    Chinese runs are cut into words (jieba, precise mode); stop words and question words
-    (什么, 哪个, 怎么, 吗, should, many, …: they ask, they do not name the topic) and single
-    Latin letters are dropped."""
+    Chinese runs are cut into words (jieba, precise mode); a dictionary compound across
+    that cut (结婚 + 纪念日 → 结婚纪念日, `bilingual.compounds`) counts for each of its
+    words, so "wedding anniversary" covers both. Stop words and question words (什么,
+    哪个, 怎么, 吗, should, many, …: they ask, they do not name the topic) and single Latin
+    letters are dropped."""
     sparse.setup()
     import jieba
 
-    words: list[str] = []
+    words: dict[str, set[str]] = {}
+
+    def add(word: str, extra: Iterable[str] = ()) -> None:
+        tokens = sparse.tokenize(word) or [word]
+        words.setdefault(word, set()).update([word, *tokens, *sparse.expansions(tokens), *extra])
+
     for i, run in enumerate(_CJK_RUN.split(query or "")):
         if not run:
             continue
         if i % 2 == 1:
-            words.extend(w for w in (p.strip() for p in jieba.cut(run))
-                         if w and w not in sparse.ZH_STOP and not bilingual.is_question_word(w))
+            found = bilingual.compounds(run) if sparse.EXPAND else []
+            for w, start, end in jieba.tokenize(run):
+                w = w.strip()
+                if w and w not in sparse.ZH_STOP and not bilingual.is_question_word(w):
+                    over = [c for a, b, c in found if a < end and start < b]
+                    add(w, [t for c in over for t in (c, *sparse.expansions([c]))])
         else:
-            words.extend(t for t in sparse.tokenize(run)
-                         if t not in EN_QUESTION_WORDS and not (len(t) == 1 and t.isalpha()))
-    out = []
-    for word in dict.fromkeys(words):
-        tokens = sparse.tokenize(word) or [word]
-        out.append(frozenset([word, *tokens, *sparse.expansions(tokens)]))
-    return out
+            for t in sparse.tokenize(run):
+                if t not in EN_QUESTION_WORDS and not (len(t) == 1 and t.isalpha()):
+                    add(t)
+    return [frozenset(forms) for forms in words.values()]
 
 
 def record_terms(content: str) -> frozenset[str]:

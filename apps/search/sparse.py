@@ -27,7 +27,7 @@ from typing import Any
 
 import mmh3
 
-VERSION = 3  # tokens or weights changed: stored sparse vectors belong to another space
+VERSION = 4  # tokens or weights changed: stored sparse vectors belong to another space
 K1 = 1.2
 B = 0.75
 EXPANSION_WEIGHT = 0.3  # a translation counts this much of an original term (measured)
@@ -118,6 +118,10 @@ def tokenize(text: str) -> list[str]:
                 piece = piece.strip()
                 if piece and piece not in ZH_STOP:
                     tokens.append(piece)
+            if EXPAND:  # dictionary compounds across jieba's cut (结婚纪念日), see bilingual.compounds
+                from apps.search import bilingual
+
+                tokens.extend(word for _, _, word in bilingual.compounds(run))
             continue
         for word in _WORD.findall(fold_latin(run)):
             lowered = word.lower()

@@ -76,6 +76,8 @@ def test_a_missing_artifact_is_built_and_answers_like_the_in_memory_maps(built, 
             assert all(k in new and new[k] == ref[k] for k in keys), name
             for k in ABSENT:
                 assert (k in new) == (k in ref) and new.get(k) == ref.get(k), (name, k)
+            asked = [*ABSENT, *keys[:600]]  # more than one query's worth of parameters
+            assert new.present(asked) == {k for k in asked if k in ref}, name
             assert len(new) == len(ref)
         with pytest.raises(KeyError):
             maps.zh_en["不存在的词语组合"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from apps.search import bilingual, ranking, services
+from apps.search import bilingual, ranking, services, sparse
 from apps.search.ranking import Scored
 
 
@@ -141,6 +141,33 @@ def test_an_english_question_gets_chinese_words_and_keeps_identifiers_whole():
 
 def test_a_word_the_dictionary_lacks_is_not_glossed_character_by_character():
     assert bilingual.translate("波尔图", to="en") == ""  # a name: no gloss rather than "wave thus diagram"
+
+
+# ------------------------------------------------------- dictionary compounds
+def test_a_dictionary_compound_across_jiebas_cut_is_found_with_its_span():
+    # jieba cuts 结婚 | 纪念日 and 阿尔坎 | 塔拉; CC-CEDICT lists both compounds
+    assert (5, 10, "结婚纪念日") in bilingual.compounds("用户和伴侣结婚纪念日是怎么过的")
+    assert "阿尔坎塔拉" in [w for _, _, w in bilingual.compounds("去看阿尔坎塔拉的一套两居室")]
+
+
+def test_compounds_leave_out_question_words_short_words_and_words_jieba_already_gives():
+    assert not [w for _, _, w in bilingual.compounds("周报要什么时候交")]  # 什么时候 asks
+    assert all(len(w) >= bilingual.COMPOUND_MIN for _, _, w in bilingual.compounds("图层面板很卡，数据库表和字段"))
+    assert bilingual.compounds("数据库") == ()  # one piece of jieba's cut: its own words come from cut_for_search
+
+
+def test_a_compound_is_an_index_token_and_carries_its_translation():
+    tokens = sparse.tokenize("用户和伴侣结婚纪念日是怎么过的")
+    assert "结婚纪念日" in tokens
+    assert "anniversari" in sparse.expansions(tokens)  # neither 结婚 nor 纪念日 translates to it
+    assert "anniversari" not in sparse.expansions([t for t in tokens if t != "结婚纪念日"])
+    assert "anniversary" in bilingual.translate("用户和伴侣结婚纪念日是怎么过的", to="en").split()
+
+
+def test_a_compound_counts_for_each_of_its_words_in_the_coverage():
+    words = ranking.query_words("结婚纪念日怎么过的")
+    record = ranking.record_terms("The user and Ana celebrated their tenth wedding anniversary in Cascais.")
+    assert ranking.coverage(words, record) == pytest.approx(1.0)
 
 
 # --------------------------------------------------------------- query words
