@@ -2506,6 +2506,75 @@ def test_traditional_chinese_statements_are_kept_in_the_users_own_characters(cod
     assert not any(ch in t for t in live_now for ch in "写们这"), live_now
 
 
+@pytest.mark.parametrize(("said", "read"), [
+    ("呢個 repo 係我幫中心做嘅", "这个 repo 是我帮中心做的"),
+    ("頭先講錯咗，每季係 12 round 唔係 10", "刚才讲错了，每季是 12 round 不是 10"),
+    ("啊呢啲唔使記，同 app 無關", "啊这些不用记，同 app 无关"),
+    ("DB 搬咗去 Neon，佢哋而家喺屋企都睇到", "DB 搬去了 Neon，他们现在在屋企都看到"),
+    # Cantonese words only where a character of its own marks the text: 關係 and 系統 keep their
+    # 系, the Mandarin particle 呢 stays, and Traditional Mandarin reads 係 as the 系 of 關係.
+    ("佢哋嘅關係好好，系統都穩", "他们的关系好好，系统都稳"),
+    ("你呢？個人覺得不錯", "你呢？个人觉得不错"),
+    ("我們的關係很好", "我们的关系很好"),
+])
+def test_written_cantonese_is_read_as_mandarin_position_for_position(said, read):
+    from apps.pipeline.rules.script import simplified
+
+    assert simplified(said) == read and len(simplified(said)) == len(said)
+
+
+def test_restored_text_keeps_each_users_own_characters():
+    from apps.pipeline.rules.script import Script
+
+    # A user who writes Simplified beside an assistant that answers in Traditional keeps 后 and 个.
+    script = Script(["给你提个要求，以后推荐菜别推荐要烤箱的", "好的，以後推薦菜都不用烤箱，每個都用空氣炸鍋。"])
+    assert script.restore("给你提个要求，以后推荐菜别推荐要烤箱的") == "给你提个要求，以后推荐菜别推荐要烤箱的"
+    assert script.restore("以后推荐菜别推荐要烤箱的 给你提个要求") == "以后推荐菜别推荐要烤箱的 给你提个要求"
+    assert script.restore("要求 每个都用空气炸锅") == "要求 每個都用空氣炸鍋"  # each piece as it was written
+    # Two lines of a Cantonese list joined into one text come back as written, piece by piece; the
+    # 使 of 唔使 is no spelling of 用 and the 好 of 唔好 none of 要.
+    said = "以下係規矩，之後都跟：\n1. 所有 UI text 一律用繁體中文，唔好英文\n2. 一定要 run e2e，唔使問我"
+    script = Script([said])
+    assert script.restore("以下是规矩，之后都跟： 所有 UI text 一律用繁体中文，不要英文") == "以下係規矩，之後都跟： 所有 UI text 一律用繁體中文，唔好英文"
+    assert script.restore("一定要用 e2e") == "一定要用 e2e"
+
+
+def test_a_cantonese_request_to_forget_is_one(coder, l0, run_now):
+    l0(coder, [
+        say("c1", "呢個 repo 叫 tilecount，係我幫長者中心做嘅 mahjong league app，Next.js + Prisma。", 0, cwd=PROJ),
+        say("c2", "收到。", 1, role="assistant", cwd=PROJ),
+        say("c3", "個 weekend 真係好亂，我阿媽上個月入咗護老院，我星期六朝早要去探佢……啊呢啲唔使記，同 app 無關", 2, cwd=PROJ),
+    ])
+    ok(run_now(coder, KIND_L1))
+    live_now = texts(coder)
+    assert any("tilecount" in t and "係我幫" in t for t in live_now), live_now  # in the user's own characters
+    assert not any("護老院" in t or "护老院" in t for t in live_now), live_now
+
+
+@pytest.mark.parametrize(("sentence", "correction"), [
+    ("季尾头三名有奖（其实是超市礼券 lol）", False),  # a remark in brackets clarifies, it corrects nothing
+    ("The prize is a trophy (actually just a mug).", False),
+    ("端口是 5432（其实是 5433，我记错了）", True),  # a mistake owned in the brackets still is one
+])
+def test_actually_in_a_remark_in_brackets_is_no_correction(sentence, correction):
+    from apps.pipeline.rules.corrections import parse_correction
+
+    assert (parse_correction(sentence) is not None) is correction
+
+
+def test_a_number_corrected_with_the_word_it_counts_replaces_only_that_count():
+    from apps.pipeline.rules.corrections import corrected_content, parse_correction, supersedes
+
+    said = parse_correction("还有 sorry 刚才讲错了，每季是 12 round 不是 10。")
+    assert (said.old, said.new) == ("10", "12")
+    assert supersedes("番数表（3 番 = 8 分 … 10 番 = 256 分）放在 lib/scoring/table.ts。", parse_correction("刚才讲错了，每季是 12 轮不是 10")) == 0
+    assert corrected_content("番数表（3 番 = 8 分 … 10 番 = 256 分）。加了 Season model：rounds 默认 10，每 round 四人一台", said) \
+        == "番数表（3 番 = 8 分 … 10 番 = 256 分）。加了 Season model：rounds 默认 12，每 round 四人一台"
+    assert_rewrites("联赛每季 10 round，每 round 四个人一台", "刚才讲错了，每季是 12 round 不是 10", "联赛每季 12 round，每 round 四个人一台")
+    # One place said with a word of the other script may be its translation.
+    assert_rewrites("Wilson Blade 98 v8，poly 拉 55 磅", "physio 说不是 55 是 50 lbs", "Wilson Blade 98 v8，poly 拉 50 磅")
+
+
 def test_a_discount_is_a_value_a_correction_replaces():
     assert_rewrites("定价规则很简单：收来的书统一按原书定价的三折卖，写死在 server/app/pricing.py 里。",
                     "对了还有个事得更正，上次跟你说的三折是老规矩了，过完年我们开会就改成统一四折了。",

@@ -360,7 +360,7 @@ def _parse(sentence: str) -> Correction | None:
     move = _MOVE_TO_RE.search(sentence)
     if move and _INTENT_RE.search(sentence[: move.start()]) and not _OWN_MISTAKE_RE.search(sentence):
         return None  # "We want the standup moved back to 9:30 next month": asked for, not done
-    if CORRECTION_RE.search(sentence):
+    if CORRECTION_RE.search(sentence) and not _clarified_aside(sentence):
         return _parse_marked(sentence)
     m = CHANGE_TO_RE.search(sentence)
     if m and values(m.group("new") or m.group("new_zh") or "") and not _INTENT_RE.search(sentence[: m.start()]):
@@ -400,6 +400,20 @@ def _parse(sentence: str) -> Correction | None:
             if in_use:
                 return Correction(clause=clause, old="", new=own.strip(" ,，;；。."), weak=True)
     return None
+
+
+# A remark in brackets after what it remarks on ("季尾头三名有奖（其实是超市礼券 lol）", "a prize (actually
+# just vouchers)"): "actually" there clarifies the statement, it corrects nothing said before.
+_ASIDE_RE = re.compile(r"(?<=\S)\s*[（(][^（）()]{1,80}[）)]")
+_CLARIFYING_RE = re.compile(r"^(?:actually|其实是)$", re.IGNORECASE)
+
+
+def _clarified_aside(sentence: str) -> bool:
+    """Whether the sentence's only cues of a correction are "actually" / "其实是" inside a remark
+    in brackets."""
+    cues = list(CORRECTION_RE.finditer(sentence))
+    asides = [m.span() for m in _ASIDE_RE.finditer(sentence)]
+    return bool(asides) and all(_CLARIFYING_RE.match(c.group(0)) and any(a <= c.start() < b for a, b in asides) for c in cues)
 
 
 def _old_pattern(old: str) -> str:
@@ -902,6 +916,12 @@ def corrected_content(record: str, correction: Correction) -> str | None:
     if keyed is not None:
         return keyed
     if correction.old and correction.new:
+        counted = _old_counted(record, correction)
+        if counted is not None:
+            # "每季是 12 round 不是 10": the 10 of the rounds changes, not the "10 番" beside it.
+            for m in reversed(counted):
+                record = record[: m.start()] + correction.new + record[m.end():]
+            return record if counted else None
         pattern = re.compile(_old_pattern(correction.old), re.IGNORECASE)
         m = pattern.search(record)
         if m and any(m.start() < at + len(v) and at < m.end() and not (m.start() <= at and at + len(v) <= m.end())
@@ -1259,7 +1279,7 @@ def supersedes(record: str, correction: Correction) -> float:
         return 1.0 + _context_overlap(record, correction) if m is not None and _count_value(m) != correction.count[0] else 0.0
     if correction.old:
         pattern = _old_pattern(correction.old)
-        if not re.search(pattern, record, re.IGNORECASE):
+        if not re.search(pattern, record, re.IGNORECASE) or not _counts_the_same(record, correction):
             return 0.0
         slot = _slot_words(correction)
         if slot and not any(re.search(pattern, part, re.IGNORECASE) and _names_slot(slot, content_tokens(part))
@@ -1291,6 +1311,52 @@ def supersedes(record: str, correction: Correction) -> float:
                 return 0.5 + overlap + (0.05 if any(_shape(v) == _shape(value) for v in fits) else 0.0)
         return 0.0
     return overlap if overlap >= 0.5 else 0.0
+
+
+_BARE_NUMBER_RE = re.compile(r"\d+(?:\.\d+)?")
+# The word a bare number counts, right after it ("12 round", "12 轮", "3 番"): a Latin word or one CJK character.
+_COUNTED_RE = re.compile(r"\s*([A-Za-z]{2,}|[\u4e00-\u9fff])")
+
+
+def _counted(text: str, at: int) -> str:
+    m = _COUNTED_RE.match(text, at)
+    return m.group(1).lower() if m else ""
+
+
+def _counting_unit(correction: Correction) -> str:
+    """The word the new value counts when old and new are bare numbers ("每季是 12 round 不是 10" →
+    "round"), else ""."""
+    if not (_BARE_NUMBER_RE.fullmatch(correction.old) and _BARE_NUMBER_RE.fullmatch(correction.new)):
+        return ""
+    at = correction.clause.find(correction.new)
+    return _counted(correction.clause, at + len(correction.new)) if at >= 0 else ""
+
+
+def _old_counted(record: str, correction: Correction) -> list[re.Match[str]] | None:
+    """The places of a bare old number that count what the correction's number counts. Of
+    several: the ones followed by its word ("每季 10 round"), else, when the record says the word
+    elsewhere, the ones followed by none ("rounds 默认 10，"); never one counting something else
+    ("10 番 = 256 分"). None when the correction counts nothing (every place may be meant)."""
+    unit = _counting_unit(correction)
+    if not unit:
+        return None
+    olds = list(re.finditer(rf"(?<![\d.]){re.escape(correction.old)}(?![\d.])", record))
+    if len(olds) == 1:
+        # One place: it is meant unless it counts another word of the same script ("10 番" / "12 轮");
+        # a word of the other script may be its translation ("55 磅" / "50 lbs").
+        word = _counted(record, olds[0].end())
+        return [] if word and word != unit and word.isascii() == unit.isascii() else olds
+    same = [m for m in olds if _counted(record, m.end()) == unit]
+    if same:
+        return same
+    return [m for m in olds if not _counted(record, m.end())] if unit in record.lower() else []
+
+
+def _counts_the_same(record: str, correction: Correction) -> bool:
+    """A bare number corrected with the word it counts replaces the old number only where it
+    counts the same (`_old_counted`); a number said alone is not held to it."""
+    found = _old_counted(record, correction)
+    return found is None or bool(found)
 
 
 # A count said to have become one ("现在只剩一台了", "down to 1 replica"), not "一个" as an article.
