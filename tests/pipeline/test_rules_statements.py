@@ -1514,6 +1514,10 @@ def test_this_pointing_at_the_clause_before_does_not_forget_the_previous_message
     ("hi! this repo is pawmatch, the adoption site for the shelter. rails 7.1, postgres, hotwire, sidekiq for background jobs. "
      "it's on heroku.", "so, news. we dropped sidekiq. the redis add-on was half our bill, so I moved everything over to GoodJob.",
      ["pawmatch", "rails 7.1", "heroku"], "sidekiq", "GoodJob"),
+    ("morning. this repo is ropesight, a Django app for church bell ringing. Stack: Django 5.1, Postgres 16, HTMX. Hosted on "
+     "PythonAnywhere on their paid plan, deploy.sh pushes it up there.",
+     "other news: we're off PythonAnywhere. my nephew set me up with a Hetzner box last month, gunicorn behind Caddy.",
+     ["ropesight", "Django 5.1"], "PythonAnywhere", "Hetzner"),
     ("另外 Snowflake 那套我一直不太爽，短码出来 11 位，塞短信里太长了。",
      "评审过了！Snowflake 换掉，就按你上次说的 Redis INCR + Feistel + base62，短码固定 7 位。", [], "Snowflake", "Feistel"),
 ])
@@ -1532,6 +1536,22 @@ def test_a_name_that_did_not_stick_leaves_the_rest_of_the_record_and_the_new_nam
         "and now she only answers to Maple.")
     assert not any("Biscuit" in t for t in live_now), live_now
     assert any("collie" in t for t in live_now) and any("Maple" in t for t in live_now), live_now
+
+
+def test_a_slip_owned_and_put_right_in_the_next_sentence_replaces_what_was_written(chat, l0, run_now):
+    l0(chat, [say("m1", "The branch ringing master is Margaret Pell, she signs off the rotas before they go out.", 0),
+              say("m2", "oh hell, and sorry — I wrote Margaret Pell up there. it's Marjorie Pell. Margaret is her sister.", 1)])
+    ok(run_now(chat, KIND_L1))
+    live_now = texts(chat)
+    assert any("ringing master is Marjorie Pell" in t for t in live_now), live_now
+    assert not any("Margaret Pell" in t for t in live_now), live_now
+
+
+@pytest.mark.parametrize("sentence", ["we're off tomorrow morning, back on the 12th.", "I'm off to Leeds for the weekend."])
+def test_being_off_somewhere_is_nothing_given_up(sentence):
+    from apps.pipeline.rules.corrections import given_up
+
+    assert given_up([sentence, "the repo is on GitHub."], 0) is None
 
 
 def test_a_value_looked_up_after_a_pause_in_the_next_sentence_replaces_the_one_said_before(coder, l0, run_now):
@@ -1845,6 +1865,12 @@ def test_orders_to_ai_assistants_as_a_class_and_in_german_are_gated(text, gated)
     ("one thing for tomorrow - PI wants a list of every peroxide former that's been open more than 12 months, for the "
      "safety meeting.", "just dump it to a csv for me this time, don't build a page or anything", None),
     ("we moved the whole fleet to postgres 16 last week.", "can you restart it, just this once", "postgres 16"),
+    # The occasion of the request, this weekend; what follows it lasts no longer ("every tower" is no habit).
+    ("Remembrance Sunday is this weekend (8th) and we ring half-muffled before the 10:50 service.",
+     "just this once, stick a notice on the public page saying the bells will be rung half-muffled on Sunday from 10:15. "
+     "it comes off on Monday. do NOT turn it into a notices feature, I'll have every tower wanting one", None),
+    ("We ring half-muffled before the 10:50 service on Remembrance Sunday.",  # no occasion of now: a lasting custom
+     "Just this once, stick a notice on the public page saying the bells will be rung half-muffled on Sunday.", "half-muffled"),
 ])
 def test_what_a_one_off_request_points_back_at_is_asked_for_once(chat, l0, run_now, before, asked, kept):
     l0(chat, [say("o1", f"{before} {asked}" if not is_zh(before) else before + asked, 0)])

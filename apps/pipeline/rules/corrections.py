@@ -37,7 +37,7 @@ CORRECTION_RE = re.compile(
     r"\b(actually|i was wrong|i'm wrong|my bad|my mistake|correction|i misspoke|sorry,? i meant|i meant|scratch that|wait,? no|no,? wait|not anymore|no longer"
     r"|we (moved|switched|migrated|changed|upgraded|downgraded) to|(is|are|it's) now|changed to|instead of|rather than"
     r"|(replaced|swapped) \S+(?: \S+)? (with|for)|(dropped|went down|went up|increased|reduced|decreased|rose|bumped|raised|lowered) to|is (down|up) to"
-    r"|(moved(?: up| down| over| back| out)?|changed|switched|postponed|pushed|pushed back|brought forward|rescheduled|shifted|moves|shifts|switches|is moving|is switching|is shifting) to|change of plans?|i (said|told you|mentioned) .{1,60}\bbut"
+    r"|(moved(?: up| down| over| back| out)?|changed|switched|postponed|pushed|pushed back|brought forward|rescheduled|shifted|moves|shifts|switches|is moving|is switching|is shifting) to|change of plans?|i (said|told you|mentioned) .{1,60}\bbut|i (wrote|typed|put|said) [^.;!?]{2,60}[,;.] (it's|it is|(it|that) should|should be)\b"
     r"|(switched|moved|migrated|changed|upgraded) from|\b(?:re-?tested|re-?did|redid|re-?took|retook|re-?ran|reran|re-?weighed)\b|\bnew (?:pb|pr|personal best)\b|^\s*(?:oh,?\s*)?wait\b(?![\s,]*(?:for|until|till|on|and see|a (?:sec|second|minute|bit))\b)"
     # "went from 20 to 25" is a change; "went from Lisbon to Porto" is a trip.
     r"|went from (?=[$€£¥]?\d|(one|two|three|four|five|six|seven|eight|nine|ten|a|an)\b))\b"
@@ -124,6 +124,9 @@ _PAIRS: list[re.Pattern[str]] = [
     re.compile(r"之前(?:接|用|走|是|买|选)的?(?P<old>[^，,。；;\s]{2,12})[，,][^，,。；;]{0,20}?(?:换成|改成|换到|改用)了?(?P<new>[^，,。；;！!]{2,20})"),
     # "I said we close on Mondays, but from October it'll be Tuesdays."
     re.compile(r"\bi (?:said|told you|mentioned)\s+(?:that\s+)?(?P<old>[^.;!?]+?),?\s+but\s+(?P<new>[^.;!?]+)", re.IGNORECASE),
+    # "I wrote Margaret Pell up there, it's Marjorie Pell" (a slip owned and put right, see joined_pauses).
+    re.compile(r"\bi (?:wrote|typed|put|said)\s+(?P<old>[^.;!?,]+?)(?:\s+(?:up there|above|earlier|before|last time|in there))?\s*[,;.]\s*"
+               r"(?:it's|it is|(?:it|that) should (?:be|say|read)|should be)\s+(?:actually\s+)?(?P<new>[^.;!?,]+)", re.IGNORECASE),
 ]
 _NEW_ONLY: list[re.Pattern[str]] = [
     re.compile(r"(?:改成|改为|改到|改用|换用|换成了?|换到|变成了?|变为|现在是|其实是|降到|降至|升到|升至|提高到|增加到|减少到|涨到|调整为|调整到|调到|迁到|迁移到|迁去|搬到|搬去|改去|缩到|缩小到|扩到|扩大到|放宽到|收紧到|改发到)(?P<new>[^，,。；;！!]+)"),
@@ -517,12 +520,21 @@ _PAUSE_FIX_RE = re.compile(r"^(?:哦|噢|啊|嗯|oh,?)\s*(?:应该|其实)?(?:�
 _LOOKUP_MARKER_RE = re.compile(r"wait|hold on|hang on|等下|等等|等一下", re.IGNORECASE)
 
 
+# "sorry — I wrote Margaret Pell up there." + "it's Marjorie Pell.": a slip owned, then put right.
+_SLIP_RE = re.compile(r"\bi (?:wrote|typed|put|said)\s+[^.;!?]{2,60}?\s*[.;!]?\s*$", re.IGNORECASE)
+_SLIP_FIX_RE = re.compile(r"^(?:it's|it is|(?:it|that) should (?:be|say|read)|should be)\s+\S", re.IGNORECASE)
+
+
 def joined_pauses(parts: list[str]) -> list[str]:
     """Sentences with a pause that the next sentence resolves, joined: "…TTL，30 天… wait 我再翻下
     PRD。" + "哦是 90 天，…" is one self-correction ("…30 天…哦是 90 天，…"); what was said while
-    looking it up goes."""
+    looking it up goes. So is a slip owned and put right in the next sentence ("I wrote Margaret
+    Pell up there." + "it's Marjorie Pell." → "I wrote Margaret Pell up there, it's Marjorie Pell.")."""
     out: list[str] = []
     for part in parts:
+        if out and _SLIP_FIX_RE.match(part.strip()) and _SLIP_RE.search(out[-1]):
+            out[-1] = out[-1].rstrip(" .;!") + ", " + part.strip()
+            continue
         if out and _PAUSE_FIX_RE.match(part.strip()):
             before = out[-1]
             cut = max(before.rfind("…"), before.rfind("..."))
@@ -632,6 +644,9 @@ _DROPPED = [
     re.compile(r"\b(?:i|we)(?:'ve| have)?\s+(?:just\s+|finally\s+|already\s+)?(?:dropped|ditched|got rid of|moved off|moved away from|stopped using|retired)"
                r"\s+(?:the\s+|our\s+|my\s+)?(?P<old>[\w.+-]{3,})\b", re.IGNORECASE),
     re.compile(r"(?:^|[.:!]\s+|:\s*)(?P<old>[A-Z][\w.+-]{2,})\s+(?:did not|didn't|never)\s+(?:really\s+)?st(?:ick|uck)\b"),
+    # "we're off PythonAnywhere", "we came off Heroku": a name (not "we're off tomorrow", "off to Leeds").
+    re.compile(r"\b(?:i'm|i am|we're|we are|we've (?:moved|come|got)|we (?:came|got))\s+(?:finally\s+|now\s+)?off\s+(?:of\s+)?(?:the\s+|our\s+)?"
+               r"(?P<old>(?-i:[A-Z])[\w.+-]{2,})\b", re.IGNORECASE),
     re.compile(r"(?P<old>[A-Za-z][\w.+-]{2,})\s*(?:那套|这套|那个|这个)?\s*(?:就|也|已经|全|全都|都)?(?:换掉|去掉|拿掉|弃用|下掉|撤掉|撤了|卸了|不用了)"),
 ]
 # "所以不走纯商贷了，改组合贷": the thing no longer taken, named between the negated verb and 了.
@@ -859,7 +874,7 @@ def _kept(m: re.Match[str], text: str) -> str:
         return span[len("从") + len(m.group("old")):] + text[m.end():]  # "域名从 lin.dev 换成了 linwei.design" → "换成了 linwei.design"
     if "(?:就)?(?:不再用|不用)了" in pattern:
         return m.group("new") + text[m.end():]
-    if pattern.startswith(r"\bi (?:said"):
+    if pattern.startswith((r"\bi (?:said", r"\bi (?:wrote")):  # "I wrote Margaret Pell up there. it's Marjorie Pell"
         return m.group("new") + text[m.end():]
     return span + text[m.end():]
 

@@ -342,7 +342,11 @@ _ASKS_FOR_THAT_RE = re.compile(
 # "就这一次，不用做成功能，也别往仓库里加任何东西", "don't build an endpoint or anything": what a request for
 # once is not to become, said after it.
 _NOT_A_FEATURE_RE = re.compile(r"(?:不用|别|不要)(?:做成|做)(?:后台)?功能|(?:也)?(?:别|不要)(?:往|在)?(?:仓库|repo)里?(?:加|放|提交)任何东西|(?:也)?(?:别|不要)提交任何东西"
-                               r"|\b(?:don'?t|do not) (?:build|make|add) (?:an? |any )?(?:page|endpoint|feature|command)s?(?: (?:or anything|for it))?\b", re.IGNORECASE)
+                               r"|\b(?:don'?t|do not) (?:build|make|add) (?:an? |any )?(?:page|endpoint|feature|command)s?(?: (?:or anything|for it))?\b"
+                               r"|\b(?:don'?t|do not) (?:turn|make) (?:it|this|that) into (?:an? |any )?(?:\w+ )?(?:page|endpoint|feature|command)s?\b", re.IGNORECASE)
+# An occasion that is now or next ("this weekend", "tonight", "这周末"): what a request for once is for.
+_OCCASION_NOW_RE = re.compile(r"\b(?:this|next) (?:weekend|week|morning|afternoon|evening|(?:mon|tues|wednes|thurs|fri|satur|sun)day)\b"
+                              r"|\b(?:today|tonight|tomorrow)\b|今天|今晚|明天|这周末|这个周末|本周末|这周[一二三四五六日天]", re.IGNORECASE)
 # An output asked for once: a chart, a table, a file.
 _AN_OUTPUT_RE = re.compile(r"[一个张份]\s*(?:图|表格?|清单|截图)|\b(?:a|the)\s+(?:chart|graph|table|list|csv|spreadsheet|pdf|plot)\b|\b(?:csv|excel|pdf)\b", re.IGNORECASE)
 # Who wants the output and what for: "the accountant wants …", "老板娘想给阿姨们发红包".
@@ -366,9 +370,15 @@ def _asked_once_with_it(parts: list[str], index: int) -> bool:
 def _one_off_within(part: str) -> bool:
     """The same inside one sentence of lower-case writing ("PI wants a list of every peroxide
     former open more than 12 months, for the safety meeting. just dump it to a csv for me this
-    time"): the request closes the sentence, what it asks for opens it."""
+    time"): what it asks for opens the sentence, the request follows, and what comes after the
+    request says nothing that lasts ("… it comes off on Monday. do NOT turn it into a notices
+    feature")."""
     pieces = LOWER_STOP_RE.split(part)
-    return len(pieces) > 1 and _points_back_once(" ".join(pieces[:-1]), pieces[-1])
+    for i in range(1, len(pieces)):
+        if one_off(pieces[i]):
+            after = _EVERY_THING_RE.sub("", _NOT_A_FEATURE_RE.sub("", " ".join(pieces[i + 1:])))
+            return not LASTING_RE.search(after) and _points_back_once(" ".join(pieces[:i]), pieces[i])
+    return False
 
 
 def _points_back_once(before: str, request: str) -> bool:
@@ -381,6 +391,10 @@ def _points_back_once(before: str, request: str) -> bool:
         # "端午老板娘想给阿姨们发红包，按上个月完成的单数分档。就这一回哈，帮我把4月每个阿姨完成的单数拉出来":
         # what someone wants it for, said before the request for once that is about the same thing — or
         # made of it ("王站长想看看 3 号棚上周的温湿度曲线…。你帮我导一张图就行，就这一次").
+        return True
+    if _OCCASION_NOW_RE.search(before) and naming_words(before) & naming_words(request):
+        # "Remembrance Sunday is this weekend (8th) and we ring half-muffled … just this once, stick a
+        # notice … rung half-muffled on Sunday": the occasion of a request for once passes with it.
         return True
     if len(naming_words(_NOT_A_FEATURE_RE.sub("", BACK_TO_USUAL_RE.sub("", request)))) <= 1 \
             and any(ASKING_CLAUSE_RE.search(c) for c in re.split(r"(?<=[，,;；])", before)):
