@@ -1554,6 +1554,23 @@ def test_being_off_somewhere_is_nothing_given_up(sentence):
     assert given_up([sentence, "the repo is on GitHub."], 0) is None
 
 
+def test_a_day_said_short_against_a_new_date_replaces_the_records_date():
+    assert_rewrites("The broker's already said the survey slot they can get is 14 March.",
+                    "Oh and correction — the survey's on the 21st of March, not the 14th.",
+                    "The broker's already said the survey slot they can get is 21st of March.")
+
+
+def test_imperatives_after_a_header_on_how_to_answer_are_rules(chat, l0, run_now):
+    l0(chat, [say("h1", "Two things about how you talk to me. Be blunt. My friends are all either cheering or doom-saying and "
+                        "neither is useful. If something's a bad idea, say so.", 0),
+              say("h2", "Be careful on the towpath in winter, it gets icy.", 1, role="assistant")])
+    ok(run_now(chat, KIND_L1))
+    live_now = live(chat)
+    rules = sorted(r.content for r in live_now if r.type == "instruction")
+    assert rules == ["Be blunt.", "If something's a bad idea, say so."], [(r.type, r.content) for r in live_now]
+    assert not any("Two things" in r.content for r in live_now)
+
+
 def test_a_value_looked_up_after_a_pause_in_the_next_sentence_replaces_the_one_said_before(coder, l0, run_now):
     l0(coder, [say("t1", "第一个 task：短链现在默认永不过期，PM 要加个默认 TTL，30 天… wait 我再翻下 PRD。"
                          "哦是 90 天，30 天那个是短信验证码的 temp link，不归我们管", 0)])

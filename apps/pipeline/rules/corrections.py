@@ -782,6 +782,11 @@ def _parse_marked(sentence: str) -> Correction | None:
         old = ""  # not a value but a whole clause: find the record by the new value instead
     clause = re.sub(r"^[,，:：\s—–-]+|[,，\s]+$", "", clause)
     old_values, new_values = values(old), values(new)
+    new_dates = [v for k, v in new_values if k == "date"]
+    if len(old_values) == 1 and old_values[0][0] == "day" and len(new_dates) == 1:
+        # "the survey's on the 21st of March, not the 14th": the day said short is the record's date
+        # ("14 March"), which the new date replaces whole.
+        old, new = "", new_dates[0]
     if len(old_values) == 1 and len(old.split()) > 1:
         same_kind = [v for k, v in new_values if k == old_values[0][0] and v != old_values[0][1]]
         if same_kind:

@@ -537,6 +537,14 @@ RULES_HEADER_RE = re.compile(r"^[^:：。.!?！？]{0,16}(?:规则|规定|约定
 # code tbh:", "house rules, pls stick to these:", "几条规矩先说清楚："): each item is one.
 RULES_INTRO_RE = re.compile(r"^[^:：。.!?！？]{0,40}\b(?:rules|conventions|policies)\b[^:：。.!?！？]{0,60}[:：]"
                             r"|^[^:：。!?！？]{0,20}(?:规则|规定|约定|规矩)[^:：。!?！？]{0,20}[:：]", re.IGNORECASE)
+# A header for how the assistant should answer ("Two things about how you talk to me.", "说两点你回答我的方式："):
+# the imperatives after it in the message are rules even without "always" or "from now on".
+HOW_TO_ANSWER_RE = re.compile(r"\b(?:things?|rules?|requests?|points?|notes?)\s+(?:about|on|for)\s+how\s+(?:you|u)\s+"
+                              r"(?:talk|speak|write|reply|respond|answer)\b|你(?:回答|回复|跟我说话|和我说话)的?方式", re.IGNORECASE)
+IMPERATIVE_RE = re.compile(r"^(?:(?:and|also|oh and|but|so)\s+)?(?:please\s+|pls\s+)?(?:be|give|don't|do not|keep|use|stop|never|always|tell|say"
+                           r"|write|answer|reply|call|skip|put|make|avoid|send|show|add|include|talk|speak|no)\b"
+                           r"|^if\b[^.!?]{1,80},\s*(?:just\s+)?(?:say so|tell me|say it)\b"
+                           r"|^(?:还有|另外|以及)?[，,]?\s*(?:请|麻烦)?(?:别|不要|不用|直接|说话|回答|回复|用|给我|多|少)", re.IGNORECASE)
 # The people close to the user, named without a pronoun ("想带女儿去拍萤火虫", "wife's birthday is in June").
 KIN_RE = re.compile(r"\b(wife|husband|partner|son|daughter|kids?|mum|mom|dad|brother|sister|grandma|grandpa)\b"
                     r"|女儿|儿子|老婆|老公|孩子|爸|妈|哥哥|姐姐|弟弟|妹妹|爷爷|奶奶|外婆|外公", re.IGNORECASE)
@@ -619,8 +627,12 @@ def extract_from_message(message: dict, *, mode: str, sentences: list[str] | Non
             found.append(cand)
         return cand
 
+    answer_rules = False  # a header said how the assistant should answer: its imperatives are rules
     for n, sentence in enumerate(parts):
         position = positions[n] if positions and n < len(positions) else n
+        if role == "user" and HOW_TO_ANSWER_RE.search(sentence) and not re.search(r"[:：]\s*\S", sentence):
+            answer_rules, previous = True, None  # "Two things about how you talk to me." says nothing itself
+            continue
         if len(sentence) < 6 or len(sentence) > 400:
             previous = None if len(sentence) > 400 else previous
             continue
@@ -650,6 +662,8 @@ def extract_from_message(message: dict, *, mode: str, sentences: list[str] | Non
             if not sentence:
                 continue
         category = classify(sentence, role=role)
+        if category is None and answer_rules and role == "user" and IMPERATIVE_RE.match(sentence):
+            category = "instruction"  # "Be blunt." after "Two things about how you talk to me."
         if category is None and role == "user" and RULES_INTRO_RE.match(sentence):
             category = "instruction"  # "house rules: `cargo fmt --check` and `cargo clippy` clean before anything merges"
         talk = role == "user" and (mode == "chat" or speaker) and category not in ("instruction", "task", "task_done") and small_talk(sentence)
