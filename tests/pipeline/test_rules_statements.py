@@ -1571,6 +1571,33 @@ def test_imperatives_after_a_header_on_how_to_answer_are_rules(chat, l0, run_now
     assert not any("Two things" in r.content for r in live_now)
 
 
+@pytest.mark.parametrize(("text", "host"), [
+    ("整套东西跑在办公室那台戴尔 T140 塔式服务器上。", "办公室那台戴尔 T140 塔式服务器"),
+    ("我们把网站搬到公司新买的服务器上了", "公司新买的服务器"),
+    ("the whole thing runs on a raspberry pi 4 that lives in the studio cupboard behind the mixer.",
+     "a raspberry pi 4 that lives in the studio cupboard behind the mixer"),
+    ("我那个班挪到了周四晚上，七点到十点。", None),  # a class moved to an evening: no machine
+    ("书放在桌子上，明天带走。", None),
+])
+def test_where_a_system_runs_is_a_value(text, host):
+    from apps.pipeline.rules.text import values
+
+    assert [v for k, v in values(text) if k == "host"] == ([host] if host else [])
+
+
+@pytest.mark.parametrize(("intro", "news", "gone", "now"), [
+    ("这个仓库是我家门窗厂的报价系统。技术栈：Spring Boot 3 + MySQL 8。整套东西跑在办公室那台戴尔 T140 塔式服务器上。",
+     "更新一下：系统已经搬到阿里云上了。上个月办公室跳闸，旧机器一块硬盘直接挂了。", "T140", "跑在阿里云上"),
+    ("this repo is stationhub, a Django 5 app for the community radio. the whole thing runs on a raspberry pi 4 that lives in "
+     "the studio cupboard behind the mixer.", "silver lining: the board approved a budget, so everything now lives on a Hetzner CX22.",
+     "raspberry", "runs on Hetzner"),
+])
+def test_a_system_moved_elsewhere_replaces_where_it_ran(coder, l0, run_now, intro, news, gone, now):
+    live_now = live_after_two_sessions(coder, l0, run_now, intro, news)
+    assert not any(gone in t for t in live_now), live_now
+    assert any(now in t for t in live_now), live_now
+
+
 def test_a_value_looked_up_after_a_pause_in_the_next_sentence_replaces_the_one_said_before(coder, l0, run_now):
     l0(coder, [say("t1", "第一个 task：短链现在默认永不过期，PM 要加个默认 TTL，30 天… wait 我再翻下 PRD。"
                          "哦是 90 天，30 天那个是短信验证码的 temp link，不归我们管", 0)])

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from apps.pipeline.rules.text import (
     DATE_NOTE_RE,
     HOST_PATTERN,
+    SLOT_CUES,
     STOPWORDS,
     ZH_STOP_CHARS,
     content_tokens,
@@ -979,7 +980,7 @@ def corrected_content(record: str, correction: Correction) -> str | None:
         # The date written after "last year" is the resolution of those words, not a value the
         # user stated: never the one a correction changes ("raised to 5450" is not "(2025)").
         held = [(at, k, v) for at, k, v in _values_stated_at(text) if not _version_of_another(text, at, k, correction.clause)]
-        present = [(at, v) for at, k, v in held if k == kind]
+        present = [(at, v) for at, k, v in held if k == kind or ("host" in (k, kind) and _kind_fits(k, kind))]
         if kind == "number" and len(stated) == 1 and not any(_shape(v) == _shape(stated[0]) for _, v in present):
             # "over 5200 mm" / "raised to 5450": a bare number stands for the one of its shape
             # that the record writes with a unit, and the unit stays.
@@ -1249,10 +1250,15 @@ def _with_day(date: str, day: str) -> str:
     return date[:last.start()] + new + date[last.end():]
 
 
+# Where a system runs, said as a machine or as the named service or cloud it moved to.
+_HOST_KINDS = frozenset({"host", "tool:hosting", "tool:cloud"})
+
+
 def _kind_fits(held: str, said: str) -> bool:
-    """A value of kind `said` can replace one of kind `held`: the same kind, or a day of the
-    month against a date (the day changes, the month stays)."""
-    return held == said or (said == "day" and held == "date")
+    """A value of kind `said` can replace one of kind `held`: the same kind, a day of the
+    month against a date (the day changes, the month stays), or a host against a named
+    hosting service or cloud ("跑在办公室那台戴尔 T140 上" / "搬到阿里云上了")."""
+    return held == said or (said == "day" and held == "date") or ("host" in (held, said) and {held, said} <= _HOST_KINDS)
 
 
 _VERSION_AFTER = r"\s*v?\d+(?:\.\d+)*(?![\w.]\w)"
@@ -1404,20 +1410,22 @@ def _values_of_new(correction: Correction) -> list[tuple[str, str]]:
     return [(k, v) for a, k, v in _values_stated_at(correction.clause) if at >= 0 and at <= a < at + len(correction.new)]
 
 
-# Kinds whose value is typed by the words that name its slot ("住在 X", "搬到 Y", "we moved to Z"): a value of
-# one says which slot it fills, beside a weak cue ("现在住 Pankow") and with no other word in common.
-SELF_NAMED_KINDS = frozenset({"residence"})
-# Where a record says where someone lives, for finding it by its words.
-RESIDENCE_CUES = ("住在", "租了", "住着", "live in", "lives", "living in", "based in", "moved")
+# Kinds whose value is typed by the words that name its slot ("住在 X", "搬到 Y", "we moved to Z", "跑在 X 上"):
+# a value of one says which slot it fills, beside a weak cue ("现在住 Pankow") and with no other word in common.
+SELF_NAMED_KINDS = frozenset({"residence", "host"})
 
 
 def _self_named(kind: str) -> bool:
     return kind.split(":")[0] in SELF_NAMED_KINDS  # "residence", "residence:megan"
 
 
-def residence_cues(correction: Correction) -> list[str]:
-    """RESIDENCE_CUES when the correction says where someone lives now, else []."""
-    return list(RESIDENCE_CUES) if any(_self_named(k) for k, _ in _said_values(correction)[0]) else []
+def slot_cues(correction: Correction) -> list[str]:
+    """The words records use for the slot the correction fills now (where someone lives, where
+    a system runs: `SLOT_CUES`), for finding the record it replaces; [] for other changes."""
+    kinds = {k.split(":")[0] for k, _ in _said_values(correction)[0]}
+    if kinds & {"tool"} and {k for k, _ in _said_values(correction)[0]} & _HOST_KINDS:
+        kinds.add("host")  # "搬到阿里云上了": a system moved to a named cloud
+    return [cue for kind in sorted(kinds & set(SLOT_CUES)) for cue in SLOT_CUES[kind]]
 
 
 def names_the_slot(record: str, correction: Correction) -> bool:
@@ -1433,6 +1441,8 @@ def names_the_slot(record: str, correction: Correction) -> bool:
     held = [(at, k, v) for at, k, v in _values_at(record) if at >= 0 and not _version_of_another(record, at, k, correction.clause)]
     if any(k in kinds and value_key(v) not in stated and (_self_named(k) or _near(record, (at, v), words) > 0) for at, k, v in held):
         return True
+    if any(k == "host" and kinds & _HOST_KINDS for _, k, _ in held):
+        return True  # "整套东西跑在办公室那台戴尔 T140 上" / "系统已经搬到阿里云上了": where it runs
     # "retested the 2k last night. 7:58" / "did my first 2k test on the erg last week, 8:12": a
     # measure with its unit said in both, in the sentence of the record's value, names the slot.
     measures = {value_key(v) for k, v in said if k.startswith("number:")}

@@ -27,9 +27,9 @@ from apps.pipeline.rules.corrections import (
     forget_shares_word,
     names_the_slot,
     repeats_old_value,
-    residence_cues,
     said_now,
     says_kind,
+    slot_cues,
     subject_words,
     supersedes,
 )
@@ -457,7 +457,7 @@ def _stored_corrections(ctx, analysis: BatchAnalysis, mode: str, projects: dict[
         if correction.old:
             ids |= _records_containing(ctx.profile, correction.old)
         by_words = _records_sharing_words(ctx.profile, correction) if not correction.old else set()
-        ids |= by_words | _records_containing_any(ctx.profile, residence_cues(correction))
+        ids |= by_words | _records_containing_any(ctx.profile, slot_cues(correction))
         full = _full_records(ctx.profile, ids)
         scores = {str(c.get("record_id")): float(c.get("score") or 0) for c in candidates}
         best, best_key = None, (0.0, 0.0)

@@ -442,9 +442,25 @@ def _residence_holder(before: str) -> str | None:
     return ""
 
 
+# Where a system runs ("整套东西跑在办公室那台戴尔 T140 塔式服务器上", "it runs on a Proxmox VM in the
+# basement") and where it was moved ("搬到公司新的服务器上了"): one slot, so a move replaces the machine
+# without another word in common (a named host or cloud is a tool of its own: "系统已经搬到阿里云上了").
+HOST_RE = re.compile(
+    _after("跑在", "运行在", "部署在", "托管在", "架在", "搬到", "迁到", "迁移到") + r"(?!了)[^，,。；;！!？?\s][^，,。；;！!？?]{1,24}?(?<![晚早马线以网路])(?=上)"
+    + "|" + _after("runs on", "running on", "hosted on", "deployed on", "lives on", "sits on")
+    # The machine with what is said of it ("a raspberry pi 4 that lives in the studio cupboard"): all of it goes with a move.
+    + r"(?:an?|the|our|my|one)\s+[^,.;()]{2,80}?(?=[,.;)!?]|\s+(?:and|but|so|because|until|since|for)\b|$)", re.IGNORECASE)
+# The words that say where a slot's value is: for finding the records that hold one.
+SLOT_CUES = {
+    "residence": ("住在", "租了", "住着", "live in", "lives", "living in", "based in", "moved"),
+    "host": ("跑在", "运行在", "部署在", "托管在", "runs on", "running on", "hosted on", "deployed on", "lives on"),
+}
+
+
 VALUE_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     ("tool", TOOL_RE),
     ("residence", RESIDENCE_RE),
+    ("host", HOST_RE),
     # A machine's size, cores and memory together ("2核8G", "4 核 16GB", "2C4G", "4 vCPU / 8 GB"):
     # one value, so "升级到 4核8G" corrects "2核8G" and not some other 8.
     ("machine", re.compile(r"\b\d{1,3}\s?(?:核|[cC]|v?CPUs?|cores?)\s?[/,，]?\s?\d{1,4}\s?(?:G|GB|GiB|g)\b|\d{1,3}\s?核\s?\d{1,4}\s?(?:G|GB|GiB|g)", re.IGNORECASE)),
@@ -510,7 +526,7 @@ _UNIT_RE = re.compile(r"(kg|km|gib|gi|g|cm|mm|mib|mi|m|gb|mb|tb|ms|s|h|k|%|岁|�
 
 
 # Kinds whose values carry their unit, as "number:kg" does: the unit names the slot.
-UNIT_KINDS = frozenset({"duration", "amount", "region", "residence"})
+UNIT_KINDS = frozenset({"duration", "amount", "region", "residence", "host"})
 # Suffixes that say how many, not of what: "20k" / "7.5k" may be a loan, a grant or a distance.
 MAGNITUDES = frozenset({"k"})
 
