@@ -1598,6 +1598,29 @@ def test_a_system_moved_elsewhere_replaces_where_it_ran(coder, l0, run_now, intr
     assert any(now in t for t in live_now), live_now
 
 
+def test_one_proposal_taken_and_the_other_refused_drops_the_refusals_reason(chat, l0, run_now):
+    l0(chat, [
+        say("d1", "我 31 岁，在杭州做产品经理，最近开始讲开放麦。", 0),
+        say("d2", "建议你每次录音复盘，可以顺便剪成一分钟的短视频发抖音，积累一点观众。", 1, role="assistant"),
+        say("d3", "录音复盘可以，发抖音不行。我们公司的人天天刷抖音，我的段子全是吐槽公司的。", 2),
+    ])
+    ok(run_now(chat, KIND_L1))
+    live_now = texts(chat)
+    assert any("产品经理" in t for t in live_now), live_now
+    assert not any("抖音" in t for t in live_now), live_now
+
+
+@pytest.mark.parametrize(("said", "kept"), [
+    ("就这一次哈，帮我写条朋友圈，让朋友们给复赛投个票。写得别太尬，我平时朋友圈很少发东西", None),
+    ("Just this once, turn off LTO so it links faster. Keep it on normally.", "Keep it on normally"),
+])
+def test_how_to_write_what_was_asked_for_once_goes_with_the_request(chat, l0, run_now, said, kept):
+    l0(chat, [say("w1", said, 0)])
+    ok(run_now(chat, KIND_L1))
+    live_now = texts(chat)
+    assert (any(kept in t for t in live_now) if kept else live_now == []), live_now
+
+
 def test_a_value_looked_up_after_a_pause_in_the_next_sentence_replaces_the_one_said_before(coder, l0, run_now):
     l0(coder, [say("t1", "第一个 task：短链现在默认永不过期，PM 要加个默认 TTL，30 天… wait 我再翻下 PRD。"
                          "哦是 90 天，30 天那个是短信验证码的 temp link，不归我们管", 0)])

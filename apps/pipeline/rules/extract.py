@@ -218,6 +218,8 @@ _REFUSAL_BY_NAME_RE = re.compile(_REFUSAL_BY_NAME, re.IGNORECASE)
 NAMED_DECLINE_RE = re.compile(
     r"^(?:(?:nah|no|nope|ok|okay|hmm)[,，.!\s]*)?skip\b|[,，]\s*pass\s*[.。!！]*$"
     r"|^[^，,。.!！?？]{0,16}?(?:就|还是|先|暂时)?(?:算了|免了|不(?:买|租|装|用|要|试|加|考虑|上)了)|[，,]\s*(?:那)?(?:就|还是)?算了"
+    # "录音复盘可以，发抖音不行": one proposal taken, the other refused after it.
+    r"|^[^，,。.!！?？]{1,20}?(?:可以|没问题)[，,]\s*[^，,。.!！?？]{1,12}?(?:不行|不要|算了|免了|不考虑|不搞|不做)"
     # "Clash 我 demo 过一次 … Blade 用惯了 不想换": the proposed name first, the refusal last.
     r"|^[A-Za-z][\w.+-]{1,30}\s.*(?:不想换|不换了|不想(?:买|试|用|要|折腾)了?)\s*[。.!！]?\s*$"
     # "sevDesk 那种一个月十几欧的 subscription 我真的不想再加了，…我用 Google Sheets 自己记就行": the
@@ -257,7 +259,17 @@ def refused_name(sentence: str) -> str:
     """The proposal a refusal names ("耳机那个不行不行" → "耳机", "no lah, Stripe 不要" → "Stripe"), after
     a "no" of its own if there is one; "" when the refusal names nothing."""
     m = _REFUSAL_BY_NAME_RE.match(decline_remainder(sentence) or sentence.strip())
+    if m is None:
+        # "录音复盘可以，发抖音不行": one proposal taken, the other refused by name after it.
+        taken = _TAKEN_THEN_REFUSED_RE.match(sentence.strip())
+        m = _REFUSAL_BY_NAME_RE.match(sentence.strip()[taken.end():]) if taken else None
+        if m is not None:
+            return _DOING_RE.sub("", m.group("name"))  # "发抖音不行" refuses 抖音, also where it is 刷 later
     return m.group("name") if m else ""
+
+
+_TAKEN_THEN_REFUSED_RE = re.compile(r"^[^，,。.!！?？]{1,20}?(?:可以|没问题)[，,]\s*")
+_DOING_RE = re.compile(r"^(?:发|用|做|上|装|买|开|搞|加|拍|写|去|学)(?=[\u4e00-\u9fff]{2})")
 
 
 def refusal_remainder(sentence: str) -> str | None:

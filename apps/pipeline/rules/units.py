@@ -200,7 +200,8 @@ def _analyse(ctx, messages: list[dict], background: list[dict], mode: str) -> Ba
         # "保留一年……不对，三年": the sentence as corrected, said as a correction of the old value.
         self_fixes = {i: fix for i, fix in ((i, self_corrected(p)) for i, p in enumerate(parts)) if fix is not None}
         parts = [self_fixes[i].clause if i in self_fixes else p for i, p in enumerate(parts)]
-        numbered = [(i, p) for i, p in enumerate(parts) if not _asked_once_with_it(parts, i + 1) and not _one_off_within(p)]
+        numbered = [(i, p) for i, p in enumerate(parts) if not _asked_once_with_it(parts, i + 1) and not _one_off_within(p)
+                    and not _how_to_write_it_once(parts, i)]
         if asked_to_forget is not None:
             position, subject = asked_to_forget
             previous = last_user.get(session, (None, []))[0]
@@ -365,6 +366,19 @@ def _asked_once_with_it(parts: list[str], index: int) -> bool:
     就这一次"): that sentence is what is asked for, for the occasion, and is no lasting fact
     either (unless it says it lasts)."""
     return 0 < index < len(parts) and _points_back_once(parts[index - 1], parts[index])
+
+
+# How the thing asked for should be written ("写得别太尬", "语气温柔一点", "keep it short").
+_HOW_TO_WRITE_RE = re.compile(r"^(?:(?:and|also|oh and)\s+)?(?:(?:keep|make) it (?:short|shorter|brief|simple|casual|light|friendly|formal|polite|warm|funny"
+                              r"|under|to|sound)|don't make it|write it (?:in|like|as)|word it)\b"
+                              r"|^(?:还有|另外)?[，,]?\s*(?:写得|别写得|不要写得|语气|口吻|措辞|字数|别太|不要太|短一点|简短)", re.IGNORECASE)
+
+
+def _how_to_write_it_once(parts: list[str], index: int) -> bool:
+    """Whether parts[index] says how to write what the sentence before it asked for once
+    ("就这一次哈，帮我写条朋友圈，…。写得别太尬，我平时朋友圈很少发东西"): it is part of that request."""
+    return 0 < index and one_off(parts[index - 1]) and bool(_HOW_TO_WRITE_RE.search(parts[index].strip())) \
+        and not LASTING_RE.search(parts[index])
 
 
 def _one_off_within(part: str) -> bool:
