@@ -377,7 +377,7 @@ _HOW_TO_WRITE_RE = re.compile(r"^(?:(?:and|also|oh and)\s+)?(?:(?:keep|make) it 
 def _how_to_write_it_once(parts: list[str], index: int) -> bool:
     """Whether parts[index] says how to write what the sentence before it asked for once
     ("就这一次哈，帮我写条朋友圈，…。写得别太尬，我平时朋友圈很少发东西"): it is part of that request."""
-    return 0 < index and one_off(parts[index - 1]) and bool(_HOW_TO_WRITE_RE.search(parts[index].strip())) \
+    return index > 0 and one_off(parts[index - 1]) and bool(_HOW_TO_WRITE_RE.search(parts[index].strip())) \
         and not LASTING_RE.search(parts[index])
 
 
