@@ -1621,6 +1621,34 @@ def test_how_to_write_what_was_asked_for_once_goes_with_the_request(chat, l0, ru
     assert (any(kept in t for t in live_now) if kept else live_now == []), live_now
 
 
+@pytest.mark.parametrize(("intro", "news", "gone", "now"), [
+    ("this repo is stationhub, the community radio's scheduler. Aoife is our music director, she decides the playlist rules.",
+     "oh and fyi Aoife stepped down at the AGM, Declan Hurley is music director now so playlist rules come from him.",
+     "Aoife", "Declan Hurley"),
+    ("这个仓库是图书馆座位预约系统。研讨间预约要馆员审批，现在审批都是老郑在做，工号 T0392。",
+     "人员有变动：老郑月底退休了，研讨间审批以后交给小冯（冯晓晓），她工号 T0577。", "老郑", "小冯"),
+    ("這個 repo 是廟裡的點燈系統。以前全部是廟裡會計美玲阿姨手寫登記、手開收據。",
+     "另外人事異動：美玲阿姨三月底退休，之後廟裡的帳由淑芬負責。", "美玲", "淑芬"),
+])
+def test_someone_who_left_a_role_is_replaced_by_who_holds_it_now(coder, l0, run_now, intro, news, gone, now):
+    live_now = live_after_two_sessions(coder, l0, run_now, intro, news)
+    assert not any(gone in t for t in live_now), live_now
+    assert any(now in t for t in live_now), live_now
+
+
+@pytest.mark.parametrize("parts", [
+    ["我是个退休的中学物理老师，现在在我们社区的书香驿站做志愿者。"],
+    ["所以我下个月要辞职全职做 startup 了。", "我们已经拿到种子轮。"],
+    ["老师说我进步很大，下个月考级了。"],
+    ["My dad retired last year and now he gardens all day, he loves it."],
+    ["Priya left the meeting early.", "We decided to ship on Friday."],
+])
+def test_leaving_that_is_no_one_leaving_a_role(parts):
+    from apps.pipeline.rules.corrections import given_up
+
+    assert given_up(parts, 0) is None
+
+
 def test_a_value_looked_up_after_a_pause_in_the_next_sentence_replaces_the_one_said_before(coder, l0, run_now):
     l0(coder, [say("t1", "第一个 task：短链现在默认永不过期，PM 要加个默认 TTL，30 天… wait 我再翻下 PRD。"
                          "哦是 90 天，30 天那个是短信验证码的 temp link，不归我们管", 0)])

@@ -640,11 +640,26 @@ def _stated_after_a_pause(fix: str, said: str) -> Correction | None:
 _GAVE_UP_EN = re.compile(r"\b(?:i've|i have|we've|we have)\s+(?:just\s+|finally\s+)?(?:left|quit)\s+(?:my job at\s+|the\s+|my\s+)?(?P<old>[\w-]{3,})\b"
                          r"|\b(?:i'm|i am|we're|we are)\s+(?:giving up on|done with|quitting)\s+(?:the\s+|my\s+)?(?P<old2>[\w-]{3,})\b", re.IGNORECASE)
 _GAVE_UP_ZH = re.compile(r"(?P<old>[\u4e00-\u9fff]{1,3}(?P<v>[\u4e00-\u9fff]))不(?P=v)了")
+# Common Chinese surnames, for telling a name ("郑国强退休了") from any two characters before a verb.
+_SURNAME_ZH = "[王李张刘陈杨黄赵吴周徐孙马朱胡郭何高林罗郑梁谢宋唐许韩冯邓曹彭曾肖田董袁潘蒋蔡余杜叶程苏魏吕丁任沈姚卢姜崔钟谭陆汪范金石廖贾夏韦付方白邹孟熊秦邱江尹薛闫段雷侯龙史陶黎贺顾毛郝龚邵万钱严覃武戴莫孔向汤]"
+# When, said between a name and what the person does ("月底", "三月底", "下个月").
+_WHEN_ZH = r"(?:(?:下个?|上个?|这个?)?月底|年底|[一二三四五六七八九十\d]{1,2}\s*月[底初中]?|下个?月|已经|马上)?\s*"
 # "we dropped sidekiq", "Biscuit did not stick", "Snowflake 换掉，就按…": a named thing let go.
 _DROPPED = [
     re.compile(r"\b(?:i|we)(?:'ve| have)?\s+(?:just\s+|finally\s+|already\s+)?(?:dropped|ditched|got rid of|moved off|moved away from|stopped using|retired)"
                r"\s+(?:the\s+|our\s+|my\s+)?(?P<old>[\w.+-]{3,})\b", re.IGNORECASE),
     re.compile(r"(?:^|[.:!]\s+|:\s*)(?P<old>[A-Z][\w.+-]{2,})\s+(?:did not|didn't|never)\s+(?:really\s+)?st(?:ick|uck)\b"),
+    # "Aoife stepped down at the AGM", "Trevor's stepped down after three-odd years": someone left a role
+    # (not "left", which is mostly a room or a party).
+    re.compile(r"(?:^|[.:;!]\s+|:\s*|\band\s+|\bfyi\s+)(?!(?:mum|mom|dad|father|mother|he|she|they|i|we|my|our|his|her|grandma|grandpa)\b)"
+               r"(?P<old>(?-i:[A-Z][a-z]+)(?:\s(?-i:[A-Z][a-z]+))?)(?:'s|\s+has|\s+have)?\s+(?:just\s+|finally\s+|now\s+)?"
+               r"(?:stepped down|retired|is retiring|resigned)\b", re.IGNORECASE),
+    # "老郑月底退休了", "美玲阿姨三月底退休", "Kelvin 下个月调去上海 office": a person (老/小 + a character, a
+    # surname and a given name, a name before 阿姨 / 老师 …, a Latin name) leaves a role; not "我是个退休的老师",
+    # "所以我下个月要辞职", "从 Zalando 离职了" (the user's own job, a change of its own).
+    re.compile(r"(?:^|(?<=[，,。：:；;\s]))(?<!从 )(?P<old>(?:老|小)[\u4e00-\u9fff]|" + _SURNAME_ZH + r"[\u4e00-\u9fff]{1,2}?(?=\s*(?:阿姨|叔叔|老师|师傅|大姐|大哥)?\s*(?:TIME))"
+               r"|[\u4e00-\u9fff]{2}(?=阿姨|叔叔|老师|师傅|大姐|大哥)|(?<![A-Za-z])[A-Z][a-z]{2,})\s*(?:阿姨|叔叔|老师|师傅|大姐|大哥)?\s*TIME"
+               r"(?:就|也)?(?:退休了|退休(?=[，,。；;])|离职了|辞职了|调走了?|调去[^，,。；;\s]{1,12}(?:\s?(?:office|branch|team))?了?)".replace("TIME", _WHEN_ZH)),
     # "we're off PythonAnywhere", "we came off Heroku": a name (not "we're off tomorrow", "off to Leeds").
     re.compile(r"\b(?:i'm|i am|we're|we are|we've (?:moved|come|got)|we (?:came|got))\s+(?:finally\s+|now\s+)?off\s+(?:of\s+)?(?:the\s+|our\s+)?"
                r"(?P<old>(?-i:[A-Z])[\w.+-]{2,})\b", re.IGNORECASE),
