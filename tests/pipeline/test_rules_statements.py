@@ -1649,6 +1649,12 @@ def test_leaving_that_is_no_one_leaving_a_role(parts):
     assert given_up(parts, 0) is None
 
 
+def test_a_new_date_said_of_a_thing_moved_replaces_its_date():
+    assert_rewrites("Enrolled in the umpires course this year, written exam is on 14 June, after that practical and viva.",
+                    "written exam got pushed because of some venue issue, new date is 5th July.",
+                    "Enrolled in the umpires course this year, written exam is on 5th July, after that practical and viva.")
+
+
 def test_a_value_looked_up_after_a_pause_in_the_next_sentence_replaces_the_one_said_before(coder, l0, run_now):
     l0(coder, [say("t1", "第一个 task：短链现在默认永不过期，PM 要加个默认 TTL，30 天… wait 我再翻下 PRD。"
                          "哦是 90 天，30 天那个是短信验证码的 temp link，不归我们管", 0)])
