@@ -460,7 +460,6 @@ SLOT_CUES = {
 VALUE_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     ("tool", TOOL_RE),
     ("residence", RESIDENCE_RE),
-    ("host", HOST_RE),
     # A machine's size, cores and memory together ("2核8G", "4 核 16GB", "2C4G", "4 vCPU / 8 GB"):
     # one value, so "升级到 4核8G" corrects "2核8G" and not some other 8.
     ("machine", re.compile(r"\b\d{1,3}\s?(?:核|[cC]|v?CPUs?|cores?)\s?[/,，]?\s?\d{1,4}\s?(?:G|GB|GiB|g)\b|\d{1,3}\s?核\s?\d{1,4}\s?(?:G|GB|GiB|g)", re.IGNORECASE)),
@@ -469,6 +468,8 @@ VALUE_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     ("region", re.compile(r"\b(?:us|eu|ap|sa|ca|me|af|il|mx|cn)-(?:north|south|east|west|central|northeast|southeast|northwest|southwest)-\d\b"
                           r"|\b(?:europe|us|asia|australia|northamerica|southamerica|me|africa)-(?:north|south|east|west|central|northeast|southeast|northwest|southwest)\d\b",
                           re.IGNORECASE)),
+    # After a machine's size and a region, which are values of their own inside it ("a 2 vCPU / 4 GB droplet").
+    ("host", HOST_RE),
     # A calendar date said with its month ("June 2", "the 3rd of March", "10 月 4 号", "六月二十日"):
     # one value, so "moved up to June 13" corrects "June 20", not the 20 of something else.
     ("date", re.compile(rf"\b{_MONTHS_EN}\.?\s+\d{{1,2}}(?:st|nd|rd|th)?(?![\d:])\b|\b\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTHS_EN}\b"
