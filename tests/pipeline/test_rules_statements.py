@@ -1638,6 +1638,17 @@ def test_a_new_date_replaces_the_records_date(record, said, rewritten):
     assert_rewrites(record, said, rewritten)
 
 
+@pytest.mark.parametrize(("sentence", "pair"), [
+    ("good. put this in TODO.md, not doing it tonight: a season points ladder for Dog of the Year.", None),  # put off
+    ("the replica listens on 5433, not 5432.", ("5432", "5433")),
+])
+def test_something_put_off_is_no_value_denied(sentence, pair):
+    from apps.pipeline.rules.corrections import parse_correction
+
+    said = parse_correction(sentence)
+    assert (said.old, said.new) == pair if pair else said is None
+
+
 def test_a_value_looked_up_after_a_pause_in_the_next_sentence_replaces_the_one_said_before(coder, l0, run_now):
     l0(coder, [say("t1", "第一个 task：短链现在默认永不过期，PM 要加个默认 TTL，30 天… wait 我再翻下 PRD。"
                          "哦是 90 天，30 天那个是短信验证码的 temp link，不归我们管", 0)])

@@ -33,7 +33,9 @@ from apps.pipeline.rules.text import (
 # binned": after "not", words of when and how much name no value that is replaced.
 _NOT_A_VALUE = (r"(?!(?:now|yet|today|tonight|right now|at the moment|for now|this time|just yet|really|only|just|sure|much|bad|even|ever|once)\b)"
                 # "I'm the lab manager, not a dev by training": what one is not, said of oneself.
-                r"(?!(?:a|an)\s+[\w-]+(?:\s+[\w-]+)?\s+by\s+(?:training|trade|background|profession|nature)\b)")
+                r"(?!(?:a|an)\s+[\w-]+(?:\s+[\w-]+)?\s+by\s+(?:training|trade|background|profession|nature)\b)"
+                # "put this in TODO.md, not doing it tonight: …": something put off, not a value denied.
+                r"(?!(?:doing|going to do|gonna do|touching|starting)\s+(?:it|this|that|them)\b)")
 CORRECTION_RE = re.compile(
     r"\b(actually|i was wrong|i'm wrong|my bad|my mistake|correction|i misspoke|sorry,? i meant|i meant|scratch that|wait,? no|no,? wait|not anymore|no longer"
     r"|we (moved|switched|migrated|changed|upgraded|downgraded) to|(is|are|it's) now|changed to|instead of|rather than"
