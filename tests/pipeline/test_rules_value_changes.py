@@ -237,7 +237,7 @@ def test_a_change_keeps_only_what_is_true_now_in_its_clause(said, clause, old, n
 @pytest.mark.parametrize(("text", "expected"), [
     ("体重现在68公斤，目标是63公斤。", [("number:公斤", "68公斤"), ("number:公斤", "63公斤")]),
     ("打卡半径是300米了", [("number:米", "300米")]),
-    ("推理跑在 T4 上", []),  # a name with a digit is not a number
+    ("推理跑在 T4 上", [("host", "T4")]),  # a name with a digit is not a number; it names where inference runs
     ("每周一三五练瑜伽", [("weekday", "一三五")]),
     ("周一周五都加班", [("weekday", "周一"), ("weekday", "周五")]),
     ("每周五次", [("count:次", "五")]),

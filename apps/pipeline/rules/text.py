@@ -449,7 +449,7 @@ HOST_RE = re.compile(
     _after("跑在", "运行在", "部署在", "托管在", "架在", "搬到", "迁到", "迁移到") + r"(?!了)[^，,。；;！!？?\s][^，,。；;！!？?]{1,24}?(?<![晚早马线以网路])(?=上)"
     + "|" + _after("runs on", "running on", "hosted on", "deployed on", "lives on", "sits on")
     # The machine with what is said of it ("a raspberry pi 4 that lives in the studio cupboard"): all of it goes with a move.
-    + r"(?:an?|the|our|my|one)\s+[^,.;()]{2,80}?(?=[,.;)!?]|\s+(?:and|but|so|because|until|since|for)\b|$)", re.IGNORECASE)
+    + r"(?:an?|the|our|my|one)\s+[^,.;()]{2,80}?(?=[,.;)!?]|\s+(?:and|but|so|because|until|since|for|with)\b|$)", re.IGNORECASE)
 # The words that say where a slot's value is: for finding the records that hold one.
 SLOT_CUES = {
     "residence": ("住在", "租了", "住着", "live in", "lives", "living in", "based in", "moved"),
