@@ -109,6 +109,8 @@ def tokenize(text: str) -> list[str]:
     _setup()
     import jieba
 
+    from apps.search import bilingual  # imports this module: here, not at the top
+
     tokens: list[str] = []
     for i, run in enumerate(_CJK_RUN.split(text or "")):
         if not run:
@@ -119,8 +121,6 @@ def tokenize(text: str) -> list[str]:
                 if piece and piece not in ZH_STOP:
                     tokens.append(piece)
             if EXPAND:  # dictionary compounds across jieba's cut (结婚纪念日), see bilingual.compounds
-                from apps.search import bilingual
-
                 tokens.extend(word for _, _, word in bilingual.compounds(run))
             continue
         for word in _WORD.findall(fold_latin(run)):

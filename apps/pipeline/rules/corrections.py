@@ -1442,9 +1442,9 @@ def _self_named(kind: str) -> bool:
 def slot_cues(correction: Correction) -> list[str]:
     """The words records use for the slot the correction fills now (where someone lives, where
     a system runs: `SLOT_CUES`), for finding the record it replaces; [] for other changes."""
-    kinds = {k.split(":")[0] for k, _ in _said_values(correction)[0]}
-    if kinds & {"tool"} and {k for k, _ in _said_values(correction)[0]} & _HOST_KINDS:
-        kinds.add("host")  # "搬到阿里云上了": a system moved to a named cloud
+    said = {k for k, _ in _said_values(correction)[0]}
+    # "搬到阿里云上了": a system moved to a named cloud or hosting service fills where it runs.
+    kinds = {k.split(":")[0] for k in said} | ({"host"} if said & _HOST_KINDS else set())
     return [cue for kind in sorted(kinds & set(SLOT_CUES)) for cue in SLOT_CUES[kind]]
 
 

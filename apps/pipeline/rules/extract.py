@@ -215,11 +215,13 @@ _REFUSAL_BY_NAME_RE = re.compile(_REFUSAL_BY_NAME, re.IGNORECASE)
 # "skip the dr tim's stuff, …", "Step On 太贵了，pass。", "inReach 就不租了吧", "蚂蚁链就算了哈，…",
 # "佳明那个一千多块呢，算了不买了。".
 # The sentence is the refusal and its reason: not a fact to keep.
+# "录音复盘可以，": one proposal taken, before another is refused.
+_TAKEN_THEN = r"^[^，,。.!！?？]{1,20}?(?:可以|没问题)[，,]\s*"
 NAMED_DECLINE_RE = re.compile(
     r"^(?:(?:nah|no|nope|ok|okay|hmm)[,，.!\s]*)?skip\b|[,，]\s*pass\s*[.。!！]*$"
     r"|^[^，,。.!！?？]{0,16}?(?:就|还是|先|暂时)?(?:算了|免了|不(?:买|租|装|用|要|试|加|考虑|上)了)|[，,]\s*(?:那)?(?:就|还是)?算了"
     # "录音复盘可以，发抖音不行": one proposal taken, the other refused after it.
-    r"|^[^，,。.!！?？]{1,20}?(?:可以|没问题)[，,]\s*[^，,。.!！?？]{1,12}?(?:不行|不要|算了|免了|不考虑|不搞|不做)"
+    r"|" + _TAKEN_THEN + r"[^，,。.!！?？]{1,12}?(?:不行|不要|算了|免了|不考虑|不搞|不做)"
     # "Clash 我 demo 过一次 … Blade 用惯了 不想换": the proposed name first, the refusal last.
     r"|^[A-Za-z][\w.+-]{1,30}\s.*(?:不想换|不换了|不想(?:买|试|用|要|折腾)了?)\s*[。.!！]?\s*$"
     # "sevDesk 那种一个月十几欧的 subscription 我真的不想再加了，…我用 Google Sheets 自己记就行": the
@@ -268,7 +270,7 @@ def refused_name(sentence: str) -> str:
     return m.group("name") if m else ""
 
 
-_TAKEN_THEN_REFUSED_RE = re.compile(r"^[^，,。.!！?？]{1,20}?(?:可以|没问题)[，,]\s*")
+_TAKEN_THEN_REFUSED_RE = re.compile(_TAKEN_THEN)
 _DOING_RE = re.compile(r"^(?:发|用|做|上|装|买|开|搞|加|拍|写|去|学)(?=[\u4e00-\u9fff]{2})")
 
 

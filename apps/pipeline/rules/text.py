@@ -445,15 +445,17 @@ def _residence_holder(before: str) -> str | None:
 # Where a system runs ("整套东西跑在办公室那台戴尔 T140 塔式服务器上", "it runs on a Proxmox VM in the
 # basement") and where it was moved ("搬到公司新的服务器上了"): one slot, so a move replaces the machine
 # without another word in common (a named host or cloud is a tool of its own: "系统已经搬到阿里云上了").
+_HOST_AT = ("跑在", "运行在", "部署在", "托管在", "架在", "runs on", "running on", "hosted on", "deployed on", "lives on", "sits on")
 HOST_RE = re.compile(
-    _after("跑在", "运行在", "部署在", "托管在", "架在", "搬到", "迁到", "迁移到") + r"(?!了)[^，,。；;！!？?\s][^，,。；;！!？?]{1,24}?(?<![晚早马线以网路])(?=上)"
-    + "|" + _after("runs on", "running on", "hosted on", "deployed on", "lives on", "sits on")
+    _after(*(c for c in _HOST_AT if not c.isascii()), "搬到", "迁到", "迁移到")
+    + r"(?!了)[^，,。；;！!？?\s][^，,。；;！!？?]{1,24}?(?<![晚早马线以网路])(?=上)"
+    + "|" + _after(*(c for c in _HOST_AT if c.isascii()))
     # The machine with what is said of it ("a raspberry pi 4 that lives in the studio cupboard"): all of it goes with a move.
     + r"(?:an?|the|our|my|one)\s+[^,.;()]{2,80}?(?=[,.;)!?]|\s+(?:and|but|so|because|until|since|for|with)\b|$)", re.IGNORECASE)
 # The words that say where a slot's value is: for finding the records that hold one.
 SLOT_CUES = {
     "residence": ("住在", "租了", "住着", "live in", "lives", "living in", "based in", "moved"),
-    "host": ("跑在", "运行在", "部署在", "托管在", "runs on", "running on", "hosted on", "deployed on", "lives on"),
+    "host": _HOST_AT,
 }
 
 
