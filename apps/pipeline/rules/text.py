@@ -146,6 +146,14 @@ def _without_inline_numbers(line: str) -> str:
 
 
 LIST_ITEM_SEP = "; "  # between the items of a list joined into one statement
+# A sentence end inside one item of a joined list ("2. 所有 customer 看到的 page 都要中英双语。很多 auntie
+# uncle 看中文，…"): the item's next sentence is its reason or detail, and a split there would hand
+# it, and the items after it, to a unit of their own, cut from what they are about.
+_ITEM_SENTENCE_END_RE = re.compile(r"[。！](?=\s*\S)|(?<=[a-z0-9)\]])\.\s+(?=[A-Z])")
+
+
+def _item_as_one(item: str) -> str:
+    return _ITEM_SENTENCE_END_RE.sub(lambda m: "，" if m.group().startswith(("。", "！")) else ", ", item.rstrip("。.;；"))
 
 
 def _lines_as_units(text: str, *, intro_across_blank: bool = False) -> list[str]:
@@ -166,12 +174,12 @@ def _lines_as_units(text: str, *, intro_across_blank: bool = False) -> list[str]
         if is_item and intro is not None and len(out[intro]) + len(item) < LIST_JOIN_MAX:
             joined = out[intro]
             sep = " " if joined.endswith((":", "：")) else LIST_ITEM_SEP
-            out[intro] = joined + sep + item.rstrip("。.;；")
+            out[intro] = joined + sep + _item_as_one(item)
             continue
         if is_item and intro is not None and len(intro_line) + len(item) < LIST_JOIN_MAX:
             # The list outgrew one statement: the next items start another under the same
             # introducing line ("house rules: … ; …" / "house rules: `cargo clippy` clean").
-            out.append(f"{intro_line} {item.rstrip('。.;；')}")
+            out.append(f"{intro_line} {_item_as_one(item)}")
             intro = len(out) - 1
             continue
         out.append(item if is_item else line)
@@ -341,7 +349,8 @@ _ZH_NUM = r"(?:\d+(?:\.\d+)?|[一两二三四五六七八九十]+)"
 # only as written ("Render", "Square", "Teams", "Sentry", "COS": not "cos i was tired").
 TOOL_KINDS: dict[str, tuple[str, ...]] = {
     "hosting": ("Heroku", "Fly.io|=Fly", "Vercel", "Netlify", "=Render", "=Railway", "DigitalOcean|Digital Ocean", "Hetzner", "Linode",
-                "Cloudflare Pages", "GitHub Pages", "App Engine", "Elastic Beanstalk", "PythonAnywhere"),
+                "Cloudflare Pages", "GitHub Pages", "App Engine", "Elastic Beanstalk", "PythonAnywhere",
+                "Scaleway", "OVHcloud|OVH", "Vultr", "Koyeb"),
     "database": ("PostgreSQL|Postgres", "MySQL", "SQLite", "MongoDB|Mongo", "MariaDB", "SQL Server|MSSQL", "DynamoDB", "Firestore", "CockroachDB",
                  "InfluxDB|Influx", "TimescaleDB", "ClickHouse"),
     "cloud": ("AWS|Amazon Web Services", "GCP|Google Cloud", "=Azure", "阿里云|Aliyun|Alibaba Cloud", "腾讯云|Tencent Cloud", "华为云|Huawei Cloud"),
@@ -352,7 +361,9 @@ TOOL_KINDS: dict[str, tuple[str, ...]] = {
     "chat": ("Slack", "Microsoft Teams|=Teams", "Discord", "Telegram", "WhatsApp", "钉钉|DingTalk", "飞书|Lark|Feishu", "企业微信|WeCom", "Mattermost"),
     "email": ("SendGrid", "Mailgun", "=Postmark", "Amazon SES|=SES", "Mailchimp", "=Resend", "Brevo|Sendinblue", "SparkPost", "Mailjet"),
     "sms": ("Twilio", "Vonage|Nexmo", "MessageBird", "Plivo"),
-    "payment": ("Stripe", "PayPal", "=Square", "SumUp", "Adyen", "Braintree", "=Mollie", "微信支付|WeChat Pay", "支付宝|Alipay", "收钱吧"),
+    "payment": ("Stripe", "PayPal", "=Square", "SumUp", "Adyen", "Braintree", "=Mollie", "微信支付|WeChat Pay", "支付宝|Alipay", "收钱吧",
+                "Razorpay", "Paystack", "Flutterwave", "Mercado Pago|MercadoPago", "Xendit", "Midtrans", "Omise", "Billplz", "ToyyibPay",
+                "iPay88", "GoCardless", "Klarna", "绿界|ECPay", "蓝新|NewebPay"),
     "shop": ("Etsy", "Shopify", "WooCommerce", "有赞", "=Wix", "Squarespace"),
     "ci": ("Jenkins", "GitHub Actions", "GitLab CI", "CircleCI", "Travis CI", "Buildkite", "Drone CI"),
     "maps": ("高德|Amap", "Google Maps", "百度地图", "腾讯地图", "Mapbox"),
@@ -389,6 +400,12 @@ def tool_spellings(value: str) -> list[str]:
     """Every spelling of the tool `value` names ("influx" → "InfluxDB", "Influx"), or []."""
     key = tool_key(value)
     return [name for name, (_kind, k) in _TOOL_KEYS.items() if k == key] if key else []
+
+
+def kind_spellings(kind: str) -> list[str]:
+    """Every spelling of every tool of `kind` ("task queue" → Celery, Dramatiq, Sidekiq, …), the
+    names that are also common words ("=Huey", "=RQ") left out: what records of that slot say."""
+    return [name for entry in TOOL_KINDS.get(kind, ()) for name in entry.split("|") if not name.startswith("=")]
 
 
 def tool_key(value: str) -> str:
