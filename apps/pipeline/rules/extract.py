@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 from apps.pipeline.rules.text import (
     HOST_PATTERN,
+    TOOL_RE,
     ZH_STOP_CHARS,
     content_tokens,
     file_mentions,
@@ -410,7 +411,9 @@ ONLY_ONCE_RE = re.compile(r"(?:这次|这回)就(?:行|好|可以)(?!了吧)|[,�
                           r"|(for )?(today|tonight)( \([^)]{1,20}\))? only|not a (regular|usual|standing|permanent) thing|(don't|do not) change the default)\b"
                           r"|(?:就|只|仅)今(?:天|晚)|就这(?:两|几)天|临时(?:加|改|开|关|挂|换|用)|今天就(?:先)?(?:这样|这么)|(?:今天|这次|这回)就?用[^，。]{1,12}(?:回|答|写|说|讲)(?:我)?(?:一次|一下|几句|两句)"
                           # "这次帮我用繁体写一份…": a script or language asked for this time.
-                          r"|(?:这次|这回)(?:你)?(?:帮我|给我)?用(?:繁体|简体|英文|英语|中文|粤语|广东话|白话|台语|闽南话|上海话|四川话|日文|日语|韩文|韩语|法语|德语|拼音|表格)"
+                          # ("这次先帮我用英文写一段", "这次帮我用 BM 写"; "只是这次", "仅此一次").
+                          r"|(?:这次|这回)(?:先|就)?(?:你)?(?:先)?(?:帮我|给我)?(?:先)?用\s?(?:繁体|简体|英文|英语|中文|粤语|广东话|白话|台语|闽南话|上海话|四川话|日文|日语|韩文|韩语|法语|德语|拼音|表格"
+                          r"|[A-Za-z][A-Za-z ]{0,15}?\s?(?=写|回|翻|发|讲|说))|只是这一?次|只有这一?次|仅此一次"
                           # "這次幫我把行李清單排成表格": an output made in a form for once.
                           r"|(?:这次|这回)(?:你)?(?:帮我|给我)(?:把[^，,。！!]{1,24}?)?(?:排成|做成|整理成|弄成|列成|画成)(?:一个|一张|一份)?(?:表格|清单|列表|checklist|图表|PDF|表)"
                           # "这次破个例，直接拿真实目录跑一下": an exception made for once.
@@ -476,6 +479,7 @@ def _exception_for_now(sentence: str) -> bool:
 
 
 _TECH_NAME_RE = re.compile(r"\b[A-Z][\w.+#-]*\d[\w.-]*|\b[A-Z]{2,}\b|\b[A-Z][a-z]+[A-Z]\w*|\b[A-Za-z]+\s?v?\d+(?:\.\d+)+\b"
+                           r"|\b[A-Z]{2,}[a-z]\w*|\b[A-Za-z]\w*\.js\b"  # "SQLModel", "SQLite"; "Next.js", "node.js"
                            r"|\b[A-Z][a-z]+\s\d{1,3}\b(?![.:/,]\d)"  # a name and its major version: "Astro 4", "Vue 3"
                            rf"|\b{HOST_PATTERN}\b")  # "modernc.org/sqlite", "fly.io"
 
@@ -487,11 +491,31 @@ _LOWER_VERSIONED_RE = re.compile(r"^(?!(?:for|about|at|in|on|to|of|with|over|und
                                  r"|before|only|just|maybe|like|top|page|day|week|year|room|floor|step|level|and|or)\b)[a-z][a-z-]{2,}\s\d{1,3}(?:\.\d+)*$")
 
 
+# A line labelled as the stack ("stack: FastAPI + SQLModel + Postgres", "Stack：Next.js 14 + Supabase",
+# "技术栈：后端 Go + Gin"): the label is no item, and its colon no sign of pasted output.
+STACK_LABEL_RE = re.compile(r"^(?:(?:the|our)\s+)?(?:tech(?:nology)?\s+)?stack\s*[:：]\s*|^技术栈\s*[:：]\s*", re.IGNORECASE)
+
+
+# Capitals that name no part of a stack ("…后端调他们 API 生成两个临时密码").
+_GENERIC_CAPS = frozenset({"API", "APIS", "UI", "UX", "URL", "ID", "PDF", "CSV", "OK", "PR", "QA", "PM", "AM", "FAQ", "TODO"})
+
+
+def _technical(item: str) -> str:
+    """The technical name an item says (folded), or ""."""
+    for pattern in (_TECH_NAME_RE, _LOWER_VERSIONED_RE, TOOL_RE):
+        for m in pattern.finditer(item):
+            if m.group().upper() not in _GENERIC_CAPS:
+                return m.group().casefold()
+    return ""
+
+
 def stack_list(sentence: str) -> bool:
     """A bare list of what something is built with ("ESP32-S3, plain C, ESP-IDF 5.1 built through
-    PlatformIO", "Go 1.22 + Postgres 16 + NATS"): short items, two or more of them technical names."""
+    PlatformIO", "Go 1.22 + Postgres 16 + NATS"): short items, two or more of them technical names
+    (written like one, or a service the tool table knows: "Supabase", "Vercel")."""
     if QUESTION_RE.search(sentence):
         return False
+    sentence = STACK_LABEL_RE.sub("", sentence.strip())
     # "sqlite through modernc.org/sqlite so there's no cgo. deploys on fly.io": an item's reason
     # ("so …", "because …") is no item of its own, and a lower-case sentence after it goes on the list.
     # An aside in brackets is no item ("one Hetzner box (CX32 in Falkenstein, yes germany, …)").
@@ -503,16 +527,21 @@ def stack_list(sentence: str) -> bool:
     long = [i for i in items if len(i.split()) > 5]
     # Not tool output ("Failures: 1, Errors: 0, Skipped: 0, Time elapsed: 2.314 s <<< FAILURE!").
     fits = not long or (len(items) >= 3 and len(long) == 1 and len(long[0].split()) <= STACK_LONG_ITEM_WORDS and not re.search(r":\s*\d", bare))
-    return len(items) >= 2 and fits and sum(1 for i in items if _TECH_NAME_RE.search(i) or _LOWER_VERSIONED_RE.search(i)) >= 2
+    # Two names, not one said twice ("先用 Stripe 吧，就 Stripe Checkout 那种 hosted page").
+    names = [n for n in map(_technical, items) if n]
+    return len(items) >= 2 and fits and len(names) >= 2 and len({n.split()[0] for n in names}) >= 2
 
 
 def _bare_stack(sentence: str) -> bool:
     """A stack list that stands alone as a fact: no pasted output or document in it (a traceback's
     'File "…", line 732', "Progress: resolved 412, …", a bracketed header, a URL), and two names
     that are more than a short capitalised word ("OK, 转 WebP" is a reply, not a stack)."""
+    sentence = STACK_LABEL_RE.sub("", sentence.strip())
     if re.search(r"[:：\"/=【】\[\]<>]|\bline \d", sentence):
         return False
-    return sum(1 for m in _TECH_NAME_RE.finditer(sentence) if not re.fullmatch(r"[A-Z]{2,3}", m.group())) >= 2
+    named = [m for m in _TECH_NAME_RE.finditer(sentence) if not re.fullmatch(r"[A-Z]{2,3}", m.group())]
+    tools = [m for m in TOOL_RE.finditer(sentence) if not any(n.start() < m.end() and m.start() < n.end() for n in named)]
+    return len({m.group().casefold().split()[0] for m in [*named, *tools]}) >= 2
 
 
 ELABORATION_RE = re.compile(r"^(he|she|it|they|his|her|its|their|a|an|this one|that one)\b|^(她|他|它|他们|她们|一只|一个)", re.IGNORECASE)
@@ -542,6 +571,11 @@ EVENT_HINT_RE = re.compile(
     r"\b(yesterday|today|tonight|tomorrow|last|next|ago|just|finally|recently|went|did|got|had|was|were|started|moved|bought|booked"
     r"|signed|finished|won|lost|met|saw|going to|gonna|will|plan|planning)\b|\b\w{3,}ed\b|\d{4}-\d{2}"
     r"|(去|来|买|搬|换|定|做|看|学|办|开|考|报|玩|参加|完成|拿到|见)了|昨天|今天|上周|上个月|去年|刚|下个?月|明年|下周|打算|准备|要去|变成", re.IGNORECASE)
+# Something that went wrong where the project is used, told by the user (not a crash while developing,
+# which is what a session is about anyway): a double booking, a site down on the day, a garment remade.
+INCIDENT_RE = re.compile(r"\b(?:fell over|went down|outage|it was chaos|total chaos|a disaster|double[- ]?book(?:ed|ing)|complained|complaint)\b"
+                         r"|出事了|事故|宕机|大事件|返工|投诉|差评|一星|翻车了|骂了", re.IGNORECASE)
+CONDITIONAL_RE = re.compile(r"^(?:if|when|whenever|in case|如果|要是|万一|假如|每次|一旦)", re.IGNORECASE)
 # What the backend is built with, said first ("后端Java 17加Spring Boot 3.2，…").
 BUILT_WITH_RE = re.compile(r"^(?:后端|前端|服务端)\s*(?:是|用|用的是|选的)?\s*[A-Za-z]")
 # A unit that opens with a header naming rules ("现在的借阅规则：", "House rules:", "Our conventions:"):
@@ -701,8 +735,9 @@ def extract_from_message(message: dict, *, mode: str, sentences: list[str] | Non
             continue
         intro = None
         if category is None and mode == "code" and stack_list(sentence):
-            intro = previous if previous is not None and previous.type == "work_fact" else next(
-                (c for c in found if c.type == "work_fact" and c.message is message), None)
+            # What the project is, not who the user is ("I'm a physics teacher … stack: FastAPI + …").
+            intro = previous if previous is not None and previous.type == "work_fact" and not ABOUT_ME_RE.search(previous.content) else next(
+                (c for c in found if c.type == "work_fact" and c.message is message and not ABOUT_ME_RE.search(c.content)), None)
             if intro is None and role == "user" and _bare_stack(sentence):
                 category = "fact"  # "Rails 7.1 + PostgreSQL，现在 host 在 Heroku。" with nothing said before it to join
         if intro is not None:
@@ -735,6 +770,12 @@ def extract_from_message(message: dict, *, mode: str, sentences: list[str] | Non
             # "hi～ 这个 repo 叫 inkbook，…。我自己是在银行做 iOS 开发的，这个是下班帮她弄的 side project。": who the
             # user is, said where the project is introduced.
             category = "fact"
+        if category is None and mode == "code" and role == "user" and not talk and INCIDENT_RE.search(sentence) and not CONDITIONAL_RE.match(sentence):
+            # "Saturday was Apple Day … it was chaos. … the site fell over around 10:40", "五一有个新郎的西装，裤长做短了
+            # 4 厘米，…，全店加班返工": what went wrong for the people the project serves is what its fixes answer.
+            said = said_before_the_question(sentence) if QUESTION_RE.search(sentence) else sentence
+            if said and INCIDENT_RE.search(said) and (EVENT_HINT_RE.search(said) or values(said)):
+                sentence, category = said, "episode"
         if category is None and mode == "code" and role == "user" and project_names and names_project(sentence, project_names):
             # "notify-svc sends push notifications for the mobile app": what the project is.
             category = "fact"
