@@ -3100,3 +3100,117 @@ def test_a_night_somewhere_is_no_home():
     from apps.pipeline.rules.text import values
 
     assert not any(k.startswith("residence") for k, _ in values("上周加班太晚，我在公司住了一晚"))
+
+
+# ------------------------------------------------ ho33: wordings met on a new batch
+
+
+def test_a_labelled_stack_of_names_the_tool_table_knows_is_a_stack():
+    from apps.pipeline.rules.extract import _bare_stack, stack_list
+
+    for said in ("stack: FastAPI + SQLModel + Postgres, Jinja templates, no frontend framework. hosted on Railway (free-ish tier).",
+                 "Stack：Next.js 14 (app router) + Supabase（Postgres + auth），deploy 在 Vercel。"):
+        assert stack_list(said) and _bare_stack(said), said
+    # One name said twice, and a generic "API", are no stack.
+    for said in ("先用 Stripe 吧，就 Stripe Checkout 那种 hosted page，最快上线",
+                 "门锁接的是通通锁 TTLock 的开放平台，订单付完款后端调他们 API 生成两个临时密码发给客人"):
+        assert not stack_list(said) and not _bare_stack(said), said
+
+
+def test_a_stack_joins_what_the_project_is_not_who_the_user_is(coder, l0, run_now):
+    l0(coder, [say("s1", "evening. context first: this repo is presslog, the booking and yield tracker for our cider press co-op.\n"
+                         "I'm a physics teacher at the high school so this is an evenings thing.\n"
+                         "stack: FastAPI + SQLModel + Postgres, Jinja templates. hosted on Railway (free-ish tier).\n"
+                         "have a look round and run the tests", 0, cwd=PROJ)])
+    ok(run_now(coder, KIND_L1))
+    stack = [t for t in texts(coder) if "FastAPI" in t]
+    assert len(stack) == 1 and "presslog" in stack[0] and "physics" not in stack[0], texts(coder)
+
+
+def test_a_list_item_keeps_its_own_second_sentence():
+    from apps.pipeline.rules.text import sentences
+
+    got = sentences("wah 第 2 个很可怕。几个 rule，以后都照这个：\n1. 钱一律用 sen 存 integer。\n"
+                    "2. 所有 customer 看到的 page 都要中英双语。很多 auntie uncle 看中文，mall 的 marketing team 看英文。\n"
+                    "3. Supabase 每个 table 都一定要开 RLS，不可以有 table 没 policy。有客户的地址电话，不能漏。", said_by_user=True)
+    rules = [s for s in got if "RLS" in s]
+    assert len(rules) == 1 and "中英双语" in rules[0] and "auntie" in rules[0] and "地址电话" in rules[0], got
+
+
+@pytest.mark.parametrize(("parts", "old", "now"), [
+    (["Bit of a change on the picture round: Priya's moved to Bristol for a new job, so my brother-in-law Cathal has taken it over."],
+     "Priya", "Bit of a change on the picture round: my brother-in-law Cathal has taken it over."),
+    (["另外推荐人要换了：Kenneth 上个月跳槽去了竞争对手那边，再找他写不太合适。", "现在推荐信改找 Joanna，她最熟我的工作。"], "Kenneth", "Joanna"),
+    (["人员上有个变化：老周回安徽老家带孙子了，现在打版是小蒋在弄。"], "老周", "小蒋"),
+    (["I moved us off Railway last weekend.", "we're on a Scaleway DEV1-S in Paris now, Postgres on the same box."], "Railway", "Scaleway"),
+])
+def test_someone_gone_elsewhere_with_who_does_it_now_leaves_the_role(parts, old, now):
+    from apps.pipeline.rules.corrections import given_up
+
+    found = given_up(parts, 0)
+    assert found is not None and found.old == old and now in found.clause and old not in found.clause, found
+
+
+def test_someone_gone_elsewhere_with_no_one_taking_over_is_news_of_them():
+    from apps.pipeline.rules.corrections import given_up
+
+    # Her office moves; she is no role the user gave up.
+    assert given_up(["然后计划有变：Yuki 下个月跳槽去漕河泾了！", "所以之前那一带就不看了，我们改看 9 号线沿线。"], 0) is None
+    assert given_up(["Ana's moved to Leeds for a new job, we're so proud."], 0) is None
+    # What holds now stops where another matter opens.
+    found = given_up(["Aoife stepped down at the AGM, Brendan has taken over the bookings.", "Bigger thing: the charity night is on 22 July."], 0)
+    assert found is not None and "Brendan" in found.clause and "charity" not in found.clause, found
+
+
+@pytest.mark.parametrize("said", ["这次帮我用 BM 写，只是这次，平时 English 就可以了。", "再帮个忙，这次先帮我用英文写一段，我要发给在澳洲的表姐"])
+def test_a_language_asked_for_this_time_is_a_one_off(said):
+    from apps.pipeline.rules.extract import one_off
+
+    assert one_off(said)
+    assert not one_off("以后都用英文写")
+
+
+def test_actually_before_what_happened_stresses_it_and_corrects_nothing():
+    assert parse_correction("First Wednesday was last week and we actually got 17 teams.") is None
+    assert parse_correction("actually, it's 17 teams") is not None
+
+
+def test_a_moved_day_keeps_the_number_the_record_says_it_in():
+    assert_rewrites("I run the Thursday night quiz at The Wheatsheaf in Headingley.", "We've shifted the quiz to Wednesdays.",
+                    "I run the Wednesday night quiz at The Wheatsheaf in Headingley.")
+
+
+def test_what_went_wrong_for_the_people_a_project_serves_is_kept_in_code(coder, l0, run_now):
+    l0(coder, [say("i1", "出事了。五一有个新郎的西装，裤长做短了 4 厘米，婚礼前三天才发现，全店加班返工。", 0, cwd=PROJ),
+               say("i2", "再说服务器就一台2核4G，出了事还得我半夜爬起来收拾", 1, cwd=PROJ),
+               say("i3", "如果宕机了就先重启 worker", 2, cwd=PROJ)])
+    ok(run_now(coder, KIND_L1))
+    got = texts(coder)
+    assert any("返工" in t for t in got), got
+    assert not any("半夜爬起来" in t or "如果宕机" in t for t in got), got
+
+
+def test_a_tool_of_the_kind_a_change_takes_up_names_the_slot():
+    from apps.pipeline.rules.corrections import names_the_slot
+
+    change = parse_correction("决定换成 Dramatiq，定时的部分用 APScheduler 跑在一个单独的 scheduler container 里。")
+    assert change is not None
+    assert names_the_slot("hi，这个 repo 是我姐的宠物医院的预约系统。 stack: Django 5，async task 用 Celery + Redis。", change)
+    assert not names_the_slot("去年对比过 Sidekiq 和 Celery，最后都没用。", change)
+
+
+def test_a_tool_taken_up_replaces_the_one_of_its_kind_in_a_stored_introduction(coder, l0, run_now):
+    l0(coder, [say("t1", "hi，这个 repo 是我姐的宠物医院的预约 + 病历系统，医院在成都高新区，叫小满动物医院。\n"
+                         "stack: Django 5 + HTMX，PostgreSQL，async task 用 Celery + Redis（疫苗提醒那些），deploy 在阿里云 ECS 上。", 0, cwd=PROJ)])
+    ok(run_now(coder, KIND_L1))
+    l0(coder, [say("t2", "我受够了，worker 隔几天就卡死一次。决定换成 Dramatiq，定时的部分用 APScheduler 跑在一个单独的 container 里。",
+                   5, session="s2", cwd=PROJ)])
+    ok(run_now(coder, KIND_L1))
+    got = texts(coder)
+    assert any("Dramatiq" in t and "小满动物医院" in t for t in got) and not any("Celery" in t for t in got), got
+
+
+def test_regional_payment_services_are_tools_of_one_kind():
+    from apps.pipeline.rules.text import values
+
+    assert [k for k, _ in values("Deposit 用 Billplz 收，现在全部走 ToyyibPay")] == ["tool:payment", "tool:payment"]

@@ -21,6 +21,7 @@ from apps.pipeline.rules.text import (
     content_tokens,
     is_chinese,
     is_cjk_char,
+    kind_spellings,
     naming_words,
     tool_spellings,
     unit_names_slot,
@@ -36,8 +37,12 @@ _NOT_A_VALUE = (r"(?!(?:now|yet|today|tonight|right now|at the moment|for now|th
                 r"(?!(?:a|an)\s+[\w-]+(?:\s+[\w-]+)?\s+by\s+(?:training|trade|background|profession|nature)\b)"
                 # "put this in TODO.md, not doing it tonight: …": something put off, not a value denied.
                 r"(?!(?:doing|going to do|gonna do|touching|starting)\s+(?:it|this|that|them)\b)")
+# "we actually got 17 teams", "she actually liked it": "actually" before what happened stresses it (a
+# surprise), it puts nothing said before right.
+_ACTUALLY_STRESSES = (r"(?!\s+(?:got|had|made|did|went|won|sold|raised|managed|enjoyed|liked|loved|turned up|showed up|came|finished"
+                      r"|ended up|sold out|filled up|worked|helped)\b)")
 CORRECTION_RE = re.compile(
-    r"\b(actually|i was wrong|i'm wrong|my bad|my mistake|correction|i misspoke|sorry,? i meant|i meant|scratch that|wait,? no|no,? wait|not anymore|no longer"
+    r"\b(actually" + _ACTUALLY_STRESSES + r"|i was wrong|i'm wrong|my bad|my mistake|correction|i misspoke|sorry,? i meant|i meant|scratch that|wait,? no|no,? wait|not anymore|no longer"
     r"|we (moved|switched|migrated|changed|upgraded|downgraded) to|(is|are|it's) now|changed to|instead of|rather than"
     r"|(replaced|swapped) \S+(?: \S+)? (with|for)|(dropped|went down|went up|increased|reduced|decreased|rose|bumped|raised|lowered) to|is (down|up) to"
     r"|(moved(?: up| down| over| back| out)?|changed|switched|postponed|pushed|pushed back|brought forward|rescheduled|shifted|moves|shifts|switches|is moving|is switching|is shifting) to|change of plans?|i (said|told you|mentioned) .{1,60}\bbut|i (wrote|typed|put|said) [^.;!?]{2,60}[,;.] (it's|it is|(it|that) should|should be)\b"
@@ -648,10 +653,12 @@ _GAVE_UP_ZH = re.compile(r"(?P<old>[\u4e00-\u9fff]{1,3}(?P<v>[\u4e00-\u9fff]))�
 # Common Chinese surnames, for telling a name ("郑国强退休了") from any two characters before a verb.
 _SURNAME_ZH = "[王李张刘陈杨黄赵吴周徐孙马朱胡郭何高林罗郑梁谢宋唐许韩冯邓曹彭曾肖田董袁潘蒋蔡余杜叶程苏魏吕丁任沈姚卢姜崔钟谭陆汪范金石廖贾夏韦付方白邹孟熊秦邱江尹薛闫段雷侯龙史陶黎贺顾毛郝龚邵万钱严覃武戴莫孔向汤]"
 # When, said between a name and what the person does ("月底", "三月底", "下个月").
-_WHEN_ZH = r"(?:(?:下个?|上个?|这个?)?月底|年底|[一二三四五六七八九十\d]{1,2}\s*月[底初中]?|下个?月|已经|马上)?\s*"
+_WHEN_ZH = r"(?:(?:下个?|上个?|这个?)?月底|年底|[一二三四五六七八九十\d]{1,2}\s*月[底初中]?|[上下]个?月|已经|马上)?\s*"
 # "we dropped sidekiq", "Biscuit did not stick", "Snowflake 换掉，就按…": a named thing let go.
 _DROPPED = [
-    re.compile(r"\b(?:i|we)(?:'ve| have)?\s+(?:just\s+|finally\s+|already\s+)?(?:dropped|ditched|got rid of|moved off|moved away from|stopped using|retired)"
+    re.compile(r"\b(?:i|we)(?:'ve| have)?\s+(?:just\s+|finally\s+|already\s+)?(?:dropped|ditched|got rid of|moved off|moved away from|stopped using|retired"
+               # "I moved us off Railway", "we took the site off Heroku": the one moved named before "off".
+               r"|(?:moved|took|got)\s+(?:us|it|everything|it all|(?:the|our)\s+[\w-]+)\s+(?:off|away from))"
                r"\s+(?:the\s+|our\s+|my\s+)?(?P<old>[\w.+-]{3,})\b", re.IGNORECASE),
     re.compile(r"(?:^|[.:!]\s+|:\s*)(?P<old>[A-Z][\w.+-]{2,})\s+(?:did not|didn't|never)\s+(?:really\s+)?st(?:ick|uck)\b"),
     # "Aoife stepped down at the AGM", "Trevor's stepped down after three-odd years": someone left a role
@@ -670,6 +677,24 @@ _DROPPED = [
                r"(?P<old>(?-i:[A-Z])[\w.+-]{2,})\b", re.IGNORECASE),
     re.compile(r"(?P<old>[A-Za-z][\w.+-]{2,})\s*(?:那套|这套|那个|这个)?\s*(?:就|也|已经|全|全都|都)?(?:换掉|去掉|拿掉|弃用|下掉|撤掉|撤了|卸了|不用了)"),
 ]
+# Someone gone elsewhere ("Priya's moved to Bristol for a new job", "Kenneth 上个月跳槽去了竞争对手那边", "老周回
+# 安徽老家带孙子了", "Ah Keong 去 Singapore 做工了"): a role left only when the message names who does it now
+# (_TAKEN_OVER_RE); otherwise it is news of that person ("Yuki 下个月跳槽去漕河泾了": her office moves).
+_GONE_ELSEWHERE = [
+    re.compile(r"(?:^|[.:;!]\s+|:\s*|\band\s+|\bfyi\s+)(?!(?:mum|mom|dad|father|mother|he|she|they|i|we|my|our|his|her|grandma|grandpa)\b)"
+               r"(?P<old>(?-i:[A-Z][a-z]+)(?:\s(?-i:[A-Z][a-z]+))?)(?:'s|\s+has|\s+have)?\s+(?:just\s+|now\s+)?"
+               r"(?:moved\s+(?:away|(?:up\s+|down\s+|over\s+)?to\s+(?-i:[A-Z])[\w-]+)(?:\s+for\s+(?:a\s+|her\s+|his\s+|their\s+)?(?:new\s+)?(?:job|work))?"
+               r"|(?:taken|got|started)\s+a\s+(?:new\s+)?job\b|left\s+(?:the\s+)?(?:company|firm|club|team|school|practice|clinic))", re.IGNORECASE),
+    re.compile(r"(?:^|(?<=[，,。：:；;\s]))(?P<old>(?:老|小)[\u4e00-\u9fff]|" + _SURNAME_ZH + r"[\u4e00-\u9fff]{1,2}?(?=\s*(?:阿姨|叔叔|老师|师傅|大姐|大哥)?\s*(?:TIME))"
+               r"|[\u4e00-\u9fff]{2}(?=阿姨|叔叔|老师|师傅|大姐|大哥)|(?<![A-Za-z])[A-Z][a-z]{2,})\s*(?:阿姨|叔叔|老师|师傅|大姐|大哥)?\s*TIME"
+               r"(?:就|也)?(?:跳槽(?:(?:去了?|到了?)[^，,。；;]{0,12})?了?|回[^，,。；;\s]{0,6}老家[^，,。；;]{0,8}?了"
+               r"|去\s?[^，,。；;\s]{1,12}\s?(?:做工|打工|工作|上班)了)".replace("TIME", _WHEN_ZH)),
+]
+# Who does it now, said after someone went elsewhere.
+_TAKEN_OVER_RE = re.compile(r"\b(?:(?:has|have|'s)\s+)?(?:taken|took|takes|taking)\s+(?:it\s+|them\s+|that\s+)?over\b|\bpicked\s+(?:it\s+|them\s+)?up\b"
+                            r"|\bstepped in\b|\bnow\s+(?:does|handles|runs|covers)\b|\b(?:is|are)\s+(?:now\s+)?(?:doing|handling|running|covering)\s+(?:it|them)\b"
+                            r"|交给|改找|改由|换成|由\s?\S{1,8}\s?(?:负责|接手|来管|来做|来弄)|接手|接替|接班|顶上"
+                            r"|现在[^，,。；;]{0,16}?(?:在弄|在做|在管|在负责|在跟|来弄|来做|来管)", re.IGNORECASE)
 # "所以不走纯商贷了，改组合贷": the thing no longer taken, named between the negated verb and 了.
 _NO_LONGER_TAKEN_ZH = re.compile(r"不(?:再)?(?:走|用|选|报|去|买|做|搞)(?P<old>[\u4e00-\u9fffA-Za-z0-9]{2,8}?)了[，,]")
 # "宝塔我卸了": a Chinese name before the verb (the run of characters after the last function character).
@@ -701,8 +726,34 @@ def _given_up_name(part: str) -> tuple[str, int, int] | None:
     return (m.group("old").strip(), m.start(), m.end()) if m is not None else None
 
 
+def _gone_elsewhere(part: str) -> tuple[str, int, int] | None:
+    for pattern in _GONE_ELSEWHERE:
+        m = pattern.search(part)
+        if m is not None:
+            return m.group("old").strip(), m.start(), m.end()
+    return None
+
+
 GIVEN_UP_FOLLOWING = 2  # sentences after the one giving something up that may say what replaced it
 GIVEN_UP_MIN_CHARS = 8  # what holds now, said shorter than this, takes the clauses before it along
+# A sentence that opens another matter ("Bigger thing: we're doing a charity quiz night…", "另外…"):
+# no longer what replaced the thing given up.
+_ANOTHER_MATTER_RE = re.compile(r"^(?:(?:another|other|bigger|next|separate) (?:thing|matter|news|question)|(?:also|anyway|btw|oh and|unrelated)\b"
+                                r"|另外|还有(?:个|一件)|对了|顺便|别的事)", re.IGNORECASE)
+# What the announcement of the change says it is about ("Bit of a change on the picture round: Priya's
+# moved to Bristol …"): kept at the head of what holds now, which otherwise says "taken it over".
+_ABOUT_LEAD_RE = re.compile(r"[:：]$")
+_JOINING_WORD_RE = re.compile(r"^(?:so|and|but|then|所以|于是)\b\s*", re.IGNORECASE)
+
+
+def given_up_following(parts: list[str], index: int) -> int:
+    """How many sentences after parts[index] may say what replaced what it gives up."""
+    n = 0
+    for part in parts[index + 1: index + 1 + GIVEN_UP_FOLLOWING]:
+        if _ANOTHER_MATTER_RE.match(part.strip()):
+            break
+        n += 1
+    return n
 
 
 def given_up(parts: list[str], index: int) -> Correction | None:
@@ -712,17 +763,25 @@ def given_up(parts: list[str], index: int) -> Correction | None:
     instead, 8 till 2". None when nothing follows to say what holds now."""
     part = parts[index]
     found = _given_up_name(part)
-    if found is None:
+    elsewhere = None if found is not None else _gone_elsewhere(part)
+    if found is None and elsewhere is None:
         return None
-    old, start, end = found
+    old, start, end = found or elsewhere  # type: ignore[misc]
     tail = part[end:]  # "… did not stick at all lol." says nothing more of its own
-    text = " ".join([tail if len(content_tokens(tail)) >= 3 else "", *parts[index + 1: index + 1 + GIVEN_UP_FOLLOWING]])
-    kept = [c.strip(" ，,;；").rstrip(".。!！") for c in re.split(r"(?<=[.!?。！？])\s+|[，,;；]", text)
+    text = " ".join([tail if len(content_tokens(tail)) >= 3 else "", *parts[index + 1: index + 1 + given_up_following(parts, index)]])
+    if elsewhere is not None and not _TAKEN_OVER_RE.search(text):
+        return None
+    kept = [_JOINING_WORD_RE.sub("", c.strip(" ，,;；")).rstrip(".。!！") for c in re.split(r"(?<=[.!?。！？])\s+|[，,;；]", text)
             if old.casefold() not in c.casefold() and len(content_tokens(c)) >= 2]
+    lead = re.split(r"(?<=[.!?。！？])\s*", part[:start].strip())[-1]  # "Good, 3rd is plenty for him. also committee news:" → its last sentence
     if kept and len("".join(kept)) < GIVEN_UP_MIN_CHARS:
         # "…俩人加起来能贷不少，所以不走纯商贷了，改组合贷": too short alone, what led to it comes along.
         kept = [c.strip(" ，,;；") for c in re.split(r"[，,;；]", part[:start])
                 if old.casefold() not in c.casefold() and len(content_tokens(c)) >= 2] + kept
+    elif kept and (_ABOUT_LEAD_RE.search(lead) or part[start:].lstrip().startswith((":", "："))) \
+            and len(content_tokens(lead)) >= 2 and old.casefold() not in lead.casefold():
+        lead = lead.rstrip(":： ")
+        kept[0] = f"{lead}：{kept[0]}" if is_chinese(lead) else f"{lead}: {kept[0]}"
     if not kept:
         return None
     chinese = is_chinese(" ".join(kept))
@@ -1284,9 +1343,17 @@ def _kind_fits(held: str, said: str) -> bool:
 _VERSION_AFTER = r"\s*v?\d+(?:\.\d+)*(?![\w.]\w)"
 
 
+_WEEKDAY_EN_RE = re.compile(r"(?:mon|tues|wednes|thurs|fri|satur|sun)days?", re.IGNORECASE)
+
+
 def _spaced(text: str, at: int, old_value: str, value: str) -> str:
     """`value` with a space where its Latin letters or digits would run into a neighbouring
-    word ("每周三下午 4 点" → "每 Friday 5pm", not "每Friday5pm")."""
+    word ("每周三下午 4 点" → "每 Friday 5pm", not "每Friday5pm"); a day of the week in the
+    number the record used ("the Thursday night quiz" moved "to Wednesdays": "the Wednesday
+    night quiz")."""
+    if _WEEKDAY_EN_RE.fullmatch(old_value) and _WEEKDAY_EN_RE.fullmatch(value):
+        value = value[:-1] if value[-1] in "sS" else value
+        value += old_value[-1] if old_value[-1] in "sS" else ""
     before = text[at - 1] if at > 0 else ""
     after = text[at + len(old_value)] if at + len(old_value) < len(text) else ""
     if value[:1].isascii() and value[:1].isalnum() and before.isalnum() and not (value[:1].isdigit() and is_cjk_char(before)):
@@ -1445,7 +1512,10 @@ def slot_cues(correction: Correction) -> list[str]:
     said = {k for k, _ in _said_values(correction)[0]}
     # "搬到阿里云上了": a system moved to a named cloud or hosting service fills where it runs.
     kinds = {k.split(":")[0] for k in said} | ({"host"} if said & _HOST_KINDS else set())
-    return [cue for kind in sorted(kinds & set(SLOT_CUES)) for cue in SLOT_CUES[kind]]
+    # "决定换成 Dramatiq": a project runs one tool of a kind at a time, so the records naming another
+    # task queue are the ones it may replace, whatever words they share with the change.
+    tools = sorted({k.split(":", 1)[1] for k in said if k.startswith("tool:")})
+    return [cue for kind in sorted(kinds & set(SLOT_CUES)) for cue in SLOT_CUES[kind]] + [n for kind in tools for n in kind_spellings(kind)]
 
 
 def names_the_slot(record: str, correction: Correction) -> bool:
@@ -1463,6 +1533,12 @@ def names_the_slot(record: str, correction: Correction) -> bool:
         return True
     if any(k == "host" and kinds & _HOST_KINDS for _, k, _ in held):
         return True  # "整套东西跑在办公室那台戴尔 T140 上" / "系统已经搬到阿里云上了": where it runs
+    for kind in {k for k in kinds if k.startswith("tool:")}:
+        # The one tool of the kind the record names, another than the new one ("async task 用 Celery +
+        # Redis" / "决定换成 Dramatiq"); not a record comparing two ("去年对比过 Sidekiq 和 Celery").
+        named = {value_key(v) for _, k, v in held if k == kind}
+        if len(named) == 1 and not named & stated:
+            return True
     # "retested the 2k last night. 7:58" / "did my first 2k test on the erg last week, 8:12": a
     # measure with its unit said in both, in the sentence of the record's value, names the slot.
     measures = {value_key(v) for k, v in said if k.startswith("number:")}

@@ -16,12 +16,12 @@ import re
 from dataclasses import dataclass, field
 
 from apps.pipeline.rules.corrections import (
-    GIVEN_UP_FOLLOWING,
     POINTS_BACK_RE,
     Correction,
     forget_matches,
     forget_subject,
     given_up,
+    given_up_following,
     joined_pauses,
     parse_correction,
     self_corrected,
@@ -265,7 +265,7 @@ def _analyse(ctx, messages: list[dict], background: list[dict], mode: str) -> Ba
             asked = _asked(part)
             ended = None if index in self_fixes or asked else given_up(parts_left, index)
             if ended is not None:
-                told_after.update(range(index + 1, index + 1 + GIVEN_UP_FOLLOWING))
+                told_after.update(range(index + 1, index + 1 + given_up_following(parts_left, index)))
             # "for tonight only: give it 300s instead of the usual 180" changes nothing that lasts.
             correction = self_fixes.get(index) or ended or _change_in(part, mode)
             if correction is not None and index and not correction.context and POINTS_BACK_RE.match(correction.clause):
