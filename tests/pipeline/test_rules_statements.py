@@ -3214,3 +3214,108 @@ def test_regional_payment_services_are_tools_of_one_kind():
     from apps.pipeline.rules.text import values
 
     assert [k for k, _ in values("Deposit 用 Billplz 收，现在全部走 ToyyibPay")] == ["tool:payment", "tool:payment"]
+
+
+# ------------------------------------------------ ho34: wordings met on a new batch
+
+
+def test_rules_said_as_ordinal_paragraphs_each_keep_their_reasons():
+    from apps.pipeline.rules.text import sentences
+
+    got = sentences("Thank you. Please fix the two test failures. And a few rules for this repo that I'd like you to follow from now on, every time:\n\n"
+                    "First, anything electrical must have a PAT test recorded before the ticket can be closed. Our insurance is on that basis.\n\n"
+                    "Second, never hard-delete anything. Tickets, visitors, fixers: soft-delete with an archived flag.\n\n"
+                    "Third, keep it htmx and server-rendered templates. No React, no npm, no build step.", said_by_user=True)
+    rules = [s for s in got if "rules for this repo" in s]
+    assert any("PAT test" in r and "insurance" in r for r in rules), got
+    assert any("hard-delete" in r and "archived flag" in r for r in rules), got
+    assert any("htmx" in r and "no build step" in r for r in rules), got
+    assert not any(s.startswith(("Second", "Third")) for s in got), got
+    # Without an introduction, "First, …" is a sentence like any other.
+    assert sentences("First, thanks for the help.", said_by_user=True) == ["First, thanks for the help."]
+
+
+def test_a_labelled_stack_may_say_its_items_at_length():
+    from apps.pipeline.rules.extract import stack_list
+
+    assert stack_list("Stack: Django 5, a SQLite file on the server, plain server-rendered templates with a sprinkle of htmx.")
+    assert not stack_list("Django 5, a SQLite file on the server, plain server-rendered templates with a sprinkle of htmx.")
+
+
+def test_where_things_stand_now_said_with_instead_replaces_the_old_value():
+    assert_rewrites("We run a repair café on the first Saturday of every month in a church hall.",
+                    "The hall committee let our Saturday go to a slimming club, so from September we're on the last Sunday of the month instead, 1pm to 4pm.",
+                    "We run a repair café on the last Sunday of the month in a church hall.")
+
+
+@pytest.mark.parametrize(("parts", "old", "now"), [
+    (["And Derek's stepped back from the rota.", "Nadia runs the fixer rota now; she's more organised than the rest of us."], "Derek", "Nadia"),
+    (["staff change too: Gwen's had her hip replaced and is stepping back for the rest of the season. Alun's picked up the bookings now."],
+     "Gwen", "Alun"),
+    (["更新几件事：阿芳回老家待产了，至少请到年底。现在收银对账是我表弟小龙在弄，他之前在店里洗车。"], "阿芳", "小龙"),
+    (["所以 Tuya 那套不要了，改接 Hikvision 的 ISAPI"], "Tuya", "Hikvision"),
+])
+def test_someone_stepping_back_or_a_tool_let_go_is_given_up(parts, old, now):
+    from apps.pipeline.rules.corrections import given_up
+
+    found = given_up(parts, 0)
+    assert found is not None and found.old == old and now in found.clause, found
+
+
+def test_instead_of_doing_something_replaces_no_value():
+    assert parse_correction("One for later, please put it in TODO.md rather than doing it now: I'd like printed QR labels we stick on each item.") is None
+    assert parse_correction("so a fixer can scan it with their phone instead of hunting through the list by number") is None
+    assert_rewrites("use python 3.10", "use 3.12 instead of 3.10", "use python 3.12")
+    assert parse_correction("Alun's picked up the bookings, he's retired from the council and actually reads his email.") is None
+
+
+def test_a_bare_todo_header_takes_the_line_after_it():
+    from apps.pipeline.rules.text import sentences
+
+    got = sentences("TODO 记一下 下个月做\n访客 day pass：会员可以给朋友生成一个 day pass 二维码，当天能刷门禁进一次", said_by_user=True)
+    assert len(got) == 1 and "TODO" in got[0] and "day pass" in got[0], got
+
+
+def test_an_outage_on_the_day_and_a_venture_of_the_user_are_kept_in_code(coder, l0, run_now):
+    l0(coder, [say("o1", "At the July café the hall wifi died about twenty minutes in.", 0, cwd=PROJ),
+               say("o2", "hi 先说下背景\n我跟朋友在成都玉林合开了个 coworking space，叫 Perch 栖点，60 个 hot desk\n"
+                         "这个 repo 是 perch-desk，会员订座 + 会议室预约 + 月费账单都在里面", 1, cwd=PROJ)])
+    ok(run_now(coder, KIND_L1))
+    got = texts(coder)
+    assert any("wifi died" in t for t in got) and any("Perch 栖点" in t for t in got), got
+
+
+def test_a_name_given_up_inside_a_joined_list_leaves_the_other_items():
+    from apps.pipeline.rules.corrections import Correction
+    from apps.pipeline.rules.l1 import _without_given_up
+
+    record = ("背景先列一下： 我姐和姐夫在东莞东城开了家洗车店，平时一天六七十台车; 我本职在长安镇一家模具厂做电气工程师，天天写 PLC，后端是这两年自学的，"
+              "代码写得烂直接说; 技术栈：NestJS + TypeORM + MySQL 8，小程序用 Taro; 收银对账是店里的阿芳负责，每天晚上关门后她核一遍当天流水")
+    left = _without_given_up(record, Correction(clause="现在收银对账是我表弟小龙在弄。", old="阿芳", new="", ended=True))
+    assert "NestJS" in left and "模具厂" in left and "阿芳" not in left, left
+
+
+def test_a_list_of_news_gives_up_one_name_and_says_the_rest_as_usual(chat, l0, run_now):
+    l0(chat, [say("k1", "第 9 周了，今天复查：\n- 屈膝 115 度，伸直 0 度，医生说不错\n- 已经脱拐两周了\n"
+                        "- 小唐调去河西院区了，现在跟我的是钟老师，她比较严，给我加了单腿蹲和靠墙静蹲", 0)])
+    ok(run_now(chat, KIND_L1))
+    got = texts(chat)
+    assert any("钟老师" in t for t in got) and any("脱拐" in t for t in got) and any("115 度" in t for t in got), got
+    assert not any("小唐" in t for t in got), got
+
+
+def test_something_done_for_the_user_is_no_request():
+    from apps.pipeline.rules.extract import REQUEST_RE
+
+    assert not REQUEST_RE.search("现在跟我的是钟老师，她比较严，给我加了单腿蹲和靠墙静蹲")
+    assert REQUEST_RE.search("好的，给我加一个单腿蹲的动作")
+
+
+def test_dont_keep_that_bit_about_names_what_to_forget():
+    assert forget_subject("Actually, please don't keep that bit about her divorce. That's her business.") == "her divorce"
+
+
+def test_the_first_real_task_after_an_acknowledgement_is_a_task():
+    from apps.pipeline.rules.extract import classify
+
+    assert classify("yes pls. ok first real task: the Winter Open is saturday january 16 and I want people registering online", role="user") == "task"

@@ -128,6 +128,8 @@ _SPLIT_RE = re.compile(r"(?<=[。！？])\s*|(?<=[!?])(?=\s|[\u4e00-\u9fff])\s*|
 LOWER_STOP_RE = re.compile(r"(?<=[a-z0-9)\]]\.)\s+(?=[a-z])")
 LONG_SENTENCE = 400
 _LIST_ITEM_RE = re.compile(r"^\s*(?:[-*•]|\d+[.)、])\s+")
+_ORDINAL_ITEM_RE = re.compile(r"^\s*(?:first(?:ly)?|second(?:ly)?|third(?:ly)?|fourth(?:ly)?|fifth|finally|lastly|and finally"
+                              r"|第[一二三四五六七八九十][，,、:：]?|首先|其次|再次|最后)\s*[,，、:：]\s*", re.IGNORECASE)
 LIST_JOIN_MAX = 400
 
 
@@ -146,6 +148,9 @@ def _without_inline_numbers(line: str) -> str:
 
 
 LIST_ITEM_SEP = "; "  # between the items of a list joined into one statement
+# A line that only asks for a note in the TODO list ("TODO 记一下 下个月做", "add one to TODO.md, not urgent").
+_TODO_HEADER_RE = re.compile(r"^(?:todo\s*(?:记一下|记下|加一个|加个|加一条)|(?:再)?(?:记|加)(?:一个|个|一条)\s*todo|add (?:this |one |it )?to (?:the )?todo(?:\.md)?)"
+                             r"[^:：。.!?]{0,20}$", re.IGNORECASE)
 # A sentence end inside one item of a joined list ("2. 所有 customer 看到的 page 都要中英双语。很多 auntie
 # uncle 看中文，…"): the item's next sentence is its reason or detail, and a split there would hand
 # it, and the items after it, to a unit of their own, cut from what they are about.
@@ -163,15 +168,22 @@ def _lines_as_units(text: str, *, intro_across_blank: bool = False) -> list[str]
     out: list[str] = []
     intro: int | None = None
     intro_line = ""
+    paragraphs = False  # the items so far are paragraphs opened by an ordinal ("First, …"), a blank line between each
+    fresh = False  # an introduction with no item joined yet
     for raw_line in text.split("\n"):
         line = _without_inline_numbers(raw_line.strip())
         if not line:
-            if not (intro_across_blank and intro is not None and out[intro] == intro_line):
+            if not (intro_across_blank and intro is not None and (fresh or paragraphs)):
                 intro = None  # a blank line ends a list (said by the user, not between the introduction and its first item)
             continue
         is_item = bool(_LIST_ITEM_RE.match(line))
         item = _LIST_ITEM_RE.sub("", line).strip()
+        paragraphs = False
+        if not is_item and intro is not None and _ORDINAL_ITEM_RE.match(line):
+            # "…rules for this repo …, every time:" then "First, …", "Second, …" paragraphs: items too.
+            is_item, item, paragraphs = True, _ORDINAL_ITEM_RE.sub("", line).strip(), True
         if is_item and intro is not None and len(out[intro]) + len(item) < LIST_JOIN_MAX:
+            fresh = False
             joined = out[intro]
             sep = " " if joined.endswith((":", "：")) else LIST_ITEM_SEP
             out[intro] = joined + sep + _item_as_one(item)
@@ -180,11 +192,16 @@ def _lines_as_units(text: str, *, intro_across_blank: bool = False) -> list[str]
             # The list outgrew one statement: the next items start another under the same
             # introducing line ("house rules: … ; …" / "house rules: `cargo clippy` clean").
             out.append(f"{intro_line} {_item_as_one(item)}")
-            intro = len(out) - 1
+            intro, fresh = len(out) - 1, False
+            continue
+        if not is_item and out and _TODO_HEADER_RE.match(out[-1]) and intro is None:
+            # "TODO 记一下 下个月做" then "访客 day pass：…": the line after a bare header is what to note.
+            out[-1] = f"{out[-1]}：{line}" if is_chinese(out[-1]) else f"{out[-1]}: {line}"
             continue
         out.append(item if is_item else line)
         if line.endswith((":", "：")):
-            intro, intro_line = len(out) - 1, line
+            # What a later unit of the same list repeats: the sentence that introduces it, not the ones before.
+            intro, intro_line, fresh = len(out) - 1, [p for p in _SPLIT_RE.split(line) if p and p.strip()][-1].strip(), True
         elif not (is_item and intro is not None):
             intro = None
     return out
