@@ -57,7 +57,7 @@ PATTERNS: list[tuple[str, re.Pattern[str]]] = [
         r"|\b(i'm|i am|we're|we are) (not )?(a big fan|not a fan|fond|big on|a fan of|into)\b|\bi (think|feel|believe) (that )?\w+"
         r"|我(比较|更|很|不|最|特别|超)?(喜欢|偏好|习惯|讨厌|爱|倾向|受不了)|我们(习惯|偏好)|偏好|我觉得", re.IGNORECASE)),
     # An explicit to-do wins over the decision it may mention ("下一步要把负采样改成…").
-    ("task", re.compile(r"\b(todo|to-do|next step|still have to|need to|needs to|for the backlog|next task)\b|^next\s*:|^\W*(?:(?:ok|okay|so|right)[,，]?\s+)?(?:next|first|second|another)(?: real| big| bigger| small| main)? (?:thing|task|item|job|feature)\b[^:：.!?]{0,30}[:：]|^(?:下一个|下个|接下来的?|第一个|另一个)\s*(?:(?:大|小|big |small )?(?:活|任务|需求|事|功能|item|task|thing|feature)|大的|小的)\s*[:：]|^(?:下一个|下个|接下来)(?:想|要|打算)做的(?:是|就是)|待办|下一步|接下来要|还要|要把|还需要"
+    ("task", re.compile(r"\b(todo|to-do|next step|still have to|need to|needs to|for the backlog|next task)\b|^next\s*:|^\W*(?:(?:yes|yeah|yep|sure|thanks|thank you|cool|great|nice|perfect|lovely|brilliant)\b[^.!?:]{0,12}[.!,]\s*)?(?:(?:ok|okay|so|right)[,，]?\s+)?(?:next|first|second|another)(?: real| big| bigger| small| main)? (?:thing|task|item|job|feature)\b[^:：.!?]{0,30}[:：]|^(?:下一个|下个|接下来的?|第一个|另一个)\s*(?:(?:大|小|big |small )?(?:活|任务|需求|事|功能|item|task|thing|feature)|大的|小的)\s*[:：]|^(?:下一个|下个|接下来)(?:想|要|打算)做的(?:是|就是)|待办|下一步|接下来要|还要|要把|还需要"
                         r"|下一个\s*(?:任务|task|待办)"
                         r"|\b(?:put|add) (?:this|that|it) (?:on|to) (?:the|my|our) (?:list|to-?do list|backlog)\b|\bon the (?:to-?do list|backlog)\b"
                         r"|(?:加到|放进|记到|列进)(?:待办|todo|清单|backlog)", re.IGNORECASE)),
@@ -141,7 +141,7 @@ QUESTION_RE = re.compile(
 # One-off requests to the assistant ("can you rename this", "帮我看一下") are work, not memory.
 REQUEST_RE = re.compile(
     r"^(please |pls |ok,? |okay,? |now,? |also,? |and )?(can|could|would) you\b|^(please )?(fix|run|show|check|look at|rename|refactor|explain|add|remove|delete|update(?!\s+on\b|\s*[:：.!—–-]|\s*[\U0001F300-\U0001FAFF\u2600-\u27BF])|write|give me|try|change(?! of plans?\b)|move|open)\b(?!.*\b(always|never|from now on|going forward)\b)"
-    r"|(?:^|[，,。；;])\s*(那|那么|好|好的)?[，,]?\s*(请|麻烦|能不能|可不可以|可以|你能|你可以|你)?\s*(帮我|麻烦你?|给我)(看|查|改|跑|写|加|删|把|解释|运行|生成|整理|算|推荐|导|画)"
+    r"|(?:^|[，,。；;])\s*(那|那么|好|好的)?[，,]?\s*(请|麻烦|能不能|可不可以|可以|你能|你可以|你)?\s*(帮我|麻烦你?|给我)(看|查|改|跑|写|加|删|把|解释|运行|生成|整理|算|推荐|导|画)(?!了|过)"  # "给我加了单腿蹲": done, not asked
     r"|^(请)?你(先)?(看|查|改|跑|写|加|删|把)", re.IGNORECASE)
 CODE_TYPES = {
     "habit": ("work_method", 80),
@@ -515,6 +515,7 @@ def stack_list(sentence: str) -> bool:
     (written like one, or a service the tool table knows: "Supabase", "Vercel")."""
     if QUESTION_RE.search(sentence):
         return False
+    labelled = bool(STACK_LABEL_RE.match(sentence.strip()))
     sentence = STACK_LABEL_RE.sub("", sentence.strip())
     # "sqlite through modernc.org/sqlite so there's no cgo. deploys on fly.io": an item's reason
     # ("so …", "because …") is no item of its own, and a lower-case sentence after it goes on the list.
@@ -527,6 +528,9 @@ def stack_list(sentence: str) -> bool:
     long = [i for i in items if len(i.split()) > 5]
     # Not tool output ("Failures: 1, Errors: 0, Skipped: 0, Time elapsed: 2.314 s <<< FAILURE!").
     fits = not long or (len(items) >= 3 and len(long) == 1 and len(long[0].split()) <= STACK_LONG_ITEM_WORDS and not re.search(r":\s*\d", bare))
+    # Labelled a stack, its items may be said at length ("Stack: Django 5, a SQLite file on the server,
+    # plain server-rendered templates with a sprinkle of htmx").
+    fits = fits or (labelled and all(len(i.split()) <= STACK_LONG_ITEM_WORDS for i in long))
     # Two names, not one said twice ("先用 Stripe 吧，就 Stripe Checkout 那种 hosted page").
     names = [n for n in map(_technical, items) if n]
     return len(items) >= 2 and fits and len(names) >= 2 and len({n.split()[0] for n in names}) >= 2
@@ -549,7 +553,8 @@ ELABORATION_MAX_CHARS = 120
 SPEAKER_FACT_MIN_WORDS = 4
 FIRST_PERSON_RE = re.compile(r"\b(i|i'm|i've|my|me|we|our)\b|我", re.IGNORECASE)
 # The user saying who they are ("i'm also a volunteer firefighter", "我自己是在银行做 iOS 开发的"), not what "we" do.
-ABOUT_ME_RE = re.compile(r"\bi(?:'m| am)\b|\bmy (?:day )?job\b|我(?:自己|本人)?(?:是|在)|我(?:平时|白天|本职)", re.IGNORECASE)
+ABOUT_ME_RE = re.compile(r"\bi(?:'m| am)\b|\bmy (?:day )?job\b|我(?:自己|本人)?(?:是|在)|我(?:平时|白天|本职)"
+                         r"|我(?:们)?(?:跟|和)[^，,。]{1,8}?(?:合开|合伙开)了?(?:个|一家|一间|家|间)", re.IGNORECASE)  # "我跟朋友在成都玉林合开了个 coworking space"
 # The speaker or the people close to them: what a plain statement in a chat is about.
 SELF_RE = re.compile(
     r"\b(i|i'm|i've|i'd|i'll|my|me|mine|myself|we|we're|we've|we'll|we'd|our|ours|us"
@@ -574,7 +579,10 @@ EVENT_HINT_RE = re.compile(
 # Something that went wrong where the project is used, told by the user (not a crash while developing,
 # which is what a session is about anyway): a double booking, a site down on the day, a garment remade.
 INCIDENT_RE = re.compile(r"\b(?:fell over|went down|outage|it was chaos|total chaos|a disaster|double[- ]?book(?:ed|ing)|complained|complaint)\b"
-                         r"|出事了|事故|宕机|大事件|返工|投诉|差评|一星|翻车了|骂了", re.IGNORECASE)
+                         # "the hall wifi died about twenty minutes in", "那天店里断网了".
+                         r"|\b(?:wi-?fi|internet|network|power|server|site|website|app|system|tablets?|printer|till|card (?:machine|reader))\s+"
+                         r"(?:died|went down|cut out|dropped out|stopped working|crashed|was down)\b"
+                         r"|出事了|事故|宕机|大事件|返工|投诉|差评|一星|翻车了|骂了|断网了|停电了|(?:系统|服务器|网站|小程序)(?:挂了|崩了|瘫了)", re.IGNORECASE)
 CONDITIONAL_RE = re.compile(r"^(?:if|when|whenever|in case|如果|要是|万一|假如|每次|一旦)", re.IGNORECASE)
 # What the backend is built with, said first ("后端Java 17加Spring Boot 3.2，…").
 BUILT_WITH_RE = re.compile(r"^(?:后端|前端|服务端)\s*(?:是|用|用的是|选的)?\s*[A-Za-z]")
@@ -766,9 +774,10 @@ def extract_from_message(message: dict, *, mode: str, sentences: list[str] | Non
             # A statement about the user's life is never dropped for lack of a pattern.
             category = "statement_event" if EVENT_HINT_RE.search(sentence) else "statement"
         if category is None and mode == "code" and role == "user" and not talk and plain_statement(sentence) \
-                and ABOUT_ME_RE.search(sentence) and any(c.type == "work_fact" and c.message is message for c in found):
+                and ABOUT_ME_RE.search(sentence) and (any(c.type == "work_fact" and c.message is message for c in found)
+                                                      or any(classify(p, role=role) == "fact" for p in parts[n + 1:])):
             # "hi～ 这个 repo 叫 inkbook，…。我自己是在银行做 iOS 开发的，这个是下班帮她弄的 side project。": who the
-            # user is, said where the project is introduced.
+            # user is, said where the project is introduced (before or after it).
             category = "fact"
         if category is None and mode == "code" and role == "user" and not talk and INCIDENT_RE.search(sentence) and not CONDITIONAL_RE.match(sentence):
             # "Saturday was Apple Day … it was chaos. … the site fell over around 10:40", "五一有个新郎的西装，裤长做短了
