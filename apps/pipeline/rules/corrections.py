@@ -37,13 +37,16 @@ _NOT_A_VALUE = (r"(?!(?:now|yet|today|tonight|right now|at the moment|for now|th
                 r"(?!(?:a|an)\s+[\w-]+(?:\s+[\w-]+)?\s+by\s+(?:training|trade|background|profession|nature)\b)"
                 # "put this in TODO.md, not doing it tonight: …": something put off, not a value denied.
                 r"(?!(?:doing|going to do|gonna do|touching|starting)\s+(?:it|this|that|them)\b)")
+# "put it in TODO.md rather than doing it now", "instead of hunting through the list by number": what
+# is done, or when, not a value replaced.
+_NOT_DOING_IT = r"(?![a-z]+ing\b)"
 # "we actually got 17 teams", "she actually liked it": "actually" before what happened stresses it (a
 # surprise), it puts nothing said before right.
 _ACTUALLY_STRESSES = (r"(?!\s+(?:got|had|made|did|went|won|sold|raised|managed|enjoyed|liked|loved|turned up|showed up|came|finished"
-                      r"|ended up|sold out|filled up|worked|helped)\b)")
+                      r"|ended up|sold out|filled up|worked|helped|reads|does|knows|likes|cares|listens|answers|replies|uses|works|helps|turns up|shows up)\b)")
 CORRECTION_RE = re.compile(
     r"\b(actually" + _ACTUALLY_STRESSES + r"|i was wrong|i'm wrong|my bad|my mistake|correction|i misspoke|sorry,? i meant|i meant|scratch that|wait,? no|no,? wait|not anymore|no longer"
-    r"|we (moved|switched|migrated|changed|upgraded|downgraded) to|(is|are|it's) now|changed to|instead of|rather than"
+    r"|we (moved|switched|migrated|changed|upgraded|downgraded) to|(is|are|it's) now|changed to|(?:instead of|rather than)\s+" + _NOT_DOING_IT +
     r"|(replaced|swapped) \S+(?: \S+)? (with|for)|(dropped|went down|went up|increased|reduced|decreased|rose|bumped|raised|lowered) to|is (down|up) to"
     r"|(moved(?: up| down| over| back| out)?|changed|switched|postponed|pushed|pushed back|brought forward|rescheduled|shifted|moves|shifts|switches|is moving|is switching|is shifting) to|change of plans?|i (said|told you|mentioned) .{1,60}\bbut|i (wrote|typed|put|said) [^.;!?]{2,60}[,;.] (it's|it is|(it|that) should|should be)\b"
     r"|(switched|moved|migrated|changed|upgraded) from|\b(?:re-?tested|re-?did|redid|re-?took|retook|re-?ran|reran|re-?weighed)\b|\bnew (?:pb|pr|personal best)\b|^\s*(?:oh,?\s*)?wait\b(?![\s,]*(?:for|until|till|on|and see|a (?:sec|second|minute|bit))\b)"
@@ -62,6 +65,7 @@ CORRECTION_RE = re.compile(
     r"|(?:迁到|迁移到|搬到|换到|切到)了?[^，,。；;！!]{1,30}[，,][^，,。；;！!]{1,20}(?:没续|不续了|退掉了|退了|停了|关了|不用了)"
     r"|从[^，,。；;]{1,20}(?:离职|辞职)了?[，,][^，,。；;]{0,12}?(?:开始)?在"
     r"|之前(?:接|用|走|是|买|选)的?[^，,。；;\s]{2,12}[，,][^，,。；;]{0,20}?(?:换成|改成|换到|改用)"
+    r"|\b(?:we're|we are|we'll be|it's|it is|it'll be|they're|they are)\s+(?:now\s+)?(?:on|at|in)\s+[^,.;!?]+?\s+instead\b(?!\s+of\b)"
     # "make the service reminder go out at ten months instead": a setting told to be otherwise.
     r"|(?:^|[.!?:：]\s+)(?:(?:ok|so|and|just|please|pls)\s+)?(?:make|set|have)\s+(?:the|our|my|it|them|that|this)\b[^.!?]{1,60}?\binstead\b(?!\s+of\b)",
     re.IGNORECASE,
@@ -107,7 +111,7 @@ _PAIRS: list[re.Pattern[str]] = [
     re.compile(r"\b(?P<new>\d+(?:\.\d+)?)(?:\s?[a-z%]+)?\s+not\s+(?P<old>\d+(?:\.\d+)?)(?!\w|\.\d)", re.IGNORECASE),
     re.compile(rf"\bnot\s+{_NOT_A_VALUE}(?P<old>[^,.;]+?)\s*,?\s+but\s+(?P<new>[^,.;!]+)", re.IGNORECASE),
     re.compile(rf"(?P<new>[^,;，；]+?)\s*[,，]\s*not\s+{_NOT_A_VALUE}(?P<old>(?:[^,.;!，。；]|\.(?=\d))+)", re.IGNORECASE),
-    re.compile(r"(?P<new>[^,;]+?)\s+(?:instead of|rather than)\s+(?P<old>(?:[^,.;!]|\.(?=\d))+)", re.IGNORECASE),  # "3.12 instead of 3.10"
+    re.compile(r"(?P<new>[^,;]+?)\s+(?:instead of|rather than)\s+" + _NOT_DOING_IT + r"(?P<old>(?:[^,.;!]|\.(?=\d))+)", re.IGNORECASE),  # "3.12 instead of 3.10"
     re.compile(r"\bfrom\s+(?P<old>[\w.:-]+(?: [\w.:-]+)?)\s+to\s+(?P<new>[\w.:-]+(?: [\w.:-]+)?)", re.IGNORECASE),
     re.compile(r"不是(?P<old>[^，,。；;]+?)[，,]?\s*(?:而)?是(?P<new>[^，,。；;！!]+)"),
     re.compile(r"是(?P<new>[^，,。；;不]+?)[，,]?\s*不是(?P<old>[^，,。；;！!]+)"),
@@ -139,6 +143,8 @@ _PAIRS: list[re.Pattern[str]] = [
                r"(?:it's|it is|(?:it|that) should (?:be|say|read)|should be)\s+(?:actually\s+)?(?P<new>[^.;!?,]+)", re.IGNORECASE),
 ]
 _NEW_ONLY: list[re.Pattern[str]] = [
+    # "so from September we're on the last Sunday of the month instead": where things stand now, said with "instead".
+    re.compile(r"\b(?:we're|we are|we'll be|it's|it is|it'll be|they're|they are)\s+(?:now\s+)?(?:on|at|in)\s+(?P<new>[^,.;!?]+?)\s+instead\b", re.IGNORECASE),
     re.compile(r"\bnew (?:date|time|day|deadline|venue|address|price|fee|rent|slot) is\s+(?P<new>(?:[^,.;!]|\.(?=\d))+)", re.IGNORECASE),
     re.compile(r"(?:改成|改为|改到|改用|换用|换成了?|换到|变成了?|变为|现在是|其实是|降到|降至|升到|升至|提高到|增加到|减少到|涨到|调整为|调整到|调到|迁到|迁移到|迁去|搬到|搬去|改去|缩到|缩小到|扩到|扩大到|放宽到|收紧到|改发到)(?P<new>[^，,。；;！!]+)"),
     re.compile(r"\b(?:moved(?: up| down| over| back| out)?|changed|switched|postponed|pushed back|pushed|brought forward|rescheduled|shifted|moves|shifts|switches|is moving|is switching|is shifting) to"
@@ -663,9 +669,12 @@ _DROPPED = [
     re.compile(r"(?:^|[.:!]\s+|:\s*)(?P<old>[A-Z][\w.+-]{2,})\s+(?:did not|didn't|never)\s+(?:really\s+)?st(?:ick|uck)\b"),
     # "Aoife stepped down at the AGM", "Trevor's stepped down after three-odd years": someone left a role
     # (not "left", which is mostly a room or a party).
-    re.compile(r"(?:^|[.:;!]\s+|:\s*|\band\s+|\bfyi\s+)(?!(?:mum|mom|dad|father|mother|he|she|they|i|we|my|our|his|her|grandma|grandpa)\b)"
+    re.compile(r"(?:^|[.:;!]\s+|:\s*|\band\s+|\bfyi\s+)(?:(?:and|but|so|also|oh|then|well|anyway)\s+)?"
+               r"(?!(?:mum|mom|dad|father|mother|he|she|they|i|we|my|our|his|her|grandma|grandpa|and|but|so|also|oh|then|well|anyway)\b)"
                r"(?P<old>(?-i:[A-Z][a-z]+)(?:\s(?-i:[A-Z][a-z]+))?)(?:'s|\s+has|\s+have)?\s+(?:just\s+|finally\s+|now\s+)?"
-               r"(?:stepped down|retired|is retiring|resigned)\b", re.IGNORECASE),
+               r"(?:stepped down|stepped back|is stepping (?:down|back)|retired|is retiring|resigned"
+               # "Gwen's had her hip replaced and is stepping back for the rest of the season".
+               r"|[^.;!?]{3,40}?\band\s+(?:is|has|'s)\s+(?:stepping|stepped)\s+(?:down|back))\b", re.IGNORECASE),
     # "老郑月底退休了", "美玲阿姨三月底退休", "Kelvin 下个月调去上海 office": a person (老/小 + a character, a
     # surname and a given name, a name before 阿姨 / 老师 …, a Latin name) leaves a role; not "我是个退休的老师",
     # "所以我下个月要辞职", "从 Zalando 离职了" (the user's own job, a change of its own).
@@ -675,7 +684,7 @@ _DROPPED = [
     # "we're off PythonAnywhere", "we came off Heroku": a name (not "we're off tomorrow", "off to Leeds").
     re.compile(r"\b(?:i'm|i am|we're|we are|we've (?:moved|come|got)|we (?:came|got))\s+(?:finally\s+|now\s+)?off\s+(?:of\s+)?(?:the\s+|our\s+)?"
                r"(?P<old>(?-i:[A-Z])[\w.+-]{2,})\b", re.IGNORECASE),
-    re.compile(r"(?P<old>[A-Za-z][\w.+-]{2,})\s*(?:那套|这套|那个|这个)?\s*(?:就|也|已经|全|全都|都)?(?:换掉|去掉|拿掉|弃用|下掉|撤掉|撤了|卸了|不用了)"),
+    re.compile(r"(?P<old>[A-Za-z][\w.+-]{2,})\s*(?:那套|这套|那个|这个)?\s*(?:就|也|已经|全|全都|都)?(?:换掉|去掉|拿掉|弃用|下掉|撤掉|撤了|卸了|不用了|不要了|不接了|不搞了)"),
 ]
 # Someone gone elsewhere ("Priya's moved to Bristol for a new job", "Kenneth 上个月跳槽去了竞争对手那边", "老周回
 # 安徽老家带孙子了", "Ah Keong 去 Singapore 做工了"): a role left only when the message names who does it now
@@ -685,7 +694,7 @@ _GONE_ELSEWHERE = [
                r"(?P<old>(?-i:[A-Z][a-z]+)(?:\s(?-i:[A-Z][a-z]+))?)(?:'s|\s+has|\s+have)?\s+(?:just\s+|now\s+)?"
                r"(?:moved\s+(?:away|(?:up\s+|down\s+|over\s+)?to\s+(?-i:[A-Z])[\w-]+)(?:\s+for\s+(?:a\s+|her\s+|his\s+|their\s+)?(?:new\s+)?(?:job|work))?"
                r"|(?:taken|got|started)\s+a\s+(?:new\s+)?job\b|left\s+(?:the\s+)?(?:company|firm|club|team|school|practice|clinic))", re.IGNORECASE),
-    re.compile(r"(?:^|(?<=[，,。：:；;\s]))(?P<old>(?:老|小)[\u4e00-\u9fff]|" + _SURNAME_ZH + r"[\u4e00-\u9fff]{1,2}?(?=\s*(?:阿姨|叔叔|老师|师傅|大姐|大哥)?\s*(?:TIME))"
+    re.compile(r"(?:^|(?<=[，,。：:；;\s]))(?P<old>(?:老|小|阿)[\u4e00-\u9fff]|" + _SURNAME_ZH + r"[\u4e00-\u9fff]{1,2}?(?=\s*(?:阿姨|叔叔|老师|师傅|大姐|大哥)?\s*(?:TIME))"
                r"|[\u4e00-\u9fff]{2}(?=阿姨|叔叔|老师|师傅|大姐|大哥)|(?<![A-Za-z])[A-Z][a-z]{2,})\s*(?:阿姨|叔叔|老师|师傅|大姐|大哥)?\s*TIME"
                r"(?:就|也)?(?:跳槽(?:(?:去了?|到了?)[^，,。；;]{0,12})?了?|回[^，,。；;\s]{0,6}老家[^，,。；;]{0,8}?了"
                r"|去\s?[^，,。；;\s]{1,12}\s?(?:做工|打工|工作|上班)了)".replace("TIME", _WHEN_ZH)),
@@ -768,6 +777,9 @@ def given_up(parts: list[str], index: int) -> Correction | None:
         return None
     old, start, end = found or elsewhere  # type: ignore[misc]
     tail = part[end:]  # "… did not stick at all lol." says nothing more of its own
+    # Of a list joined into one unit, the rest of this item only ("更新几件事：阿芳回老家待产了，…; 帮小龙开个账号…;
+    # 还有，姐夫在谈松山湖那边一个铺位": the next items are other news).
+    tail = tail.split("; ")[0] if "; " in tail else tail
     text = " ".join([tail if len(content_tokens(tail)) >= 3 else "", *parts[index + 1: index + 1 + given_up_following(parts, index)]])
     if elsewhere is not None and not _TAKEN_OVER_RE.search(text):
         return None
@@ -825,8 +837,10 @@ def _trim_new(new: str) -> str:
     new = new.strip().rstrip("了").strip()
     if re.search(r"[\u4e00-\u9fff]", new):
         return new
-    return re.split(r"\s+(?:last|this|next|yesterday|today|tomorrow|since|because|as of|after|before|when|so|over|during)\b", new,
+    kept = re.split(r"\s+(?:last|this|next|yesterday|today|tomorrow|since|because|as of|after|before|when|so|over|during)\b", new,
                     maxsplit=1, flags=re.IGNORECASE)[0].strip()
+    # "the last Sunday of the month": "last" opens the value itself, nothing before it is one.
+    return kept if content_tokens(kept) else new
 
 
 def _parse_marked(sentence: str) -> Correction | None:
@@ -1663,7 +1677,7 @@ _YOUR_SIDE_KEEPS = (r"(?:(?:你|你们)(?:那边|这边|那里|那儿)的?(?:就
 
 _FORGET_PATTERNS: list[re.Pattern[str]] = [
     re.compile(r"(?<!don't )(?<!dont )(?<!do not )(?<!never )\bforget\s+(?:about\s+|that\s+|what i (?:said|told you|mentioned)(?:\s+about)?\s+|everything (?:i said )?about\s+|the (?:part|thing|bit) about\s+)?(?P<subject>[^.!?]*)", re.IGNORECASE),
-    re.compile(r"\b(?:don't|dont|do not|please don't|please dont|no need to) (?:(?:note|write|jot|put) (?:that|this|it) down|remember|keep|store|save|record|note down|memori[sz]e|hold on to|hang on to|hold onto|keep hold of)\s+(?:any of (?:that|this|it)|that|this|it|what i said about|anything about|the bit about)?\s*(?:anywhere|around|on file)?\s*(?P<subject>[^.!?]*)", re.IGNORECASE),
+    re.compile(r"\b(?:don't|dont|do not|please don't|please dont|no need to) (?:(?:note|write|jot|put) (?:that|this|it) down|remember|keep|store|save|record|note down|memori[sz]e|hold on to|hang on to|hold onto|keep hold of)\s+(?:(?:that|this|the) (?:bit|part|stuff|thing) about|any of (?:that|this|it)|that|this|it|what i said about|anything about|the bit about)?\s*(?:anywhere|around|on file)?\s*(?P<subject>[^.!?]*)", re.IGNORECASE),
     re.compile(r"\b(?:delete|remove|erase|drop|wipe)\s+(?:the|that|this|any|all|your)?\s*(?:memor(?:y|ies)|notes?|records?)\s*(?:about|of|on|for)?\s*(?P<subject>[^.!?]*)", re.IGNORECASE),
     re.compile(r"\bstop remembering\s*(?P<subject>[^.!?]*)", re.IGNORECASE),
     # "the bit about my trip abroad — wipe it from your notes", "I'd rather that wasn't kept
@@ -1719,7 +1733,7 @@ _GENERIC_SUBJECT_ZH = re.compile(r"(?:那个|这个|那些|这些)(?:数字|号�
                                   r"|^(?:之前|刚才|上次|前面|我)*(?:说|提|讲)(?:的|过的)")
 _FORGET_GUARD_RE = re.compile(r"\b(don't|dont|do not|never|not) forget\b|别忘|不要忘|忘了(带|拿|关|锁|交|写|说|告诉)|我忘了", re.IGNORECASE)
 _MEMORY_WORD_RE = re.compile(r"记|(?:别|不要|不用|莫)\s*(?:save|keep|store|record|remember)\b(?=\s*(?:[了啦吧啊哈呀哦喔噢，,。！!]|$))|\b(?:can|could|would) you (?:please )?not (?:keep|store|remember|save)\b|(?:别|不用|不要)(?:再)?(?:存(?:着|下来)?(?=[了啦吧啊哈呀哦喔噢，,。！!]|\s*(?:ok|okay|好吗|行吗|好不好)\s*[?？]|$)|留着)|笔记|"
-                             + _YOUR_SIDE_KEEPS + r"|\b(?:whatever|what|everything|anything) you (?:keep|have|store|remember|know|hold)\b|忘掉|忘了吧|忘了它吧|memor|forget|remember|record|note|scratch|strike|drop (the|what)|scrap (the|what)|\bwritten down\b|\bkept\b|\b(?:don't|dont|do not) keep (?:that|it|this)(?: stuff)? (?:around|anywhere|on file)\b|\b(?:don't|dont|do not) keep any of (?:that|this|it)\b|\b(?:don't|dont|do not) keep (?:that|this)\s*(?:[.!,;]|$)|\b(?:don't|dont|do not) (?:save|store) (?:that|this)\s*(?:[.!,;—–]|$)|记录里|记忆里|\bstored\b|hold on ?to|hang on to|keep hold of"
+                             + _YOUR_SIDE_KEEPS + r"|\b(?:whatever|what|everything|anything) you (?:keep|have|store|remember|know|hold)\b|忘掉|忘了吧|忘了它吧|memor|forget|remember|record|note|scratch|strike|drop (the|what)|scrap (the|what)|\bwritten down\b|\bkept\b|\b(?:don't|dont|do not) keep (?:that|it|this)(?: stuff)? (?:around|anywhere|on file)\b|\b(?:don't|dont|do not) keep any of (?:that|this|it)\b|\b(?:don't|dont|do not) keep (?:that|this)\s*(?:[.!,;]|$)|\b(?:don't|dont|do not) keep (?:that|this|the) (?:bit|part|stuff|thing) about\b|\b(?:don't|dont|do not) (?:save|store) (?:that|this)\s*(?:[.!,;—–]|$)|记录里|记忆里|\bstored\b|hold on ?to|hang on to|keep hold of"
                              r"|(?:删掉|删除|delete\s?掉?)关于|(?:别|不要|不用|莫)(?:往心里记|记(?:在)?心上)|(?:这段|这句|这条|那段|那句|刚才那段)(?:话)?(?:你)?(?:就|也)?(?:(?:删|删掉|删了|删除)(?:了|掉)?吧?|\s*(?:don'?t|do not)\s+(?:save|keep|store|record|remember)\b)|关于.{1,30}?(?:那|这)条|当(?:作|做|成)?(?:我)?没听(?:过|见|到)", re.IGNORECASE)
 ANAPHORIC_SUBJECT_RE = re.compile(r"^(it|that|this|those|these|all that|all of that|what i (just )?said|the last (one|thing)|i (ever |even )?(said|mentioned|told you|brought (it|that|this|any of (it|that|this)) up)( (it|that|this|about it))?( at all)?|这条|这个|这些|那个|那条|刚才(那|说的)?(条|个|些)?|上一条|这|那|)$", re.IGNORECASE)
 

@@ -389,8 +389,9 @@ def _without_given_up(record: str, correction: Correction) -> str:
     "服务器是阿里云的 ECS，目前用宝塔面板部署的" only the 宝塔 clause)."""
     old = correction.old.casefold()
     kept: list[str] = []
-    # Cut at every sentence end, lower-case starts included ("…one ear down. we're calling her Biscuit").
-    for sentence in [p for p in re.split(r"(?<=[.!?])\s+|(?<=[。！？])", record) if p.strip()]:
+    # Cut at every sentence end, lower-case starts included ("…one ear down. we're calling her Biscuit"),
+    # and between the items of a list joined into one unit ("背景先列一下： …; 技术栈：NestJS …; 收银对账是店里的阿芳负责").
+    for sentence in [p for p in re.split(r"(?<=[.!?])\s+|(?<=[。！？])|(?<=;)\s+", record) if p.strip()]:
         if old not in sentence.casefold():
             kept.append(sentence)
             continue
@@ -401,7 +402,7 @@ def _without_given_up(record: str, correction: Correction) -> str:
         rest = "".join(others).strip().rstrip(",，、;；.。") if short else ""
         if len(content_tokens(rest)) >= 2:
             kept.append(rest + ("。" if is_chinese(rest) else "."))
-    rest = (" " if not is_chinese(record) else "").join(kept).strip()
+    rest = re.sub(r";(?=\S)", "; ", (" " if not is_chinese(record) else "").join(kept).strip())
     return rest if len(content_tokens(rest)) >= ENDED_KEEP_MIN_WORDS else ""
 
 

@@ -266,6 +266,10 @@ def _analyse(ctx, messages: list[dict], background: list[dict], mode: str) -> Ba
             ended = None if index in self_fixes or asked else given_up(parts_left, index)
             if ended is not None:
                 told_after.update(range(index + 1, index + 1 + given_up_following(parts_left, index)))
+                if LIST_ITEM_SEP in part:
+                    # "更新几件事：阿芳回老家待产了，…; 帮小龙开个账号…; 还有，姐夫在谈松山湖那边一个铺位": the other
+                    # items of the list are said as usual.
+                    plain.extend((index, item) for item in part.split(LIST_ITEM_SEP) if ended.old.casefold() not in item.casefold())
             # "for tonight only: give it 300s instead of the usual 180" changes nothing that lasts.
             correction = self_fixes.get(index) or ended or _change_in(part, mode)
             if correction is not None and index and not correction.context and POINTS_BACK_RE.match(correction.clause):
@@ -299,12 +303,13 @@ def _analyse(ctx, messages: list[dict], background: list[dict], mode: str) -> Ba
 # A change announced before it is told ("update：换教练了！", "big news，换拍了！", "还有 training 时间改了。",
 # "工作室课表大调整！", "quick update: we switched gyms!"): the announcement says which slot changed,
 # the next sentence what it is now; alone it is no memory, and the next one lacks its subject.
-_NEWS_LEAD = (r"(?:(?:update|big news|news|big change|quick update|heads up|btw|oh and|also|好消息|坏消息|还有|另外|对了|然后)\s*[：:，,！!—-]*\s*)*"
+_NEWS_LEAD = (r"(?:(?:update|big news|news|big change|quick update|heads up|btw|oh and|also|(?:second|another|other|one more|next|last) thing"
+              r"|好消息|坏消息|还有|另外|对了|然后)\s*[：:，,！!—-]*\s*)*"
               r"(?:还有个?|有个|一个)?(?:大|小)?(?:变化|变动|更新|调整|消息)?\s*[：:，,！!]?\s*")
 HEADLINE_RE = re.compile(
     _NEWS_LEAD + r"(?:(?:我|我们)?(?:又)?换(?:[^，,。！!？?：:]{1,6}?)了|(?:[^，,。！!？?：:]{1,12}?)(?:又|也)?(?:换了|改了|变了|调整了|大调整|有变(?:化)?了?)"
     r"|(?:(?:we|i)(?:'ve| have)?\s+)?(?:changed|switched|swapped)\s+(?:[a-z]+(?:\s[a-z]+)?)"
-    r"|(?:the\s+)?(?:[a-z]+(?:\s[a-z]+)?)\s+(?:has\s+|have\s+)?changed"
+    r"|(?:the\s+)?(?:[a-zà-ÿ]+(?:\s[a-zà-ÿ]+)?)\s+(?:has\s+|have\s+)?changed"
     # "guest list 终于 settle 了！！": decided at last, the next sentence says what.
     r"|(?:[^，,。！!？?：:]{1,12}?)\s*(?:终于|总算)\s*(?:定了|定下来了|敲定了|确定了|settle\s?了|settled|搞定了))"
     r"\s*[！!。.~～：:]*\s*$", re.IGNORECASE)
