@@ -148,6 +148,11 @@ def _without_inline_numbers(line: str) -> str:
 
 
 LIST_ITEM_SEP = "; "  # between the items of a list joined into one statement
+# A list numbered without a stop after each number ("1 说指法用简谱标 五线谱我看不懂"), under a line that
+# announces it without a colon ("先说几个要求 以后都这样").
+_BARE_NUMBER_RE = re.compile(r"^(\d{1,2})\s+(?=\S)")
+_BARE_INTRO_RE = re.compile(r"(?:几个|几条|几点|两个|三个|两条|三条|两点|三点)(?:要求|规矩|规则|原则|事)|\b(?:a few|some|two|three|couple of) (?:rules|things|requests)\b",
+                            re.IGNORECASE)
 # A line that only asks for a note in the TODO list ("TODO 记一下 下个月做", "add one to TODO.md, not urgent").
 _TODO_HEADER_RE = re.compile(r"^(?:todo\s*(?:记一下|记下|加一个|加个|加一条)|(?:再)?(?:记|加)(?:一个|个|一条)\s*todo|add (?:this |one |it )?to (?:the )?todo(?:\.md)?)"
                              r"[^:：。.!?]{0,20}$", re.IGNORECASE)
@@ -170,7 +175,9 @@ def _lines_as_units(text: str, *, intro_across_blank: bool = False) -> list[str]
     intro_line = ""
     paragraphs = False  # the items so far are paragraphs opened by an ordinal ("First, …"), a blank line between each
     fresh = False  # an introduction with no item joined yet
-    for raw_line in text.split("\n"):
+    lines = text.split("\n")
+    numbered = 0  # bare numbers ("1 说指法用简谱标") joined so far under the current introduction
+    for k, raw_line in enumerate(lines):
         line = _without_inline_numbers(raw_line.strip())
         if not line:
             if not (intro_across_blank and intro is not None and (fresh or paragraphs)):
@@ -178,6 +185,10 @@ def _lines_as_units(text: str, *, intro_across_blank: bool = False) -> list[str]
             continue
         is_item = bool(_LIST_ITEM_RE.match(line))
         item = _LIST_ITEM_RE.sub("", line).strip()
+        bare = _BARE_NUMBER_RE.match(line)
+        if not is_item and intro is not None and bare and int(bare.group(1)) == numbered + 1:
+            # "先说几个要求 以后都这样" then "1 说指法用简谱标", "2 先给结论 再解释": numbered without a stop, in order.
+            is_item, item, numbered = True, line[bare.end():].strip(), numbered + 1
         paragraphs = False
         if not is_item and intro is not None and _ORDINAL_ITEM_RE.match(line):
             # "…rules for this repo …, every time:" then "First, …", "Second, …" paragraphs: items too.
@@ -199,7 +210,9 @@ def _lines_as_units(text: str, *, intro_across_blank: bool = False) -> list[str]
             out[-1] = f"{out[-1]}：{line}" if is_chinese(out[-1]) else f"{out[-1]}: {line}"
             continue
         out.append(item if is_item else line)
-        if line.endswith((":", "：")):
+        following = lines[k + 1].strip() if k + 1 < len(lines) else ""
+        if line.endswith((":", "：")) or (_BARE_INTRO_RE.search(line) and following.startswith("1 ")):
+            numbered = 0
             # What a later unit of the same list repeats: the sentence that introduces it, not the ones before.
             intro, intro_line, fresh = len(out) - 1, [p for p in _SPLIT_RE.split(line) if p and p.strip()][-1].strip(), True
         elif not (is_item and intro is not None):
@@ -372,6 +385,10 @@ TOOL_KINDS: dict[str, tuple[str, ...]] = {
                  "InfluxDB|Influx", "TimescaleDB", "ClickHouse"),
     "cloud": ("AWS|Amazon Web Services", "GCP|Google Cloud", "=Azure", "阿里云|Aliyun|Alibaba Cloud", "腾讯云|Tencent Cloud", "华为云|Huawei Cloud"),
     "database host": ("=Neon", "Supabase", "PlanetScale", "Amazon RDS|RDS"),
+    # One backend framework at a time ("we moved the API from Flask to FastAPI"); front-end ones are not
+    # listed: a project runs React beside Next.js, Django beside Vue.
+    "backend framework": ("Django", "=Flask", "FastAPI", "Ruby on Rails|=Rails", "Laravel", "Phoenix LiveView|LiveView|=Phoenix", "NestJS",
+                          "Spring Boot", "Symfony", "ASP.NET Core|ASP.NET"),
     "task queue": ("Celery", "Dramatiq", "Sidekiq", "GoodJob", "BullMQ", "=Huey", "Resque", "=RQ"),
     "orm": ("Prisma", "=Drizzle", "TypeORM", "Sequelize", "SQLAlchemy", "MyBatis-Plus|MyBatis Plus", "MyBatis", "Hibernate", "GORM", "Knex", "Mongoose"),
     "package manager": ("npm", "yarn", "pnpm", "bun"),
