@@ -103,6 +103,8 @@ PATTERNS: list[tuple[str, re.Pattern[str]]] = [
         r"\b(uses|is using|runs on|runs in|lives on|sits on|is hosted on|runs every|runs nightly|depends on|is deployed|is hosted|listens on|port \d+|version\s*(?:is\s*|=\s*|:\s*|是\s*|为\s*)?v?\d+|is stored in|lives in|is configured"
         r"|is written in|is built (with|on)|talks to|writes to|reads from|is backed by|is served by|(pulls|loads|reads|writes|pushes|sends|syncs|publishes) (from|into|to))\b"
         r"|\b(is|are) (the|a|an|our) ([\w+.-]+ ){0,3}(service|app|application|tool|library|package|repo|repository|project|cli|api|backend|front ?end|pipeline|job|bot|site|website|system|module|monorepo|chart)\b"
+        # "wicketbook = club app for Hollins Green CC": a name set equal to what it is.
+        r"|^(?:context[.:]\s*)?[\w.-]{3,30}\s*=\s*(?:the |a |an |our )?([\w+.-]+ ){0,3}(app|application|tool|service|site|website|system|bot|platform|backend|api)\b"
         r"|\b(this|it) is (the|a|an|our)\b|\b(state|config|configs|secrets|data|logs|code|tests|docs) (is|are|lives|live|sits|sit) in\b"
         r"|\b(is|are|has|have|set to|runs with) \d+ (replicas|nodes|brokers|partitions|workers|gb|cores|ms|seconds|minutes|hours)\b"
         r"|\b(the|our|this) (api|server|database|db|service|build|ci|config|repo|repository|project|codebase|backend|frontend|app|pipeline|job|cluster|stack|deploy|worker|queue|cache)"
@@ -578,7 +580,7 @@ EVENT_HINT_RE = re.compile(
     r"|(去|来|买|搬|换|定|做|看|学|办|开|考|报|玩|参加|完成|拿到|见)了|昨天|今天|上周|上个月|去年|刚|下个?月|明年|下周|打算|准备|要去|变成", re.IGNORECASE)
 # Something that went wrong where the project is used, told by the user (not a crash while developing,
 # which is what a session is about anyway): a double booking, a site down on the day, a garment remade.
-INCIDENT_RE = re.compile(r"\b(?:fell over|went down|outage|it was chaos|total chaos|a disaster|double[- ]?book(?:ed|ing)|complained|complaint)\b"
+INCIDENT_RE = re.compile(r"\b(?:fell over|blew up|went down|outage|it was chaos|total chaos|a disaster|double[- ]?book(?:ed|ing)|complained|complaint)\b"
                          # "the hall wifi died about twenty minutes in", "那天店里断网了".
                          r"|\b(?:wi-?fi|internet|network|power|server|site|website|app|system|tablets?|printer|till|card (?:machine|reader))\s+"
                          r"(?:died|went down|cut out|dropped out|stopped working|crashed|was down)\b"
@@ -633,7 +635,13 @@ def plain_statement(sentence: str) -> bool:
     if len(words) < STATEMENT_MIN_WORDS and zh_chars < STATEMENT_MIN_ZH_CHARS and len(words) + zh_chars // 2 < STATEMENT_MIN_WORDS:
         return False
     return bool(SELF_RE.search(rest) or values(rest) or PROPER_NOUN_RE.search(rest) or CODE_SWITCH_RE.search(rest)
-                or KIN_RE.search(rest))
+                or KIN_RE.search(rest) or SUBJECTLESS_ZH_RE.match(rest))
+
+
+# Chinese drops the subject it means ("在西安 医院财务科上班", "右手腕有腱鞘炎 做账做出来的"): in a chat, where the
+# user works or studies and what their body has are about the user.
+SUBJECTLESS_ZH_RE = re.compile(r"(?:在[\u4e00-\u9fff]{1,8}\s?[\u4e00-\u9fff]{0,10}(?:上班|工作|上学|读书|实习)"
+                               r"|(?:左|右)?(?:手腕|手指|腰椎?|膝盖|膝|肩膀|肩|颈椎|脖子|腿|脚踝|眼睛|耳朵|胃)(?:有|一直|老是|经常))")
 
 
 def candidate_for(content: str, category: str, message: dict, *, mode: str, speaker: str = "") -> Candidate | None:
