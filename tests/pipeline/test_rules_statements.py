@@ -3254,6 +3254,7 @@ def test_where_things_stand_now_said_with_instead_replaces_the_old_value():
      "Gwen", "Alun"),
     (["更新几件事：阿芳回老家待产了，至少请到年底。现在收银对账是我表弟小龙在弄，他之前在店里洗车。"], "阿芳", "小龙"),
     (["所以 Tuya 那套不要了，改接 Hikvision 的 ISAPI"], "Tuya", "Hikvision"),
+    (["gareth's stepped down, new job + baby. priya's doing fixtures from now on."], "gareth", "priya"),
 ])
 def test_someone_stepping_back_or_a_tool_let_go_is_given_up(parts, old, now):
     from apps.pipeline.rules.corrections import given_up
@@ -3319,3 +3320,55 @@ def test_the_first_real_task_after_an_acknowledgement_is_a_task():
     from apps.pipeline.rules.extract import classify
 
     assert classify("yes pls. ok first real task: the Winter Open is saturday january 16 and I want people registering online", role="user") == "task"
+
+
+# ------------------------------------------------ ho35: wordings met on a new batch
+
+
+def test_a_name_set_equal_to_what_it_is_introduces_the_project():
+    from apps.pipeline.rules.extract import classify
+
+    assert classify("context. wicketbook = club app for Hollins Green CC, village cricket club outside Warrington.", role="user") == "fact"
+    assert classify("x = 5 in the failing test", role="user") != "fact"
+
+
+def test_a_backend_framework_is_a_tool_of_one_kind():
+    from apps.pipeline.rules.text import values
+
+    assert ("tool:backend framework", "phoenix liveview") in values("phoenix liveview + postgres, hosted on fly.")
+    assert_rewrites("stack: Flask, Postgres 16, deployed on Fly.io.", "决定换成 FastAPI 了", "stack: FastAPI, Postgres 16, deployed on Fly.io.")
+
+
+def test_a_list_numbered_without_stops_under_a_bare_introduction_is_one_rule_list():
+    from apps.pipeline.rules.text import sentences
+
+    got = sentences("先说几个要求 以后都这样\n1 说指法用简谱标 五线谱我看不懂\n2 先给结论 再解释\n3 别跟我说加油 听着烦", said_by_user=True)
+    assert got == ["先说几个要求 以后都这样; 说指法用简谱标 五线谱我看不懂; 先给结论 再解释; 别跟我说加油 听着烦"], got
+    # Numbers that are not a list stay lines of their own.
+    assert sentences("3 点到\n5 个人", said_by_user=True) == ["3 点到", "5 个人"]
+
+
+def test_where_the_user_works_and_what_their_body_has_are_said_without_a_subject():
+    from apps.pipeline.rules.extract import plain_statement
+
+    assert plain_statement("在西安 医院财务科上班")
+    assert plain_statement("右手腕有腱鞘炎 做账做出来的 天天敲小键盘")
+    assert not plain_statement("在吗")
+
+
+@pytest.mark.parametrize(("parts", "old", "now"), [
+    (["还有第二家店的事，柯桥那个铺子没谈下来，房东一下子涨了百分之三十。", "现在定在上虞了，万达旁边，十月份开业。"], "柯桥", "上虞"),
+    (["the Leith flat fell through, the landlord sold it.", "we've signed for one in Portobello instead."], "Leith", "Portobello"),
+])
+def test_a_plan_that_came_to_nothing_is_given_up(parts, old, now):
+    from apps.pipeline.rules.corrections import given_up
+
+    found = given_up(parts, 0)
+    assert found is not None and found.old == old and now in found.clause, found
+
+
+def test_a_scoring_app_that_blew_up_on_match_day_is_kept_in_code(coder, l0, run_now):
+    l0(coder, [say("b1", "scoring blew up saturday v Oakcroft, mid second innings. lost ball-by-ball for overs 23-34. scorer had to finish on paper.",
+                   0, cwd=PROJ)])
+    ok(run_now(coder, KIND_L1))
+    assert any("Oakcroft" in t for t in texts(coder)), texts(coder)

@@ -671,7 +671,8 @@ _DROPPED = [
     # (not "left", which is mostly a room or a party).
     re.compile(r"(?:^|[.:;!]\s+|:\s*|\band\s+|\bfyi\s+)(?:(?:and|but|so|also|oh|then|well|anyway)\s+)?"
                r"(?!(?:mum|mom|dad|father|mother|he|she|they|i|we|my|our|his|her|grandma|grandpa|and|but|so|also|oh|then|well|anyway)\b)"
-               r"(?P<old>(?-i:[A-Z][a-z]+)(?:\s(?-i:[A-Z][a-z]+))?)(?:'s|\s+has|\s+have)?\s+(?:just\s+|finally\s+|now\s+)?"
+               # (a name in lower case too, as casual writing has it: "gareth's stepped down, new job + baby").
+               r"(?P<old>(?-i:[A-Z][a-z]+)(?:\s(?-i:[A-Z][a-z]+))?|(?-i:[a-z]{3,})(?='s\s+(?:just\s+|finally\s+)?stepped))(?:'s|\s+has|\s+have)?\s+(?:just\s+|finally\s+|now\s+)?"
                r"(?:stepped down|stepped back|is stepping (?:down|back)|retired|is retiring|resigned"
                # "Gwen's had her hip replaced and is stepping back for the rest of the season".
                r"|[^.;!?]{3,40}?\band\s+(?:is|has|'s)\s+(?:stepping|stepped)\s+(?:down|back))\b", re.IGNORECASE),
@@ -685,6 +686,10 @@ _DROPPED = [
     re.compile(r"\b(?:i'm|i am|we're|we are|we've (?:moved|come|got)|we (?:came|got))\s+(?:finally\s+|now\s+)?off\s+(?:of\s+)?(?:the\s+|our\s+)?"
                r"(?P<old>(?-i:[A-Z])[\w.+-]{2,})\b", re.IGNORECASE),
     re.compile(r"(?P<old>[A-Za-z][\w.+-]{2,})\s*(?:那套|这套|那个|这个)?\s*(?:就|也|已经|全|全都|都)?(?:换掉|去掉|拿掉|弃用|下掉|撤掉|撤了|卸了|不用了|不要了|不接了|不搞了)"),
+    # "柯桥那个铺子没谈下来", "the Leith flat fell through": a plan that came to nothing.
+    re.compile(r"(?:^|(?<=[，,。：:；;\s]))(?P<old>[\u4e00-\u9fff]{2,4}?)(?:那个|这个|那边|那家|那间)(?:铺子|店面?|房子|场地|单子|项目|工作|offer)?"
+               r"(?:没谈下来|没谈成|黄了|吹了|泡汤了|没戏了)"),
+    re.compile(r"\bthe\s+(?P<old>(?-i:[A-Z])[\w-]{2,})\s+(?:[\w-]+\s+){0,2}(?:fell through|came to nothing|didn't come off)\b", re.IGNORECASE),
 ]
 # Someone gone elsewhere ("Priya's moved to Bristol for a new job", "Kenneth 上个月跳槽去了竞争对手那边", "老周回
 # 安徽老家带孙子了", "Ah Keong 去 Singapore 做工了"): a role left only when the message names who does it now
