@@ -3372,3 +3372,17 @@ def test_a_scoring_app_that_blew_up_on_match_day_is_kept_in_code(coder, l0, run_
                    0, cwd=PROJ)])
     ok(run_now(coder, KIND_L1))
     assert any("Oakcroft" in t for t in texts(coder)), texts(coder)
+
+
+def test_an_assistant_opening_each_reply_with_the_same_label_is_no_speaker(coder, l0, run_now):
+    from apps.pipeline.rules.text import speaker_of
+
+    assert speaker_of("改好了：新增 wecom.rs")[0] == "" and speaker_of("阿杰：还行吧，就是忙。")[0] == "阿杰"
+    l0(coder, [say("g1", "把报警推到企业微信群", 0, cwd=PROJ),
+               say("g2", "改好了：\n\n- webhook 地址放在环境变量 WECOM_WEBHOOK，不进仓库。\n- 原来的个人推送代码和 token 配置删掉了。", 1, role="assistant", cwd=PROJ),
+               say("g3", "好的谢谢", 2, cwd=PROJ),
+               say("g4", "改好了：\n\n- 降采样改成 Timescale 的 continuous aggregate。", 3, role="assistant", cwd=PROJ)])
+    run = ok(run_now(coder, KIND_L1))
+    # The assistant's own words are no evidence: neither facts nor a correction.
+    assert not any("改好了" in t or "Timescale" in t for t in texts(coder)), texts(coder)
+    assert run.counts.get("corrections", 0) == 0

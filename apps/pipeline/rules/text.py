@@ -733,9 +733,14 @@ def speaker_of(content: str) -> tuple[str, str]:
     """A speaker label at the start of a turn ("Mara: I went ..."): (name, rest), or ("", content).
     Labels that are ordinary words ("Note:", "Error:", "TODO:") are not speakers."""
     m = SPEAKER_RE.match(content)
-    if not m or m.group("name").lower() in _NOT_SPEAKERS or m.group("name") in _NOT_SPEAKERS_ZH:
+    if not m or m.group("name").lower() in _NOT_SPEAKERS or m.group("name") in _NOT_SPEAKERS_ZH or _NOT_A_NAME_ZH_RE.search(m.group("name")):
         return "", content
     return m.group("name"), content[m.end():]
+
+
+# A label that says something is done or asks ("改好了：", "做完了：", "好吧："): an assistant opening each
+# reply with it is no speaker of a conversation between people.
+_NOT_A_NAME_ZH_RE = re.compile(r"[了吧吗呢啊呀的]$|^(?:好|做|改|搞|弄|修|加|删)(?:好|完|定)")
 
 
 _NOT_SPEAKER_TEXT = (
