@@ -3386,3 +3386,11 @@ def test_an_assistant_opening_each_reply_with_the_same_label_is_no_speaker(coder
     # The assistant's own words are no evidence: neither facts nor a correction.
     assert not any("改好了" in t or "Timescale" in t for t in texts(coder)), texts(coder)
     assert run.counts.get("corrections", 0) == 0
+
+
+def test_another_thing_announced_as_changed_joins_the_sentence_that_tells_it():
+    from apps.pipeline.rules.units import joined_headlines
+
+    told = "The hall committee let our Saturday go, so from September we're on the last Sunday of the month instead."
+    assert joined_headlines(["Second thing, the café date has changed.", told]) == [f"Second thing, the café date has changed. {told}"]
+    assert joined_headlines(["Thanks, that works.", told]) == ["Thanks, that works.", told]
