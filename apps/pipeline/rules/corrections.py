@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from apps.pipeline.rules.text import (
     DATE_NOTE_RE,
     HOST_PATTERN,
+    LIST_ITEM_SEP,
     SLOT_CUES,
     STOPWORDS,
     ZH_STOP_CHARS,
@@ -660,6 +661,15 @@ _GAVE_UP_ZH = re.compile(r"(?P<old>[\u4e00-\u9fff]{1,3}(?P<v>[\u4e00-\u9fff]))�
 _SURNAME_ZH = "[王李张刘陈杨黄赵吴周徐孙马朱胡郭何高林罗郑梁谢宋唐许韩冯邓曹彭曾肖田董袁潘蒋蔡余杜叶程苏魏吕丁任沈姚卢姜崔钟谭陆汪范金石廖贾夏韦付方白邹孟熊秦邱江尹薛闫段雷侯龙史陶黎贺顾毛郝龚邵万钱严覃武戴莫孔向汤]"
 # When, said between a name and what the person does ("月底", "三月底", "下个月").
 _WHEN_ZH = r"(?:(?:下个?|上个?|这个?)?月底|年底|[一二三四五六七八九十\d]{1,2}\s*月[底初中]?|[上下]个?月|已经|马上)?\s*"
+# Where a person's name opens a clause in English, and the words there that are no one's name.
+_NAME_OPENS_EN = r"(?:^|[.:;!]\s+|:\s*|\band\s+|\bfyi\s+)"
+_NOT_A_PERSON_EN = r"mum|mom|dad|father|mother|he|she|they|i|we|my|our|his|her|grandma|grandpa"
+# A person named in Chinese writing (老/小/阿 + a character, a surname and a given name, a name before
+# 阿姨 / 老师 …, a Latin name), then when ("月底", "下个月"), before what they do.
+_PERSON_ZH = (r"(?:^|(?<=[，,。：:；;\s]))(?<!从 )(?P<old>(?:老|小|阿)[\u4e00-\u9fff]|" + _SURNAME_ZH
+              + r"[\u4e00-\u9fff]{1,2}?(?=\s*(?:阿姨|叔叔|老师|师傅|大姐|大哥)?\s*(?:TIME))"
+              r"|[\u4e00-\u9fff]{2}(?=阿姨|叔叔|老师|师傅|大姐|大哥)|(?<![A-Za-z])[A-Z][a-z]{2,})\s*(?:阿姨|叔叔|老师|师傅|大姐|大哥)?\s*TIME"
+              r"(?:就|也)?").replace("TIME", _WHEN_ZH)
 # "we dropped sidekiq", "Biscuit did not stick", "Snowflake 换掉，就按…": a named thing let go.
 _DROPPED = [
     re.compile(r"\b(?:i|we)(?:'ve| have)?\s+(?:just\s+|finally\s+|already\s+)?(?:dropped|ditched|got rid of|moved off|moved away from|stopped using|retired"
@@ -669,8 +679,8 @@ _DROPPED = [
     re.compile(r"(?:^|[.:!]\s+|:\s*)(?P<old>[A-Z][\w.+-]{2,})\s+(?:did not|didn't|never)\s+(?:really\s+)?st(?:ick|uck)\b"),
     # "Aoife stepped down at the AGM", "Trevor's stepped down after three-odd years": someone left a role
     # (not "left", which is mostly a room or a party).
-    re.compile(r"(?:^|[.:;!]\s+|:\s*|\band\s+|\bfyi\s+)(?:(?:and|but|so|also|oh|then|well|anyway)\s+)?"
-               r"(?!(?:mum|mom|dad|father|mother|he|she|they|i|we|my|our|his|her|grandma|grandpa|and|but|so|also|oh|then|well|anyway)\b)"
+    re.compile(_NAME_OPENS_EN + r"(?:(?:and|but|so|also|oh|then|well|anyway)\s+)?"
+               r"(?!(?:" + _NOT_A_PERSON_EN + r"|and|but|so|also|oh|then|well|anyway)\b)"
                # (a name in lower case too, as casual writing has it: "gareth's stepped down, new job + baby").
                r"(?P<old>(?-i:[A-Z][a-z]+)(?:\s(?-i:[A-Z][a-z]+))?|(?-i:[a-z]{3,})(?='s\s+(?:just\s+|finally\s+)?stepped))(?:'s|\s+has|\s+have)?\s+(?:just\s+|finally\s+|now\s+)?"
                r"(?:stepped down|stepped back|is stepping (?:down|back)|retired|is retiring|resigned"
@@ -679,9 +689,7 @@ _DROPPED = [
     # "老郑月底退休了", "美玲阿姨三月底退休", "Kelvin 下个月调去上海 office": a person (老/小 + a character, a
     # surname and a given name, a name before 阿姨 / 老师 …, a Latin name) leaves a role; not "我是个退休的老师",
     # "所以我下个月要辞职", "从 Zalando 离职了" (the user's own job, a change of its own).
-    re.compile(r"(?:^|(?<=[，,。：:；;\s]))(?<!从 )(?P<old>(?:老|小)[\u4e00-\u9fff]|" + _SURNAME_ZH + r"[\u4e00-\u9fff]{1,2}?(?=\s*(?:阿姨|叔叔|老师|师傅|大姐|大哥)?\s*(?:TIME))"
-               r"|[\u4e00-\u9fff]{2}(?=阿姨|叔叔|老师|师傅|大姐|大哥)|(?<![A-Za-z])[A-Z][a-z]{2,})\s*(?:阿姨|叔叔|老师|师傅|大姐|大哥)?\s*TIME"
-               r"(?:就|也)?(?:退休了|退休(?=[，,。；;])|离职了|辞职了|调走了?|调去[^，,。；;\s]{1,12}(?:\s?(?:office|branch|team))?了?)".replace("TIME", _WHEN_ZH)),
+    re.compile(_PERSON_ZH + r"(?:退休了|退休(?=[，,。；;])|离职了|辞职了|调走了?|调去[^，,。；;\s]{1,12}(?:\s?(?:office|branch|team))?了?)"),
     # "we're off PythonAnywhere", "we came off Heroku": a name (not "we're off tomorrow", "off to Leeds").
     re.compile(r"\b(?:i'm|i am|we're|we are|we've (?:moved|come|got)|we (?:came|got))\s+(?:finally\s+|now\s+)?off\s+(?:of\s+)?(?:the\s+|our\s+)?"
                r"(?P<old>(?-i:[A-Z])[\w.+-]{2,})\b", re.IGNORECASE),
@@ -695,14 +703,12 @@ _DROPPED = [
 # 安徽老家带孙子了", "Ah Keong 去 Singapore 做工了"): a role left only when the message names who does it now
 # (_TAKEN_OVER_RE); otherwise it is news of that person ("Yuki 下个月跳槽去漕河泾了": her office moves).
 _GONE_ELSEWHERE = [
-    re.compile(r"(?:^|[.:;!]\s+|:\s*|\band\s+|\bfyi\s+)(?!(?:mum|mom|dad|father|mother|he|she|they|i|we|my|our|his|her|grandma|grandpa)\b)"
+    re.compile(_NAME_OPENS_EN + r"(?!(?:" + _NOT_A_PERSON_EN + r")\b)"
                r"(?P<old>(?-i:[A-Z][a-z]+)(?:\s(?-i:[A-Z][a-z]+))?)(?:'s|\s+has|\s+have)?\s+(?:just\s+|now\s+)?"
                r"(?:moved\s+(?:away|(?:up\s+|down\s+|over\s+)?to\s+(?-i:[A-Z])[\w-]+)(?:\s+for\s+(?:a\s+|her\s+|his\s+|their\s+)?(?:new\s+)?(?:job|work))?"
                r"|(?:taken|got|started)\s+a\s+(?:new\s+)?job\b|left\s+(?:the\s+)?(?:company|firm|club|team|school|practice|clinic))", re.IGNORECASE),
-    re.compile(r"(?:^|(?<=[，,。：:；;\s]))(?P<old>(?:老|小|阿)[\u4e00-\u9fff]|" + _SURNAME_ZH + r"[\u4e00-\u9fff]{1,2}?(?=\s*(?:阿姨|叔叔|老师|师傅|大姐|大哥)?\s*(?:TIME))"
-               r"|[\u4e00-\u9fff]{2}(?=阿姨|叔叔|老师|师傅|大姐|大哥)|(?<![A-Za-z])[A-Z][a-z]{2,})\s*(?:阿姨|叔叔|老师|师傅|大姐|大哥)?\s*TIME"
-               r"(?:就|也)?(?:跳槽(?:(?:去了?|到了?)[^，,。；;]{0,12})?了?|回[^，,。；;\s]{0,6}老家[^，,。；;]{0,8}?了"
-               r"|去\s?[^，,。；;\s]{1,12}\s?(?:做工|打工|工作|上班)了)".replace("TIME", _WHEN_ZH)),
+    re.compile(_PERSON_ZH + r"(?:跳槽(?:(?:去了?|到了?)[^，,。；;]{0,12})?了?|回[^，,。；;\s]{0,6}老家[^，,。；;]{0,8}?了"
+               r"|去\s?[^，,。；;\s]{1,12}\s?(?:做工|打工|工作|上班)了)"),
 ]
 # Who does it now, said after someone went elsewhere.
 _TAKEN_OVER_RE = re.compile(r"\b(?:(?:has|have|'s)\s+)?(?:taken|took|takes|taking)\s+(?:it\s+|them\s+|that\s+)?over\b|\bpicked\s+(?:it\s+|them\s+)?up\b"
@@ -754,9 +760,6 @@ GIVEN_UP_MIN_CHARS = 8  # what holds now, said shorter than this, takes the clau
 # no longer what replaced the thing given up.
 _ANOTHER_MATTER_RE = re.compile(r"^(?:(?:another|other|bigger|next|separate) (?:thing|matter|news|question)|(?:also|anyway|btw|oh and|unrelated)\b"
                                 r"|另外|还有(?:个|一件)|对了|顺便|别的事)", re.IGNORECASE)
-# What the announcement of the change says it is about ("Bit of a change on the picture round: Priya's
-# moved to Bristol …"): kept at the head of what holds now, which otherwise says "taken it over".
-_ABOUT_LEAD_RE = re.compile(r"[:：]$")
 _JOINING_WORD_RE = re.compile(r"^(?:so|and|but|then|所以|于是)\b\s*", re.IGNORECASE)
 
 
@@ -784,7 +787,7 @@ def given_up(parts: list[str], index: int) -> Correction | None:
     tail = part[end:]  # "… did not stick at all lol." says nothing more of its own
     # Of a list joined into one unit, the rest of this item only ("更新几件事：阿芳回老家待产了，…; 帮小龙开个账号…;
     # 还有，姐夫在谈松山湖那边一个铺位": the next items are other news).
-    tail = tail.split("; ")[0] if "; " in tail else tail
+    tail = tail.split(LIST_ITEM_SEP)[0]
     text = " ".join([tail if len(content_tokens(tail)) >= 3 else "", *parts[index + 1: index + 1 + given_up_following(parts, index)]])
     if elsewhere is not None and not _TAKEN_OVER_RE.search(text):
         return None
@@ -795,8 +798,10 @@ def given_up(parts: list[str], index: int) -> Correction | None:
         # "…俩人加起来能贷不少，所以不走纯商贷了，改组合贷": too short alone, what led to it comes along.
         kept = [c.strip(" ，,;；") for c in re.split(r"[，,;；]", part[:start])
                 if old.casefold() not in c.casefold() and len(content_tokens(c)) >= 2] + kept
-    elif kept and (_ABOUT_LEAD_RE.search(lead) or part[start:].lstrip().startswith((":", "："))) \
+    elif kept and (lead.endswith((":", "：")) or part[start:].lstrip().startswith((":", "："))) \
             and len(content_tokens(lead)) >= 2 and old.casefold() not in lead.casefold():
+        # What the announcement of the change says it is about ("Bit of a change on the picture round: Priya's
+        # moved to Bristol …"): kept at the head of what holds now, which otherwise says "taken it over".
         lead = lead.rstrip(":： ")
         kept[0] = f"{lead}：{kept[0]}" if is_chinese(lead) else f"{lead}: {kept[0]}"
     if not kept:
@@ -1682,7 +1687,7 @@ _YOUR_SIDE_KEEPS = (r"(?:(?:你|你们)(?:那边|这边|那里|那儿)的?(?:就
 
 _FORGET_PATTERNS: list[re.Pattern[str]] = [
     re.compile(r"(?<!don't )(?<!dont )(?<!do not )(?<!never )\bforget\s+(?:about\s+|that\s+|what i (?:said|told you|mentioned)(?:\s+about)?\s+|everything (?:i said )?about\s+|the (?:part|thing|bit) about\s+)?(?P<subject>[^.!?]*)", re.IGNORECASE),
-    re.compile(r"\b(?:don't|dont|do not|please don't|please dont|no need to) (?:(?:note|write|jot|put) (?:that|this|it) down|remember|keep|store|save|record|note down|memori[sz]e|hold on to|hang on to|hold onto|keep hold of)\s+(?:(?:that|this|the) (?:bit|part|stuff|thing) about|any of (?:that|this|it)|that|this|it|what i said about|anything about|the bit about)?\s*(?:anywhere|around|on file)?\s*(?P<subject>[^.!?]*)", re.IGNORECASE),
+    re.compile(r"\b(?:don't|dont|do not|please don't|please dont|no need to) (?:(?:note|write|jot|put) (?:that|this|it) down|remember|keep|store|save|record|note down|memori[sz]e|hold on to|hang on to|hold onto|keep hold of)\s+(?:(?:that|this|the) (?:bit|part|stuff|thing) about|any of (?:that|this|it)|that|this|it|what i said about|anything about)?\s*(?:anywhere|around|on file)?\s*(?P<subject>[^.!?]*)", re.IGNORECASE),
     re.compile(r"\b(?:delete|remove|erase|drop|wipe)\s+(?:the|that|this|any|all|your)?\s*(?:memor(?:y|ies)|notes?|records?)\s*(?:about|of|on|for)?\s*(?P<subject>[^.!?]*)", re.IGNORECASE),
     re.compile(r"\bstop remembering\s*(?P<subject>[^.!?]*)", re.IGNORECASE),
     # "the bit about my trip abroad — wipe it from your notes", "I'd rather that wasn't kept
