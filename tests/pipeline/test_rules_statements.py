@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from apps.pipeline.models import KIND_L1
-from apps.pipeline.rules.corrections import corrected_content, forget_subject, parse_correction
+from apps.pipeline.rules.corrections import corrected_content, forget_subject, move_done, parse_correction
 from apps.pipeline.rules.text import resolve_relative_dates
 from tests.pipeline.conftest import assert_rewrites, code_profile, msg, ok
 from tests.pipeline.conftest import live_records as live
@@ -3394,3 +3394,65 @@ def test_another_thing_announced_as_changed_joins_the_sentence_that_tells_it():
     told = "The hall committee let our Saturday go, so from September we're on the last Sunday of the month instead."
     assert joined_headlines(["Second thing, the café date has changed.", told]) == [f"Second thing, the café date has changed. {told}"]
     assert joined_headlines(["Thanks, that works.", told]) == ["Thanks, that works.", told]
+
+
+# ------------------------------------------------------------ a move asked for and done
+_DEPOT_STACK = "这个仓库是我写的驿站管理后台。后端是 Python 的 FastAPI，数据库现在用的 SQLite，前端就几个 jinja 模板凑的，部署在腾讯云一台 2 核 2G 的轻量服务器上。"
+_DEPOT_MOVE = ("数据库要换了。现在两台扫码枪一起入库，隔三岔五就报 database is locked。"
+               "我在腾讯云上开了个云数据库 MySQL 8.0，帮我整个迁过去，迁完把原来那个 .db 文件删了，不要留两套")
+
+
+@pytest.mark.parametrize(("reply", "moved"), [
+    ("迁移完成：`app/db.py` 改用 SQLAlchemy 连 MySQL，数据逐表核对过行数。", True),
+    # Asked and not yet done: the project still runs on what it named.
+    ("迁之前要不要先停一下入库？迁移大概要半小时，扫码枪那段时间会报错。", False),
+])
+def test_a_move_the_user_asks_for_holds_once_the_reply_reports_it_done(coder, l0, run_now, reply, moved):
+    l0(coder, [say("a1", _DEPOT_STACK, 0, cwd=PROJ)])
+    ok(run_now(coder, KIND_L1))
+    l0(coder, [say("b1", _DEPOT_MOVE, 10, session="s2", cwd=PROJ), say("b2", reply, 11, role="assistant", session="s2", cwd=PROJ)])
+    ok(run_now(coder, KIND_L1))
+    live_now = texts(coder)
+    stack = [t for t in live_now if "FastAPI" in t]
+    assert stack, live_now
+    if moved:
+        assert all("SQLite" not in t for t in stack) and any("MySQL" in t and "jinja" in t for t in stack), live_now
+    else:
+        assert any("SQLite" in t for t in stack), live_now
+
+
+@pytest.mark.parametrize(("said", "reply", "expected"), [
+    # The tool named after the request; the one of its kind where it runs said before it is the old value.
+    (["另外 Railway 这两周老是 cold start，十几秒才有响应。", "迁到阿里云 ECS 吧，深圳 region，docker compose 起就行"], "迁好了：",
+     (1, "Railway", "阿里云")),
+    # The one tool the message names, said before the request.
+    (["我想把 ORM 换掉。", "朋友推荐 Drizzle，说比较轻、写起来像 SQL。", "帮我 migrate 过去，DB schema 完全不要动"], "换好了：", (1, "", "Drizzle")),
+    (["Heroku bills are silly for this.", "Can you move us over to Fly.io, region lhr?"], "Done — fly.toml is in the repo root.",
+     (1, "Heroku", "Fly.io")),
+])
+def test_a_move_done_names_the_tool_taken_up_and_the_one_it_replaces(said, reply, expected):
+    index, correction = move_done(said, reply)
+    assert (index, correction.old, correction.new) == expected
+
+
+@pytest.mark.parametrize(("said", "reply"), [
+    (["迁到阿里云 ECS 吧，深圳 region"], "迁之前先确认一下：域名备案做了吗？"),  # not reported done
+    (["朋友推荐 Drizzle，也有人说 TypeORM 好，帮我换过去"], "换好了："),  # two of a kind, neither after the request
+    (["能不能把日志清一下"], "弄好了："),  # no move asked
+])
+def test_no_move_is_read_without_a_request_a_report_of_it_done_and_one_tool_taken_up(said, reply):
+    assert move_done(said, reply) is None
+
+
+def test_a_move_done_that_finds_its_record_taken_adds_no_second_copy_of_its_sentence(coder, l0, run_now):
+    # "决定换成 Dramatiq" rewrites the stack record; the move done (celery → Dramatiq) finds it taken and
+    # stores nothing of its own: the sentence was read as usual.
+    l0(coder, [say("a1", _VET_STACK, 0, cwd=PROJ)])
+    ok(run_now(coder, KIND_L1))
+    l0(coder, [say("b1", "我受够 celery 了，worker 隔几天就卡死一次。决定换成 Dramatiq，定时的部分用 APScheduler 跑在一个单独的 container 里。",
+                   10, session="s2", cwd=PROJ),
+               say("b2", "换好了：worker 改成 dramatiq 启动。", 11, role="assistant", session="s2", cwd=PROJ)])
+    ok(run_now(coder, KIND_L1))
+    live_now = texts(coder)
+    assert any("Dramatiq" in t and "HTMX" in t for t in live_now), live_now
+    assert not any("决定换成" in t for t in live_now), live_now

@@ -476,6 +476,46 @@ _IN_USE_CUE_RE = re.compile(r"now|these days|nowadays|ended up|in the end|现在
 _NEGATED_RE = re.compile(r"\b(?:no|not|never|without)\b|n't\b|不|没|别|无", re.IGNORECASE)
 
 
+# A move asked for ("帮我整个迁过去", "迁到阿里云 ECS 吧", "我想把 ORM 换掉", "migrate us over to Neon") and a
+# reply that opens by reporting it done ("迁移完成：", "换好了：", "Done —", "Migrated.").
+_MOVE_ASKED_RE = re.compile(r"(?:迁|换|搬|切)(?:过去|过来|到|成|掉)|migrate\s*过去|要换了|改用"
+                            r"|\b(?:migrate|switch|move|port)\b(?:\s+[\w.-]+){0,4}?\s+(?:over|across|to)\b", re.IGNORECASE)
+_DONE_REPLY_RE = re.compile(r"^\W*(?:(?:迁|换|搬|切|改|补|做|弄|搞)(?:好|完)(?:了|咗)|迁移完成|(?:all\s+)?done\b|migrated\b|switched\b|moved\b)",
+                            re.IGNORECASE)
+
+
+def move_done(parts: list[str], reply: str) -> tuple[int, Correction] | None:
+    """A move the user asks for and the assistant's next reply reports done, as the change it
+    made, with the index of the sentence naming the tool taken up: "数据库要换了。…我在腾讯云上开了个
+    云数据库 MySQL 8.0，帮我整个迁过去" / "迁移完成：…" puts MySQL in the place of the database the
+    project named. Asked, a move is only wished for (`_INTENT_RE`); done, it holds. The tool is the
+    one named after a request ("迁到阿里云 ECS 吧"), else the last one named before it in its sentence
+    ("…开了个云数据库 MySQL 8.0，帮我整个迁过去"), else the one tool the message names ("朋友推荐 Drizzle，
+    …。帮我 migrate 过去"); one other of its kind (or, for where it runs, a host) is the old value
+    ("Railway 这两周老是 cold start…。迁到阿里云 ECS 吧"). Two of a kind named before a request are a
+    choice still open, not a move ("朋友推荐 Drizzle，也有人说 TypeORM 好，帮我换过去")."""
+    if not _DONE_REPLY_RE.match(reply):
+        return None
+    named = [(i, at, kind, value) for i, p in enumerate(parts) for at, kind, value in values_at(p) if kind.startswith("tool:")]
+    picked, asked = None, False
+    for i, part in enumerate(parts):
+        for cue in _MOVE_ASKED_RE.finditer(part):
+            asked = True
+            own = [t for t in named if t[0] == i]
+            after = [t for t in own if t[1] >= cue.end()]
+            before = [t for t in own if t[1] < cue.start()]
+            if before and any(t[2] == before[-1][2] and value_key(t[3]) != value_key(before[-1][3]) for t in before):
+                before = []  # "朋友推荐 Drizzle，也有人说 TypeORM 好，帮我换过去": two of a kind, no one move
+            picked = after[0] if after else before[-1] if before else picked
+    if picked is None:
+        if not asked or len({value_key(v) for *_, v in named}) != 1:
+            return None
+        picked = named[0]
+    index, _, kind, new = picked
+    others = {value_key(v): v for *_, k, v in named if value_key(v) != value_key(new) and (k == kind or {k, kind} <= _HOST_KINDS)}
+    return index, Correction(clause=_clause_of(parts[index]), old=next(iter(others.values())) if len(others) == 1 else "", new=new)
+
+
 # A full stop that ends a sentence (not a decimal point or "fig.3"): a clause ends there.
 _STOP_RE = re.compile(r"(?<=[a-z0-9)\]])\.\s+", re.IGNORECASE)
 

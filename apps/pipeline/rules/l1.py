@@ -480,6 +480,8 @@ def _stored_corrections(ctx, analysis: BatchAnalysis, mode: str, projects: dict[
             key = (strength, dense)
             if key > best_key:
                 best, best_key = record, key
+        if best is None and said.besides:
+            continue  # its sentence was said as usual
         if best is None:
             # Nothing to correct: what is true now is a plain statement ("actually" is often just a word),
             # and a fact even when no pattern claims it (a correction states how things are).

@@ -23,6 +23,7 @@ from apps.pipeline.rules.corrections import (
     given_up,
     given_up_following,
     joined_pauses,
+    move_done,
     parse_correction,
     self_corrected,
 )
@@ -59,6 +60,7 @@ from apps.pipeline.rules.text import (
     sentences,
     speaker_of,
     tokens,
+    tool_key,
     values,
 )
 
@@ -78,6 +80,7 @@ class Said:
     position: int = 0  # the sentence's index in its message
     matched: bool = False  # a forget request that found units of this batch
     by_category: bool = False
+    besides: bool = False  # read besides the sentence's own reading (a move done): nothing of its own when it matches nothing
 
 
 @dataclass
@@ -139,6 +142,21 @@ def analyse(ctx, messages: list[dict], background: list[dict], mode: str) -> Bat
     return out
 
 
+def _replies(messages: list[dict]) -> dict[int, dict]:
+    """Each user message's reply: the assistant message that comes next in its session, when it
+    is in the batch (`move_done` reads whether it reports a requested move done)."""
+    out: dict[int, dict] = {}
+    waiting: dict[str, dict] = {}
+    for message in messages:
+        session = str(message.get("sessionKey") or "")
+        if message.get("role") == "assistant":
+            if session in waiting:
+                out[id(waiting.pop(session))] = message
+        else:
+            waiting[session] = message
+    return out
+
+
 def _read_simplified(message: dict) -> dict:
     content = str(message.get("content") or "")
     read = simplified(content)
@@ -169,6 +187,7 @@ def _analyse(ctx, messages: list[dict], background: list[dict], mode: str) -> Ba
             continue
         _said_by_user(row, user_words)
         _remember(row, last_user, last_assistant, [], out.speakers)
+    replies = _replies(messages)
     for message in messages:
         reason = quality_gate(message.get("content"))
         if reason:
@@ -255,6 +274,8 @@ def _analyse(ctx, messages: list[dict], background: list[dict], mode: str) -> Ba
                 # "耳机那个不行不行。我们队里好多老姐妹耳朵本来就背，戴个耳机又要充电…": after a refusal that
                 # names the proposal, what the message goes on to say about it is the refusal's reason.
                 numbered = [(i, p) for i, p in numbered if i == 0 or not _mentions(p, refused)]
+        reply = replies.get(id(message))
+        moved = move_done(parts, str(reply.get("content") or "")) if reply is not None else None
         left = {i for i, _ in numbered}
         parts_left = [p if i in left else "" for i, p in enumerate(parts)]  # what a given-up sentence may take as holding now
         plain: list[tuple[int, str]] = []
@@ -284,6 +305,11 @@ def _analyse(ctx, messages: list[dict], background: list[dict], mode: str) -> Ba
                     ctx.add("corrections")
             else:
                 plain.append((index, part))
+        if moved is not None and not _taken_up_already(out.corrections, message, moved[1]):
+            # "我想把 ORM 换掉。朋友推荐 Drizzle，…。帮我 migrate 过去" / "换好了：": the move done is one more change
+            # the message makes; its sentences are read as they were.
+            out.corrections.append(Said(message=message, correction=moved[1], position=moved[0], besides=True))
+            ctx.add("corrections")
         if plain and _is_follow_up(plain[0][1], content) and session in last_user:
             merged = _merge_follow_up(message, plain[0][1], last_user[session], mode)
             if merged is not None:
@@ -422,6 +448,14 @@ def _points_back_once(before: str, request: str) -> bool:
     # "平时回复不用这样哈，就这一次": a bare scope at the end, after words that point back.
     *rest, last = re.split(r"[，,;；]\s*", request)
     return bool(rest) and one_off(last) and len(naming_words(last)) <= 1 and bool(_THIS_WAY_RE.search(" ".join(rest)))
+
+
+def _taken_up_already(corrections: list[Said], message: dict, moved: Correction) -> bool:
+    """Whether a change read in the message already takes up the tool a move done names (and
+    knows what it replaces when the move does: "迁到阿里云 ECS 吧" read alone does not say Railway)."""
+    key = tool_key(moved.new)
+    return any(tool_key(v) == key and (not moved.old or said.correction.old) for said in corrections
+               if said.message is message and said.correction is not None for _, v in values(said.correction.new))
 
 
 def _change_in(part: str, mode: str) -> Correction | None:
