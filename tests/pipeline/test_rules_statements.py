@@ -3143,6 +3143,11 @@ def test_a_list_item_keeps_its_own_second_sentence():
     (["另外推荐人要换了：Kenneth 上个月跳槽去了竞争对手那边，再找他写不太合适。", "现在推荐信改找 Joanna，她最熟我的工作。"], "Kenneth", "Joanna"),
     (["人员上有个变化：老周回安徽老家带孙子了，现在打版是小蒋在弄。"], "老周", "小蒋"),
     (["I moved us off Railway last weekend.", "we're on a Scaleway DEV1-S in Paris now, Postgres on the same box."], "Railway", "Scaleway"),
+    (["Malik's leaving us, he's got a job at Rough Trade in London, last day was thursday.",
+      "Ines is doing all the grading from now on."], "Malik", "Ines"),
+    # An accented name; the successor said as a clause of one word is kept.
+    (["Lucía has stopped teaching online, she's got a full-time post at a language school in Seville.", "Good for her.",
+      "I've started with a new tutor, Andrés."], "Lucía", "Andrés"),
 ])
 def test_someone_gone_elsewhere_with_who_does_it_now_leaves_the_role(parts, old, now):
     from apps.pipeline.rules.corrections import given_up
@@ -3157,6 +3162,10 @@ def test_someone_gone_elsewhere_with_no_one_taking_over_is_news_of_them():
     # Her office moves; she is no role the user gave up.
     assert given_up(["然后计划有变：Yuki 下个月跳槽去漕河泾了！", "所以之前那一带就不看了，我们改看 9 号线沿线。"], 0) is None
     assert given_up(["Ana's moved to Leeds for a new job, we're so proud."], 0) is None
+    # A question after who took over asks; it says nothing that holds now.
+    found = given_up(["Malik's leaving us, he's got a job at Rough Trade in London.", "Ines is doing all the grading from now on.",
+                      "can we record who graded each record?"], 0)
+    assert found is not None and "Ines" in found.clause and "graded each record" not in found.clause, found
     # What holds now stops where another matter opens.
     found = given_up(["Aoife stepped down at the AGM, Brendan has taken over the bookings.", "Bigger thing: the charity night is on 22 July."], 0)
     assert found is not None and "Brendan" in found.clause and "charity" not in found.clause, found
@@ -3261,6 +3270,17 @@ def test_someone_stepping_back_or_a_tool_let_go_is_given_up(parts, old, now):
 
     found = given_up(parts, 0)
     assert found is not None and found.old == old and now in found.clause, found
+
+
+def test_a_change_restated_in_words_after_not_is_the_value_it_was_changed_to():
+    correction = parse_correction("局的时间改了：好几个人周五老加班，来不了，现在改成每周六下午 2 点开始，每周都有，不是两周一次了")
+    assert (correction.old, correction.new) == ("", "每周六下午 2 点开始"), correction
+    assert_rewrites('我组了个局叫"南山 Meeple 局"，每两周的周五晚上在我家客厅，一般 6 到 8 个人。',
+                    "局的时间改了：好几个人周五老加班，来不了，现在改成每周六下午 2 点开始，每周都有，不是两周一次了",
+                    '我组了个局叫"南山 Meeple 局"，每两周的周六晚上在我家客厅，一般 6 到 8 个人。')
+    # A value said after "not" is still the one it replaces.
+    correction = parse_correction("改成周四下午开会，不是周三")
+    assert (correction.old, correction.new) == ("周三", "周四"), correction
 
 
 def test_instead_of_doing_something_replaces_no_value():

@@ -744,15 +744,20 @@ _DROPPED = [
 # (_TAKEN_OVER_RE); otherwise it is news of that person ("Yuki 下个月跳槽去漕河泾了": her office moves).
 _GONE_ELSEWHERE = [
     re.compile(_NAME_OPENS_EN + r"(?!(?:" + _NOT_A_PERSON_EN + r")\b)"
-               r"(?P<old>(?-i:[A-Z][a-z]+)(?:\s(?-i:[A-Z][a-z]+))?)(?:'s|\s+has|\s+have)?\s+(?:just\s+|now\s+)?"
+               r"(?P<old>(?-i:[A-Z][a-zà-ÿ]+)(?:\s(?-i:[A-Z][a-zà-ÿ]+))?)(?:'s|\s+has|\s+have|\s+is)?\s+(?:just\s+|now\s+)?"
                r"(?:moved\s+(?:away|(?:up\s+|down\s+|over\s+)?to\s+(?-i:[A-Z])[\w-]+)(?:\s+for\s+(?:a\s+|her\s+|his\s+|their\s+)?(?:new\s+)?(?:job|work))?"
-               r"|(?:taken|got|started)\s+a\s+(?:new\s+)?job\b|left\s+(?:the\s+)?(?:company|firm|club|team|school|practice|clinic))", re.IGNORECASE),
+               r"|(?:taken|got|started)\s+a\s+(?:new\s+)?job\b|left\s+(?:the\s+)?(?:company|firm|club|team|school|practice|clinic)"
+               # "Malik's leaving us, he's got a job at Rough Trade", "Lucía has stopped teaching online"
+               r"|leaving\s+us\b|(?:stopped|quit)\s+(?:teaching|coaching|tutoring|working)\b)", re.IGNORECASE),
     re.compile(_PERSON_ZH + r"(?:跳槽(?:(?:去了?|到了?)[^，,。；;]{0,12})?了?|回[^，,。；;\s]{0,6}老家[^，,。；;]{0,8}?了"
                r"|去\s?[^，,。；;\s]{1,12}\s?(?:做工|打工|工作|上班)了)"),
 ]
 # Who does it now, said after someone went elsewhere.
 _TAKEN_OVER_RE = re.compile(r"\b(?:(?:has|have|'s)\s+)?(?:taken|took|takes|taking)\s+(?:it\s+|them\s+|that\s+)?over\b|\bpicked\s+(?:it\s+|them\s+)?up\b"
                             r"|\bstepped in\b|\bnow\s+(?:does|handles|runs|covers)\b|\b(?:is|are)\s+(?:now\s+)?(?:doing|handling|running|covering)\s+(?:it|them)\b"
+                            # "Ines is doing all the grading from now on", "I've started with a new tutor, Andrés"
+                            r"|\b(?:is|are)\s+(?:now\s+)?(?:doing|handling|running|covering)\s+(?:all\s+)?(?:the\s+)?[\w-]+(?:\s+[\w-]+)?\s+(?:from now on|now)\b"
+                            r"|\bstarted\s+with\s+a\s+new\s+[a-z]+\b"
                             r"|交给|改找|改由|换成|由\s?\S{1,8}\s?(?:负责|接手|来管|来做|来弄)|接手|接替|接班|顶上"
                             r"|现在[^，,。；;]{0,16}?(?:在弄|在做|在管|在负责|在跟|来弄|来做|来管)", re.IGNORECASE)
 # "所以不走纯商贷了，改组合贷": the thing no longer taken, named between the negated verb and 了.
@@ -794,6 +799,7 @@ def _gone_elsewhere(part: str) -> tuple[str, int, int] | None:
     return None
 
 
+_A_NAME_RE = re.compile(r"[A-Z][a-zà-ÿ]+")  # "I've started with a new tutor, Andrés": the successor, a clause of one word
 GIVEN_UP_FOLLOWING = 2  # sentences after the one giving something up that may say what replaced it
 GIVEN_UP_MIN_CHARS = 8  # what holds now, said shorter than this, takes the clauses before it along
 # A sentence that opens another matter ("Bigger thing: we're doing a charity quiz night…", "另外…"):
@@ -807,8 +813,8 @@ def given_up_following(parts: list[str], index: int) -> int:
     """How many sentences after parts[index] may say what replaced what it gives up."""
     n = 0
     for part in parts[index + 1: index + 1 + GIVEN_UP_FOLLOWING]:
-        if _ANOTHER_MATTER_RE.match(part.strip()):
-            break
+        if _ANOTHER_MATTER_RE.match(part.strip()) or part.rstrip().endswith(("?", "？")):
+            break  # another matter, or a question ("can we record who graded each record?"): nothing that holds
         n += 1
     return n
 
@@ -832,7 +838,7 @@ def given_up(parts: list[str], index: int) -> Correction | None:
     if elsewhere is not None and not _TAKEN_OVER_RE.search(text):
         return None
     kept = [_JOINING_WORD_RE.sub("", c.strip(" ，,;；")).rstrip(".。!！") for c in re.split(r"(?<=[.!?。！？])\s+|[，,;；]", text)
-            if old.casefold() not in c.casefold() and len(content_tokens(c)) >= 2]
+            if old.casefold() not in c.casefold() and (len(content_tokens(c)) >= 2 or _A_NAME_RE.fullmatch(c.strip(" .!")))]
     lead = re.split(r"(?<=[.!?。！？])\s*", part[:start].strip())[-1]  # "Good, 3rd is plenty for him. also committee news:" → its last sentence
     if kept and len("".join(kept)) < GIVEN_UP_MIN_CHARS:
         # "…俩人加起来能贷不少，所以不走纯商贷了，改组合贷": too short alone, what led to it comes along.
@@ -919,6 +925,15 @@ def _parse_marked(sentence: str) -> Correction | None:
             if m:
                 # "went up to 120 seconds after the big customer's 300-page invoices": the value, not why.
                 new = _trim_new((m.group("new") or (m.groupdict().get("new2") or "")).strip())
+                break
+    if bounded and not values(new):
+        # "现在改成每周六下午 2 点开始，每周都有，不是两周一次了": the "not" restates in words a change whose
+        # value was said with "改成"; that value is the change.
+        for pattern in _NEW_ONLY:
+            m = _now_said(list(pattern.finditer(text)), text)
+            said = _trim_new((m.group("new") or (m.groupdict().get("new2") or "")).strip()) if m else ""
+            if values(said):
+                old, new, bounded = "", said, False
                 break
     old = re.split(r"\s[—–-]\s|[—–…]", old)[0].strip()
     old = re.sub(r"\s*(?:啦|啊|呀|哦|喔|吧|呢|嘛)+$", "", old)  # "scanner 不是 Frontier 啦，是 Noritsu"
