@@ -3449,6 +3449,12 @@ def test_a_move_the_user_asks_for_holds_once_the_reply_reports_it_done(coder, l0
     (["我想把 ORM 换掉。", "朋友推荐 Drizzle，说比较轻、写起来像 SQL。", "帮我 migrate 过去，DB schema 完全不要动"], "换好了：", (1, "", "Drizzle")),
     (["Heroku bills are silly for this.", "Can you move us over to Fly.io, region lhr?"], "Done — fly.toml is in the repo root.",
      (1, "Heroku", "Fly.io")),
+    # A report of it done with its subject first; a database of the table's Chinese ones.
+    (["跟你说个事，信息中心发通知了，所有校内系统下学期开学前要从 MySQL 迁到达梦，DM8。", "没办法，得迁，你看看要改多少"],
+     "评估加改造都做完了，改动比预想的小：", (0, "MySQL", "达梦")),
+    # Where images are kept is a tool kind (Cloudinary, 七牛云).
+    (["update 一下：Cloudinary 的 free tier 上个月爆了。", "我上周末已经把图片全搬到七牛云了，bucket 叫 linju-img。",
+      "你把代码里 Cloudinary 相关的东西清一下"], "清好了：", (1, "Cloudinary", "七牛云")),
 ])
 def test_a_move_done_names_the_tool_taken_up_and_the_one_it_replaces(said, reply, expected):
     index, correction = move_done(said, reply)
@@ -3459,6 +3465,7 @@ def test_a_move_done_names_the_tool_taken_up_and_the_one_it_replaces(said, reply
     (["迁到阿里云 ECS 吧，深圳 region"], "迁之前先确认一下：域名备案做了吗？"),  # not reported done
     (["朋友推荐 Drizzle，也有人说 TypeORM 好，帮我换过去"], "换好了："),  # two of a kind, neither after the request
     (["能不能把日志清一下"], "弄好了："),  # no move asked
+    (["迁到阿里云 ECS 吧，深圳 region"], "太好了！深圳 region 延迟低。"),  # praise, not a report of it done
 ])
 def test_no_move_is_read_without_a_request_a_report_of_it_done_and_one_tool_taken_up(said, reply):
     assert move_done(said, reply) is None

@@ -477,11 +477,12 @@ _NEGATED_RE = re.compile(r"\b(?:no|not|never|without)\b|n't\b|不|没|别|无", 
 
 
 # A move asked for ("帮我整个迁过去", "迁到阿里云 ECS 吧", "我想把 ORM 换掉", "migrate us over to Neon") and a
-# reply that opens by reporting it done ("迁移完成：", "换好了：", "Done —", "Migrated.").
+# reply that opens by reporting it done ("迁移完成：", "换好了：", "清好了：", "评估加改造都做完了", "Done —", "Migrated.";
+# not "太好了").
 _MOVE_ASKED_RE = re.compile(r"(?:迁|换|搬|切)(?:过去|过来|到|成|掉)|migrate\s*过去|要换了|改用"
                             r"|\b(?:migrate|switch|move|port)\b(?:\s+[\w.-]+){0,4}?\s+(?:over|across|to)\b", re.IGNORECASE)
-_DONE_REPLY_RE = re.compile(r"^\W*(?:(?:迁|换|搬|切|改|补|做|弄|搞)(?:好|完)(?:了|咗)|迁移完成|(?:all\s+)?done\b|migrated\b|switched\b|moved\b)",
-                            re.IGNORECASE)
+_DONE_REPLY_RE = re.compile(r"^\W*(?:(?:[^，,。！!？?\n没未不]{1,10}?(?:都|已经|全部)?)?(?![太真那就这挺])[\u4e00-\u9fff](?:好|完)(?:了|咗)|迁移完成"
+                            r"|(?:all\s+)?done\b|migrated\b|switched\b|moved\b)", re.IGNORECASE)
 
 
 def move_done(parts: list[str], reply: str) -> tuple[int, Correction] | None:

@@ -382,7 +382,7 @@ TOOL_KINDS: dict[str, tuple[str, ...]] = {
                 "Cloudflare Pages", "GitHub Pages", "App Engine", "Elastic Beanstalk", "PythonAnywhere",
                 "Scaleway", "OVHcloud|OVH", "Vultr", "Koyeb"),
     "database": ("PostgreSQL|Postgres", "MySQL", "SQLite", "MongoDB|Mongo", "MariaDB", "SQL Server|MSSQL", "DynamoDB", "Firestore", "CockroachDB",
-                 "InfluxDB|Influx", "TimescaleDB", "ClickHouse"),
+                 "InfluxDB|Influx", "TimescaleDB", "ClickHouse", "达梦|DM8|Dameng", "人大金仓|KingbaseES"),
     "cloud": ("AWS|Amazon Web Services", "GCP|Google Cloud", "=Azure", "阿里云|Aliyun|Alibaba Cloud", "腾讯云|Tencent Cloud", "华为云|Huawei Cloud"),
     "database host": ("=Neon", "Supabase", "PlanetScale", "Amazon RDS|RDS"),
     # One backend framework at a time ("we moved the API from Flask to FastAPI"); front-end ones are not
@@ -401,7 +401,8 @@ TOOL_KINDS: dict[str, tuple[str, ...]] = {
     "shop": ("Etsy", "Shopify", "WooCommerce", "有赞", "=Wix", "Squarespace"),
     "ci": ("Jenkins", "GitHub Actions", "GitLab CI", "CircleCI", "Travis CI", "Buildkite", "Drone CI"),
     "maps": ("高德|Amap", "Google Maps", "百度地图", "腾讯地图", "Mapbox"),
-    "object storage": ("Backblaze B2|B2", "Amazon S3|S3", "阿里云 OSS|阿里云OSS|=OSS", "Cloudflare R2|R2", "腾讯云 COS|=COS", "Google Cloud Storage|GCS", "MinIO"),
+    "object storage": ("Backblaze B2|B2", "Amazon S3|S3", "阿里云 OSS|阿里云OSS|=OSS", "Cloudflare R2|R2", "腾讯云 COS|=COS", "Google Cloud Storage|GCS", "MinIO",
+                       "Cloudinary", "七牛云|七牛", "又拍云"),
     "error tracking": ("=Sentry", "Rollbar", "Bugsnag", "Honeybadger"),
     "accounting": ("Xero", "QuickBooks", "FreeAgent", "FreshBooks"),
     "analytics": ("Google Analytics", "=Plausible", "=Umami", "Mixpanel", "PostHog", "Matomo"),
