@@ -3264,6 +3264,8 @@ def test_where_things_stand_now_said_with_instead_replaces_the_old_value():
     (["更新几件事：阿芳回老家待产了，至少请到年底。现在收银对账是我表弟小龙在弄，他之前在店里洗车。"], "阿芳", "小龙"),
     (["所以 Tuya 那套不要了，改接 Hikvision 的 ISAPI"], "Tuya", "Hikvision"),
     (["gareth's stepped down, new job + baby. priya's doing fixtures from now on."], "gareth", "priya"),
+    (["and one more change: scrap the 99p endings.", "Ines reckons it makes us look like a pound shop.",
+      "whole pounds from now on, round the existing stock up to the next pound"], "99p", "whole pounds"),
 ])
 def test_someone_stepping_back_or_a_tool_let_go_is_given_up(parts, old, now):
     from apps.pipeline.rules.corrections import given_up
@@ -3281,6 +3283,13 @@ def test_a_change_restated_in_words_after_not_is_the_value_it_was_changed_to():
     # A value said after "not" is still the one it replaces.
     correction = parse_correction("改成周四下午开会，不是周三")
     assert (correction.old, correction.new) == ("周三", "周四"), correction
+
+
+def test_scrapping_something_that_names_no_value_gives_nothing_up():
+    from apps.pipeline.rules.corrections import given_up
+
+    assert given_up(["scrap the old dispatch day completely, i don't want both running by accident"], 0) is None
+    assert given_up(["please drop the 2019 table, we moved everything to the new schema"], 0) is None  # a command
 
 
 def test_instead_of_doing_something_replaces_no_value():

@@ -718,6 +718,10 @@ _DROPPED = [
                r"|(?:moved|took|got)\s+(?:us|it|everything|it all|(?:the|our)\s+[\w-]+)\s+(?:off|away from))"
                r"\s+(?:the\s+|our\s+|my\s+)?(?P<old>[\w.+-]{3,})\b", re.IGNORECASE),
     re.compile(r"(?:^|[.:!]\s+|:\s*)(?P<old>[A-Z][\w.+-]{2,})\s+(?:did not|didn't|never)\s+(?:really\s+)?st(?:ick|uck)\b"),
+    # "scrap the 99p endings", "ditch Mailchimp": a decision to let a named thing or a value go (not "drop the
+    # table", "kill the server": commands; not "scrap the old dispatch day", which names no value).
+    re.compile(r"(?:^|[.:;!]\s+|:\s*)(?:let's\s+|we'll\s+|just\s+)?(?i:scrap|ditch)\s+(?i:the\s+|our\s+|all\s+(?:the\s+|our\s+)?)?"
+               r"(?P<old>[A-Z][\w.+-]+|[\w.+-]*\d[\w.+-]*)(?![\w.+-])"),
     # "Aoife stepped down at the AGM", "Trevor's stepped down after three-odd years": someone left a role
     # (not "left", which is mostly a room or a party).
     re.compile(_NAME_OPENS_EN + r"(?:(?:and|but|so|also|oh|then|well|anyway)\s+)?"
