@@ -3492,3 +3492,61 @@ def test_a_move_done_that_finds_its_record_taken_adds_no_second_copy_of_its_sent
     live_now = texts(coder)
     assert any("Dramatiq" in t and "HTMX" in t for t in live_now), live_now
     assert not any("决定换成" in t for t in live_now), live_now
+
+
+# ------------------------------------------------------------ a thing swapped, named by what it is
+@pytest.mark.parametrize(("parts", "old", "now"), [
+    (["big news，换拍了！之前那支太头重，打一晚上 forearm 酸到拿不住水杯。现在换成 Victor Thruster Ryuga II，拉了 25 磅"], "拍", "Victor"),
+    # The new one is named by what it is too.
+    (["游泳馆换了，黄龙太远，下班堵车赶到都快七点。现在改去家门口的奥体中心游泳馆，走路十分钟"], "游泳馆", "奥体中心游泳馆"),
+    (["然后有两个更新：我换 paddle 了，新的是 JOOLA 的 Perseus，spin 真的差超多。"], "paddle", "JOOLA"),
+    # What comes before the verb when it names a part of the system ("那块"), and what was decided.
+    (["时序库那块我决定换掉了，改用 TimescaleDB，数据保留 90 天"], "时序库", "TimescaleDB"),
+])
+def test_a_thing_swapped_is_given_up_by_the_word_that_names_it(parts, old, now):
+    from apps.pipeline.rules.corrections import given_up
+
+    found = given_up(parts, 0)
+    assert found is not None and found.old == old and now in found.clause, found
+
+
+@pytest.mark.parametrize("part", [
+    "王教练说再练一个月就能换气了。",  # what one will be able to do
+    "不过我可能要换组了，去做风控，下周一开始。",  # not yet
+    "假已经请好了，跟同事换了两个 night shift 哈哈",  # a swap of something named after it
+    "另外，academic coordinator 换人了，下个礼拜一开始所有 make-up request 都是 Mr Rahman approve。",  # a person, not a thing
+])
+def test_no_thing_is_given_up_by_a_swap_that_names_none(part):
+    from apps.pipeline.rules.corrections import given_up
+
+    assert given_up([part, "现在都挺好的，每周练三次。"], 0) is None
+
+
+def test_a_swap_that_says_both_values_is_a_move_between_them():
+    from apps.pipeline.rules.corrections import given_up
+
+    assert given_up(["频道也换了, 从 #eng 换成 #standup。"], 0) is None
+    correction = parse_correction("频道也换了, 从 #eng 换成 #standup。")
+    assert (correction.old, correction.new) == ("#eng", "#standup")
+
+
+def test_a_thing_swapped_leaves_the_record_that_named_it(chat, l0, run_now):
+    l0(chat, [say("a1", "每周日晚上在 Richmond 一个叫 Shuttle Hub 的馆打 rec league。拍子是 Yonex Astrox 88D，拉 24 磅", 0)])
+    ok(run_now(chat, KIND_L1))
+    l0(chat, [say("b1", "big news，换拍了！之前那支太头重，打一晚上 forearm 酸到拿不住水杯。现在换成 Victor Thruster Ryuga II，一样是进攻拍但好挥很多，拉了 25 磅",
+                  10, session="s2")])
+    ok(run_now(chat, KIND_L1))
+    live_now = texts(chat)
+    assert not any("Astrox" in t for t in live_now), live_now
+    assert any("Victor" in t for t in live_now) and any("Shuttle Hub" in t for t in live_now), live_now
+
+
+def test_what_holds_now_stops_where_something_else_is_given_up():
+    from apps.pipeline.rules.corrections import given_up
+
+    parts = ["然后有两个更新：我换 paddle 了，新的是 JOOLA 的 Perseus，spin 真的差超多。",
+             "还有我的 doubles partner 要换人了，Kelvin 下个月调去上海 office 😭 以后跟 Sophie 搭"]
+    found = given_up(parts, 0)
+    assert found is not None and "JOOLA" in found.clause and "Sophie" not in found.clause, found
+    later = given_up(parts, 1)
+    assert later is not None and later.old == "Kelvin" and "Sophie" in later.clause, later

@@ -777,10 +777,32 @@ def _dropped_zh(part: str) -> tuple[str, int, int] | None:
     if m is None:
         return None
     run = re.search(r"[\u4e00-\u9fff]{2,8}$", part[: m.start()].rstrip())
-    last = re.split(r"[是把的个了在将和与就也]", run.group(0))[-1] if run else ""  # "另一个是宝塔" → 宝塔
-    if len(last) < 2 or last in _NOT_A_NAME_ZH:
+    # "另一个是宝塔" → 宝塔; "时序库那块我决定换掉了" → 时序库
+    pieces = [p for p in re.split(r"[是把的个了在将和与就也]|那块|这块|那边|我?决定", run.group(0)) if len(p) >= 2] if run else []
+    last = pieces[-1] if pieces else ""
+    if not last or last in _NOT_A_NAME_ZH:
         return None
     return last, part.rindex(last, 0, m.start()), m.end()
+
+
+# "big news，换拍了！", "音箱换了！", "我换 paddle 了", "换琴了": the thing in use swapped for another. The records
+# name what was used by what it is ("拍子是 Yonex Astrox 88D", "先科的拉杆音箱"), so that word is what is given up.
+# Not "就能换气了" (what one can do), "换了两个 night shift" (a swap of something else, named after it).
+_SWAPPED_ZH = re.compile(r"(?<![能会可就要想得该])换\s?(?P<slot>[\u4e00-\u9fff]{1,2}?|[A-Za-z]{3,})\s?了(?=[！!。.，,~～\s]|$)"
+                         r"|(?:^|(?<=[，,。！!：:\s]))(?P<slot2>[\u4e00-\u9fff]{2,3}|[A-Za-z]{3,})\s?(?:也|又)?换了(?=[！!。.，,~～\s]|$)")
+# Words after "换" that are no thing ("换个", "换成"), and slots that hold values the value rules change (a time, a place).
+_NOT_A_SLOT_ZH = frozenset(["个", "成", "到", "掉", "好", "完", "过", "一", "人", "我们", "已经", "现在", "今天", "最近", "终于", "时间", "地址", "日子",
+                            "规则", "地方", "位置", "工作", "早就"])
+
+
+def _swapped_zh(part: str) -> tuple[str, int, int] | None:
+    m = _SWAPPED_ZH.search(part)
+    if m is None:
+        return None
+    slot = m.group("slot") or m.group("slot2")
+    if slot in _NOT_A_SLOT_ZH or slot[0] in "个成到掉好完过人" or _from_to(part) is not None or _INTENT_RE.search(part[: m.start()]):
+        return None  # "频道也换了, 从 #eng 换成 #standup": the move says both values; "我可能要换组了": not yet
+    return slot, m.start(), m.end()
 
 
 def _given_up_name(part: str) -> tuple[str, int, int] | None:
@@ -789,7 +811,7 @@ def _given_up_name(part: str) -> tuple[str, int, int] | None:
         m = pattern.search(part)
         if m is not None:
             return (m.group("old") or m.groupdict().get("old2") or "").strip(), m.start(), m.end()
-    found = _dropped_zh(part)
+    found = _dropped_zh(part) or _swapped_zh(part)
     if found is not None:
         return found
     m = _NO_LONGER_TAKEN_ZH.search(part)
@@ -818,8 +840,10 @@ def given_up_following(parts: list[str], index: int) -> int:
     """How many sentences after parts[index] may say what replaced what it gives up."""
     n = 0
     for part in parts[index + 1: index + 1 + GIVEN_UP_FOLLOWING]:
-        if _ANOTHER_MATTER_RE.match(part.strip()) or part.rstrip().endswith(("?", "？")):
-            break  # another matter, or a question ("can we record who graded each record?"): nothing that holds
+        if _ANOTHER_MATTER_RE.match(part.strip()) or part.rstrip().endswith(("?", "？")) or _given_up_name(part) or _gone_elsewhere(part):
+            # another matter, a question ("can we record who graded each record?"), or something else given up
+            # ("我换 paddle 了，… 还有我的 doubles partner 要换人了，Kelvin 下个月调去上海 office"): nothing that holds
+            break
         n += 1
     return n
 
@@ -835,6 +859,8 @@ def given_up(parts: list[str], index: int) -> Correction | None:
     if found is None and elsewhere is None:
         return None
     old, start, end = found or elsewhere  # type: ignore[misc]
+    # A thing swapped is named by what it is: the new one is that too ("游泳馆换了 … 现在改去家门口的奥体中心游泳馆").
+    swapped = found is not None and found == _swapped_zh(part)
     tail = part[end:]  # "… did not stick at all lol." says nothing more of its own
     # Of a list joined into one unit, the rest of this item only ("更新几件事：阿芳回老家待产了，…; 帮小龙开个账号…;
     # 还有，姐夫在谈松山湖那边一个铺位": the next items are other news).
@@ -842,8 +868,8 @@ def given_up(parts: list[str], index: int) -> Correction | None:
     text = " ".join([tail if len(content_tokens(tail)) >= 3 else "", *parts[index + 1: index + 1 + given_up_following(parts, index)]])
     if elsewhere is not None and not _TAKEN_OVER_RE.search(text):
         return None
-    kept = [_JOINING_WORD_RE.sub("", c.strip(" ，,;；")).rstrip(".。!！") for c in re.split(r"(?<=[.!?。！？])\s+|[，,;；]", text)
-            if old.casefold() not in c.casefold() and (len(content_tokens(c)) >= 2 or _A_NAME_RE.fullmatch(c.strip(" .!")))]
+    kept = [_JOINING_WORD_RE.sub("", c.strip(" ，,;；！!")).rstrip(".。!！") for c in re.split(r"(?<=[.!?。！？])\s+|[，,;；]", text)
+            if (swapped or old.casefold() not in c.casefold()) and (len(content_tokens(c)) >= 2 or _A_NAME_RE.fullmatch(c.strip(" .!")))]
     lead = re.split(r"(?<=[.!?。！？])\s*", part[:start].strip())[-1]  # "Good, 3rd is plenty for him. also committee news:" → its last sentence
     if kept and len("".join(kept)) < GIVEN_UP_MIN_CHARS:
         # "…俩人加起来能贷不少，所以不走纯商贷了，改组合贷": too short alone, what led to it comes along.
