@@ -3550,3 +3550,29 @@ def test_what_holds_now_stops_where_something_else_is_given_up():
     assert found is not None and "JOOLA" in found.clause and "Sophie" not in found.clause, found
     later = given_up(parts, 1)
     assert later is not None and later.old == "Kelvin" and "Sophie" in later.clause, later
+
+
+# ------------------------------------------------------------ said to hold now, in other words
+def test_from_now_on_at_the_head_of_a_chinese_clause_changes_a_value():
+    assert_rewrites("现在一个预约时段是 60 分钟 一档", "以后每一档一个半小时 营业时间不变", "现在一个预约时段是 一个半小时 一档")
+    # "下班以后" is after something, not from now on.
+    assert parse_correction("下班以后每周二去游泳，一次一个半小时") is None
+
+
+@pytest.mark.parametrize(("record", "said", "expected"), [
+    ("My son Theo is 6 and has a peanut allergy. He's under Dr Okafor at St James's.",
+     "Update: we've been moved to a new consultant. Theo's under Dr Hussain now, at the children's allergy clinic at the LGI.",
+     "My son Theo is 6 and has a peanut allergy. He's under Dr Hussain at St James's."),
+    ("去年十月开始学毛笔字，在少年宫的成人班跟钱老师学楷书。", "成人班现在是廖老师带了，她是文化馆退休的", "去年十月开始学毛笔字，在少年宫的成人班跟廖老师学楷书。"),
+])
+def test_someone_named_by_their_title_is_a_value_their_title_names(record, said, expected):
+    assert_rewrites(record, said, expected)
+
+
+def test_a_title_names_its_own_slot():
+    from apps.pipeline.rules.text import values
+
+    assert values("王教练说再练一个月")[0] == ("person:教练", "王教练")
+    assert values("新来的英语老师人挺好") == []  # a role, no one named
+    # A doctor said now does not replace a coach.
+    assert corrected_content("Saturdays I train with Coach Kevin at the range.", parse_correction("I'm seeing Dr Patel now about my wrist.")) is None

@@ -30,6 +30,9 @@ from apps.pipeline.rules.text import (
     values,
     values_at,
 )
+from apps.pipeline.rules.text import (
+    SURNAME_ZH as _SURNAME_ZH,
+)
 
 # "not now, but put it on the list", "not really, but …", "never renumber, not even if it gets
 # binned": after "not", words of when and how much name no value that is replaced.
@@ -89,7 +92,9 @@ CHANGE_TO_RE = re.compile(
 # "现在的借阅规则：…" names what holds and introduces it: no cue.
 WEAK_CUE_RE = re.compile(
     r"(?<!for )(?<!until )(?<!right )(?<!by )(?<!just )(?<!till )\bnow\b(?!\s+(?:that|and then|on)\b)|\bthese days\b|\bnowadays\b|\bmore like\b|\bfrom now on\b"
-    r"|\bany ?more\b|\bended up\b|\bin the end\b|\bfinal\b(?=\s*(?:是|[:：]|is\b|number\b|count\b))|(?:现在|目前|如今)(?!的[^，,。:：]{0,12}[:：])|最后(?:定|决定|改|选)|后来(?:改|换)|又(?:改|换|变|涨|降)了?",
+    r"|\bany ?more\b|\bended up\b|\bin the end\b|\bfinal\b(?=\s*(?:是|[:：]|is\b|number\b|count\b))|(?:现在|目前|如今)(?!的[^，,。:：]{0,12}[:：])|最后(?:定|决定|改|选)|后来(?:改|换)|又(?:改|换|变|涨|降)了?"
+    # "以后每一档一个半小时": from now on, said at the head of a clause (not "下班以后", after something).
+    r"|(?:^|(?<=[，,。；;:：\s]))以后(?=每|都|就|改|一律|统一)",
     re.IGNORECASE,
 )
 # A change that is planned or asked for has not happened ("下周要把 Triton 升级到 24.08", "we
@@ -382,7 +387,12 @@ def _parse(sentence: str) -> Correction | None:
     if move and _INTENT_RE.search(sentence[: move.start()]) and not _OWN_MISTAKE_RE.search(sentence):
         return None  # "We want the standup moved back to 9:30 next month": asked for, not done
     if CORRECTION_RE.search(sentence) and not _clarified_aside(sentence):
-        return _parse_marked(sentence)
+        marked = _parse_marked(sentence)
+        if marked is None or marked.old or not marked.new or values(marked.new):
+            return marked
+        # "we've been moved to a new consultant. Theo's under Dr Hussain now": what it was moved to names
+        # no value; the value said to hold now is the change.
+        return _said_now(sentence) or marked
     m = CHANGE_TO_RE.search(sentence)
     if m and values(m.group("new") or m.group("new_zh") or "") and not _INTENT_RE.search(sentence[: m.start()]):
         return Correction(clause=_clause_of(sentence), old="", new=_trim_new(m.group("new") or m.group("new_zh") or ""))
@@ -392,6 +402,11 @@ def _parse(sentence: str) -> Correction | None:
         if taken and tool.group("new").lstrip().startswith(taken[0]):
             # "决定换成 Dramatiq", "改用 Postmark 了": a tool taken up in place of another.
             return Correction(clause=_clause_of(sentence), old="", new=taken[0])
+    return _said_now(sentence)
+
+
+def _said_now(sentence: str) -> Correction | None:
+    """A typed value said with a word that says it holds now ("现在", "now", "from now on")."""
     for cue in WEAK_CUE_RE.finditer(sentence):
         # The value belongs to the cue's own clause: "三天前拔了智齿，现在还肿着" says no new value
         # (a full stop before a space ends a clause too: "…G/45 d5 from now on. last year round 4
@@ -699,7 +714,6 @@ _GAVE_UP_EN = re.compile(r"\b(?:i've|i have|we've|we have)\s+(?:just\s+|finally\
                          r"|\b(?:i'm|i am|we're|we are)\s+(?:giving up on|done with|quitting)\s+(?:the\s+|my\s+)?(?P<old2>[\w-]{3,})\b", re.IGNORECASE)
 _GAVE_UP_ZH = re.compile(r"(?P<old>[\u4e00-\u9fff]{1,3}(?P<v>[\u4e00-\u9fff]))不(?P=v)了")
 # Common Chinese surnames, for telling a name ("郑国强退休了") from any two characters before a verb.
-_SURNAME_ZH = "[王李张刘陈杨黄赵吴周徐孙马朱胡郭何高林罗郑梁谢宋唐许韩冯邓曹彭曾肖田董袁潘蒋蔡余杜叶程苏魏吕丁任沈姚卢姜崔钟谭陆汪范金石廖贾夏韦付方白邹孟熊秦邱江尹薛闫段雷侯龙史陶黎贺顾毛郝龚邵万钱严覃武戴莫孔向汤]"
 # When, said between a name and what the person does ("月底", "三月底", "下个月").
 _WHEN_ZH = r"(?:(?:下个?|上个?|这个?)?月底|年底|[一二三四五六七八九十\d]{1,2}\s*月[底初中]?|[上下]个?月|已经|马上)?\s*"
 # Where a person's name opens a clause in English, and the words there that are no one's name.

@@ -511,6 +511,16 @@ SLOT_CUES = {
 }
 
 
+# Common Chinese surnames, for telling a name ("郑国强退休了", "钱老师") from any character before a word.
+SURNAME_ZH = "[王李张刘陈杨黄赵吴周徐孙马朱胡郭何高林罗郑梁谢宋唐许韩冯邓曹彭曾肖田董袁潘蒋蔡余杜叶程苏魏吕丁任沈姚卢姜崔钟谭陆汪范金石廖贾夏韦付方白邹孟熊秦邱江尹薛闫段雷侯龙史陶黎贺顾毛郝龚邵万钱严覃武戴莫孔向汤]"
+# Someone named by their title ("Dr Okafor", "Coach Kevin", "钱老师", "王医生"): the title is the slot, so "Theo's under
+# Dr Hussain now" corrects "He's under Dr Okafor" and not the name of a teacher.
+_PERSON_TITLES = {"dr": "dr", "doctor": "dr", "prof": "prof", "professor": "prof", "coach": "coach",
+                  "老师": "老师", "医生": "医生", "大夫": "医生", "教练": "教练"}
+PERSON_RE = re.compile(r"\b(?P<title>Dr|Doctor|Prof|Professor|Coach)\.?\s+(?-i:[A-Z][a-zà-ÿ'-]+)(?![\w'-])"
+                       r"|(?<![\u4e00-\u9fff])" + SURNAME_ZH + r"(?P<title_zh>老师|医生|大夫|教练)"
+                       r"|(?<=[跟找是在的，,。\s])" + SURNAME_ZH + r"(?P<title_zh2>老师|医生|大夫|教练)")
+
 VALUE_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     ("tool", TOOL_RE),
     ("residence", RESIDENCE_RE),
@@ -569,6 +579,7 @@ VALUE_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     # A name with its number written into it ("GRCh37", "hg19"): the letters name the slot, so
     # "moved to GRCh38" corrects "GRCh37" and not "bwa-mem2" or "CX22".
     ("named", re.compile(r"(?<![A-Za-z0-9_.\-])[A-Za-z]{2,}\d+(?![A-Za-z0-9_\-]|\.\w)")),
+    ("person", PERSON_RE),
     # Which way something faces ("朝南" / "其实是朝东的").
     ("direction", re.compile(r"(?:朝|坐北朝)[东南西北]{1,2}|\b(?:north|south|east|west)(?:-facing)?\b", re.IGNORECASE)),
     # Numbers said in words ("Kenji is six" / "seven now"); not "one", which is mostly a pronoun.
@@ -630,6 +641,9 @@ def _values(text: str) -> tuple[tuple[int, str, str], ...]:
             value, typed = m.group(0).strip(), kind
             if kind == "named":
                 typed = "named:" + re.sub(r"\d+$", "", value).lower()
+            if kind == "person":
+                title = m.group("title") or m.group("title_zh") or m.group("title_zh2")
+                typed = "person:" + _PERSON_TITLES[title.lower()]
             if kind == "tool":
                 typed = "tool:" + _TOOL_KEYS[value.casefold()][0]
             if kind == "residence" and holder:
