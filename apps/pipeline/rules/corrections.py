@@ -897,6 +897,8 @@ def given_up(parts: list[str], index: int) -> Correction | None:
         kept[0] = f"{lead}：{kept[0]}" if is_chinese(lead) else f"{lead}: {kept[0]}"
     if not kept:
         return None
+    if swapped:
+        kept.insert(0, part[start:end].strip())  # "换教练了，现在跟 Jenny…": what the new one is, said with what it replaced
     chinese = is_chinese(" ".join(kept))
     clause = ("，" if chinese else ", ").join(kept).rstrip(".。!！ ") + ("。" if chinese else ".")
     return Correction(clause=clause[0].upper() + clause[1:], old=old, new="", ended=True)
