@@ -3576,3 +3576,12 @@ def test_a_title_names_its_own_slot():
     assert values("新来的英语老师人挺好") == []  # a role, no one named
     # A doctor said now does not replace a coach.
     assert corrected_content("Saturdays I train with Coach Kevin at the range.", parse_correction("I'm seeing Dr Patel now about my wrist.")) is None
+
+
+def test_a_chinese_amount_in_thousands_keeps_the_hundreds_said_after_it():
+    from apps.pipeline.rules.text import values
+
+    assert values("我那间月租一千一")[0] == ("amount", "一千一")
+    assert values("预算一千五")[0] == ("amount", "一千五")
+    # "一千五" and "一千二" are two values: the change is made, not taken for the value already held.
+    assert_rewrites("每个月生活费预算一千五，不够再说", "生活费预算改成一千二了", "每个月生活费预算一千二，不够再说")

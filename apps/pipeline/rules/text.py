@@ -551,7 +551,7 @@ VALUE_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     # An amount of money ("$18,000", "22 grand", "两万块", "两万五", "每月五千以内"); a big number
     # of something else ("三千多米") is not one.
     ("amount", re.compile(r"[$€£¥]\s?\d[\d,]*(?:\.\d+)?(?:\s?[kKmM]\b)?|\b\d[\d,]*(?:\.\d+)?\s?(?:k\s+)?(?:grand|dollars?|euros?|pounds?|bucks|quid|usd|eur|gbp|rmb|yuan)\b"
-                          rf"|(?:{_ZH_NUM}\s?万(?:(?:[一两二三四五六七八九]|\d)\s?千|[一两二三四五六七八九](?![千百十]))?|{_ZH_NUM}\s?千)"
+                          rf"|(?:{_ZH_NUM}\s?万(?:(?:[一两二三四五六七八九]|\d)\s?千|[一两二三四五六七八九](?![千百十]))?|{_ZH_NUM}\s?千(?:[一两二三四五六七八九](?![千百十万]))?)"
                           r"(?![多余]?\s?(?:米|公里|步|人|字|名|个|次|条|年|克|平|卡|瓦|转|公斤|斤))(?:块钱?|元|美元|欧元)?"
                           r"|\d+(?:\.\d+)?\s?(?:块钱?|元|美元|欧元)", re.IGNORECASE)),
     # A weekday of the month, with its part of the day ("每个月第一个周五晚上", "最后一个周六下午", "the last
