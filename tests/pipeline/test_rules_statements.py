@@ -3585,3 +3585,35 @@ def test_a_chinese_amount_in_thousands_keeps_the_hundreds_said_after_it():
     assert values("预算一千五")[0] == ("amount", "一千五")
     # "一千五" and "一千二" are two values: the change is made, not taken for the value already held.
     assert_rewrites("每个月生活费预算一千五，不够再说", "生活费预算改成一千二了", "每个月生活费预算一千二，不够再说")
+
+
+# ------------------------------------------------------------ a value complained of, then changed
+_SWAP_RULES = "OK 几条规矩，long-term 的： 不存业主的门牌号，最多存到楼栋; listing 发布 14 天自动下架; 每个 PR 必须跑 Playwright e2e，挂了不准 merge"
+
+
+def test_a_value_complained_of_before_a_change_is_the_value_it_replaces(coder, l0, run_now):
+    l0(coder, [say("a1", "stack：Next.js 14 App Router + Prisma + Postgres，deploy 在 Vercel", 0, cwd=PROJ), say("a2", _SWAP_RULES, 1, cwd=PROJ)])
+    ok(run_now(coder, KIND_L1))
+    l0(coder, [say("b1", "对了那个 14 天自动下架，好多人反馈太短了，大件家具两周根本没人来看就没了。改成 30 天吧，到期前 3 天提醒一下卖家", 10,
+                   session="s2", cwd=PROJ),
+               say("b2", "改好了：LISTING_TTL_DAYS=30。", 11, role="assistant", session="s2", cwd=PROJ)])
+    ok(run_now(coder, KIND_L1))
+    live_now = texts(coder)
+    assert any("30 天自动下架" in t and "Playwright" in t for t in live_now), live_now
+    assert not any("14 天自动下架" in t and "Playwright" in t for t in live_now), live_now
+    assert any("Next.js 14" in t for t in live_now), live_now  # a 14 of something else stays
+
+
+def test_the_complaint_is_the_reason_and_stays_as_said(coder, l0, run_now):
+    l0(coder, [say("a1", "好，有几个规矩你记一下，以后都照这个来：\n1）普通报修 48 小时内必须处理完，超时的单子要标红\n2）golangci-lint 必须过", 0, cwd=PROJ)])
+    ok(run_now(coder, KIND_L1))
+    l0(coder, [say("b1", "还有那个时限，处长上周开会说了，学生投诉太多，48 小时太长了。普通报修改成 24 小时。", 10, session="s2", cwd=PROJ)])
+    ok(run_now(coder, KIND_L1))
+    live_now = texts(coder)
+    assert any("普通报修 24 小时内" in t for t in live_now), live_now
+    assert not any("24 小时太长" in t for t in live_now), live_now  # the reason is not rewritten into nonsense
+
+
+def test_a_lead_time_and_a_particle_are_no_part_of_a_change():
+    correction = parse_correction("改成 30 天吧，到期前 3 天提醒一下卖家")
+    assert (correction.old, correction.new) == ("", "30 天"), correction

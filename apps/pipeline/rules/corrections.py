@@ -937,7 +937,7 @@ def _clause_of(sentence: str) -> str:
 
 def _trim_new(new: str) -> str:
     """The value part of what follows "to": "Python 3.12 last Friday" → "Python 3.12"."""
-    new = new.strip().rstrip("了").strip()
+    new = re.sub(r"(?:了|吧|啊|呀|哦|哈)+$", "", new.strip()).strip()  # "改成 30 天吧": the value, not the particle
     if re.search(r"[\u4e00-\u9fff]", new):
         return new
     kept = re.split(r"\s+(?:last|this|next|yesterday|today|tomorrow|since|because|as of|after|before|when|so|over|during)\b", new,
@@ -1013,7 +1013,9 @@ def _parse_marked(sentence: str) -> Correction | None:
         stated = values(new)
         rest = text.replace(new, " ", 1)  # values the new part itself says are all new
         # ("…学生都卡着最后一分钟晃过来": "一分钟" is "a minute", no setting.)
-        others = [v for k, v in values(rest) if stated and k == stated[-1][0] and v not in {sv for _, sv in stated} and not v.startswith("一")]
+        # A lead time ("到期前 3 天提醒一下卖家", "remind them 2 days before") is a slot of its own, not the old value.
+        others = [v for at, k, v in values_at(rest) if stated and k == stated[-1][0] and v not in {sv for _, sv in stated}
+                  and not v.startswith("一") and not _LEAD_TIME_RE.search(rest[max(0, at - 4):at])]
         if not stated:
             # "linyu.dev 续费太贵没续，主域名改成 linyu.me": a host name replaced by another host name.
             host = _HOST_RE.fullmatch(new.strip())
@@ -1039,6 +1041,7 @@ def _parse_marked(sentence: str) -> Correction | None:
     return Correction(clause=clause or text, old=old, new=new)
 
 
+_LEAD_TIME_RE = re.compile(r"(?:前|提前|之前|以前)\s*$")
 PAIR_NEW_MAX_WORDS = 6
 _GOES_WRONG_RE = re.compile(r"\b(?:are|is|keep|keeps)\s+(?:still\s+)?(?:coming|arriving|showing up|turning up|being|getting|ending up)\b|\bstill\b",
                             re.IGNORECASE)

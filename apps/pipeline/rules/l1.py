@@ -338,8 +338,8 @@ def _apply_in_batch_corrections(ctx, analysis: BatchAnalysis, planned: list[Plan
         correction = said.correction
         best, best_score = None, 0.0
         for item in planned:
-            if not analysis.said_before(item.candidate, said):
-                continue
+            if not analysis.said_before(item.candidate, said) or (said.reason_before and item.candidate.message is said.message):
+                continue  # "…48 小时太长了。普通报修改成 24 小时": the complaint is the reason, not the setting
             score = supersedes(item.candidate.content, correction)
             if score > best_score:
                 best, best_score = item, score

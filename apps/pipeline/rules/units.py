@@ -61,7 +61,9 @@ from apps.pipeline.rules.text import (
     speaker_of,
     tokens,
     tool_key,
+    value_key,
     values,
+    values_at,
 )
 
 FOLLOW_UP_MAX_CHARS = 80  # an anaphoric follow-up is short; a long message says its own thing
@@ -81,6 +83,7 @@ class Said:
     matched: bool = False  # a forget request that found units of this batch
     by_category: bool = False
     besides: bool = False  # read besides the sentence's own reading (a move done): nothing of its own when it matches nothing
+    reason_before: bool = False  # the old value was complained of in the sentence before: that sentence is no record to rewrite
 
 
 @dataclass
@@ -295,13 +298,16 @@ def _analyse(ctx, messages: list[dict], background: list[dict], mode: str) -> Ba
             correction = self_fixes.get(index) or ended or _change_in(part, mode)
             if correction is not None and index and not correction.context and POINTS_BACK_RE.match(correction.clause):
                 correction.context = parts[index - 1]
+            complained = _value_complained_of(parts[index - 1], correction) if correction is not None and index else ""
+            if complained and correction is not None:
+                correction.old = complained
             if correction is not None:
                 # "几件事 update 一下：- 药水供应商换了送货日，所以 C-41 batch 改成每周四 - 然后我之前讲错了…scanner
                 # 不是 Frontier 啦，是 Noritsu": a list of changes is one unit, but each item changes its own record.
                 items = [] if index in self_fixes or ended is not None or one_off(part) or LIST_ITEM_SEP not in part \
                     else [c for c in (_change_in(item, mode) for item in part.split(LIST_ITEM_SEP)) if c]
                 for each in items if len(items) >= 2 else [correction]:
-                    out.corrections.append(Said(message=message, correction=each, position=index))
+                    out.corrections.append(Said(message=message, correction=each, position=index, reason_before=bool(complained)))
                     ctx.add("corrections")
             else:
                 plain.append((index, part))
@@ -456,6 +462,28 @@ def _taken_up_already(corrections: list[Said], message: dict, moved: Correction)
     key = tool_key(moved.new)
     return any(tool_key(v) == key and (not moved.old or said.correction.old) for said in corrections
                if said.message is message and said.correction is not None for _, v in values(said.correction.new))
+
+
+# A value complained of ("那个 14 天自动下架，好多人反馈太短了", "48 小时太长了", "£6 is too much"): the setting a
+# change said next replaces.
+_COMPLAINT_RE = re.compile(r"太(?:长|短|久|少|多|贵|便宜|慢|快|早|晚|高|低|大|小|紧|松)|不够|\btoo\s+(?:long|short|much|many|few|little|slow|fast|early|late|high|low|expensive|cheap)\b",
+                           re.IGNORECASE)
+
+
+def _value_complained_of(before: str, correction: Correction) -> str:
+    """The one value of the change's kind that the sentence before it complains of ("…48 小时太长了。" +
+    "普通报修改成 24 小时。"), when the change names no old value itself; else ""."""
+    if correction.old or correction.ended or correction.count or not _COMPLAINT_RE.search(before):
+        return ""
+    kinds = {k for k, _ in values(correction.new)}
+    new_keys = {value_key(v) for _, v in values(correction.new)}
+    said: dict[str, str] = {}
+    for at, kind, value in values_at(before):
+        if kind in kinds and value_key(value) not in new_keys:
+            # With the unit its kind counts ("14 天", not the "14" of "Next.js 14").
+            unit = re.match(r"\s?" + re.escape(kind.partition(":")[2]), before[at + len(value):]) if ":" in kind else None
+            said[value_key(value)] = value + (unit.group(0) if unit else "")
+    return next(iter(said.values())) if len(said) == 1 else ""
 
 
 def _change_in(part: str, mode: str) -> Correction | None:
