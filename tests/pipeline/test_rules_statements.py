@@ -3617,3 +3617,10 @@ def test_the_complaint_is_the_reason_and_stays_as_said(coder, l0, run_now):
 def test_a_lead_time_and_a_particle_are_no_part_of_a_change():
     correction = parse_correction("改成 30 天吧，到期前 3 天提醒一下卖家")
     assert (correction.old, correction.new) == ("", "30 天"), correction
+
+
+def test_what_a_swapped_thing_holds_now_opens_with_no_stray_stop():
+    from apps.pipeline.rules.corrections import given_up
+
+    found = given_up(["换蜡了。之前那个大豆蜡夏天 frosting 太严重，客人以为东西坏了 现在用的是 coconut wax blend（椰子蜡 + 少量米糠蜡）"], 0)
+    assert found is not None and found.clause.startswith("换蜡了，之前"), found

@@ -882,7 +882,7 @@ def given_up(parts: list[str], index: int) -> Correction | None:
     text = " ".join([tail if len(content_tokens(tail)) >= 3 else "", *parts[index + 1: index + 1 + given_up_following(parts, index)]])
     if elsewhere is not None and not _TAKEN_OVER_RE.search(text):
         return None
-    kept = [_JOINING_WORD_RE.sub("", c.strip(" ，,;；！!")).rstrip(".。!！") for c in re.split(r"(?<=[.!?。！？])\s+|[，,;；]", text)
+    kept = [_JOINING_WORD_RE.sub("", c.strip(" ，,;；！!。")).rstrip(".。!！") for c in re.split(r"(?<=[.!?。！？])\s+|[，,;；]", text)
             if (swapped or old.casefold() not in c.casefold()) and (len(content_tokens(c)) >= 2 or _A_NAME_RE.fullmatch(c.strip(" .!")))]
     lead = re.split(r"(?<=[.!?。！？])\s*", part[:start].strip())[-1]  # "Good, 3rd is plenty for him. also committee news:" → its last sentence
     if kept and len("".join(kept)) < GIVEN_UP_MIN_CHARS:
