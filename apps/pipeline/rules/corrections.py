@@ -18,6 +18,7 @@ from apps.pipeline.rules.text import (
     LIST_ITEM_SEP,
     SLOT_CUES,
     STOPWORDS,
+    SURNAME_ZH,
     ZH_STOP_CHARS,
     content_tokens,
     is_chinese,
@@ -29,9 +30,6 @@ from apps.pipeline.rules.text import (
     value_key,
     values,
     values_at,
-)
-from apps.pipeline.rules.text import (
-    SURNAME_ZH as _SURNAME_ZH,
 )
 
 # "not now, but put it on the list", "not really, but …", "never renumber, not even if it gets
@@ -721,7 +719,7 @@ _NAME_OPENS_EN = r"(?:^|[.:;!]\s+|:\s*|\band\s+|\bfyi\s+)"
 _NOT_A_PERSON_EN = r"mum|mom|dad|father|mother|he|she|they|i|we|my|our|his|her|grandma|grandpa"
 # A person named in Chinese writing (老/小/阿 + a character, a surname and a given name, a name before
 # 阿姨 / 老师 …, a Latin name), then when ("月底", "下个月"), before what they do.
-_PERSON_ZH = (r"(?:^|(?<=[，,。：:；;\s]))(?<!从 )(?P<old>(?:老|小|阿)[\u4e00-\u9fff]|" + _SURNAME_ZH
+_PERSON_ZH = (r"(?:^|(?<=[，,。：:；;\s]))(?<!从 )(?P<old>(?:老|小|阿)[\u4e00-\u9fff]|" + SURNAME_ZH
               + r"[\u4e00-\u9fff]{1,2}?(?=\s*(?:阿姨|叔叔|老师|师傅|大姐|大哥)?\s*(?:TIME))"
               r"|[\u4e00-\u9fff]{2}(?=阿姨|叔叔|老师|师傅|大姐|大哥)|(?<![A-Za-z])[A-Z][a-z]{2,})\s*(?:阿姨|叔叔|老师|师傅|大姐|大哥)?\s*TIME"
               r"(?:就|也)?").replace("TIME", _WHEN_ZH)

@@ -517,9 +517,10 @@ SURNAME_ZH = "[王李张刘陈杨黄赵吴周徐孙马朱胡郭何高林罗郑�
 # Dr Hussain now" corrects "He's under Dr Okafor" and not the name of a teacher.
 _PERSON_TITLES = {"dr": "dr", "doctor": "dr", "prof": "prof", "professor": "prof", "coach": "coach",
                   "老师": "老师", "医生": "医生", "大夫": "医生", "教练": "教练"}
+# In Chinese the surname opens the name: after a character only where a name may follow one ("跟钱老师学", "是廖老师带"),
+# not inside a word ("英语老师", "新来的老师" name no one).
 PERSON_RE = re.compile(r"\b(?P<title>Dr|Doctor|Prof|Professor|Coach)\.?\s+(?-i:[A-Z][a-zà-ÿ'-]+)(?![\w'-])"
-                       r"|(?<![\u4e00-\u9fff])" + SURNAME_ZH + r"(?P<title_zh>老师|医生|大夫|教练)"
-                       r"|(?<=[跟找是在的，,。\s])" + SURNAME_ZH + r"(?P<title_zh2>老师|医生|大夫|教练)")
+                       r"|(?:(?<![\u4e00-\u9fff])|(?<=[跟找是在的]))" + SURNAME_ZH + r"(?P<title_zh>老师|医生|大夫|教练)")
 
 VALUE_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     ("tool", TOOL_RE),
@@ -642,7 +643,7 @@ def _values(text: str) -> tuple[tuple[int, str, str], ...]:
             if kind == "named":
                 typed = "named:" + re.sub(r"\d+$", "", value).lower()
             if kind == "person":
-                title = m.group("title") or m.group("title_zh") or m.group("title_zh2")
+                title = m.group("title") or m.group("title_zh")
                 typed = "person:" + _PERSON_TITLES[title.lower()]
             if kind == "tool":
                 typed = "tool:" + _TOOL_KEYS[value.casefold()][0]
