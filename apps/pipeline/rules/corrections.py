@@ -933,9 +933,13 @@ def _clause_of(sentence: str) -> str:
     return re.sub(r"^[,，:：\s—–-]+|[,，\s]+$", "", _strip_lead(sentence))
 
 
+# Sentence-final particles that end no value ("不是 Frontier 啦", "改成 30 天吧").
+_PARTICLES = "啦|啊|呀|哦|喔|吧|呢|嘛|哈"
+
+
 def _trim_new(new: str) -> str:
     """The value part of what follows "to": "Python 3.12 last Friday" → "Python 3.12"."""
-    new = re.sub(r"(?:了|吧|啊|呀|哦|哈)+$", "", new.strip()).strip()  # "改成 30 天吧": the value, not the particle
+    new = re.sub(r"(?:了|" + _PARTICLES + r")+$", "", new.strip()).strip()  # "改成 30 天吧": the value, not the particle
     if re.search(r"[\u4e00-\u9fff]", new):
         return new
     kept = re.split(r"\s+(?:last|this|next|yesterday|today|tomorrow|since|because|as of|after|before|when|so|over|during)\b", new,
@@ -981,7 +985,7 @@ def _parse_marked(sentence: str) -> Correction | None:
                 old, new, bounded = "", said, False
                 break
     old = re.split(r"\s[—–-]\s|[—–…]", old)[0].strip()
-    old = re.sub(r"\s*(?:啦|啊|呀|哦|喔|吧|呢|嘛)+$", "", old)  # "scanner 不是 Frontier 啦，是 Noritsu"
+    old = re.sub(r"\s*(?:" + _PARTICLES + r")+$", "", old)  # "scanner 不是 Frontier 啦，是 Noritsu"
     if len(old.split()) > 4:
         old = ""  # not a value but a whole clause: find the record by the new value instead
     clause = re.sub(r"^[,，:：\s—–-]+|[,，\s]+$", "", clause)
