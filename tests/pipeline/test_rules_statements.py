@@ -3624,3 +3624,59 @@ def test_what_a_swapped_thing_holds_now_opens_with_no_stray_stop():
 
     found = given_up(["换蜡了。之前那个大豆蜡夏天 frosting 太严重，客人以为东西坏了 现在用的是 coconut wax blend（椰子蜡 + 少量米糠蜡）"], 0)
     assert found is not None and found.clause.startswith("换蜡了，之前"), found
+
+
+# ------------------------------------------------------------ what held before, said beside what holds now
+@pytest.mark.parametrize(("said", "expected"), [
+    ("之前在我家阳台晒，楼上老往下滴水，现在挪到天台了", "楼上老往下滴水，现在挪到天台了"),
+    ("上次我说用的是美的的烤箱，其实是我记混了，家里那台是海氏的 C40。", "其实是我记混了，家里那台是海氏的 C40。"),
+    ("We used to ship with Royal Mail. Now it's Evri, collected from the unit every afternoon.", "Now it's Evri, collected from the unit every afternoon."),
+])
+def test_a_record_of_a_change_leaves_out_what_held_before(said, expected):
+    from apps.pipeline.rules.corrections import without_history
+
+    assert without_history(said) == expected
+
+
+@pytest.mark.parametrize("said", [
+    "我以前在物流公司干了六年调度，现在转做数据分析",  # a life story is kept as said
+    "pass 打算 Black Friday 之前入，现在还在比价",  # before a date
+    "开课前 24 hours 以内 cancel 不退，12 hours 以前 cancel 照退",  # before a time, and nothing said of now
+])
+def test_what_is_not_a_clause_of_what_held_before_stays(said):
+    from apps.pipeline.rules.corrections import without_history
+
+    assert without_history(said) == said
+
+
+@pytest.mark.parametrize(("said", "old"), [
+    ("上次我说用的是美的的烤箱，其实是我记混了，家里那台是海氏的 C40。", "美的的烤箱"),
+    ("上礼拜本来要去签 Marina Bay 的场地，结果对方又加价，现在定了 Tanjong 那边的 loft", "Marina Bay"),
+    ("默认时长改成 100 分钟，之前那个 90 分钟作废了", "90 分钟"),
+])
+def test_a_clause_of_what_held_before_names_the_value_given_up(said, old):
+    from apps.pipeline.rules.corrections import then_and_now
+
+    found = then_and_now(said)
+    assert found is not None and found.ended and found.old == old, found
+
+
+@pytest.mark.parametrize("said", [
+    "之前说错了，阳台其实是朝东的，只有上午有太阳。",  # a correction's lead says no value
+    "说个事：老师换人了，之前那位年后去深圳带外孙了，现在是廖老师带",  # "那位" names no value
+    "The Saturday group is smaller now, it's mostly regulars.",  # nothing said of before
+])
+def test_no_value_is_given_up_where_the_clause_of_before_names_none(said):
+    from apps.pipeline.rules.corrections import then_and_now
+
+    assert then_and_now(said) is None
+
+
+def test_a_place_said_to_be_what_held_before_leaves_the_record_that_named_it(chat, l0, run_now):
+    l0(chat, [say("a1", "我们读书会叫「周日慢读」，每个月最后一个周日下午在我家客厅聚，一般七八个人。", 0)])
+    ok(run_now(chat, KIND_L1))
+    l0(chat, [say("b1", "读书会有个变化。之前在我家客厅，人一多就坐不下，现在挪到社区图书馆二楼的活动室了，免费借的", 10, session="s2")])
+    ok(run_now(chat, KIND_L1))
+    live_now = texts(chat)
+    assert not any("我家客厅" in t for t in live_now), live_now
+    assert any("周日慢读" in t for t in live_now) and any("图书馆" in t for t in live_now), live_now

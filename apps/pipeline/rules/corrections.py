@@ -1741,6 +1741,70 @@ def said_now(correction: Correction) -> str:
     return (lead.group(0) + text) if lead and not text.startswith(lead.group(0)) else text
 
 
+# A clause that tells what held before ("之前在我家客厅", "之前那个大豆蜡…", "上次我说用的是黑陶泥", "上礼拜
+# （…）本来要去签 Fullerton 的 contract", "we used to ship with Royal Mail"), opening the clause. Not a
+# life story ("我以前在电梯公司干了八年维修工", "以前在三甲医院药剂科干了八年": kept as said), not "本来就"
+# (anyway), not "原来的同事" (someone), not "12 hours 以前 cancel" or "Black Friday 之前" (before a time).
+_HISTORY_CLAUSE_RE = re.compile(
+    r"^(?:(?:我|我们)|[^，,。；;：:]{0,24}[)）]|上个?(?:礼拜|星期|周|月)|去年|前年|前几天|前两天|昨天)?(?:之前|原来(?!的)|原先|本来(?=要|打算|想|定)|早先|(?:上次|之前)我?(?:说|讲))"
+    r"|^(?:(?:and|but|so|we|i)\s+)*(?:used to|previously|originally)\b", re.IGNORECASE)
+_LIFE_STORY_RE = re.compile(r"[干做当待呆]了?[一二三四五六七八九十两几\d]+年|工作|上班|\b(?:worked|years)\b", re.IGNORECASE)
+# …said beside a clause that tells what holds now ("现在好多了", "其实是我搞错了，…", "now it's …").
+_NOW_CLAUSE_RE = re.compile(_NOW_WORD_RE.pattern + r"|其实|实际上|改成|换成|改用|改去|\binstead\b|\bactually\b", re.IGNORECASE)
+HISTORY_KEEPS_WORDS = 3  # what the record must still say without the clauses of what held before
+
+
+def _history_clauses(text: str) -> tuple[list[str], list[str]]:
+    """The text's clauses, and those that tell only what held before, beside one that tells what
+    holds now (none when no clause does)."""
+    clauses = [c for c in re.split(r"(?<=[，,；;。！!？?])|(?<=[.!?])(?=\s)", text) if c.strip()]
+    if len(clauses) < 2 or not any(_NOW_CLAUSE_RE.search(c) for c in clauses):
+        return clauses, []
+    return clauses, [c for c in clauses if _HISTORY_CLAUSE_RE.search(c.strip()) and not _NOW_CLAUSE_RE.search(c) and not _LIFE_STORY_RE.search(c)]
+
+
+def without_history(text: str) -> str:
+    """A record that tells a change ("之前在我家客厅，邻居老嫌吵，现在好多了", "先更正一下，上次我说用的是
+    黑陶泥，其实是我搞错了，…") without its clauses of what held before: the superseded value is not
+    what the user's memory should say, even as history. Unchanged when no clause says what holds
+    now, or too little would be left."""
+    clauses, history = _history_clauses(text)
+    kept = [c for c in clauses if c not in history]
+    if not history or len(content_tokens("".join(kept))) < HISTORY_KEEPS_WORDS:
+        return text
+    out = _JOINING_WORD_RE.sub("", "".join(kept).strip())
+    if out.endswith(("，", ",", "；", ";")):
+        out = out[:-1] + ("。" if is_chinese(out) else ".")
+    return out[:1].upper() + out[1:]
+
+
+# What a clause of what held before names, said after it with 是 / 在 / 用: "(我说)用的是黑陶泥", "在我家客厅"
+# (not "之前那位…", "之前说的那个年纪…", which say no value).
+_HELD_ZH = re.compile(r"\s*(?:我|我们)?(?:一直)?(?:说)?(?:用的是|用的|是|在|用)\s*(?P<old>[\u4e00-\u9fff]{2,6})")
+_LATIN_NAME_RE = re.compile(r"(?<![\w-])[A-Z][\w'&.-]+(?:\s+[A-Z][\w'&.-]+)*")
+
+
+def then_and_now(part: str) -> Correction | None:
+    """A sentence that tells what held before beside what holds now ("之前在我家客厅，邻居老嫌吵，现在
+    好多了", "上礼拜本来要去签 Fullerton 的 contract，…现在 book 了 Chijmes 的 hall"): a change, with
+    what the clause of before names given up (a typed value, a capitalised name, or the Chinese
+    words after its marker) and the sentence without that clause as what holds now."""
+    _clauses, history = _history_clauses(part)
+    if len(history) != 1:
+        return None
+    rest = history[0].strip()
+    rest = rest[_HISTORY_CLAUSE_RE.search(rest).end():]  # type: ignore[union-attr]
+    typed = values(rest)
+    name = _LATIN_NAME_RE.search(rest)
+    run = _HELD_ZH.match(rest)
+    old = typed[0][1] if typed else name.group(0) if name else run.group("old") if run else ""
+    clause = without_history(part)
+    if len(old) < 2 or clause == part:
+        return None
+    return Correction(clause=clause, old=old, new="", ended=True)
+
+
+
 def subject_words(correction: Correction) -> set[str]:
     """The correction's own words, its values and the old value left out: what it is about."""
     said = f"{correction.clause} {correction.context}".strip()

@@ -32,6 +32,7 @@ from apps.pipeline.rules.corrections import (
     slot_cues,
     subject_words,
     supersedes,
+    without_history,
 )
 from apps.pipeline.rules.extract import Candidate, candidate_for, extract_from_message
 from apps.pipeline.rules.script import simplified
@@ -302,6 +303,8 @@ def _plan_batch(ctx, messages: list[dict], mode: str, projects: dict[str, dict],
     claimed: set[str] = set()
     forget_ids = _forget_stored(ctx, analysis, claimed)
     planned.extend(_stored_corrections(ctx, analysis, mode, projects, claimed, forget_ids))
+    for item in planned:
+        item.candidate.content = without_history(item.candidate.content)
     _dedup(ctx, [p for p in planned if not p.fixed], claimed | set(forget_ids))
     _attribute_scenes(ctx, planned, mode)
     tombstones = [{"id": rid, "deleted": True, "reason": "user-forget"} for rid in forget_ids]

@@ -26,6 +26,7 @@ from apps.pipeline.rules.corrections import (
     move_done,
     parse_correction,
     self_corrected,
+    then_and_now,
 )
 from apps.pipeline.rules.extract import (
     ACCEPT_RE,
@@ -295,7 +296,12 @@ def _analyse(ctx, messages: list[dict], background: list[dict], mode: str) -> Ba
                     # items of the list are said as usual.
                     plain.extend((index, item) for item in part.split(LIST_ITEM_SEP) if ended.old.casefold() not in item.casefold())
             # "for tonight only: give it 300s instead of the usual 180" changes nothing that lasts.
-            correction = self_fixes.get(index) or ended or _change_in(part, mode)
+            changed = None if index in self_fixes or ended is not None else _change_in(part, mode)
+            # "上次我说用的是黑陶泥，其实是我搞错了，…": what the clause of before names is the old value,
+            # unless the change itself said one.
+            before_now = None if index in self_fixes or ended is not None or asked or (changed is not None and changed.old) \
+                else then_and_now(part)
+            correction = self_fixes.get(index) or ended or before_now or changed
             if correction is not None and index and not correction.context and POINTS_BACK_RE.match(correction.clause):
                 correction.context = parts[index - 1]
             complained = _value_complained_of(parts[index - 1], correction) if correction is not None and index else ""
