@@ -3680,3 +3680,49 @@ def test_a_place_said_to_be_what_held_before_leaves_the_record_that_named_it(cha
     live_now = texts(chat)
     assert not any("我家客厅" in t for t in live_now), live_now
     assert any("周日慢读" in t for t in live_now) and any("图书馆" in t for t in live_now), live_now
+
+
+# ------------------------------------------------------------ a correction said before its value
+@pytest.mark.parametrize(("record", "said", "expected"), [
+    ("The staging db listens on port 5432.", "I was wrong about the port earlier. It's 5433 on staging, 5432 is prod.",
+     "The staging db listens on port 5433."),
+    ("饺子皮和面的比例是 2:1:0.5，面粉、水、盐这样配。", "哎我之前说错了一个地方。和面一直是按 10:5:1 来的，面粉十份水五份盐一份。",
+     None),
+])
+def test_a_correction_said_before_its_value_reads_the_next_sentence(coder, chat, l0, run_now, record, said, expected):
+    profile = coder if expected else chat
+    l0(profile, [say("a1", record, 0, cwd=PROJ)])
+    ok(run_now(profile, KIND_L1))
+    l0(profile, [say("b1", said, 10, session="s2", cwd=PROJ)])
+    ok(run_now(profile, KIND_L1))
+    live_now = texts(profile)
+    if expected:
+        assert expected in live_now, live_now
+    else:
+        assert not any("2:1:0.5" in t for t in live_now) and any("10:5:1" in t for t in live_now), live_now
+    assert not any(t.startswith(("about the port", "一个地方")) for t in live_now), live_now  # the lead is no part of what holds now
+
+
+def test_a_sentence_that_says_more_than_a_correction_marker_is_not_joined_to_the_next():
+    from apps.pipeline.rules.corrections import lead_only
+
+    assert lead_only("I was wrong about the port.") == "about the port."
+    assert lead_only("我之前说错了。") == ""
+    assert lead_only("nah, no room for another fridge and Jen would actually kill me.") is None  # no marker
+    assert lead_only("Sorry, my mistake: the cluster has 5 nodes.") is None  # says its value itself
+
+
+def test_a_ratio_is_one_value():
+    from apps.pipeline.rules.text import values
+
+    assert values("starter 喂养比例 1:1:1，一天喂两次")[0] == ("ratio", "1:1:1")
+    assert values("at 14:02:11 the job failed")[0] == ("time", "14:02")  # a clock time with seconds
+    assert_rewrites("混凝土按 1:2:4 配", "不对，现在按 1:2:3 配了", "混凝土按 1:2:3 配")
+
+
+def test_a_thing_swapped_is_named_after_a_news_lead_and_what_follows_stops_at_a_question():
+    from apps.pipeline.rules.corrections import given_up
+
+    found = given_up(["还有面粉换了！朋友从美国带回来两袋 King Arthur bread flour，蛋白质高一点。", "配方要改吗"], 0)
+    assert found is not None and found.old == "面粉" and found.clause.startswith("面粉换了"), found
+    assert "配方" not in found.clause, found

@@ -107,7 +107,7 @@ _LEAD_RE = re.compile(
     r"^(?:(?:oh|ah|hmm|wait|sorry|oops|ok|okay|no|hold on)[,，!！.\s]*)*(?:actually|hold on|(?:a |one |small |quick )?correction(?: to what i said(?: before| earlier)?)?|i was wrong|i'm wrong"
     r"|my bad|my mistake|i misspoke|sorry,? i meant|i meant|scratch that|wait,? no|no,? wait)"
     r"[\s,，:：—–\-!！.]*"
-    r"|^(?:更正(?:一下)?|纠正一下|(?:哎|唉|啊|呃)?(?:上次|刚才|之前)?我?(?:记错了|说错了|搞错了|弄错了|说岔了|搞混了|弄混了|记混了)|不好意思|(?:哦|噢|啊)?不对(?:不对)?)[，,：:。！!\s]*",
+    r"|^(?:更正(?:一下)?|纠正一下|(?:哎|唉|啊|呃|诶)?(?:我发现)?我?(?:上次|刚才|之前)?(?:(?:跟|和)你)?我?(?:(?:说|讲)的[\u4e00-\u9fff]{1,6}?)?(?:记错了|说错了|搞错了|弄错了|说岔了|搞混了|弄混了|记混了)(?:一个东西|一个地方|一件事|个事)?|不好意思|(?:哦|噢|啊)?不对(?:不对)?)[，,：:。！!\s]*",
     re.IGNORECASE,
 )
 _PAIRS: list[re.Pattern[str]] = [
@@ -797,11 +797,11 @@ def _dropped_zh(part: str) -> tuple[str, int, int] | None:
     return last, part.rindex(last, 0, m.start()), m.end()
 
 
-# "big news，换拍了！", "音箱换了！", "我换 paddle 了", "换琴了": the thing in use swapped for another. The records
+# "big news，换拍了！", "音箱换了！", "还有面粉换了！", "我换 paddle 了", "换琴了": the thing in use swapped for another. The records
 # name what was used by what it is ("拍子是 Yonex Astrox 88D", "先科的拉杆音箱"), so that word is what is given up.
 # Not "就能换气了" (what one can do), "换了两个 night shift" (a swap of something else, named after it).
 _SWAPPED_ZH = re.compile(r"(?<![能会可就要想得该])换\s?(?P<slot>[\u4e00-\u9fff]{1,2}?|[A-Za-z]{3,})\s?了(?=[！!。.，,~～\s]|$)"
-                         r"|(?:^|(?<=[，,。！!：:\s]))(?P<slot2>[\u4e00-\u9fff]{2,3}|[A-Za-z]{3,})\s?(?:也|又)?换了(?=[！!。.，,~～\s]|$)")
+                         r"|(?:^|(?<=[，,。！!：:\s]))(?:还有|另外|对了|然后)?(?P<slot2>[\u4e00-\u9fff]{2,3}|[A-Za-z]{3,})\s?(?:也|又)?换了(?=[！!。.，,~～\s]|$)")
 # Words after "换" that are no thing ("换个", "换成"), and slots that hold values the value rules change (a time, a place).
 _NOT_A_SLOT_ZH = frozenset(["个", "成", "到", "掉", "好", "完", "过", "一", "人", "我们", "已经", "现在", "今天", "最近", "终于", "时间", "地址", "日子",
                             "规则", "地方", "位置", "工作", "早就"])
@@ -814,7 +814,7 @@ def _swapped_zh(part: str) -> tuple[str, int, int] | None:
     slot = m.group("slot") or m.group("slot2")
     if slot in _NOT_A_SLOT_ZH or slot[0] in "个成到掉好完过人" or _from_to(part) is not None or _INTENT_RE.search(part[: m.start()]):
         return None  # "频道也换了, 从 #eng 换成 #standup": the move says both values; "我可能要换组了": not yet
-    return slot, m.start(), m.end()
+    return slot, m.start("slot2") if m.group("slot2") else m.start(), m.end()
 
 
 def _given_up_name(part: str) -> tuple[str, int, int] | None:
@@ -848,11 +848,14 @@ _ANOTHER_MATTER_RE = re.compile(r"^(?:(?:another|other|bigger|next|separate) (?:
 _JOINING_WORD_RE = re.compile(r"^(?:so|and|but|then|所以|于是)\b\s*", re.IGNORECASE)
 
 
+_QUESTION_END_RE = re.compile(r"(?:[?？]|[吗呢][~～。.]?)\s*$")  # "…? ", "配方要改吗"
+
+
 def given_up_following(parts: list[str], index: int) -> int:
     """How many sentences after parts[index] may say what replaced what it gives up."""
     n = 0
     for part in parts[index + 1: index + 1 + GIVEN_UP_FOLLOWING]:
-        if _ANOTHER_MATTER_RE.match(part.strip()) or part.rstrip().endswith(("?", "？")) or _given_up_name(part) or _gone_elsewhere(part):
+        if _ANOTHER_MATTER_RE.match(part.strip()) or _QUESTION_END_RE.search(part) or _given_up_name(part) or _gone_elsewhere(part):
             # another matter, a question ("can we record who graded each record?"), or something else given up
             # ("我换 paddle 了，… 还有我的 doubles partner 要换人了，Kelvin 下个月调去上海 office"): nothing that holds
             break
@@ -1061,6 +1064,19 @@ def _now_said(found: list[re.Match[str]], text: str) -> re.Match[str] | None:
         if len(found) > 1 and _NOW_WORD_RE.search(clause):
             return m
     return found[0] if found else None
+
+
+LEAD_ONLY_MAX_WORDS = 4  # "I was wrong about the routing last time, sorry.": what the lead says beside itself
+
+
+def lead_only(sentence: str) -> str | None:
+    """What a sentence that only says a correction is coming says beside its marker ("I was wrong
+    about the port." → "about the port."; "我之前说错了。" → ""), or None when it has no marker or says
+    more (a value, or more than a few words)."""
+    rest = _strip_lead(sentence)
+    if rest == sentence.strip() or values(rest) or len(content_tokens(rest)) > LEAD_ONLY_MAX_WORDS:
+        return None
+    return rest
 
 
 def _strip_lead(text: str) -> str:

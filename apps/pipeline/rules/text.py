@@ -528,6 +528,9 @@ VALUE_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     # A machine's size, cores and memory together ("2核8G", "4 核 16GB", "2C4G", "4 vCPU / 8 GB"):
     # one value, so "升级到 4核8G" corrects "2核8G" and not some other 8.
     ("machine", re.compile(r"\b\d{1,3}\s?(?:核|[cC]|v?CPUs?|cores?)\s?[/,，]?\s?\d{1,4}\s?(?:G|GB|GiB|g)\b|\d{1,3}\s?核\s?\d{1,4}\s?(?:G|GB|GiB|g)", re.IGNORECASE)),
+    # A ratio of three or four parts ("喂养比例 1:1:1", "1:5:5 喂的", "a 1:2:3 mix"): one value, so "1:5:5"
+    # corrects "1:1:1" and not one of its ones; not a clock time with seconds ("14:02:11").
+    ("ratio", re.compile(r"(?<![\d:.])(?!\d{2}:\d{2}:\d{2})\d{1,3}(?:\.\d+)?(?:\s?[:：]\s?\d{1,3}(?:\.\d+)?){2,3}(?![\d:.])")),
     # A cloud region ("eu-central-1", "us-east-2", "europe-west4"): one value, so "搬到 eu-west-1"
     # corrects "Frankfurt（eu-central-1）" and not the 1 of something else.
     ("region", re.compile(r"\b(?:us|eu|ap|sa|ca|me|af|il|mx|cn)-(?:north|south|east|west|central|northeast|southeast|northwest|southwest)-\d\b"

@@ -23,6 +23,7 @@ from apps.pipeline.rules.corrections import (
     given_up,
     given_up_following,
     joined_pauses,
+    lead_only,
     move_done,
     parse_correction,
     self_corrected,
@@ -302,6 +303,11 @@ def _analyse(ctx, messages: list[dict], background: list[dict], mode: str) -> Ba
             before_now = None if index in self_fixes or ended is not None or asked or (changed is not None and changed.old) \
                 else then_and_now(part)
             correction = self_fixes.get(index) or ended or before_now or changed
+            if correction is not None and correction is changed and index + 1 < len(parts) and parts_left[index + 1]:
+                told = _told_in_the_next_sentence(correction, part, parts[index + 1], mode)
+                if told is not None:
+                    correction = told
+                    told_after.add(index + 1)
             if correction is not None and index and not correction.context and POINTS_BACK_RE.match(correction.clause):
                 correction.context = parts[index - 1]
             complained = _value_complained_of(parts[index - 1], correction) if correction is not None and index else ""
@@ -499,6 +505,23 @@ def _change_in(part: str, mode: str) -> Correction | None:
     if one_off(part):
         return None
     return (_news_before_question(part) or _requested_change(part, mode)) if _asked(part) else parse_correction(part)
+
+
+def _told_in_the_next_sentence(correction: Correction, part: str, following: str, mode: str) -> Correction | None:
+    """A correction said before its value ("I was wrong about the port. It's 5433 on staging.", "我之前
+    说错了。我一直是 1:5:5 喂的"): the two sentences read as one, when the first is only the marker of
+    a correction and the next one says a value. The first is what the change is about, not part of
+    what holds now."""
+    rest = lead_only(part)
+    if rest is None or correction.old or correction.new or not values(following) or _asked(following):
+        return None
+    joined = _change_in(f"{part} {following}", mode)
+    if joined is None or not values(joined.clause):
+        return None
+    if rest and joined.clause.startswith(rest):
+        joined.clause = joined.clause[len(rest):].strip()
+    joined.context = joined.context or part  # "…之前跟你说的喂养比例说错了": the words that say what it is about
+    return joined
 
 
 def _asked(part: str) -> bool:
