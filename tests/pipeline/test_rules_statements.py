@@ -3726,3 +3726,27 @@ def test_a_thing_swapped_is_named_after_a_news_lead_and_what_follows_stops_at_a_
     found = given_up(["还有面粉换了！朋友从美国带回来两袋 King Arthur bread flour，蛋白质高一点。", "配方要改吗"], 0)
     assert found is not None and found.old == "面粉" and found.clause.startswith("面粉换了"), found
     assert "配方" not in found.clause, found
+
+
+# ------------------------------------------------------------ a tool named twice, spans in days
+def test_a_tool_named_twice_beside_from_now_on_is_the_one_taken_up():
+    assert_rewrites("Receipts are exported to FreeAgent every Friday by the sync job.",
+                    "My new bookkeeper only works in Xero, so receipts go to Xero from now on.",
+                    "Receipts are exported to Xero every Friday by the sync job.")
+
+
+def test_a_time_series_database_replaces_the_one_it_took_over_from(coder, l0, run_now):
+    l0(coder, [say("a1", "后端 Go + Gin，设备上报的温度数据目前存在 MongoDB 里，一台设备一个 collection。", 0, cwd=PROJ)])
+    ok(run_now(coder, KIND_L1))
+    l0(coder, [say("b1", "温度数据迁移上周做完了，现在全在 IoTDB 上，按设备分 timeseries。", 10, session="s2", cwd=PROJ)])
+    ok(run_now(coder, KIND_L1))
+    live_now = texts(coder)
+    assert not any("MongoDB" in t for t in live_now), live_now
+    assert any("IoTDB" in t and "Gin" in t for t in live_now), live_now
+
+
+def test_a_span_in_days_is_a_duration():
+    from apps.pipeline.rules.text import values
+
+    assert values("the reminder goes out 30 days before the due date") == [("duration", "30 days")]
+    assert_rewrites("Backups are kept for 14 days on the NAS.", "Actually backups are kept for 30 days now.", "Backups are kept for 30 days on the NAS.")

@@ -430,7 +430,9 @@ def _said_now(sentence: str) -> Correction | None:
             if _two_of_a_kind(sentence):
                 # "Etsy 那边手续费又涨了，…，以后所有 order 都走我们自己开的 Shopify store": the old tool and the
                 # new one, both said; the record's one is the old.
-                return Correction(clause=clause, old="", new=" ".join(v for k, v in values(sentence) if k.startswith("tool:")), weak=True)
+                # A tool named twice ("she lives in Xero, so the invoices need to go to Xero from now on") is one.
+                named = dict.fromkeys(v for k, v in values(sentence) if k.startswith("tool:"))
+                return Correction(clause=clause, old="", new=" ".join(named), weak=True)
             if in_use:
                 return Correction(clause=clause, old="", new=own.strip(" ,，;；。."), weak=True)
     return None

@@ -382,7 +382,8 @@ TOOL_KINDS: dict[str, tuple[str, ...]] = {
                 "Cloudflare Pages", "GitHub Pages", "App Engine", "Elastic Beanstalk", "PythonAnywhere",
                 "Scaleway", "OVHcloud|OVH", "Vultr", "Koyeb"),
     "database": ("PostgreSQL|Postgres", "MySQL", "SQLite", "MongoDB|Mongo", "MariaDB", "SQL Server|MSSQL", "DynamoDB", "Firestore", "CockroachDB",
-                 "InfluxDB|Influx", "TimescaleDB", "ClickHouse", "达梦|DM8|Dameng", "人大金仓|KingbaseES"),
+                 "InfluxDB|Influx", "TimescaleDB", "ClickHouse", "达梦|DM8|Dameng", "人大金仓|KingbaseES",
+                 "TDengine", "IoTDB", "QuestDB", "TiDB", "OceanBase", "Cassandra"),
     "cloud": ("AWS|Amazon Web Services", "GCP|Google Cloud", "=Azure", "阿里云|Aliyun|Alibaba Cloud", "腾讯云|Tencent Cloud", "华为云|Huawei Cloud"),
     "database host": ("=Neon", "Supabase", "PlanetScale", "Amazon RDS|RDS"),
     # One backend framework at a time ("we moved the API from Flask to FastAPI"); front-end ones are not
@@ -550,7 +551,7 @@ VALUE_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
                             rf"|(?:{_ZH_NUM}|半)\s?(?:个\s?)?半?\s?(?:分钟|小时|钟头|秒钟?)"
                             # Longer spans, in either language ("notice is one month" / "三个月"): a
                             # notice period, a loan, a retention said again in the other language.
-                            r"|\b(?:\d+|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)\s(?:weeks?|months?|years?)\b"
+                            r"|\b(?:\d+|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)\s(?:days?|weeks?|months?|years?)\b"
                             rf"|{_ZH_NUM}\s?个\s?(?:月|星期|礼拜)", re.IGNORECASE)),
     # An amount of money ("$18,000", "22 grand", "两万块", "两万五", "每月五千以内"); a big number
     # of something else ("三千多米") is not one.
