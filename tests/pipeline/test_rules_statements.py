@@ -3750,3 +3750,40 @@ def test_a_span_in_days_is_a_duration():
 
     assert values("the reminder goes out 30 days before the due date") == [("duration", "30 days")]
     assert_rewrites("Backups are kept for 14 days on the NAS.", "Actually backups are kept for 30 days now.", "Backups are kept for 30 days on the NAS.")
+
+
+# ------------------------------------------------------------ a thing named, then let go
+@pytest.mark.parametrize(("parts", "old", "now"), [
+    (["那就定电动的了，Vespa就不看了。周末约了去试骑九号和小牛"], "Vespa", "定电动的"),
+    (["试了两节课腰受不了，那就先练普拉提吧，瑜伽以后再说"], "瑜伽", "普拉提"),
+])
+def test_a_thing_named_then_let_go_is_given_up_and_what_was_chosen_holds(parts, old, now):
+    from apps.pipeline.rules.corrections import given_up
+
+    found = given_up(parts, 0)
+    assert found is not None and found.old == old and now in found.clause and old not in found.clause, found
+
+
+@pytest.mark.parametrize("part", [
+    "好笔就不用了，我现在用的就是十几块一支的练习笔。",  # no need of what was offered: a refusal
+    "那个海滩我是不去了，人太多了。",  # "我是" names nothing
+    "这个以后再说，先把报名搞定。",
+])
+def test_no_thing_is_let_go_where_none_is_named(part):
+    from apps.pipeline.rules.corrections import given_up
+
+    assert given_up([part], 0) is None
+
+
+def test_a_latin_name_touching_chinese_text_is_found_as_the_old_value(chat, l0, run_now):
+    from apps.pipeline.rules.corrections import Correction, supersedes
+
+    assert supersedes("缓存用的是Redis做的，跑在同一台机器上", Correction(clause="缓存换成 Valkey 了", old="Redis", new="Valkey")) > 0
+    assert supersedes("缓存用的是Redisson封装的锁", Correction(clause="缓存换成 Valkey 了", old="Redis", new="Valkey")) == 0  # another name
+    l0(chat, [say("a1", "Vespa我也去店里看过，同事骑的就是这个，现在最心动的就是它。", 0)])
+    ok(run_now(chat, KIND_L1))
+    l0(chat, [say("b1", "那就定电动的了，Vespa就不看了。周末约了去试骑九号和小牛，带我妈一起去看看。", 10, session="s2")])
+    ok(run_now(chat, KIND_L1))
+    live_now = texts(chat)
+    assert not any("Vespa" in t for t in live_now), live_now
+    assert any("九号" in t for t in live_now), live_now

@@ -456,7 +456,10 @@ def _old_pattern(old: str) -> str:
     """How the old value is found in a record: as said, or a tool in any of its spellings
     ("no influx any more" → "readings go into InfluxDB")."""
     spellings = tool_spellings(old) or [old]
-    return "|".join(re.escape(s) if is_chinese(s) else rf"(?<!\w){re.escape(s)}(?!\w)" for s in sorted(spellings, key=len, reverse=True))
+    # A Latin name touching Chinese text is still that name ("宋PLUS我也看过", "用的是Redis做缓存"): only
+    # letters and digits around it make it part of another word.
+    return "|".join(re.escape(s) if is_chinese(s) else rf"(?<![A-Za-z0-9_]){re.escape(s)}(?![A-Za-z0-9_])"
+                    for s in sorted(spellings, key=len, reverse=True))
 
 
 def _tools_taken_up(sentence: str, own: str) -> Correction | None:
@@ -781,6 +784,10 @@ _TAKEN_OVER_RE = re.compile(r"\b(?:(?:has|have|'s)\s+)?(?:taken|took|takes|takin
                             r"|现在[^，,。；;]{0,16}?(?:在弄|在做|在管|在负责|在跟|来弄|来做|来管)", re.IGNORECASE)
 # "所以不走纯商贷了，改组合贷": the thing no longer taken, named between the negated verb and 了.
 _NO_LONGER_TAKEN_ZH = re.compile(r"不(?:再)?(?:走|用|选|报|去|买|做|搞)(?P<old>[\u4e00-\u9fffA-Za-z0-9]{2,8}?)了[，,]")
+# "宋PLUS就不看了", "武功山就不去了", "蛙泳以后再说": the thing named first, then let go (or put off), opening its clause.
+# Not "好笔就不用了" / "防蓝光就不要了" (no need of what was offered: a proposal declined).
+_LET_GO_ZH = re.compile(r"(?:^|(?<=[，,。！!：:\s]))(?P<old>[\u4e00-\u9fff]{0,4}[A-Za-z][A-Za-z0-9+-]*|[\u4e00-\u9fff]{2,6}?)\s?"
+                        r"(?:就|也|先|暂时)?(?:不(?:看|考虑|买|选|去|报|学|练)了|以后再说)")
 # "宝塔我卸了": a Chinese name before the verb (the run of characters after the last function character).
 _DROPPED_ZH_VERB = re.compile(r"(?:我|我们)?(?:那套|这套)?\s*(?:就|也|已经|全|全都|都)?(?:换掉了?|去掉了|拿掉了|弃用了|下掉了|撤掉了?|撤了|卸了|卸载了)")
 _NOT_A_NAME_ZH = frozenset(["一个", "这个", "那个", "已经", "现在", "之前", "我们", "他们", "东西", "全部", "所有"])
@@ -829,6 +836,10 @@ def _given_up_name(part: str) -> tuple[str, int, int] | None:
     if found is not None:
         return found
     m = _NO_LONGER_TAKEN_ZH.search(part)
+    if m is None:
+        m = _LET_GO_ZH.search(part)
+        if m is not None and (m.group("old") in _NOT_A_NAME_ZH or any(ch in ZH_STOP_CHARS for ch in m.group("old"))):
+            m = None  # "这个以后再说", "beach 我是不去了": no thing named
     return (m.group("old").strip(), m.start(), m.end()) if m is not None else None
 
 
@@ -888,8 +899,10 @@ def given_up(parts: list[str], index: int) -> Correction | None:
     kept = [_JOINING_WORD_RE.sub("", c.strip(" ，,;；！!。")).rstrip(".。!！") for c in re.split(r"(?<=[.!?。！？])\s+|[，,;；]", text)
             if (swapped or old.casefold() not in c.casefold()) and (len(content_tokens(c)) >= 2 or _A_NAME_RE.fullmatch(c.strip(" .!")))]
     lead = re.split(r"(?<=[.!?。！？])\s*", part[:start].strip())[-1]  # "Good, 3rd is plenty for him. also committee news:" → its last sentence
-    if kept and len("".join(kept)) < GIVEN_UP_MIN_CHARS:
-        # "…俩人加起来能贷不少，所以不走纯商贷了，改组合贷": too short alone, what led to it comes along.
+    let_go = _LET_GO_ZH.search(part)
+    if (kept and len("".join(kept)) < GIVEN_UP_MIN_CHARS) or (let_go is not None and let_go.start() == start):
+        # "…俩人加起来能贷不少，所以不走纯商贷了，改组合贷": too short alone, what led to it comes along;
+        # "那我就定纯电了，宋PLUS就不看了", "那就先自由泳吧，蛙泳以后再说": what was chosen is said first.
         kept = [c.strip(" ，,;；") for c in re.split(r"[，,;；]", part[:start])
                 if old.casefold() not in c.casefold() and len(content_tokens(c)) >= 2] + kept
     elif kept and (lead.endswith((":", "：")) or part[start:].lstrip().startswith((":", "："))) \
