@@ -3787,3 +3787,17 @@ def test_a_latin_name_touching_chinese_text_is_found_as_the_old_value(chat, l0, 
     live_now = texts(chat)
     assert not any("Vespa" in t for t in live_now), live_now
     assert any("九号" in t for t in live_now), live_now
+
+
+@pytest.mark.parametrize(("part", "old"), [
+    ("Asked around and we're not on Mailgun at all any more, the account lapsed. Everything goes out through Postmark now.", "Mailgun"),
+    ("We no longer use Trello, the board was dead. Linear has the backlog now.", "Trello"),
+])
+def test_a_named_thing_no_longer_in_use_is_given_up(part, old):
+    from apps.pipeline.rules.corrections import given_up
+    from apps.pipeline.rules.text import sentences
+
+    parts = sentences(part, said_by_user=True)
+    found = given_up(parts, 0)
+    assert found is not None and found.old == old and old not in found.clause, found
+    assert given_up(["I'm not on nights any more, days from next week."], 0) is None  # no thing named

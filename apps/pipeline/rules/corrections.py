@@ -735,6 +735,10 @@ _DROPPED = [
                r"|(?:moved|took|got)\s+(?:us|it|everything|it all|(?:the|our)\s+[\w-]+)\s+(?:off|away from))"
                r"\s+(?:the\s+|our\s+|my\s+)?(?P<old>[\w.+-]{3,})\b", re.IGNORECASE),
     re.compile(r"(?:^|[.:!]\s+|:\s*)(?P<old>[A-Z][\w.+-]{2,})\s+(?:did not|didn't|never)\s+(?:really\s+)?st(?:ick|uck)\b"),
+    # "we're not on OpenRouteService at all any more", "we no longer use Mailgun": a named thing no longer in use
+    # (a capitalised name: "I'm not on nights any more" is no thing given up).
+    re.compile(r"\b(?i:we're|we are|i'm|i am|we|i)\s+(?i:not\s+(?:on|using|with)|no longer\s+(?:on|using|use|with))\s+(?i:the\s+)?"
+               r"(?P<old>[A-Z][\w.+-]{2,})(?:\s+(?:at all\s+)?any ?more)?(?=[\s,.;!]|$)"),
     # "scrap the 99p endings", "ditch Mailchimp": a decision to let a named thing or a value go (not "drop the
     # table", "kill the server": commands; not "scrap the old dispatch day", which names no value).
     re.compile(r"(?:^|[.:;!]\s+|:\s*)(?:let's\s+|we'll\s+|just\s+)?(?i:scrap|ditch)\s+(?i:the\s+|our\s+|all\s+(?:the\s+|our\s+)?)?"
