@@ -3801,3 +3801,21 @@ def test_a_named_thing_no_longer_in_use_is_given_up(part, old):
     found = given_up(parts, 0)
     assert found is not None and found.old == old and old not in found.clause, found
     assert given_up(["I'm not on nights any more, days from next week."], 0) is None  # no thing named
+
+
+# ------------------------------------------------------------ one-off requests
+@pytest.mark.parametrize("said", [
+    "one-off: the auditor is in on friday and wants every invoice over £500 from Q3. export me a CSV, nothing in the app.",
+    "different thing: the landlord wants every meter reading since january as a spreadsheet. just make me the file this once.",
+])
+def test_a_request_labelled_or_said_for_once_is_one_off_whatever_it_asks_for_every_of(said):
+    from apps.pipeline.rules.extract import one_off
+
+    assert one_off(said)
+
+
+def test_every_of_a_time_still_makes_a_request_last():
+    from apps.pipeline.rules.extract import one_off
+
+    assert not one_off("just this once is fine, but every Monday from now on send me the summary")
+    assert not one_off("Every PR must pass CI, always.")

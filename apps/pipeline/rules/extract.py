@@ -406,7 +406,7 @@ REMINDER_RE = re.compile(r"\b(don't forget|do not forget|remember to)\b|别忘|�
 
 # Said to be for once only ("帮我出 5 道题，就这一次", "只补这一次", "just this once"): whoever
 # the subject, whatever the verb.
-ONLY_ONCE_RE = re.compile(r"(?:这次|这回)就(?:行|好|可以)(?!了吧)|[,，]\s*(?:just\s+)?this once\b|\b(?:it's|it is|this is|just) a one[- ]off\b|\b(just this once|only this once|this one time only|just this one time|(a |it's a |just a )?one[- ]time thing|(a |it's a |just a )?one[- ]off thing"
+ONLY_ONCE_RE = re.compile(r"(?:这次|这回)就(?:行|好|可以)(?!了吧)|[,，]\s*(?:just\s+)?this once\b|^\s*one[- ]off\s*[:：]|\bjust\s+(?:\w+\s+){1,5}?this once\b|\b(?:it's|it is|this is|just) a one[- ]off\b|\b(just this once|only this once|this one time only|just this one time|(a |it's a |just a )?one[- ]time thing|(a |it's a |just a )?one[- ]off thing"
                           r"|just for (this run|this once|today|tonight|now)|for this run only|(just |only )?for this (reply|answer|response|message|question)( only)?|(a |one )?one[- ]off request|normally\b.{0,80}\bbut for this one|(don't|do not|dont) make a habit of (it|this)|(don't|do not) make (it|this) (a|the) (config |new )?default"
                           # "for tonight (2026-09-05) only: …", "tonight only, would you …", "not a regular thing",
                           # "don't change the default in the config".
@@ -466,9 +466,16 @@ BACK_TO_USUAL_RE = re.compile(r"\b(?:and )?(?:then )?never again\b|以后(?:还�
                                r"|\b(?:from now on|after this|in future|next time) i'?ll (?:do|write|send|handle) (?:it|them|these|those)(?: myself)?\b|\b(?:otherwise|after that) (?:as usual|back to normal)\b", re.IGNORECASE)
 
 
+# "every" of things, not of times ("wants every Northern Soul 45 we've got", "every job from the last tax
+# year"): what the one-off request is about, not a sign that it lasts ("every Monday", "every time" are).
+_EVERY_THING_RE = re.compile(r"\bevery\s+(?!(?:time|day|week|month|year|morning|afternoon|evening|night|weekend|hour|minute|[a-z]*day)s?\b)[\w-]+",
+                             re.IGNORECASE)
+
+
 def one_off(sentence: str) -> bool:
     """An instruction for the occasion only: not a memory (SPEC §5: one-off requests)."""
-    if _exception_for_now(sentence) or (ONLY_ONCE_RE.search(sentence) and not LASTING_RE.search(BACK_TO_USUAL_RE.sub("", sentence))):
+    if _exception_for_now(sentence) or (ONLY_ONCE_RE.search(sentence)
+                                        and not LASTING_RE.search(BACK_TO_USUAL_RE.sub("", _EVERY_THING_RE.sub("", sentence)))):
         return True
     if not OCCASION_RE.search(sentence) or LASTING_RE.search(sentence) or SELF_SUBJECT_RE.search(sentence) \
             or REMINDER_RE.search(sentence):
