@@ -29,6 +29,15 @@ def say(mid, content, i, *, role="user", session="s1", cwd="/home/user"):
     return msg(mid, content, role=role, session=session, ts=T + i * 60_000, cwd=cwd)
 
 
+def told_then(profile, l0, run_now, first: str, then: str, *, cwd: str = "/home/user") -> list[str]:
+    """The live records after `first` in one session and `then` in the next, each followed by the job."""
+    l0(profile, [say("a1", first, 0, cwd=cwd)])
+    ok(run_now(profile, KIND_L1))
+    l0(profile, [say("b1", then, 10, session="s2", cwd=cwd)])
+    ok(run_now(profile, KIND_L1))
+    return texts(profile)
+
+
 # ------------------------------------------------------------------ plain statements
 
 
@@ -3673,11 +3682,8 @@ def test_no_value_is_given_up_where_the_clause_of_before_names_none(said):
 
 
 def test_a_place_said_to_be_what_held_before_leaves_the_record_that_named_it(chat, l0, run_now):
-    l0(chat, [say("a1", "我们读书会叫「周日慢读」，每个月最后一个周日下午在我家客厅聚，一般七八个人。", 0)])
-    ok(run_now(chat, KIND_L1))
-    l0(chat, [say("b1", "读书会有个变化。之前在我家客厅，人一多就坐不下，现在挪到社区图书馆二楼的活动室了，免费借的", 10, session="s2")])
-    ok(run_now(chat, KIND_L1))
-    live_now = texts(chat)
+    live_now = told_then(chat, l0, run_now, "我们读书会叫「周日慢读」，每个月最后一个周日下午在我家客厅聚，一般七八个人。",
+                         "读书会有个变化。之前在我家客厅，人一多就坐不下，现在挪到社区图书馆二楼的活动室了，免费借的")
     assert not any("我家客厅" in t for t in live_now), live_now
     assert any("周日慢读" in t for t in live_now) and any("图书馆" in t for t in live_now), live_now
 
@@ -3690,12 +3696,7 @@ def test_a_place_said_to_be_what_held_before_leaves_the_record_that_named_it(cha
      None),
 ])
 def test_a_correction_said_before_its_value_reads_the_next_sentence(coder, chat, l0, run_now, record, said, expected):
-    profile = coder if expected else chat
-    l0(profile, [say("a1", record, 0, cwd=PROJ)])
-    ok(run_now(profile, KIND_L1))
-    l0(profile, [say("b1", said, 10, session="s2", cwd=PROJ)])
-    ok(run_now(profile, KIND_L1))
-    live_now = texts(profile)
+    live_now = told_then(coder if expected else chat, l0, run_now, record, said, cwd=PROJ)
     if expected:
         assert expected in live_now, live_now
     else:
@@ -3736,11 +3737,8 @@ def test_a_tool_named_twice_beside_from_now_on_is_the_one_taken_up():
 
 
 def test_a_time_series_database_replaces_the_one_it_took_over_from(coder, l0, run_now):
-    l0(coder, [say("a1", "后端 Go + Gin，设备上报的温度数据目前存在 MongoDB 里，一台设备一个 collection。", 0, cwd=PROJ)])
-    ok(run_now(coder, KIND_L1))
-    l0(coder, [say("b1", "温度数据迁移上周做完了，现在全在 IoTDB 上，按设备分 timeseries。", 10, session="s2", cwd=PROJ)])
-    ok(run_now(coder, KIND_L1))
-    live_now = texts(coder)
+    live_now = told_then(coder, l0, run_now, "后端 Go + Gin，设备上报的温度数据目前存在 MongoDB 里，一台设备一个 collection。",
+                         "温度数据迁移上周做完了，现在全在 IoTDB 上，按设备分 timeseries。", cwd=PROJ)
     assert not any("MongoDB" in t for t in live_now), live_now
     assert any("IoTDB" in t and "Gin" in t for t in live_now), live_now
 
@@ -3780,11 +3778,8 @@ def test_a_latin_name_touching_chinese_text_is_found_as_the_old_value(chat, l0, 
 
     assert supersedes("缓存用的是Redis做的，跑在同一台机器上", Correction(clause="缓存换成 Valkey 了", old="Redis", new="Valkey")) > 0
     assert supersedes("缓存用的是Redisson封装的锁", Correction(clause="缓存换成 Valkey 了", old="Redis", new="Valkey")) == 0  # another name
-    l0(chat, [say("a1", "Vespa我也去店里看过，同事骑的就是这个，现在最心动的就是它。", 0)])
-    ok(run_now(chat, KIND_L1))
-    l0(chat, [say("b1", "那就定电动的了，Vespa就不看了。周末约了去试骑九号和小牛，带我妈一起去看看。", 10, session="s2")])
-    ok(run_now(chat, KIND_L1))
-    live_now = texts(chat)
+    live_now = told_then(chat, l0, run_now, "Vespa我也去店里看过，同事骑的就是这个，现在最心动的就是它。",
+                         "那就定电动的了，Vespa就不看了。周末约了去试骑九号和小牛，带我妈一起去看看。")
     assert not any("Vespa" in t for t in live_now), live_now
     assert any("九号" in t for t in live_now), live_now
 
@@ -3819,3 +3814,21 @@ def test_every_of_a_time_still_makes_a_request_last():
 
     assert not one_off("just this once is fine, but every Monday from now on send me the summary")
     assert not one_off("Every PR must pass CI, always.")
+
+
+@pytest.mark.parametrize("sentence", [
+    "下个月要把订单库从 MySQL 迁到 PostgreSQL。",
+    "我们打算把缓存从 Memcached 换成 Redis",
+    "计划下周把数据库迁到 PostgreSQL",
+])
+def test_a_change_to_a_known_tool_said_as_planned_is_no_correction(sentence):
+    assert parse_correction(sentence) is None
+
+
+@pytest.mark.parametrize(("sentence", "new"), [
+    ("下周的会改成周四了", "周四"),  # next week's meeting, moved: done
+    ("以后改成每周三开会", "每周三开会"),  # from now on is the change itself
+])
+def test_a_change_said_done_or_from_now_on_is_read_whatever_time_it_names(sentence, new):
+    correction = parse_correction(sentence)
+    assert correction is not None and correction.new == new, correction

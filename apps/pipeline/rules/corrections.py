@@ -377,6 +377,18 @@ _MOVE_TO_RE = re.compile(r"\b(?:moved|changed|switched|pushed|shifted|reschedule
 _OWN_MISTAKE_RE = re.compile(r"\b(?:actually|i was wrong|my bad|my mistake|correction|scratch that|i meant)\b", re.IGNORECASE)
 
 
+# A change said as planned, in Chinese, before its verb (the move's own "从 X" left out); not "以后" (from now
+# on: "以后改成每周三开会" is the change itself).
+_PLANNED_ZH_RE = re.compile(r"(?:下个?月|下周|下礼拜|下星期|明年|明天|下半年|打算|计划|准备|想要|想把|要把|得把|需要把|回头)[^，,。；;\s]{0,12}$")
+
+
+def _planned_zh(sentence: str, at: int) -> bool:
+    """Whether the change at `at` is said as planned; said done ("下周的会改成周四了") it is not."""
+    before = re.sub(r"从\s*[^，,。；;\s]+\s*$", "", sentence[:at])
+    done = "了" in re.split(r"[，,。；;！!？?]", sentence[at:])[0]
+    return bool(_PLANNED_ZH_RE.search(before)) and not done and not _LEAD_RE.match(sentence.strip())
+
+
 def _parse(sentence: str) -> Correction | None:
     moved = _from_to(sentence) or _count_added(sentence)
     if moved is not None:
@@ -384,7 +396,10 @@ def _parse(sentence: str) -> Correction | None:
     move = _MOVE_TO_RE.search(sentence)
     if move and _INTENT_RE.search(sentence[: move.start()]) and not _OWN_MISTAKE_RE.search(sentence):
         return None  # "We want the standup moved back to 9:30 next month": asked for, not done
-    if CORRECTION_RE.search(sentence) and not _clarified_aside(sentence):
+    cue = CORRECTION_RE.search(sentence)
+    if cue and _planned_zh(sentence, cue.start()):
+        return None  # "下个月要把订单库从 MySQL 迁到 TiDB", "计划下周把数据库迁到 PostgreSQL": not done yet
+    if cue and not _clarified_aside(sentence):
         marked = _parse_marked(sentence)
         if marked is None or marked.old or not marked.new or values(marked.new):
             return marked
