@@ -1854,7 +1854,6 @@ def then_and_now(part: str) -> Correction | None:
     return Correction(clause=clause, old=old, new="", ended=True)
 
 
-
 def subject_words(correction: Correction) -> set[str]:
     """The correction's own words, its values and the old value left out: what it is about."""
     said = f"{correction.clause} {correction.context}".strip()
