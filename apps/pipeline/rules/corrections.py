@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from apps.pipeline.rules.extract import QUESTION_RE
 from apps.pipeline.rules.text import (
     DATE_NOTE_RE,
     HOST_PATTERN,
@@ -377,8 +378,9 @@ _MOVE_TO_RE = re.compile(r"\b(?:moved|changed|switched|pushed|shifted|reschedule
 _OWN_MISTAKE_RE = re.compile(r"\b(?:actually|i was wrong|my bad|my mistake|correction|scratch that|i meant)\b", re.IGNORECASE)
 
 
-# A change said as planned, in Chinese, before its verb (the move's own "从 X" left out); not "以后" (from now
-# on: "以后改成每周三开会" is the change itself).
+# A change said as planned, in Chinese, before its verb (the move's own "从 X" left out). Narrower than
+# _INTENT_RE, which this path never read: not "以后" (from now on: "以后改成每周三开会" is the change
+# itself), not "想" alone ("我想了下5万太狠了 改成3万吧" decides), not "帮我" (a request, read as one).
 _PLANNED_ZH_RE = re.compile(r"(?:下个?月|下周|下礼拜|下星期|明年|明天|下半年|打算|计划|准备|想要|想把|要把|得把|需要把|回头)[^，,。；;\s]{0,12}$")
 
 
@@ -880,14 +882,11 @@ _ANOTHER_MATTER_RE = re.compile(r"^(?:(?:another|other|bigger|next|separate) (?:
 _JOINING_WORD_RE = re.compile(r"^(?:so|and|but|then|所以|于是)\b\s*", re.IGNORECASE)
 
 
-_QUESTION_END_RE = re.compile(r"(?:[?？]|[吗呢][~～。.]?)\s*$")  # "…? ", "配方要改吗"
-
-
 def given_up_following(parts: list[str], index: int) -> int:
     """How many sentences after parts[index] may say what replaced what it gives up."""
     n = 0
     for part in parts[index + 1: index + 1 + GIVEN_UP_FOLLOWING]:
-        if _ANOTHER_MATTER_RE.match(part.strip()) or _QUESTION_END_RE.search(part) or _given_up_name(part) or _gone_elsewhere(part):
+        if _ANOTHER_MATTER_RE.match(part.strip()) or QUESTION_RE.search(part.strip()) or _given_up_name(part) or _gone_elsewhere(part):
             # another matter, a question ("can we record who graded each record?"), or something else given up
             # ("我换 paddle 了，… 还有我的 doubles partner 要换人了，Kelvin 下个月调去上海 office"): nothing that holds
             break
@@ -1818,10 +1817,14 @@ def without_history(text: str) -> str:
     黑陶泥，其实是我搞错了，…") without its clauses of what held before: the superseded value is not
     what the user's memory should say, even as history. Unchanged when no clause says what holds
     now, or too little would be left."""
-    clauses, history = _history_clauses(text)
+    return _without(*_history_clauses(text)) or text
+
+
+def _without(clauses: list[str], history: list[str]) -> str:
+    """The clauses that are not history, joined; "" when none is history or too little is left."""
     kept = [c for c in clauses if c not in history]
     if not history or len(content_tokens("".join(kept))) < HISTORY_KEEPS_WORDS:
-        return text
+        return ""
     out = _JOINING_WORD_RE.sub("", "".join(kept).strip())
     if out.endswith(("，", ",", "；", ";")):
         out = out[:-1] + ("。" if is_chinese(out) else ".")
@@ -1839,7 +1842,7 @@ def then_and_now(part: str) -> Correction | None:
     好多了", "上礼拜本来要去签 Fullerton 的 contract，…现在 book 了 Chijmes 的 hall"): a change, with
     what the clause of before names given up (a typed value, a capitalised name, or the Chinese
     words after its marker) and the sentence without that clause as what holds now."""
-    _clauses, history = _history_clauses(part)
+    clauses, history = _history_clauses(part)
     if len(history) != 1:
         return None
     rest = history[0].strip()
@@ -1848,8 +1851,8 @@ def then_and_now(part: str) -> Correction | None:
     name = _LATIN_NAME_RE.search(rest)
     run = _HELD_ZH.match(rest)
     old = typed[0][1] if typed else name.group(0) if name else run.group("old") if run else ""
-    clause = without_history(part)
-    if len(old) < 2 or clause == part:
+    clause = _without(clauses, history)
+    if len(old) < 2 or not clause:
         return None
     return Correction(clause=clause, old=old, new="", ended=True)
 
