@@ -3832,3 +3832,46 @@ def test_a_change_to_a_known_tool_said_as_planned_is_no_correction(sentence):
 def test_a_change_said_done_or_from_now_on_is_read_whatever_time_it_names(sentence, new):
     correction = parse_correction(sentence)
     assert correction is not None and correction.new == new, correction
+
+
+# ------------------------------------------------------------- a name said to be what it really is
+@pytest.mark.parametrize(("record", "said", "gone", "kept"), [
+    # the new name's last character says what kind of thing it is
+    ("阳台那盆养的是文竹，一周浇一次水，放在朝北那边", "更正一下 阳台那盆我记错了 是富贵竹 朋友搬家送的", "文竹", "富贵竹"),
+    # the one Latin word of a Chinese record
+    ("我对 penicillin 过敏，吃了会起疹子", "之前说错了，我过敏的其实是 amoxicillin，医生上周查过", "penicillin", "amoxicillin"),
+    # the one capitalised name of an English record, with the year said beside it
+    ("My bike is a 2019 Falco, steel frame, and it needs new brake pads.",
+     "I was wrong about the make of the bike. it's a Raleigh, 2017, I looked at the frame number last night.", "Falco", "Raleigh"),
+])
+def test_a_name_said_to_be_what_it_really_is_replaces_the_one_of_its_kind(chat, l0, run_now, record, said, gone, kept):
+    live_now = told_then(chat, l0, run_now, record, said)
+    assert not any(gone in t for t in live_now), live_now
+    assert any(kept in t for t in live_now), live_now
+
+
+def test_a_name_said_again_beside_a_clause_that_shares_nothing_replaces_nothing():
+    from apps.pipeline.rules.corrections import Correction, counterpart
+
+    said = Correction(clause="之前说错了，我过敏的其实是 amoxicillin，医生上周查过", old="", new="amoxicillin")
+    assert counterpart("周末一般用 Notion 记账，以后也这样", said) == ""  # a Latin word of another matter
+    tree = Correction(clause="上次说的那棵树我记错了，是樟树", old="", new="樟树")
+    assert counterpart("劈成竹条再用火烤弯，院子里有树", tree) == ""  # no word ending in 树 after a verb
+    assert counterpart("院子里那棵树种的是桂花树", tree) == "桂花树"
+
+
+def test_a_but_that_opens_a_clause_of_its_own_names_no_value_instead():
+    found = parse_correction("I gave a statement, I'm not in trouble, but it can't ever happen again")
+    assert found is None or (not found.old and not found.new), found
+    pair = parse_correction("the fee is not £40 but £55")
+    assert pair is not None and (pair.old, pair.new) == ("£40", "£55")
+
+
+def test_a_bitrate_is_a_value_and_a_format_unified_to_another_replaces_it(coder, l0, run_now):
+    from apps.pipeline.rules.text import values
+
+    assert values("导出统一 MP3 192kbps，采样 44.1kHz") == [("named:mp", "MP3"), ("number:bitrate", "192kbps"), ("number:frequency", "44.1kHz")]
+    live_now = told_then(coder, l0, run_now, "播客音频统一导出 MP3 192kbps。",
+                         "actually 我之前记错了，去年换了托管平台以后就统一成 AAC 96kbps 了，文件小很多。", cwd=PROJ)
+    assert not any("192kbps" in t for t in live_now) and any("AAC 96kbps" in t for t in live_now), live_now
+

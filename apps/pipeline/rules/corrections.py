@@ -10,9 +10,9 @@ kind next to the same words). A forget request ("forget what I said about my ex"
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-from apps.pipeline.rules.extract import QUESTION_RE
+from apps.pipeline.rules.extract import PROPER_NOUN_RE, QUESTION_RE
 from apps.pipeline.rules.text import (
     DATE_NOTE_RE,
     HOST_PATTERN,
@@ -43,6 +43,9 @@ _NOT_A_VALUE = (r"(?!(?:now|yet|today|tonight|right now|at the moment|for now|th
 # "put it in TODO.md rather than doing it now", "instead of hunting through the list by number": what
 # is done, or when, not a value replaced.
 _NOT_DOING_IT = r"(?![a-z]+ing\b)"
+# "I gave a statement, I'm not in bother, but it can't ever happen again": "but" opening a clause of
+# its own (a subject of its own) goes on to say something else, it names no value instead of the denied one.
+_BUT_A_VALUE = r"(?!(?:it|i|we|they|he|she|you|there)\b)"
 # "we actually got 17 teams", "she actually liked it": "actually" before what happened stresses it (a
 # surprise), it puts nothing said before right.
 _ACTUALLY_STRESSES = (r"(?!\s+(?:got|had|made|did|went|won|sold|raised|managed|enjoyed|liked|loved|turned up|showed up|came|finished"
@@ -60,7 +63,7 @@ CORRECTION_RE = re.compile(
     r"|\bnew (?:date|time|day|deadline|venue|address|price|fee|rent|slot) is\b"
     # "合作社定了10月28号就开摘，提前了一个多礼拜": a date, then said to have moved.
     r"|\d{1,2}\s*月\s*\d{1,2}\s*[号日][^，,。；;]{0,12}[，,]\s*(?:又)?(?:提前|推迟|延后|延期|推后)了"
-    rf"|\bnot\s+{_NOT_A_VALUE}[^,.;]+?,?\s+but\b|[,，]\s*not\s+{_NOT_A_VALUE}\w|(?<!for )(?<!until )\bnow\s*[.!]?\s*$"
+    rf"|\bnot\s+{_NOT_A_VALUE}[^,.;]+?,?\s+but\s+{_BUT_A_VALUE}|[,，]\s*not\s+{_NOT_A_VALUE}\w|(?<!for )(?<!until )\bnow\s*[.!]?\s*$"
     r"|改成|改为|改到|改用|换用|更正|重新(?:算|商量|核算|评估)了|纠正一下|记错了|说错了|说(?:短|长|少|多|早|晚|小|大|低|高)了|搞错了|弄错了|说岔了|搞混了|弄混了|记混了|(?<!我)(?<!本职)(?<!本身)(?<!本行)其实是|现在是|现在改|换成了|变成了?|变为|已经不|不再|不对[，,]"
     r"|降到|降至|升到|升至|提高到|增加到|减少到|涨到|调整为|调整到|调到|迁到|迁移到|迁去|搬到|搬去|挪到|改去|砍一半|砍半|减半|缩短一半|翻倍|翻一番|缩到|缩小到|扩到|扩大到|放宽到|收紧到|改发到|不用了|从[^，,。；;]{1,30}(?:换成|改成|改为|改到|转成|转为)"
     r"|不是[^，,。]{1,20}[，,]?\s*(而)?是|是[^，,。]{1,20}[，,]?\s*不是"
@@ -114,7 +117,7 @@ _LEAD_RE = re.compile(
 _PAIRS: list[re.Pattern[str]] = [
     # "its 22 runs not 18": a number said against the old one, with no comma between.
     re.compile(r"\b(?P<new>\d+(?:\.\d+)?)(?:\s?[a-z%]+)?\s+not\s+(?P<old>\d+(?:\.\d+)?)(?!\w|\.\d)", re.IGNORECASE),
-    re.compile(rf"\bnot\s+{_NOT_A_VALUE}(?P<old>[^,.;]+?)\s*,?\s+but\s+(?P<new>[^,.;!]+)", re.IGNORECASE),
+    re.compile(rf"\bnot\s+{_NOT_A_VALUE}(?P<old>[^,.;]+?)\s*,?\s+but\s+{_BUT_A_VALUE}(?P<new>[^,.;!]+)", re.IGNORECASE),
     re.compile(rf"(?P<new>[^,;，；]+?)\s*[,，]\s*not\s+{_NOT_A_VALUE}(?P<old>(?:[^,.;!，。；]|\.(?=\d))+)", re.IGNORECASE),
     re.compile(r"(?P<new>[^,;]+?)\s+(?:instead of|rather than)\s+" + _NOT_DOING_IT + r"(?P<old>(?:[^,.;!]|\.(?=\d))+)", re.IGNORECASE),  # "3.12 instead of 3.10"
     re.compile(r"\bfrom\s+(?P<old>[\w.:-]+(?: [\w.:-]+)?)\s+to\s+(?P<new>[\w.:-]+(?: [\w.:-]+)?)", re.IGNORECASE),
@@ -151,7 +154,7 @@ _NEW_ONLY: list[re.Pattern[str]] = [
     # "so from September we're on the last Sunday of the month instead": where things stand now, said with "instead".
     re.compile(r"\b(?:we're|we are|we'll be|it's|it is|it'll be|they're|they are)\s+(?:now\s+)?(?:on|at|in)\s+(?P<new>[^,.;!?]+?)\s+instead\b", re.IGNORECASE),
     re.compile(r"\bnew (?:date|time|day|deadline|venue|address|price|fee|rent|slot) is\s+(?P<new>(?:[^,.;!]|\.(?=\d))+)", re.IGNORECASE),
-    re.compile(r"(?:改成|改为|改到|改用|换用|换成了?|换到|变成了?|变为|现在是|其实是|降到|降至|升到|升至|提高到|增加到|减少到|涨到|调整为|调整到|调到|迁到|迁移到|迁去|搬到|搬去|改去|缩到|缩小到|扩到|扩大到|放宽到|收紧到|改发到)(?P<new>[^，,。；;！!]+)"),
+    re.compile(r"(?:改成|改为|改到|改用|换用|统一成|统一为|换成了?|换到|变成了?|变为|现在是|其实是|降到|降至|升到|升至|提高到|增加到|减少到|涨到|调整为|调整到|调到|迁到|迁移到|迁去|搬到|搬去|改去|缩到|缩小到|扩到|扩大到|放宽到|收紧到|改发到)(?P<new>[^，,。；;！!]+)"),
     re.compile(r"\b(?:moved(?: up| down| over| back| out)?|changed|switched|postponed|pushed back|pushed|brought forward|rescheduled|shifted|moves|shifts|switches|is moving|is switching|is shifting) to"
                r"\s+(?P<new>(?:[^,.;!]|\.(?=\d))+)", re.IGNORECASE),
     re.compile(r"(?:^[\w ]{2,30} update|^update(?: on [^:：]{1,40})?)\s*[:：]\s*(?P<new>[^.;!。；！]+)", re.IGNORECASE),
@@ -159,6 +162,11 @@ _NEW_ONLY: list[re.Pattern[str]] = [
     re.compile(r"\b(?:moved|switched|migrated|changed|upgraded|downgraded) to\s+(?P<new>(?:[^,.;!]|\.(?=\d))+)", re.IGNORECASE),
     re.compile(r"\b(?:dropped|went down|went up|increased|reduced|decreased|rose|bumped|raised|lowered) to\s+(?P<new>(?:[^,.;!]|\.(?=\d))+)|\bis (?:down|up) to\s+(?P<new2>(?:[^,.;!]|\.(?=\d))+)", re.IGNORECASE),
     re.compile(r"\b(?:is|are|it's) now\s+(?P<new>(?:[^,.;!]|\.(?=\d))+)", re.IGNORECASE),
+    # "上回我说的骨架竹子记错了 是水竹", "I was wrong about the make. they're MacRannoch, 1960s": the mistake
+    # owned, then what it is (a name; `counterpart` finds the one it replaces).
+    re.compile(r"(?:记错|说错|搞错|弄错|搞混|记混|弄混)了?[，,\s]*(?:应该|其实)?是\s*(?P<new>[^，,。；;！!\s]{1,12})"),
+    re.compile(r"(?i:(?:^|\bwrong\s+)about\s+(?:the|my|our|his|her|their)\s+[\w ]{1,20}?[.;:,]\s*(?:they're|it's|they are|it is|that's|he's|she's)\s+(?:an?\s+|the\s+)?)"
+               r"(?P<new>[A-Z][\w'-]+(?:\s[A-Z][\w'-]+){0,2})"),
     re.compile(r"\b(?:is|are|it's|runs|starts)\s+(?P<new>[^,;!]+?)\s+now\s*[.!]?\s*$", re.IGNORECASE),
 ]
 
@@ -1187,6 +1195,11 @@ def corrected_content(record: str, correction: Correction) -> str | None:
     a clock time, a percentage…), the record's one value of that kind — or, among several,
     the one whose surrounding words the correction repeats ("p99 是 180ms，目标 100ms" /
     "p99 降到 95ms" → the 180ms)."""
+    named = counterpart(record, correction)
+    if named:
+        # The name replaced; a value the sentence says beside it changes too ("MacRannoch, 1960s").
+        renamed = corrected_content(record, replace(correction, old=named)) or record
+        return corrected_content(renamed, replace(correction, new="")) or renamed
     if correction.count:
         m = _count_in(record, correction.count[1])
         if m is None or _count_value(m) == correction.count[0]:
@@ -1565,8 +1578,47 @@ def _values_at(text: str) -> list[tuple[int, str, str]]:
     return values_at(text)
 
 
+# A name said to be what it really is, with no old value said ("上回我说的骨架竹子记错了 是水竹", "我过敏的其实是
+# oakmoss", "I was wrong about the make. they're MacRannoch, 1960s"): the record's one name of the new one's
+# shape is the one it replaces — a Chinese word ending in the new one's last character, which says what kind
+# of thing it is ("毛竹" / "水竹", "桂花树" / "樟树"; written after a verb or 的, so "劈成竹条" has none), the one Latin word of a
+# Chinese record ("bergamot"), the one capitalised name inside an English record ("Dunloch"). Only where
+# the record's clause of that name shares a word with the correction or a kind of value it states ("骨架用的是
+# 毛竹", "对 bergamot 过敏", "1970s Dunloch": the statement said again).
+_ZH_NAME_AFTER = "是|用|叫|的|了|去|在|对|养|种|买"
+
+
+def counterpart(record: str, correction: Correction) -> str:
+    """The value of `record` a name-only correction replaces, else ""."""
+    new = correction.new.strip()
+    if correction.old or correction.count or not new or values(new):
+        return ""
+    said = {w.casefold() for w in re.findall(r"[A-Za-z][\w'-]*", correction.clause + " " + correction.context)}
+    if re.fullmatch(r"[\u4e00-\u9fff]{2,4}", new):
+        pattern = rf"(?:{_ZH_NAME_AFTER})((?:(?!{_ZH_NAME_AFTER})[\u4e00-\u9fff]){{1,3}}{re.escape(new[-1])})"
+        found = {m.group(1) for m in re.finditer(pattern, record)} - {new}
+    elif re.fullmatch(r"[A-Za-z][\w'-]*", new) and is_chinese(record):
+        found = {w for w in re.findall(r"(?<![\w'-])[A-Za-z][\w'-]+", record) if w.casefold() not in said}
+    elif all(w[:1].isupper() for w in new.split()):
+        found = {m.group(0) for m in PROPER_NOUN_RE.finditer(record)
+                 if m.group(0).casefold() not in said and not re.search(r"[.!?]\s*$", record[: m.start()])}
+    else:
+        return ""
+    if len(found) != 1:
+        return ""
+    name = found.pop()
+    at = record.find(name)
+    clause = re.split(r"[，,。；;！!？?\n]|[.:](?:\s|$)", record[at:])[0]
+    clause = re.split(r"[，,。；;！!？?\n]|[.:](?:\s|$)", record[:at])[-1] + clause
+    kinds = {k for k, _ in values(correction.clause)}
+    return name if _context_overlap(clause, correction) or {k for k, _ in values(clause)} & kinds else ""
+
+
 def supersedes(record: str, correction: Correction) -> float:
     """How strongly `record` looks like the statement being corrected (0 = not at all)."""
+    named = counterpart(record, correction)
+    if named:
+        correction = replace(correction, old=named)
     if correction.count:
         m = _count_in(record, correction.count[1])
         return 1.0 + _context_overlap(record, correction) if m is not None and _count_value(m) != correction.count[0] else 0.0

@@ -577,7 +577,7 @@ VALUE_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     ("time", re.compile(r"\b\d{1,2}(?::\d{2})?\s*(?:am|pm)\b|\b\d{1,2}:\d{2}\b|(?<=\bat )\d{1,2}(?![\w:%]|[.,]\d|\s*(?:km|kg|mph|miles?|minutes?|mins?|degrees?|percent|euros?|dollars?|pounds?|k\b))|(?:(?:上午|下午|晚上|早上|凌晨|中午|傍晚|夜里)\s?)?(?:[一两二三四五六七八九十]{1,3}|\d{1,2}\s?)点(?:半|[一二三四五\d]{1,2}分)?", re.IGNORECASE)),
     # A number may touch Chinese text on either side ("现在82公斤，", "半径是500米了"), not Latin
     # letters or digits ("T4", "v2beta").
-    ("number", re.compile(r"(?<![A-Za-z0-9_.])v?\d+(?:\.\d+)*(?:\s?(?:kg|km|gib|gi|g|cm|mm|mib|mi|m|gb|mb|tb|ms|s|h|k|%)(?![A-Za-z0-9_])"
+    ("number", re.compile(r"(?<![A-Za-z0-9_.])v?\d+(?:\.\d+)*(?:\s?(?:kbps|mbps|gbps|khz|mhz|ghz|hz|fps|kg|km|gib|gi|g|cm|mm|mib|mi|m|gb|mb|tb|ms|s|h|k|%)(?![A-Za-z0-9_])"
                           r"|\s?(?:公斤|公里|米|岁)|\s?号(?!\w)|(?![\w.]\w|\w))", re.IGNORECASE)),
     # A day of the month ("on the 12th" / "moved to the 14th").
     ("day", re.compile(r"\b\d{1,2}(?:st|nd|rd|th)\b", re.IGNORECASE)),
@@ -593,7 +593,9 @@ VALUE_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
 ]
 # Units of one dimension are one kind of value: "1Gi" corrects "512Mi", "2 GB" corrects "800 MB".
 _DIMENSION = {unit: "bytes" for unit in ("gb", "mb", "tb", "gib", "gi", "mib", "mi")}
-_UNIT_RE = re.compile(r"(kg|km|gib|gi|g|cm|mm|mib|mi|m|gb|mb|tb|ms|s|h|k|%|岁|号|公斤|公里|米|[次个岁只位条台张天年周月])$", re.IGNORECASE)
+_DIMENSION.update({unit: "bitrate" for unit in ("kbps", "mbps", "gbps")})  # "MP3 128kbps" → "AAC 64kbps"
+_DIMENSION.update({unit: "frequency" for unit in ("hz", "khz", "mhz", "ghz")})
+_UNIT_RE = re.compile(r"(kbps|mbps|gbps|khz|mhz|ghz|hz|fps|kg|km|gib|gi|g|cm|mm|mib|mi|m|gb|mb|tb|ms|s|h|k|%|岁|号|公斤|公里|米|[次个岁只位条台张天年周月])$", re.IGNORECASE)
 
 
 # Kinds whose values carry their unit, as "number:kg" does: the unit names the slot.
