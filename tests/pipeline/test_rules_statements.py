@@ -3875,3 +3875,45 @@ def test_a_bitrate_is_a_value_and_a_format_unified_to_another_replaces_it(coder,
                          "actually 我之前记错了，去年换了托管平台以后就统一成 AAC 96kbps 了，文件小很多。", cwd=PROJ)
     assert not any("192kbps" in t for t in live_now) and any("AAC 96kbps" in t for t in live_now), live_now
 
+
+# ------------------------------------------------------------- work done, said as a list under a heading
+def test_work_done_headed_by_what_was_made_is_one_record_with_its_first_item(coder, l0, run_now):
+    l0(coder, [
+        say("j1", "next: I want a receipt the customer can download after paying", 0, cwd=PROJ),
+        say("j2", "Added the receipt:\n\n- `billing/receipt.py` renders it to PDF with the order lines and VAT.\n"
+                  "- The card number is never printed, not even the last four digits.", 1, role="assistant", cwd=PROJ),
+        say("j3", "and the old export?", 2, cwd=PROJ),
+        say("j4", "Looked at it while reading, not changed:\n\n- `billing/export.py` still writes CSV with a BOM.", 3, role="assistant", cwd=PROJ),
+    ])
+    ok(run_now(coder, KIND_L1))
+    live_now = texts(coder)
+    assert any(t.startswith("Added the receipt:") and "billing/receipt.py" in t for t in live_now), live_now
+    assert not any("billing/export.py" in t for t in live_now), live_now  # a list of what was not done
+
+
+# ------------------------------------------------------------- a story told after "something happened"
+@pytest.mark.parametrize(("lead", "story", "word"), [
+    ("上周六出大事了", "二十多个家长同时在小程序上抢报名，名额超卖了 12 个，前台电话被打爆", "超卖"),
+    ("rough night on Friday", "the card reader kept declining every contactless payment from about 9pm, we lost maybe forty sales",
+     "card reader"),
+])
+def test_a_story_told_after_a_lead_that_says_something_happened_is_kept_with_it(coder, l0, run_now, lead, story, word):
+    l0(coder, [say("x1", f"{lead}\n{story}\n", 0, cwd=PROJ)])
+    ok(run_now(coder, KIND_L1))
+    live_now = texts(coder)
+    assert any(lead.split()[0][:3] in t and word in t for t in live_now), live_now  # (a date resolved in the lead)
+
+
+# ------------------------------------------------------------- a proposal turned down in a few words of its own
+@pytest.mark.parametrize(("proposal", "reply", "refused", "reason"), [
+    ("A smart sprinkler timer would water the beds while you're away. Want me to find one under £50?",
+     "no sprinkler timer. the water butt is all I use, and next door waters when I'm off", "sprinkler", "water butt"),
+    ("要不要试试用面包机揉面？能省不少力气，我可以推荐几款。",
+     "面包机 pass，我就喜欢自己手揉，揉面的时候最解压", "面包机", "手揉"),
+])
+def test_a_proposal_turned_down_by_name_leaves_only_the_reason(chat, l0, run_now, proposal, reply, refused, reason):
+    l0(chat, [say("p1", proposal, 0, role="assistant"), say("p2", reply, 1)])
+    ok(run_now(chat, KIND_L1))
+    live_now = texts(chat)
+    assert not any(refused in t for t in live_now), live_now
+    assert any(reason in t for t in live_now), live_now

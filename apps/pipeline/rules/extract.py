@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass, field
 
 from apps.pipeline.rules.text import (
+    DATE_NOTE_RE,
     HOST_PATTERN,
     TOOL_RE,
     ZH_STOP_CHARS,
@@ -222,6 +223,9 @@ _REFUSAL_BY_NAME_RE = re.compile(_REFUSAL_BY_NAME, re.IGNORECASE)
 _TAKEN_THEN = r"^[^，,。.!！?？]{1,20}?(?:可以|没问题)[，,]\s*"
 NAMED_DECLINE_RE = re.compile(
     r"^(?:(?:nah|no|nope|ok|okay|hmm)[,，.!\s]*)?skip\b|[,，]\s*pass\s*[.。!！]*$"
+    # "no digital chanter. the whole point is the real sound", "超声波 pass，我还是信时间": the proposal named and
+    # turned down in a few words of their own.
+    r"|^no\s+[\w.+'-]+(?:\s+[\w.+'-]+){0,2}\s*[.!]+(?:\s|$)|^[^，,。.!！?？\s]{1,20}\s*pass(?=\s*[，,。.!！]|\s*$)"
     r"|^[^，,。.!！?？]{0,16}?(?:就|还是|先|暂时)?(?:算了|免了|不(?:买|租|装|用|要|试|加|考虑|上)了)|[，,]\s*(?:那)?(?:就|还是)?算了"
     # "录音复盘可以，发抖音不行": one proposal taken, the other refused after it.
     r"|" + _TAKEN_THEN + r"[^，,。.!！?？]{1,12}?(?:不行|不要|算了|免了|不考虑|不搞|不做)"
@@ -625,6 +629,41 @@ def names_project(sentence: str, names: set[str]) -> bool:
     return any(re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", low) for name in names)
 
 
+def _done_across(earlier: str, sentence: str) -> bool:
+    """An assistant's report of work done said over two sentences: the file named in the first and
+    the change in the second, or the change heading a list ("Added the job sheet:") and the file in
+    its first item."""
+    if file_mentions(earlier):
+        return bool(ARTIFACT_RE.search(sentence)) and not PROPOSAL_RE.search(sentence)
+    return earlier.rstrip().endswith((":", "：")) and bool(ARTIFACT_RE.search(earlier)) and not PROPOSAL_RE.search(earlier) \
+        and not _NOTHING_DONE_RE.search(earlier) and bool(file_mentions(sentence))
+
+
+# "Things I noticed while reading, not changed:", "Ran it from the shell, no code added to the repo:": a
+# list headed by what was not done.
+_NOTHING_DONE_RE = re.compile(r"\b(?:not|no|nothing|never|without)\b|没|未|不", re.IGNORECASE)
+
+
+# "上周日出大事了", "bad one last Tuesday", "something happened at the shop": a short sentence that only says
+# something happened; the story is in the sentence after it.
+_STORY_LEAD_RE = re.compile(r"出(?:了)?(?:件|个)?大?(?:事|事故|状况|岔子)了|\b(?:bad|rough|weird|awful|crazy) (?:one|night|day|weekend|shift)\b"
+                            r"|\bsomething (?:bad |weird |awful )?happened\b", re.IGNORECASE)
+STORY_LEAD_MAX_WORDS = 6
+
+
+def story_lead(sentence: str) -> bool:
+    sentence = DATE_NOTE_RE.sub("", sentence)  # "上周日（2026-05-10）出大事了": the date the words resolve to
+    short = len(content_tokens(sentence)) <= STORY_LEAD_MAX_WORDS if not is_chinese(sentence) else len(sentence) <= 2 * STORY_LEAD_MAX_WORDS
+    return short and bool(_STORY_LEAD_RE.search(sentence)) and not QUESTION_RE.search(sentence)
+
+
+def _joined_story(lead: str, story: str) -> str:
+    lead = lead.rstrip()
+    if re.search(r"[.!?:：。！？]$", lead):
+        return lead + ("" if is_chinese(story) else " ") + story
+    return lead + ("：" if is_chinese(story) else ". ") + story
+
+
 def small_talk(sentence: str) -> bool:
     return bool(SMALL_TALK_RE.search(sentence))
 
@@ -750,11 +789,14 @@ def extract_from_message(message: dict, *, mode: str, sentences: list[str] | Non
         of_it = category == "fact" and mode == "code" and previous is not None and previous.category == "fact" \
             and re.match(r"(?:it's|it is)\b", sentence, re.IGNORECASE)
         if (category is None or of_it) and previous is not None and not QUESTION_RE.search(sentence) and len(previous.content) + len(sentence) < 400 \
-                and ((len(sentence) <= ELABORATION_MAX_CHARS and ELABORATION_RE.search(sentence)) or RULES_HEADER_RE.match(previous.content)):
+                and ((len(sentence) <= ELABORATION_MAX_CHARS and ELABORATION_RE.search(sentence)) or RULES_HEADER_RE.match(previous.content)
+                     or (story_lead(previous.content) and role == "user" and not REQUEST_RE.search(sentence))):
             # "My sister just had a baby. A boy named Felix." — the second sentence belongs to the first;
-            # so do the rules after a header ("现在的借阅规则：最多借 5 本，每次 30 天。逾期的不罚钱，暂停借阅 7 天").
+            # so do the rules after a header ("现在的借阅规则：最多借 5 本，每次 30 天。逾期的不罚钱，暂停借阅 7 天"),
+            # and the story after "上周日出大事了".
             text = resolve_relative_dates(sentence, message.get("timestamp"))
-            previous.content = previous.content.rstrip() + ("" if is_chinese(text) else " ") + text
+            previous.content = _joined_story(previous.content, text) if story_lead(previous.content) \
+                else previous.content.rstrip() + ("" if is_chinese(text) else " ") + text
             continue
         intro = None
         if category is None and mode == "code" and stack_list(sentence):
@@ -804,14 +846,20 @@ def extract_from_message(message: dict, *, mode: str, sentences: list[str] | Non
             # "notify-svc sends push notifications for the mobile app": what the project is.
             category = "fact"
         if category is None and role == "assistant" and unmatched is not None and unmatched[0] == n - 1 \
-                and file_mentions(unmatched[2]) and ARTIFACT_RE.search(sentence) and not PROPOSAL_RE.search(sentence) \
-                and len(unmatched[2]) + len(sentence) < 400:
+                and _done_across(unmatched[2], sentence) and len(unmatched[2]) + len(sentence) < 400:
             # "Both come from internal/feed/rss.go: …. I changed explicit to emit true/false.": the
-            # file is named in one sentence, the change said as done in the next.
+            # file is named in one sentence, the change said as done in the next; "Added the job sheet:"
+            # heads the list whose first item names its file.
             _, earlier_position, earlier = unmatched
             unmatched = None
             previous = unit(earlier.rstrip() + ("" if is_chinese(sentence) else " ") + sentence, "artifact", earlier_position, restated[n])
             continue
+        # "bad one last Tuesday. bloke rings at 11pm, says he's locked out of his flat in Kestrel Court.": the
+        # lead says something happened, the next sentence what.
+        told = role == "user" and unmatched is not None and unmatched[0] == n - 1 and story_lead(unmatched[2]) \
+            and not QUESTION_RE.search(sentence) and not REQUEST_RE.search(sentence) and category not in ("instruction", "task", "task_done")
+        if told and unmatched is not None:
+            sentence, position, category = _joined_story(unmatched[2], sentence), unmatched[1], category or "episode"
         if category is None:
             previous = None
             unmatched = None if talk or QUESTION_RE.search(sentence) else (n, position, sentence)
