@@ -3917,3 +3917,19 @@ def test_a_proposal_turned_down_by_name_leaves_only_the_reason(chat, l0, run_now
     live_now = texts(chat)
     assert not any(refused in t for t in live_now), live_now
     assert any(reason in t for t in live_now), live_now
+
+
+# ------------------------------------------------------------- put right after a pause, in the same message
+@pytest.mark.parametrize(("said", "gone", "kept"), [
+    # what the first part said, denied, before "是 Y"
+    ("复试要考的是高数加线代……等下 我查了下学院通知，今年根本不考线代，是高数加概率论", "线代", "高数加概率论"),
+    # "哦等下", and the hour said again beside the day put right
+    ("女儿的钢琴课是每周三下午四点……哦等下，我翻了下聊天记录，是周四下午四点", "周三", "周四下午四点"),
+])
+def test_a_value_put_right_after_a_pause_replaces_what_the_sentence_said_first(chat, l0, run_now, said, gone, kept):
+    l0(chat, [say("w1", said, 0)])
+    ok(run_now(chat, KIND_L1))
+    live_now = texts(chat)
+    assert not any(gone in t for t in live_now), live_now
+    assert any(kept in t for t in live_now), live_now
+

@@ -602,7 +602,7 @@ def _now_only(clause: str) -> tuple[str, str]:
 # "…", or a dash ("10.13 — scratch that, it's 10.15", "ggml-small.bin —— my bad，说错了，…"),
 # then a word that takes back what came before it.
 _SELF_CORRECTION_RE = re.compile(
-    r"^(?P<said>.+?)(?:…+|\.{3,}|\s*[—–]+\s*|\s-\s)\s*(?P<fix>(?:(?:哎|唉|啊|呃|嗯)[，,\s]*)?我?"
+    r"^(?P<said>.+?)(?:…+|\.{3,}|\s*[—–]+\s*|\s-\s)\s*(?P<fix>(?:(?:哎|唉|啊|呃|嗯|哦|噢)[，,\s]*)?我?"
     r"(?i:不对|等等|等下|等一下|哦不|噢不|不是|搞错|说错|记错|弄错|说岔|搞混|弄混|记混|wait\b|no\b|sorry\b|actually\b|i mean\b|oops\b"
     r"|scratch that\b|my bad\b|hold on\b|hang on\b|no wait\b|well,?\s+(?:were|was|used to be)\b).*)$")
 _MARKERS_ONLY_RE = re.compile(
@@ -694,8 +694,8 @@ def self_corrected(sentence: str) -> Correction | None:
     kept = []
     for clause in re.split(r"[，,;；]", fix.rstrip("。.!！")):
         clause = clause.strip()
-        if not clause or _MARKERS_ONLY_RE.match(clause) or (old and old.lower() in clause.lower()):
-            continue  # a marker, or what was wrong said again ("30 天那个是验证码的 temp link")
+        if not clause or _MARKERS_ONLY_RE.match(clause) or (old and old.lower() in clause.lower()) or _denies_part_of(clause, old):
+            continue  # a marker, or what was wrong said again ("30 天那个是验证码的 temp link", "根本不考数学三")
         rest = clause.replace(correction.new, " ") if correction.new else clause
         rest = re.sub(r"^(?:应该是|其实是|而是|是|it's|it is|make it)\s*", "", _strip_lead(rest), flags=re.IGNORECASE)
         for _kind, value in values(rest):
@@ -727,12 +727,29 @@ _NO_LONGER_RE = re.compile(
 _OH_IT_IS_RE = re.compile(r"(?:^|[，,。.]\s*)(?:哦|噢|啊|嗯|oh,?\s*)?(?:应该|其实)?(?:是|it's|it is)\s*(?P<new>[^，,。；;!！]+)", re.IGNORECASE)
 
 
+# "……等下 我刚翻了下招生简章，会计专硕根本不考数学三，是管综加英语二": what the first part said, denied, before "是 Y".
+_DENIED_RE = re.compile(r"(?:不|没|并非|\bnot\s+)(?P<x>[^，,。；;\s]{2,16})\s*[，,]?\s*$", re.IGNORECASE)
+
+
+def _denies_part_of(clause: str, old: str) -> bool:
+    """"会计专硕根本不考数学三" against the old "数学三加英语一": a clause that says a part of the old value is not so."""
+    denied = _DENIED_RE.search(clause)
+    x = denied.group("x") if denied else ""
+    return bool(old) and any(x[i:i + 2] in old for i in range(len(x) - 1))
+
+
 def _stated_after_a_pause(fix: str, said: str) -> Correction | None:
-    kinds = {k for k, _ in values(said)}
+    held = values(said)
+    kinds = {k for k, _ in held}
     for m in _OH_IT_IS_RE.finditer(fix):
-        stated = [v for k, v in values(m.group("new")) if k in kinds]
+        # (A value the first part said already is not the one put right: "是周四下午四点" after "每周三下午四点".)
+        stated = [v for k, v in values(m.group("new")) if k in kinds and (k, v) not in held]
         if len(stated) == 1:
             return Correction(clause=fix, old="", new=stated[0])
+        denied = _DENIED_RE.search(fix[: m.start()])
+        x = denied.group("x") if denied else ""
+        if x and any(x[i:] in said for i in range(len(x) - 1)):
+            return Correction(clause=fix, old="", new=m.group("new").strip())
     return None
 
 
