@@ -3933,3 +3933,58 @@ def test_a_value_put_right_after_a_pause_replaces_what_the_sentence_said_first(c
     assert not any(gone in t for t in live_now), live_now
     assert any(kept in t for t in live_now), live_now
 
+
+# ------------------------------------------------------------- a convention of every repository the user has
+@pytest.mark.parametrize("said", [
+    "btw 我所有 repo 都用 uv 管依赖，看到 requirements.txt 或者 poetry.lock 直接删",
+    "one thing that goes for every repo of mine, not just this one: squash merges only, no merge commits.",
+])
+def test_a_convention_of_every_repository_is_kept_and_global(coder, l0, run_now, said):
+    l0(coder, [say("r1", said, 0, cwd=PROJ)])
+    ok(run_now(coder, KIND_L1))
+    got = live(coder)
+    assert len(got) == 1 and got[0].type == "work_method" and got[0].metadata["scope"] == "global", [(r.content, r.metadata) for r in got]
+
+
+# ------------------------------------------------------------- forget requests said another way
+@pytest.mark.parametrize(("private", "asked", "word"), [
+    ("跟你说个心里话 我最近在偷偷看心理医生 所以周末都不太想出门……", "算了 这个你忘掉吧 别记", "心理医生"),
+    ("the allotment's been my escape since the redundancy in march, it's the only place I switch off",
+     "hmm, don't remember that bit. I'd rather it wasn't written down anywhere", "redundancy"),
+])
+def test_a_forget_request_said_twice_or_as_dont_remember_that_bit_forgets_what_was_just_said(chat, l0, run_now, private, asked, word):
+    l0(chat, [say("f1", f"{private}\n{asked}", 0)])
+    ok(run_now(chat, KIND_L1))
+    assert not any(word in t for t in texts(chat)), texts(chat)
+
+
+@pytest.mark.parametrize(("proposal", "reply", "refused", "reason"), [
+    ("One option: Sentry would group these errors for you. Want me to add it?",
+     "no, leave Sentry out. the logs go to the council's syslog box and nothing else leaves the building.", "Sentry", None),
+    ("有一种可以挂在门上的 standing desk，不用打孔，要不要我帮你看看？", "standing desk 的不要啦，我租的房子太小了。", "standing desk", "租的房子"),
+])
+def test_a_proposal_left_out_or_turned_down_with_de_is_refused_by_name(chat, l0, run_now, proposal, reply, refused, reason):
+    l0(chat, [say("d1", proposal, 0, role="assistant"), say("d2", reply, 1)])
+    ok(run_now(chat, KIND_L1))
+    live_now = texts(chat)
+    assert not any(refused in t for t in live_now), live_now
+    assert reason is None or any(reason in t for t in live_now), live_now
+
+
+def test_a_post_mortem_told_in_a_code_session_is_kept(coder, l0, run_now):
+    l0(coder, [say("m1", "bit of a post-mortem. tuesday's delivery round: the van got to Ashby at 14:10 and half the boxes "
+                         "were for the wrong street", 0, cwd=PROJ)])
+    ok(run_now(coder, KIND_L1))
+    assert any("Ashby" in t for t in texts(coder)), texts(coder)
+
+
+def test_a_settlement_lag_is_a_value_and_a_name_changed_with_le_replaces_its_kind(chat, coder, l0, run_now):
+    from apps.pipeline.rules.text import values
+
+    assert values("货款结算是 T+1，周末顺延") == [("settlement", "T+1")]
+    live_now = told_then(coder, l0, run_now, "供应商货款现在是收货后T+15付款。",
+                         "更正一下 付款周期我之前记错了 合同上写的是收货后一周内付 就是T+7 财务那边按这个改", cwd=PROJ)
+    assert not any("T+15" in t for t in live_now) and any("T+7" in t for t in live_now), live_now
+    live_now = told_then(chat, l0, run_now, "我现在练字用的是狼毫笔 写小楷 老师说手腕要放松",
+                         "跟你说下 毛笔改成兼毫笔了 老师推荐的 软硬适中 写小楷稳多了")
+    assert not any("狼毫笔" in t for t in live_now) and any("兼毫笔" in t for t in live_now), live_now

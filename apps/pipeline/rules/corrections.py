@@ -1215,7 +1215,7 @@ def corrected_content(record: str, correction: Correction) -> str | None:
     named = counterpart(record, correction)
     if named:
         # The name replaced; a value the sentence says beside it changes too ("MacRannoch, 1960s").
-        renamed = corrected_content(record, replace(correction, old=named)) or record
+        renamed = corrected_content(record, replace(correction, old=named, new=_name_of(correction.new.strip()))) or record
         return corrected_content(renamed, replace(correction, new="")) or renamed
     if correction.count:
         m = _count_in(record, correction.count[1])
@@ -1605,10 +1605,16 @@ def _values_at(text: str) -> list[tuple[int, str, str]]:
 _ZH_NAME_AFTER = "是|用|叫|的|了|去|在|对|养|种|买"
 
 
+def _name_of(new: str) -> str:
+    """The name a correction's new value opens with ("笔刀了 老师推荐的那种30度刀头的…" → "笔刀")."""
+    lead = re.match(r"[\u4e00-\u9fff]{2,4}?(?=了)", new)
+    return lead.group(0) if lead else new
+
+
 def counterpart(record: str, correction: Correction) -> str:
     """The value of `record` a name-only correction replaces, else ""."""
-    new = correction.new.strip()
-    if correction.old or correction.count or not new or values(new):
+    new = _name_of(correction.new.strip())
+    if correction.old or correction.count or not new or values(correction.new):
         return ""
     said = {w.casefold() for w in re.findall(r"[A-Za-z][\w'-]*", correction.clause + " " + correction.context)}
     if re.fullmatch(r"[\u4e00-\u9fff]{2,4}", new):
@@ -2037,7 +2043,7 @@ _FORGET_GUARD_RE = re.compile(r"\b(don't|dont|do not|never|not) forget\b|别忘|
 _MEMORY_WORD_RE = re.compile(r"记|(?:别|不要|不用|莫)\s*(?:save|keep|store|record|remember)\b(?=\s*(?:[了啦吧啊哈呀哦喔噢，,。！!]|$))|\b(?:can|could|would) you (?:please )?not (?:keep|store|remember|save)\b|(?:别|不用|不要)(?:再)?(?:存(?:着|下来)?(?=[了啦吧啊哈呀哦喔噢，,。！!]|\s*(?:ok|okay|好吗|行吗|好不好)\s*[?？]|$)|留着)|笔记|"
                              + _YOUR_SIDE_KEEPS + r"|\b(?:whatever|what|everything|anything) you (?:keep|have|store|remember|know|hold)\b|忘掉|忘了吧|忘了它吧|memor|forget|remember|record|note|scratch|strike|drop (the|what)|scrap (the|what)|\bwritten down\b|\bkept\b|\b(?:don't|dont|do not) keep (?:that|it|this)(?: stuff)? (?:around|anywhere|on file)\b|\b(?:don't|dont|do not) keep any of (?:that|this|it)\b|\b(?:don't|dont|do not) keep (?:that|this)\s*(?:[.!,;]|$)|\b(?:don't|dont|do not) keep (?:that|this|the) (?:bit|part|stuff|thing) about\b|\b(?:don't|dont|do not) (?:save|store) (?:that|this)\s*(?:[.!,;—–]|$)|记录里|记忆里|\bstored\b|hold on ?to|hang on to|keep hold of"
                              r"|(?:删掉|删除|delete\s?掉?)关于|(?:别|不要|不用|莫)(?:往心里记|记(?:在)?心上)|(?:这段|这句|这条|那段|那句|刚才那段)(?:话)?(?:你)?(?:就|也)?(?:(?:删|删掉|删了|删除)(?:了|掉)?吧?|\s*(?:don'?t|do not)\s+(?:save|keep|store|record|remember)\b)|关于.{1,30}?(?:那|这)条|当(?:作|做|成)?(?:我)?没听(?:过|见|到)", re.IGNORECASE)
-ANAPHORIC_SUBJECT_RE = re.compile(r"^(it|that|this|those|these|all that|all of that|what i (just )?said|the last (one|thing)|i (ever |even )?(said|mentioned|told you|brought (it|that|this|any of (it|that|this)) up)( (it|that|this|about it))?( at all)?|这条|这个|这些|那个|那条|刚才(那|说的)?(条|个|些)?|上一条|这|那|)$", re.IGNORECASE)
+ANAPHORIC_SUBJECT_RE = re.compile(r"^(it|that|this|those|these|all that|all of that|(?:that |this |the )?(?:bit|part)|what i (just )?said|the last (one|thing)|i (ever |even )?(said|mentioned|told you|brought (it|that|this|any of (it|that|this)) up)( (it|that|this|about it))?( at all)?|这条|这个|这些|那个|那条|刚才(那|说的)?(条|个|些)?|上一条|这|那|)$", re.IGNORECASE)
 
 
 def forget_subject(sentence: str) -> str | None:
@@ -2078,6 +2084,8 @@ def forget_subject(sentence: str) -> str | None:
         # pause (an emoji ends a clause as a full stop does), what the request points at.
         subject = re.split(r"…+|\.{3,}|——|\bwait\b|[\U0001F300-\U0001FAFF\u2600-\u27BF]", subject, flags=re.IGNORECASE)[-1].strip()
         subject = re.sub(r"(?:千万|一定|务必|可|真的)+$", "", subject).strip()
+        # "算了 这个你忘掉吧 别记": the request said twice, around no subject.
+        subject = re.sub(r"^(?:算了|好了)\s*|\s*(?:你|你就)?(?:忘掉|忘了)(?:它)?吧?$", "", subject).strip()
         subject = re.sub(r"(这个|这条|那个|那条|这件事|这事|的事情?|的内容|这些|那段话?|这段话?)$", "", subject).strip()
         subject = re.sub(r"^(?:好了|算了|了|吧|啦|哈|啊|欸|诶|哎|唉|呃|嗯)+$", "", subject)  # "这段 don't save 好了", "……欸这个你不要记": no subject
         subject = re.split(r"[,，;；—–]", subject)[0].strip()  # "forget that, we haven't agreed" → "that"

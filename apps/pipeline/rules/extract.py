@@ -33,6 +33,13 @@ STRONG_RE = re.compile(r"\b(never|always|must|must not|under no circumstances)\b
 REMINDER_RE = re.compile(
     r"\b(don't|do not|dont) forget (to|about)\b|\bdon't let me forget\b|\bremind me to\b|\bremember to\b|\bnot forget to\b|别忘了|不要忘了|提醒我|记得(要|把|去|给|提醒)?", re.IGNORECASE)
 
+# "one thing that goes for every repo of mine: Conventional Commits", "btw 我所有 repo 都用 pnpm": a convention
+# of the user's work wherever it is done (l1 scopes it global).
+ALL_REPOS_RE = re.compile(
+    r"\b(?:all|every|each|any) (?:of )?(?:my|our) (?:repos?|repositories|projects?|codebases?)\b"
+    r"|\bevery (?:repo|repository|project|codebase) (?:of mine|i (?:own|have|work on|touch))\b"
+    r"|所有的?\s*(?:repo|仓库|项目|代码库|project)|每个\s*(?:repo|仓库|项目|代码库)", re.IGNORECASE)
+
 PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     # "I never eat pork", "we don't deploy on Fridays": about the speaker, not an order to the assistant.
     ("habit", re.compile(
@@ -42,6 +49,7 @@ PATTERNS: list[tuple[str, re.Pattern[str]]] = [
         r"\b(i|we|i've|we've|have)\s+(finished|completed|fixed|shipped|merged|resolved)\b|\b(is|are)\s+(done|finished|fixed) now\b"
         r"|已(经)?(完成|修复|搞定|做完|上线|合并)|(做|搞|修)完了", re.IGNORECASE)),
     ("task", REMINDER_RE),
+    ("instruction", ALL_REPOS_RE),
     ("instruction", re.compile(
         r"\b(always|never|don't|do not|make sure (to|you)|from now on|going forward|in future|please (always|never|use|reply|answer|write|keep|avoid)"
         r"|remember that|you should (always|never)|must (not )?|avoid|prefer \w+ over|only use|stick to|no more than|keep (it|them|answers|replies|explanations)"
@@ -206,9 +214,9 @@ DECLINE_LEAD_RE = re.compile(
 )
 
 
-# "Casbin先不要。", "耳机那个不行不行。": the proposal's name and a refusal, nothing else (one of the
+# "Casbin先不要。", "耳机那个不行不行。", "free-standing 的不要啦": the proposal's name and a refusal, nothing else (one of the
 # refusals below; refused_name() reads the name from it).
-_REFUSAL_BY_NAME = (r"^(?P<name>[A-Za-z][A-Za-z0-9.+-]{1,30}(?:\s+[A-Za-z][A-Za-z0-9.+-]*)?|[\u4e00-\u9fff]{2,6}?)\s*(?:那个|这个)?\s*"
+_REFUSAL_BY_NAME = (r"^(?P<name>[A-Za-z][A-Za-z0-9.+-]{1,30}(?:\s+[A-Za-z][A-Za-z0-9.+-]*)?|[\u4e00-\u9fff]{2,6}?)\s*(?:那个|这个|的)?\s*"
                     r"(?:就|还是|先|暂时)?(?:不要|不用|算了|免了|不考虑|不上|不搞|不做|不弄|不加|不行(?:不行)?)(?:了|吧|哈|啦|呀|哦|喔)?"
                     # "planner 不用啦 hahaha 我本身就是做 UX 的": a laugh after the refusal.
                     r"(?:\s*(?:(?:ha)+h?|lol|哈+)\b)?\s*(?:[，,。.!！]|\s|$)")
@@ -226,6 +234,8 @@ NAMED_DECLINE_RE = re.compile(
     # "no digital chanter. the whole point is the real sound", "超声波 pass，我还是信时间": the proposal named and
     # turned down in a few words of their own.
     r"|^no\s+[\w.+'-]+(?:\s+[\w.+'-]+){0,2}\s*[.!]+(?:\s|$)|^[^，,。.!！?？\s]{1,20}\s*pass(?=\s*[，,。.!！]|\s*$)"
+    # "no, leave PagerDuty out.": the proposal left out by name.
+    r"|^leave\s+(?:the\s+)?[\w.+'-]+(?:\s+[\w.+'-]+)?\s+out\b(?!\s+of\b)"
     r"|^[^，,。.!！?？]{0,16}?(?:就|还是|先|暂时)?(?:算了|免了|不(?:买|租|装|用|要|试|加|考虑|上)了)|[，,]\s*(?:那)?(?:就|还是)?算了"
     # "录音复盘可以，发抖音不行": one proposal taken, the other refused after it.
     r"|" + _TAKEN_THEN + r"[^，,。.!！?？]{1,12}?(?:不行|不要|算了|免了|不考虑|不搞|不做)"
@@ -591,7 +601,7 @@ EVENT_HINT_RE = re.compile(
     r"|(去|来|买|搬|换|定|做|看|学|办|开|考|报|玩|参加|完成|拿到|见)了|昨天|今天|上周|上个月|去年|刚|下个?月|明年|下周|打算|准备|要去|变成", re.IGNORECASE)
 # Something that went wrong where the project is used, told by the user (not a crash while developing,
 # which is what a session is about anyway): a double booking, a site down on the day, a garment remade.
-INCIDENT_RE = re.compile(r"\b(?:fell over|blew up|went down|outage|it was chaos|total chaos|a disaster|double[- ]?book(?:ed|ing)|complained|complaint)\b"
+INCIDENT_RE = re.compile(r"\b(?:fell over|blew up|went down|outage|it was chaos|total chaos|a disaster|double[- ]?book(?:ed|ing)|complained|complaint|post-?mortem)\b"
                          # "the hall wifi died about twenty minutes in", "那天店里断网了".
                          r"|\b(?:wi-?fi|internet|network|power|server|site|website|app|system|tablets?|printer|till|card (?:machine|reader))\s+"
                          r"(?:died|went down|cut out|dropped out|stopped working|crashed|was down)\b"

@@ -529,6 +529,8 @@ VALUE_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     # A machine's size, cores and memory together ("2核8G", "4 核 16GB", "2C4G", "4 vCPU / 8 GB"):
     # one value, so "升级到 4核8G" corrects "2核8G" and not some other 8.
     ("machine", re.compile(r"\b\d{1,3}\s?(?:核|[cC]|v?CPUs?|cores?)\s?[/,，]?\s?\d{1,4}\s?(?:G|GB|GiB|g)\b|\d{1,3}\s?核\s?\d{1,4}\s?(?:G|GB|GiB|g)", re.IGNORECASE)),
+    # When money settles, in trading days after the deal ("收茧后T+7打款" / "就是T+3").
+    ("settlement", re.compile(r"(?<![A-Za-z0-9])T\s?\+\s?\d{1,2}(?!\d)")),
     # A ratio of three or four parts ("喂养比例 1:1:1", "1:5:5 喂的", "a 1:2:3 mix"): one value, so "1:5:5"
     # corrects "1:1:1" and not one of its ones; not a clock time with seconds ("14:02:11").
     ("ratio", re.compile(r"(?<![\d:.])(?!\d{2}:\d{2}:\d{2})\d{1,3}(?:\.\d+)?(?:\s?[:：]\s?\d{1,3}(?:\.\d+)?){2,3}(?![\d:.])")),
@@ -599,7 +601,7 @@ _UNIT_RE = re.compile(r"(kbps|mbps|gbps|khz|mhz|ghz|hz|fps|kg|km|gib|gi|g|cm|mm|
 
 
 # Kinds whose values carry their unit, as "number:kg" does: the unit names the slot.
-UNIT_KINDS = frozenset({"duration", "amount", "region", "residence", "host"})
+UNIT_KINDS = frozenset({"duration", "amount", "region", "residence", "host", "settlement"})
 # Suffixes that say how many, not of what: "20k" / "7.5k" may be a loan, a grant or a distance.
 MAGNITUDES = frozenset({"k"})
 
