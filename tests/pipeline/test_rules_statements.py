@@ -29,6 +29,12 @@ def say(mid, content, i, *, role="user", session="s1", cwd="/home/user"):
     return msg(mid, content, role=role, session=session, ts=T + i * 60_000, cwd=cwd)
 
 
+def assert_swapped(live_now: list[str], gone: str, kept: str) -> None:
+    """No live record says `gone` any more, and one says `kept`."""
+    assert not any(gone in t for t in live_now), live_now
+    assert any(kept in t for t in live_now), live_now
+
+
 def told_then(profile, l0, run_now, first: str, then: str, *, cwd: str = "/home/user") -> list[str]:
     """The live records after `first` in one session and `then` in the next, each followed by the job."""
     l0(profile, [say("a1", first, 0, cwd=cwd)])
@@ -1575,9 +1581,7 @@ def test_imperatives_after_a_header_on_how_to_answer_are_rules(chat, l0, run_now
      "raspberry", "runs on Hetzner"),
 ])
 def test_a_system_moved_elsewhere_replaces_where_it_ran(coder, l0, run_now, intro, news, gone, now):
-    live_now = live_after_two_sessions(coder, l0, run_now, intro, news)
-    assert not any(gone in t for t in live_now), live_now
-    assert any(now in t for t in live_now), live_now
+    assert_swapped(live_after_two_sessions(coder, l0, run_now, intro, news), gone, now)
 
 
 def test_one_proposal_taken_and_the_other_refused_drops_the_refusals_reason(chat, l0, run_now):
@@ -1613,9 +1617,7 @@ def test_how_to_write_what_was_asked_for_once_goes_with_the_request(chat, l0, ru
      "另外人事異動：美玲阿姨三月底退休，之後廟裡的帳由淑芬負責。", "美玲", "淑芬"),
 ])
 def test_someone_who_left_a_role_is_replaced_by_who_holds_it_now(coder, l0, run_now, intro, news, gone, now):
-    live_now = live_after_two_sessions(coder, l0, run_now, intro, news)
-    assert not any(gone in t for t in live_now), live_now
-    assert any(now in t for t in live_now), live_now
+    assert_swapped(live_after_two_sessions(coder, l0, run_now, intro, news), gone, now)
 
 
 @pytest.mark.parametrize("parts", [
@@ -3845,9 +3847,7 @@ def test_a_change_said_done_or_from_now_on_is_read_whatever_time_it_names(senten
      "I was wrong about the make of the bike. it's a Raleigh, 2017, I looked at the frame number last night.", "Falco", "Raleigh"),
 ])
 def test_a_name_said_to_be_what_it_really_is_replaces_the_one_of_its_kind(chat, l0, run_now, record, said, gone, kept):
-    live_now = told_then(chat, l0, run_now, record, said)
-    assert not any(gone in t for t in live_now), live_now
-    assert any(kept in t for t in live_now), live_now
+    assert_swapped(told_then(chat, l0, run_now, record, said), gone, kept)
 
 
 def test_a_name_said_again_beside_a_clause_that_shares_nothing_replaces_nothing():
@@ -3871,9 +3871,8 @@ def test_a_bitrate_is_a_value_and_a_format_unified_to_another_replaces_it(coder,
     from apps.pipeline.rules.text import values
 
     assert values("导出统一 MP3 192kbps，采样 44.1kHz") == [("named:mp", "MP3"), ("number:bitrate", "192kbps"), ("number:frequency", "44.1kHz")]
-    live_now = told_then(coder, l0, run_now, "播客音频统一导出 MP3 192kbps。",
-                         "actually 我之前记错了，去年换了托管平台以后就统一成 AAC 96kbps 了，文件小很多。", cwd=PROJ)
-    assert not any("192kbps" in t for t in live_now) and any("AAC 96kbps" in t for t in live_now), live_now
+    assert_swapped(told_then(coder, l0, run_now, "播客音频统一导出 MP3 192kbps。",
+                             "actually 我之前记错了，去年换了托管平台以后就统一成 AAC 96kbps 了，文件小很多。", cwd=PROJ), "192kbps", "AAC 96kbps")
 
 
 # ------------------------------------------------------------- work done, said as a list under a heading
@@ -3914,9 +3913,7 @@ def test_a_story_told_after_a_lead_that_says_something_happened_is_kept_with_it(
 def test_a_proposal_turned_down_by_name_leaves_only_the_reason(chat, l0, run_now, proposal, reply, refused, reason):
     l0(chat, [say("p1", proposal, 0, role="assistant"), say("p2", reply, 1)])
     ok(run_now(chat, KIND_L1))
-    live_now = texts(chat)
-    assert not any(refused in t for t in live_now), live_now
-    assert any(reason in t for t in live_now), live_now
+    assert_swapped(texts(chat), refused, reason)
 
 
 # ------------------------------------------------------------- put right after a pause, in the same message
@@ -3929,9 +3926,7 @@ def test_a_proposal_turned_down_by_name_leaves_only_the_reason(chat, l0, run_now
 def test_a_value_put_right_after_a_pause_replaces_what_the_sentence_said_first(chat, l0, run_now, said, gone, kept):
     l0(chat, [say("w1", said, 0)])
     ok(run_now(chat, KIND_L1))
-    live_now = texts(chat)
-    assert not any(gone in t for t in live_now), live_now
-    assert any(kept in t for t in live_now), live_now
+    assert_swapped(texts(chat), gone, kept)
 
 
 # ------------------------------------------------------------- a convention of every repository the user has
@@ -3984,7 +3979,7 @@ def test_a_settlement_lag_is_a_value_and_a_name_changed_with_le_replaces_its_kin
     assert values("货款结算是 T+1，周末顺延") == [("settlement", "T+1")]
     live_now = told_then(coder, l0, run_now, "供应商货款现在是收货后T+15付款。",
                          "更正一下 付款周期我之前记错了 合同上写的是收货后一周内付 就是T+7 财务那边按这个改", cwd=PROJ)
-    assert not any("T+15" in t for t in live_now) and any("T+7" in t for t in live_now), live_now
+    assert_swapped(live_now, "T+15", "T+7")
     live_now = told_then(chat, l0, run_now, "我现在练字用的是狼毫笔 写小楷 老师说手腕要放松",
                          "跟你说下 毛笔改成兼毫笔了 老师推荐的 软硬适中 写小楷稳多了")
-    assert not any("狼毫笔" in t for t in live_now) and any("兼毫笔" in t for t in live_now), live_now
+    assert_swapped(live_now, "狼毫笔", "兼毫笔")
