@@ -3748,7 +3748,7 @@ def test_a_time_series_database_replaces_the_one_it_took_over_from(coder, l0, ru
 def test_a_span_in_days_is_a_duration():
     from apps.pipeline.rules.text import values
 
-    assert values("the reminder goes out 30 days before the due date") == [("duration", "30 days")]
+    assert values("the reminder goes out 30 days before the due date") == [("duration:span", "30 days")]  # days and longer: a span
     assert_rewrites("Backups are kept for 14 days on the NAS.", "Actually backups are kept for 30 days now.", "Backups are kept for 30 days on the NAS.")
 
 
@@ -3983,3 +3983,47 @@ def test_a_settlement_lag_is_a_value_and_a_name_changed_with_le_replaces_its_kin
     live_now = told_then(chat, l0, run_now, "我现在练字用的是狼毫笔 写小楷 老师说手腕要放松",
                          "跟你说下 毛笔改成兼毫笔了 老师推荐的 软硬适中 写小楷稳多了")
     assert_swapped(live_now, "狼毫笔", "兼毫笔")
+
+
+# ------------------------------------------------------------- taken back as it is said, without a pause
+@pytest.mark.parametrize(("said", "gone", "kept"), [
+    ("取件截止每天下午五点 不对 其实是四点半 快递车四点四十就到", "五点", "下午四点半"),
+    ("the last booking slot is 7pm on weekdays. oh wait, no, it's 6pm since March, the cleaners come in earlier now", "7pm", "6pm"),
+    ("Pip's show weight is 410 grams. Well, turns out that's his winter weight, the breeder weighed him for a week and says he's best at 385.",
+     "410", "385"),
+    ("琴弦用的是3号弦……不对不对 上个月老师就给我换成3.5号的了 原来那个太软", "3号弦", "3.5号"),
+])
+def test_a_value_taken_back_as_it_is_said_is_replaced(chat, l0, run_now, said, gone, kept):
+    l0(chat, [say("t1", said, 0)])
+    ok(run_now(chat, KIND_L1))
+    assert_swapped(texts(chat), gone, kept)
+
+
+def test_a_span_of_years_is_not_a_span_of_hours():
+    from apps.pipeline.rules.corrections import Correction, supersedes
+    from apps.pipeline.rules.text import values
+
+    assert values("the crossing is twelve hours overnight") == [("duration", "twelve hours")]
+    assert values("been sea kayaking about six years now") == [("duration:span", "six years")]
+    trip = Correction(clause="the crossing is twelve hours overnight, Alfie would not survive that.", old="", new="")
+    assert supersedes("been sea kayaking about six years now, ever since Alfie got hooked", trip) == 0.0
+    assert values("5号那天") == [("day", "5号")] and values("换成2.5号的了") == []  # a size, not the 5th
+
+
+def test_a_forget_request_after_news_run_together_in_lower_case_forgets_only_that(coder, l0, run_now):
+    l0(coder, [
+        say("k1", "bad morning today. the van broke down at Ferry Lane at 6am and we missed eleven drops", 0, cwd=PROJ),
+        say("k2", "Sorted: the route sheet now prints a phone tree for breakdowns.", 1, role="assistant", cwd=PROJ),
+        say("k3", "thanks. also, unrelated and not for the app: I've applied for a job at Greyfriars Logistics. nobody here knows yet. "
+                  "don't remember that", 2, cwd=PROJ),
+    ])
+    ok(run_now(coder, KIND_L1))
+    live_now = texts(coder)
+    assert any("Ferry Lane" in t for t in live_now), live_now  # the story of the message before stays
+    assert not any("Greyfriars" in t for t in live_now), live_now
+
+
+def test_a_stack_item_said_with_with_is_two_items():
+    from apps.pipeline.rules.extract import stack_list
+
+    assert stack_list("Rails 7, SQLite with Litestream streaming backups to a bucket")

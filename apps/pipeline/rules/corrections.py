@@ -51,6 +51,9 @@ _BUT_A_VALUE = r"(?!(?:it|i|we|they|he|she|you|there)\b)"
 _ACTUALLY_STRESSES = (r"(?!\s+(?:got|had|made|did|went|won|sold|raised|managed|enjoyed|liked|loved|turned up|showed up|came|finished"
                       r"|ended up|sold out|filled up|worked|helped|reads|does|knows|likes|cares|listens|answers|replies|uses|works|helps|turns up|shows up)\b)")
 CORRECTION_RE = re.compile(
+    # "Her flying weight is 780 grams. Well, turns out that's her fat weight, … she flies best at 745": found to be
+    # otherwise, said of what was just said (a pronoun points back at it; "turns out the bug was in the parser" is news).
+    r"\b(?:it\s+)?turns out(?=,?\s+(?:that's|that is|that was|it's|it is|it was|she's|he's|they're|they are)\b)|"
     r"\b(actually" + _ACTUALLY_STRESSES + r"|i was wrong|i'm wrong|my bad|my mistake|correction|i misspoke|sorry,? i meant|i meant|scratch that|wait,? no|no,? wait|not anymore|no longer"
     r"|we (moved|switched|migrated|changed|upgraded|downgraded) to|(is|are|it's) now|changed to|(?:instead of|rather than)\s+" + _NOT_DOING_IT +
     r"|(replaced|swapped) \S+(?: \S+)? (with|for)|(dropped|went down|went up|increased|reduced|decreased|rose|bumped|raised|lowered) to|is (down|up) to"
@@ -601,18 +604,22 @@ def _now_only(clause: str) -> tuple[str, str]:
 # "upload 上限是 10MB…… wait, 是 20MB, not 10MB，前端已经放开了"): the sentence is stored as corrected.
 # "…", or a dash ("10.13 — scratch that, it's 10.15", "ggml-small.bin —— my bad，说错了，…"),
 # then a word that takes back what came before it.
+# Said without a pause too, when the word takes the first part back itself: "订单每天晚上九点截止 不对 其实是八点半",
+# "order cut-off is 8pm the night before. oh wait, no, it's 6pm", "30/45 的，oh wait 不对，…现在手上是 25/50 的".
 _SELF_CORRECTION_RE = re.compile(
-    r"^(?P<said>.+?)(?:…+|\.{3,}|\s*[—–]+\s*|\s-\s)\s*(?P<fix>(?:(?:哎|唉|啊|呃|嗯|哦|噢)[，,\s]*)?我?"
+    r"^(?P<said>.+?)(?:…+|\.{3,}|\s*[—–]+\s*|\s-\s"
+    r"|[，,。.;；\s]\s*(?=(?i:(?:oh,?\s+)?(?:wait,?\s+no\b|no,?\s+wait\b|wait,?\s+不对))|不对(?![劲头味])))"
+    r"\s*(?P<fix>(?:(?:哎|唉|啊|呃|嗯|哦|噢|(?i:oh),?)[，,\s]*)?我?"
     r"(?i:不对|等等|等下|等一下|哦不|噢不|不是|搞错|说错|记错|弄错|说岔|搞混|弄混|记混|wait\b|no\b|sorry\b|actually\b|i mean\b|oops\b"
     r"|scratch that\b|my bad\b|hold on\b|hang on\b|no wait\b|well,?\s+(?:were|was|used to be)\b).*)$")
 _MARKERS_ONLY_RE = re.compile(
-    r"^(?:(?:不对|等等|等下|等一下|哦不|噢不|(?:哎|唉|啊|呃)?我?(?:搞错了|说错了|记错了|弄错了|说岔了|搞混了|弄混了|记混了)|wait|no|sorry|actually|i mean|oops"
+    r"^(?:(?:不对|等等|等下|等一下|哦不|噢不|(?:哎|唉|啊|呃)?我?(?:搞错了|说错了|记错了|弄错了|说岔了|搞混了|弄混了|记混了)|(?:oh\s+)?wait|oh|no|sorry|actually|i mean|oops"
     r"|scratch that|my bad|hold on|hang on|no wait)[\s,，!！.。]*)+$",
     re.IGNORECASE)
 # After a dash only a word that takes the first part back ("— scratch that", "—— 我搞混了"): "— actually,
 # we never deploy on Tuesdays" goes on, it does not correct.
 _RETRACT_RE = re.compile(r"^(?:(?:哎|唉|啊|呃|嗯)[，,\s]*)?我?(?:说错|记错|搞错|弄错|说岔|搞混|弄混|记混|不对)"
-                         r"|^(?:scratch that|my bad|i mean|sorry|no,? wait|wait,? no|hold on|hang on|oops|actually,? (?:make it|it's|it is|i meant?))\b", re.IGNORECASE)
+                         r"|^(?:oh,?\s+)?(?:scratch that|my bad|i mean|sorry|no,? wait|wait,? no|wait,?\s+不对|hold on|hang on|oops|actually,? (?:make it|it's|it is|i meant?))\b", re.IGNORECASE)
 # What a self-correction that names no typed value replaces: the last thing said to be ("这个月读的是
 # The Glass Orchard", "笔用的是狼毫").
 _LAST_PREDICATE_RE = re.compile(r"(?:用的是|叫做|是|为|叫|用|\bis called|\bis named|\bcalled|\bnamed|\bis|\bare|\bwas|'s)\s*(?P<old>[^，,。；;:：]{1,40}?)\s*$", re.IGNORECASE)
@@ -662,7 +669,12 @@ def self_corrected(sentence: str) -> Correction | None:
     dropped = _took_back(said, fix)
     if dropped is not None:
         return dropped
-    correction, itself = parse_correction(fix) or _stated_after_a_pause(fix, said), parse_correction(said)
+    # "不对不对 上个月老韩就给我换成2.5号的了": the fix is marked by its lead, whatever cue the rest has.
+    marked = _parse_marked(fix)
+    marked = marked if marked is not None and marked.new and _RETRACT_RE.match(fix) else None
+    if marked is not None and is_chinese(marked.new):
+        marked.new = re.split(r"了|\s", marked.new)[0]  # "2.5号的了 原来那个太软": the value, not why
+    correction, itself = parse_correction(fix) or _stated_after_a_pause(fix, said) or marked, parse_correction(said)
     if itself is not None and itself.weak and not itself.old:
         itself = None  # "短链现在默认永不过期，TTL 30 天": a weak word ("现在"), not a change of its own
     if correction is None or (itself is not None and (itself.old or not re.search(r"现在是|目前是|\b(?:is|are) now\b", said, re.IGNORECASE))):
@@ -676,6 +688,9 @@ def self_corrected(sentence: str) -> Correction | None:
         correction.new = stated.group("new").strip() if stated else (bare if 0 < len(bare.split()) <= 3 and not values(bare) and len(bare) <= 30 else "")
     correction.new = re.sub(r"^(?:就是|而是|应该是|是)\s*", "", correction.new)  # "是 Edgecomb Gray，not Pale Oak"
     correction.new = re.sub(r"\s*了$", "", correction.new)
+    opening = values_at(correction.new)[:1]
+    if opening and opening[0][0] == 0 and is_chinese(correction.new) and correction.new[len(opening[0][2]):][:1] in ("", " "):
+        correction.new = opening[0][2]  # "其实是四点半 快递车四点四十就到": the value, not what follows it
     fixed = corrected_content(said, correction)
     if not fixed and correction.new and not correction.old and not values(correction.new):
         last = _LAST_PREDICATE_RE.search(said.rstrip("…. "))
@@ -701,7 +716,9 @@ def self_corrected(sentence: str) -> Correction | None:
         for _kind, value in values(rest):
             rest = rest.replace(value, " ")
         if content_tokens(rest) - content_tokens(fixed):  # says more than the corrected part ("14 days" does not)
-            kept.append(clause)
+            # ("不对不对 上个月…": without the marker; "其实是八点半 我妈得…": without the value the record now says)
+            said_again = rf"^(?:应该是|其实是|而是|是)?\s*{re.escape(correction.new)}\s*" if correction.new else r"^$"
+            kept.append(re.sub(said_again, "", _strip_lead(clause)) or clause)
     chinese = bool(re.search(r"[\u4e00-\u9fff]", fixed))
     sep = "，" if chinese else ", "
     clause = fixed.rstrip("…. ") + (sep + sep.join(kept) if kept else "") + ("。" if chinese else ".")
@@ -1356,9 +1373,15 @@ def corrected_content(record: str, correction: Correction) -> str | None:
             end = at + len(old_value) + version.end()
             text, changed = text[:at] + _spaced(text[:at] + old_value + text[end:], at, old_value, value) + text[end:], True
             continue
+        part_of_day = _PART_OF_DAY_RE.match(old_value)
+        if kind == "time" and part_of_day and not _PART_OF_DAY_RE.match(value) and re.match(r"[一两二三四五六七八九十\d]", value):
+            value = part_of_day.group(0) + value  # "晚上九点截止" / "不对 其实是八点半": still in the evening
         text = text[:at] + text[at:].replace(old_value, _spaced(text, at, old_value, value), 1)
         changed = True
     return text if changed else None
+
+
+_PART_OF_DAY_RE = re.compile(r"上午|下午|晚上|早上|凌晨|中午|傍晚|夜里")
 
 
 # What may stand between the values of one "when" ("每个星期日下午两点到四点", "Tue 7pm till 9"):

@@ -546,6 +546,7 @@ def stack_list(sentence: str) -> bool:
     bare = re.sub(r"\s*[(（][^()（）]*[)）]", "", sentence.strip()).rstrip(".。!！")
     items = [re.sub(r"\s+\b(so|because|since|which means)\b.*$", "", i, flags=re.IGNORECASE).strip()
              for i in re.split(r"[,，、;；+]|\band\b|\.\s+(?=[a-z])", bare) if i.strip()]
+    items = [part.strip() for i in items for part in (_with_split(i) or [i])]
     # One item of a longer list may say where it all runs ("django 5.0, postgres 16, htmx for the
     # fiddly bits, all in docker compose on one Hetzner box").
     long = [i for i in items if len(i.split()) > 5]
@@ -557,6 +558,13 @@ def stack_list(sentence: str) -> bool:
     # Two names, not one said twice ("先用 Stripe 吧，就 Stripe Checkout 那种 hosted page").
     names = [n for n in map(_technical, items) if n]
     return len(items) >= 2 and fits and len(names) >= 2 and len({n.split()[0] for n in names}) >= 2
+
+
+def _with_split(item: str) -> list[str] | None:
+    """"SQLite with Litestream streaming backups to a bucket": a technical name with another one, two items
+    ("plain server-rendered templates with a sprinkle of htmx" is one)."""
+    m = re.match(r"^(\S+)\s+with\s+(.+)$", item, re.IGNORECASE)
+    return [m.group(1), m.group(2)] if m and _technical(m.group(1)) else None
 
 
 def _bare_stack(sentence: str) -> bool:
@@ -656,7 +664,7 @@ _NOTHING_DONE_RE = re.compile(r"\b(?:not|no|nothing|never|without)\b|没|未|不
 
 # "上周日出大事了", "bad one last Tuesday", "something happened at the shop": a short sentence that only says
 # something happened; the story is in the sentence after it.
-_STORY_LEAD_RE = re.compile(r"出(?:了)?(?:件|个)?大?(?:事|事故|状况|岔子)了|\b(?:bad|rough|weird|awful|crazy) (?:one|night|day|weekend|shift)\b"
+_STORY_LEAD_RE = re.compile(r"出(?:了)?(?:件|个)?大?(?:事|事故|状况|岔子)了|\b(?:bad|rough|weird|awful|crazy) (?:one|night|day|morning|evening|afternoon|week|weekend|shift)\b"
                             r"|\bsomething (?:bad |weird |awful )?happened\b", re.IGNORECASE)
 STORY_LEAD_MAX_WORDS = 6
 

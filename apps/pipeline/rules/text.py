@@ -547,9 +547,9 @@ VALUE_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
                         r"|(?:\d{1,2}|[一二三四五六七八九十]{1,3})\s?月\s?(?:\d{1,2}|[一二三四五六七八九十]{1,3})\s?[号日]")),
     # A day of the month said without its month ("晚饭改到 14 号", "定在十二号"): the Chinese
     # "the 14th"; not a line, a building or a seat ("3 号线", "5 号楼", "12 号床").
-    ("day", re.compile(r"(?:\d{1,2}|[一二三四五六七八九十]{1,3})\s?号(?![线楼院房位门床车机码牌口])|\d{1,2}\s?日(?![元语本文式程记])")),
+    ("day", re.compile(r"(?:(?<![\d.])\d{1,2}|[一二三四五六七八九十]{1,3})\s?号(?![线楼院房位门床车机码牌口])|\d{1,2}\s?日(?![元语本文式程记])")),
     # A span of time ("30 minutes", "an hour", "30 分钟", "一个半小时"), whatever the number is written in.
-    ("duration", re.compile(r"\b(?:\d+(?:\.\d+)?\s?(?:minutes?|mins?|hours?|hrs?|seconds?|secs?)|(?:half )?an hour|(?:one|two|three|four|five|six) hours?)\b"
+    ("duration", re.compile(r"\b(?:\d+(?:\.\d+)?\s?(?:minutes?|mins?|hours?|hrs?|seconds?|secs?)|(?:half )?an hour|(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty|forty|forty-five|ninety)\s(?:hours?|minutes?))\b"
                             rf"|(?:{_ZH_NUM}|半)\s?(?:个\s?)?半?\s?(?:分钟|小时|钟头|秒钟?)"
                             # Longer spans, in either language ("notice is one month" / "三个月"): a
                             # notice period, a loan, a retention said again in the other language.
@@ -598,6 +598,10 @@ _DIMENSION = {unit: "bytes" for unit in ("gb", "mb", "tb", "gib", "gi", "mib", "
 _DIMENSION.update({unit: "bitrate" for unit in ("kbps", "mbps", "gbps")})  # "MP3 128kbps" → "AAC 64kbps"
 _DIMENSION.update({unit: "frequency" for unit in ("hz", "khz", "mhz", "ghz")})
 _UNIT_RE = re.compile(r"(kbps|mbps|gbps|khz|mhz|ghz|hz|fps|kg|km|gib|gi|g|cm|mm|mib|mi|m|gb|mb|tb|ms|s|h|k|%|岁|号|公斤|公里|米|[次个岁只位条台张天年周月])$", re.IGNORECASE)
+
+
+# Days and longer: a span of another scale than minutes and hours.
+_SPAN_RE = re.compile(r"days?|weeks?|months?|years?|月|星期|礼拜", re.IGNORECASE)
 
 
 # Kinds whose values carry their unit, as "number:kg" does: the unit names the slot.
@@ -650,6 +654,8 @@ def _values(text: str) -> tuple[tuple[int, str, str], ...]:
             value, typed = m.group(0).strip(), kind
             if kind == "named":
                 typed = "named:" + re.sub(r"\d+$", "", value).lower()
+            if kind == "duration" and _SPAN_RE.search(value):
+                typed = "duration:span"  # "six years" of a hobby is no "twelve hours" of a crossing
             if kind == "person":
                 title = m.group("title") or m.group("title_zh")
                 typed = "person:" + _PERSON_TITLES[title.lower()]

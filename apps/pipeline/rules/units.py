@@ -232,7 +232,10 @@ def _analyse(ctx, messages: list[dict], background: list[dict], mode: str) -> Ba
             clauses = re.split(r"[，,;；]", parts[position])
             asked_in = next((i for i in range(len(clauses)) if forget_subject(clauses[i]) is not None), 0)
             told_here = " ".join(parts[:position])
-            if not subject and (len(content_tokens(" ".join(clauses[:asked_in]))) >= 2
+            # "…I've applied for my old job back at Ashby Voss in the city. nobody here knows yet. don't remember
+            # that": sentences run together in lower case are said before the request too.
+            told_before = " ".join([*clauses[:asked_in], *LOWER_STOP_RE.split(clauses[asked_in] if clauses else "")[:-1]])
+            if not subject and (len(content_tokens(told_before)) >= 2
                                 or (len(content_tokens(told_here)) >= 2 and not _TELLS_MORE_OF_IT_RE.search(told_here))
                                 or len(naming_words(told_here)) >= MATTER_OF_ITS_OWN_WORDS):
                 # "班上小宇家里出了点事，这个你别记了", "…我岳父前两年炒股亏了一大笔…。这些家里的事你别记着啊":
