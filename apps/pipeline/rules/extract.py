@@ -806,14 +806,15 @@ def extract_from_message(message: dict, *, mode: str, sentences: list[str] | Non
         # "it" after what the project is says more of the project, even where a pattern claims it.
         of_it = category == "fact" and mode == "code" and previous is not None and previous.category == "fact" \
             and re.match(r"(?:it's|it is)\b", sentence, re.IGNORECASE)
+        after_lead = previous is not None and role == "user" and category is None and story_lead(previous.content)
         if (category is None or of_it) and previous is not None and not QUESTION_RE.search(sentence) and len(previous.content) + len(sentence) < 400 \
                 and ((len(sentence) <= ELABORATION_MAX_CHARS and ELABORATION_RE.search(sentence)) or RULES_HEADER_RE.match(previous.content)
-                     or (story_lead(previous.content) and role == "user" and not REQUEST_RE.search(sentence))):
+                     or (after_lead and not REQUEST_RE.search(sentence))):
             # "My sister just had a baby. A boy named Felix." — the second sentence belongs to the first;
             # so do the rules after a header ("现在的借阅规则：最多借 5 本，每次 30 天。逾期的不罚钱，暂停借阅 7 天"),
             # and the story after "上周日出大事了".
             text = resolve_relative_dates(sentence, message.get("timestamp"))
-            previous.content = _joined_story(previous.content, text) if story_lead(previous.content) \
+            previous.content = _joined_story(previous.content, text) if after_lead \
                 else previous.content.rstrip() + ("" if is_chinese(text) else " ") + text
             continue
         intro = None
