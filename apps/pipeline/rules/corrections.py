@@ -748,11 +748,12 @@ _OH_IT_IS_RE = re.compile(r"(?:^|[，,。.]\s*)(?:哦|噢|啊|嗯|oh,?\s*)?(?:�
 _DENIED_RE = re.compile(r"(?:不|没|并非|\bnot\s+)(?P<x>[^，,。；;\s]{2,16})\s*[，,]?\s*$", re.IGNORECASE)
 
 
-def _denies_part_of(clause: str, old: str) -> bool:
-    """"会计专硕根本不考数学三" against the old "数学三加英语一": a clause that says a part of the old value is not so."""
+def _denies_part_of(clause: str, said: str) -> bool:
+    """"会计专硕根本不考数学三" against "数学三加英语一": `clause` ends by saying that a part of what `said` says is not so
+    (two characters of it in common)."""
     denied = _DENIED_RE.search(clause)
     x = denied.group("x") if denied else ""
-    return bool(old) and any(x[i:i + 2] in old for i in range(len(x) - 1))
+    return bool(said) and any(x[i:i + 2] in said for i in range(len(x) - 1))
 
 
 def _stated_after_a_pause(fix: str, said: str) -> Correction | None:
@@ -763,9 +764,7 @@ def _stated_after_a_pause(fix: str, said: str) -> Correction | None:
         stated = [v for k, v in values(m.group("new")) if k in kinds and (k, v) not in held]
         if len(stated) == 1:
             return Correction(clause=fix, old="", new=stated[0])
-        denied = _DENIED_RE.search(fix[: m.start()])
-        x = denied.group("x") if denied else ""
-        if x and any(x[i:] in said for i in range(len(x) - 1)):
+        if _denies_part_of(fix[: m.start()], said):
             return Correction(clause=fix, old="", new=m.group("new").strip())
     return None
 
@@ -1104,9 +1103,9 @@ def _parse_marked(sentence: str) -> Correction | None:
             old = others[0]
         elif len(others) == 1:
             old, new = others[0], stated[-1][1]
-            prefix = re.match(r"(上午|下午|晚上|早上|凌晨|中午|傍晚|夜里)", new)
-            if prefix and not old.startswith(prefix.group(1)):
-                new = new[len(prefix.group(1)):]  # "六点" → "五点", the record keeps its "早上"
+            prefix = _PART_OF_DAY_RE.match(new)
+            if prefix and not old.startswith(prefix.group(0)):
+                new = new[len(prefix.group(0)):]  # "六点" → "五点", the record keeps its "早上"
     if old and len(new) > 8 and re.search(r"[\u4e00-\u9fff]", new):
         for pattern in _NEW_ONLY:
             m = pattern.search(new)
@@ -1122,6 +1121,8 @@ def _parse_marked(sentence: str) -> Correction | None:
 
 
 _LEAD_TIME_RE = re.compile(r"(?:前|提前|之前|以前)\s*$")
+# A part of the day a clock time is said with ("早上六点", "晚上九点").
+_PART_OF_DAY_RE = re.compile(r"上午|下午|晚上|早上|凌晨|中午|傍晚|夜里")
 PAIR_NEW_MAX_WORDS = 6
 _GOES_WRONG_RE = re.compile(r"\b(?:are|is|keep|keeps)\s+(?:still\s+)?(?:coming|arriving|showing up|turning up|being|getting|ending up)\b|\bstill\b",
                             re.IGNORECASE)
@@ -1381,8 +1382,6 @@ def corrected_content(record: str, correction: Correction) -> str | None:
     return text if changed else None
 
 
-_PART_OF_DAY_RE = re.compile(r"上午|下午|晚上|早上|凌晨|中午|傍晚|夜里")
-
 
 # What may stand between the values of one "when" ("每个星期日下午两点到四点", "Tue 7pm till 9"):
 # they are said as one run of values.
@@ -1626,6 +1625,7 @@ def _values_at(text: str) -> list[tuple[int, str, str]]:
 # the record's clause of that name shares a word with the correction or a kind of value it states ("骨架用的是
 # 毛竹", "对 bergamot 过敏", "1970s Dunloch": the statement said again).
 _ZH_NAME_AFTER = "是|用|叫|的|了|去|在|对|养|种|买"
+_CLAUSE_BREAK_RE = re.compile(r"[，,。；;！!？?\n]|[.:](?:\s|$)")
 
 
 def _name_of(new: str) -> str:
@@ -1654,8 +1654,7 @@ def counterpart(record: str, correction: Correction) -> str:
         return ""
     name = found.pop()
     at = record.find(name)
-    clause = re.split(r"[，,。；;！!？?\n]|[.:](?:\s|$)", record[at:])[0]
-    clause = re.split(r"[，,。；;！!？?\n]|[.:](?:\s|$)", record[:at])[-1] + clause
+    clause = _CLAUSE_BREAK_RE.split(record[:at])[-1] + _CLAUSE_BREAK_RE.split(record[at:])[0]
     kinds = {k for k, _ in values(correction.clause)}
     return name if _context_overlap(clause, correction) or {k for k, _ in values(clause)} & kinds else ""
 

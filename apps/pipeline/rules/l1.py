@@ -863,7 +863,7 @@ REPO_RE = re.compile(
 GENERAL_RE = re.compile(
     r"\b(in|for|across) (all|every|any) (of )?(my |our )?(projects?|repos?|repositories|codebases?)\b|\beverywhere\b|\bglobally\b|\bin general\b"
     r"|\bi (always|never|usually|prefer|like|hate|tend to)\b|\bmy (habit|preference|style|rule of thumb)\b|\bpersonally\b|\bwherever\b"
-    r"|所有(的)?项目|每个项目|任何项目|我(一直|总是|一般|习惯|喜欢|偏好|个人)|无论哪个项目|" + ALL_REPOS_RE.pattern, re.IGNORECASE)
+    r"|任何项目|我(一直|总是|一般|习惯|喜欢|偏好|个人)|无论哪个项目|" + ALL_REPOS_RE.pattern, re.IGNORECASE)
 
 
 # --------------------------------------------------------------------------- dedup
