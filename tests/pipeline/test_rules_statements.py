@@ -4027,3 +4027,36 @@ def test_a_stack_item_said_with_with_is_two_items():
     from apps.pipeline.rules.extract import stack_list
 
     assert stack_list("Rails 7, SQLite with Litestream streaming backups to a bucket")
+
+
+# ------------------------------------------------------------- a fix that explains itself by naming the old value again
+@pytest.mark.parametrize(("said", "gone", "kept"), [
+    ("the press is a 40 tonne hydraulic one. no wait thats wrong, the 40 t press went back to the lease firm in 2024, "
+     "the one in the shop now is a 25 tonne", "40 tonne", "25 tonne"),
+    ("我在社区医院做药剂 周末跟老陈学古琴 课是每周六上午 啊不对我记错了 周六上午那是他的小孩班 我们成人班是周日下午", "周六上午", "周日下午"),
+])
+def test_a_value_taken_back_with_the_old_one_said_again_is_replaced(chat, l0, run_now, said, gone, kept):
+    l0(chat, [say("t1", said, 0)])
+    ok(run_now(chat, KIND_L1))
+    assert_swapped(texts(chat), gone, kept)
+
+
+def test_the_clause_that_takes_back_what_was_said_is_not_stored(coder, l0, run_now):
+    l0(coder, [
+        say("r1", "收银那边 金额取整 取整到分", 0, cwd=PROJ),
+        say("r2", "OK.", 1, role="assistant", cwd=PROJ),
+        say("r3", "更正一下 刚才说取整到分是我说错了 我们店一直是取整到角 分的零头都往下舍 顾客不吃亏", 2, cwd=PROJ),
+    ])
+    ok(run_now(coder, KIND_L1))
+    assert_swapped(texts(coder), "取整到分", "取整到角")
+
+
+def test_a_length_changed_with_huancheng_le_replaces_the_old_one(chat, l0, run_now):
+    from apps.pipeline.rules.corrections import parse_correction
+    from apps.pipeline.rules.text import values
+
+    assert values("打算用30厘米的圆绷") == [("number:length", "30厘米")]
+    assert parse_correction("我现在换成20厘米的绷子了").old == ""  # the one who changed it is no old value
+    live_now = told_then(chat, l0, run_now, "我练书法 桌上铺的是50厘米宽的毛毡 写四尺对开",
+                         "跟你说下 我现在换成70厘米的毛毡了 铺得开整张")
+    assert_swapped(live_now, "50厘米", "70厘米")

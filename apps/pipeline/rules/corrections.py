@@ -67,7 +67,7 @@ CORRECTION_RE = re.compile(
     # "合作社定了10月28号就开摘，提前了一个多礼拜": a date, then said to have moved.
     r"|\d{1,2}\s*月\s*\d{1,2}\s*[号日][^，,。；;]{0,12}[，,]\s*(?:又)?(?:提前|推迟|延后|延期|推后)了"
     rf"|\bnot\s+{_NOT_A_VALUE}[^,.;]+?,?\s+but\s+{_BUT_A_VALUE}|[,，]\s*not\s+{_NOT_A_VALUE}\w|(?<!for )(?<!until )\bnow\s*[.!]?\s*$"
-    r"|改成|改为|改到|改用|换用|更正|重新(?:算|商量|核算|评估)了|纠正一下|记错了|说错了|说(?:短|长|少|多|早|晚|小|大|低|高)了|搞错了|弄错了|说岔了|搞混了|弄混了|记混了|(?<!我)(?<!本职)(?<!本身)(?<!本行)其实是|现在是|现在改|换成了|变成了?|变为|已经不|不再|不对[，,]"
+    r"|改成|改为|改到|改用|换用|更正|重新(?:算|商量|核算|评估)了|纠正一下|记错了|说错了|说(?:短|长|少|多|早|晚|小|大|低|高)了|搞错了|弄错了|说岔了|搞混了|弄混了|记混了|(?<!我)(?<!本职)(?<!本身)(?<!本行)其实是|现在是|现在改|换成了|(?<![帮给请])换成[^，,。；;！!？?\s]{1,16}?(?:的[^，,。；;！!？?\s]{1,6})?了(?![吗吧])|变成了?|变为|已经不|不再|不对[，,]"
     r"|降到|降至|升到|升至|提高到|增加到|减少到|涨到|调整为|调整到|调到|迁到|迁移到|迁去|搬到|搬去|挪到|改去|砍一半|砍半|减半|缩短一半|翻倍|翻一番|缩到|缩小到|扩到|扩大到|放宽到|收紧到|改发到|不用了|从[^，,。；;]{1,30}(?:换成|改成|改为|改到|转成|转为)"
     r"|不是[^，,。]{1,20}[，,]?\s*(而)?是|是[^，,。]{1,20}[，,]?\s*不是"
     r"|(?:切到?|切换到|换到|迁到|改用|转到)[^，,。；;！!]{1,20}[，,][^，,。；;！!]{1,20}(?:停用|弃用|下线|关停)"
@@ -133,7 +133,8 @@ _PAIRS: list[re.Pattern[str]] = [
     # "Feast 不再用了，我们改用自研的 feature service": what is dropped and what replaces it.
     re.compile(r"(?P<old>[\w.+-]+(?: [\w.+-]+)?)\s*(?:已经)?不再(?:用|使用|维护|支持)了?[，,]\s*(?:我们)?(?:决定)?(?:改用|换成|换用|改成)(?P<new>[^，,。；;！!]+)"),
     # "物理机换成了三台 ECS": a short subject changed into something else.
-    re.compile(r"^(?P<old>[^，,。；;\s]{1,12}?)(?:换成了?|替换成了?|替换为)(?P<new>[^，,。；;！!]+)"),
+    # (Not a person who made the change: "我现在换成20厘米的绷子了" says the new value only.)
+    re.compile(r"^(?!(?:我|我们|你|他|她|它|咱们?)(?:现在|也|又|已经|就|都)?(?:换成|替换))(?P<old>[^，,。；;\s]{1,12}?)(?:换成了?|替换成了?|替换为)(?P<new>[^，,。；;！!]+)"),
     re.compile(r"(?P<old>[\w.+-]+(?: [\w.+-]+)?)\s*(?:已经)?不再(?:用|使用|维护|支持)了?[，,]\s*(?:\S{0,6}?)(?:迁到|迁移到|改发到|转到|挪到)(?P<new>[^，,。；;！!]+)"),
     # "告警现在改发到钉钉了，飞书不用了": the new one first, the dropped one after.
     re.compile(r"(?P<new>[^，,。；;]+?)[，,]\s*(?P<old>[^，,。；;\s]{1,12}?)(?:就)?(?:不再用|不用)了"),
@@ -368,8 +369,17 @@ def _stem(word: str) -> str:
     return re.sub(r"(?:ing|ed|ment|s|er)$", "", word.lower())
 
 
+# "刚才说抹到角是我说错了 我们一直是抹到元": the clause that takes back what was said names the old value; it is
+# not part of what holds now.
+_RETRACTED_RE = re.compile(r"^(?:刚才|刚刚|之前|上次|前面|昨天)?我?说(?:的)?(?:是)?(?P<old>[^，,。；;\s]{2,12}?)(?:是我|我)?(?:说错|搞错|记错|弄错|写错)了"
+                           r"[，,。！!\s]*(?=\S)")
+
+
 def parse_correction(sentence: str) -> Correction | None:
     found = _parse(sentence)
+    retracted = _RETRACTED_RE.match(found.clause) if found is not None else None
+    if found is not None and retracted is not None:
+        found.clause, found.old = found.clause[retracted.end():], found.old or retracted.group("old")
     if found is not None and not found.count:
         # The corrected statement says what is true now; the value it replaces is history
         # ("之前是200米，现在是500米了" → "现在是500米了", also its `old` when none was said).
@@ -608,13 +618,13 @@ def _now_only(clause: str) -> tuple[str, str]:
 # "order cut-off is 8pm the night before. oh wait, no, it's 6pm", "30/45 的，oh wait 不对，…现在手上是 25/50 的".
 _SELF_CORRECTION_RE = re.compile(
     r"^(?P<said>.+?)(?:…+|\.{3,}|\s*[—–]+\s*|\s-\s"
-    r"|[，,。.;；\s]\s*(?=(?i:(?:oh,?\s+)?(?:wait,?\s+no\b|no,?\s+wait\b|wait,?\s+不对))|不对(?![劲头味])))"
+    r"|[，,。.;；\s]\s*(?=(?i:(?:oh,?\s+)?(?:wait,?\s+no\b|no,?\s+wait\b|wait,?\s+不对))|(?:啊|哎|唉|呃|哦|噢)?不对(?![劲头味])))"
     r"\s*(?P<fix>(?:(?:哎|唉|啊|呃|嗯|哦|噢|(?i:oh),?)[，,\s]*)?我?"
     r"(?i:不对|等等|等下|等一下|哦不|噢不|不是|搞错|说错|记错|弄错|说岔|搞混|弄混|记混|wait\b|no\b|sorry\b|actually\b|i mean\b|oops\b"
     r"|scratch that\b|my bad\b|hold on\b|hang on\b|no wait\b|well,?\s+(?:were|was|used to be)\b).*)$")
 _MARKERS_ONLY_RE = re.compile(
     r"^(?:(?:不对|等等|等下|等一下|哦不|噢不|(?:哎|唉|啊|呃)?我?(?:搞错了|说错了|记错了|弄错了|说岔了|搞混了|弄混了|记混了)|(?:oh\s+)?wait|oh|no|sorry|actually|i mean|oops"
-    r"|scratch that|my bad|hold on|hang on|no wait)[\s,，!！.。]*)+$",
+    r"|scratch that|my bad|hold on|hang on|no wait|that'?s (?:wrong|not right)|that is (?:wrong|not right))[\s,，!！.。]*)+$",
     re.IGNORECASE)
 # After a dash only a word that takes the first part back ("— scratch that", "—— 我搞混了"): "— actually,
 # we never deploy on Tuesdays" goes on, it does not correct.
@@ -675,6 +685,8 @@ def self_corrected(sentence: str) -> Correction | None:
     if marked is not None and is_chinese(marked.new):
         marked.new = re.split(r"了|\s", marked.new)[0]  # "2.5号的了 原来那个太软": the value, not why
     correction, itself = parse_correction(fix) or _stated_after_a_pause(fix, said) or marked, parse_correction(said)
+    if marked is not None and correction is not marked and correction.new.startswith(marked.new):
+        correction.new = marked.new  # "换成2.5号的了 原来那个太软": read by its cue too, the value is still only "2.5号的"
     if itself is not None and itself.weak and not itself.old:
         itself = None  # "短链现在默认永不过期，TTL 30 天": a weak word ("现在"), not a change of its own
     if correction is None or (itself is not None and (itself.old or not re.search(r"现在是|目前是|\b(?:is|are) now\b", said, re.IGNORECASE))):
@@ -691,6 +703,8 @@ def self_corrected(sentence: str) -> Correction | None:
     opening = values_at(correction.new)[:1]
     if opening and opening[0][0] == 0 and is_chinese(correction.new) and correction.new[len(opening[0][2]):][:1] in ("", " "):
         correction.new = opening[0][2]  # "其实是四点半 快递车四点四十就到": the value, not what follows it
+    if not correction.new and not correction.old:
+        correction = _other_value_in(fix, said) or correction
     fixed = corrected_content(said, correction)
     if not fixed and correction.new and not correction.old and not values(correction.new):
         last = _LAST_PREDICATE_RE.search(said.rstrip("…. "))
@@ -738,6 +752,35 @@ _NO_LONGER_RE = re.compile(
     # "GA 我三月就拿掉了": what was named is gone.
     r"|[^，,。；;]{0,16}?(?:早就|已经|就)(?:拿掉|去掉|删掉|停掉|卖掉|换掉|停用|不用)了)"
     r"(?:[.。!！]\s*|[,，]\s*|$)(?P<rest>.*)$", re.IGNORECASE)
+
+
+def _other_value_in(fix: str, said: str) -> Correction | None:
+    """"bridge is a 60 tonne avery. no wait thats wrong, the 60 t one got scrapped in 2023, the one we've got
+    now is a 50 tonne", "课是每周日上午 啊不对我记错了 周日上午那是她的少儿班 我们成人班是周六下午": no cue says
+    which value is the new one, but the fix holds one value of a kind the first part said and other than
+    it (a number with the same word after it: "50 tonne", not "2023,"), which is. A part of the day said
+    after both goes with them ("周日上午" → "周六下午")."""
+    held = values_at(said)
+    found: dict[str, tuple[int, str, int, str]] = {}
+    for at, kind, value in values_at(fix):
+        for held_at, held_kind, held_value in held:
+            if kind != held_kind or value_key(value) == value_key(held_value):
+                continue
+            if kind == "number" and _word_after(fix, at + len(value)) != _word_after(said, held_at + len(held_value)):
+                continue
+            found[value_key(value)] = (at, value, held_at, held_value)
+    if len(found) != 1 or any(value_key(v) == key for key in found for _, _, v in held):
+        return None
+    at, value, held_at, held_value = next(iter(found.values()))
+    old_part, new_part = _PART_OF_DAY_RE.match(said, held_at + len(held_value)), _PART_OF_DAY_RE.match(fix, at + len(value))
+    if old_part and new_part:
+        held_value, value = held_value + old_part.group(0), value + new_part.group(0)
+    return Correction(clause=fix, old=held_value, new=value)
+
+
+def _word_after(text: str, end: int) -> str:
+    word = re.match(r"\s*([A-Za-z]+|[\u4e00-\u9fff])", text[end:])
+    return word.group(1).lower() if word else ""
 
 
 # "……等下我翻下挂号截图，哦是4月17号": after the pause, "(oh) it's Y" with Y of a kind the first part said.

@@ -580,7 +580,7 @@ VALUE_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     # A number may touch Chinese text on either side ("现在82公斤，", "半径是500米了"), not Latin
     # letters or digits ("T4", "v2beta").
     ("number", re.compile(r"(?<![A-Za-z0-9_.])v?\d+(?:\.\d+)*(?:\s?(?:kbps|mbps|gbps|khz|mhz|ghz|hz|fps|kg|km|gib|gi|g|cm|mm|mib|mi|m|gb|mb|tb|ms|s|h|k|%)(?![A-Za-z0-9_])"
-                          r"|\s?(?:公斤|公里|米|岁)|\s?号(?!\w)|(?![\w.]\w|\w))", re.IGNORECASE)),
+                          r"|\s?(?:公斤|公里|厘米|毫米|公分|米|岁)|\s?号(?!\w)|(?![\w.]\w|\w))", re.IGNORECASE)),
     # A day of the month ("on the 12th" / "moved to the 14th").
     ("day", re.compile(r"\b\d{1,2}(?:st|nd|rd|th)\b", re.IGNORECASE)),
     # A name with its number written into it ("GRCh37", "hg19"): the letters name the slot, so
@@ -597,7 +597,8 @@ VALUE_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
 _DIMENSION = {unit: "bytes" for unit in ("gb", "mb", "tb", "gib", "gi", "mib", "mi")}
 _DIMENSION.update({unit: "bitrate" for unit in ("kbps", "mbps", "gbps")})  # "MP3 128kbps" → "AAC 64kbps"
 _DIMENSION.update({unit: "frequency" for unit in ("hz", "khz", "mhz", "ghz")})
-_UNIT_RE = re.compile(r"(kbps|mbps|gbps|khz|mhz|ghz|hz|fps|kg|km|gib|gi|g|cm|mm|mib|mi|m|gb|mb|tb|ms|s|h|k|%|岁|号|公斤|公里|米|[次个岁只位条台张天年周月])$", re.IGNORECASE)
+_DIMENSION.update({unit: "length" for unit in ("cm", "mm", "厘米", "毫米", "公分")})  # "30厘米的圆绷" → "20 cm"
+_UNIT_RE = re.compile(r"(kbps|mbps|gbps|khz|mhz|ghz|hz|fps|kg|km|gib|gi|g|cm|mm|mib|mi|m|gb|mb|tb|ms|s|h|k|%|岁|号|公斤|公里|厘米|毫米|公分|米|[次个岁只位条台张天年周月])$", re.IGNORECASE)
 
 
 # Days and longer: a span of another scale than minutes and hours.
