@@ -4051,6 +4051,30 @@ def test_the_clause_that_takes_back_what_was_said_is_not_stored(coder, l0, run_n
     assert_swapped(texts(coder), "取整到分", "取整到角")
 
 
+@pytest.mark.parametrize(("proposal", "reply", "refused", "kept"), [
+    ("Booking reminders are done: `lib/salon/reminders.ex` sends the SMS the evening before.\n\n```\n$ mix test\n"
+     "Compiling 3 files (.ex)\n........................\nFinished in 0.4 seconds (0.1s async, 0.3s sync)\n24 tests, 0 failures\n"
+     "Randomized with seed 40417\n```\n\n另外一个 idea：可以做个 desktop widget，客人可以看自己的预约记录。要考虑吗？",
+     "不要 desktop widget 啦，没有人会为了剪个头去装一个 widget 的。预约短信提醒就够了，我也没时间 maintain", "desktop widget", None),
+    ("另外有个想法：取件的时候可以加个指纹验证，防止冒领。要不要加？",
+     "不要指纹验证 来取件的好多是帮家里人代取的 按指纹人家嫌麻烦 核对手机尾号就够了", "指纹验证", None),
+    ("要不要我给每个函数都加上类型注解？", "不要用太多注释，代码自己说话", None, "太多注释"),
+])
+def test_a_proposal_refused_by_dont_and_its_name_is_not_stored(coder, l0, run_now, proposal, reply, refused, kept):
+    l0(coder, [say("n1", "帮我看下这个 repo 的测试", 0, cwd=PROJ), say("n2", proposal, 1, role="assistant", cwd=PROJ),
+               say("n3", reply, 2, cwd=PROJ)])
+    ok(run_now(coder, KIND_L1))
+    live_now = texts(coder)
+    assert refused is None or not any(refused in t for t in live_now), live_now
+    assert kept is None or any(kept in t for t in live_now), live_now  # a rule said as 不要… to a proposal it does not name
+
+
+def test_the_script_of_this_reply_asked_for_once_is_not_stored(chat, l0, run_now):
+    l0(chat, [say("o1", "这次回复你用繁体字写吧 我要截图发给香港的表妹 想问问毛线起球了怎么办", 0)])
+    ok(run_now(chat, KIND_L1))
+    assert not any("繁体" in t for t in texts(chat)), texts(chat)
+
+
 def test_a_length_changed_with_huancheng_le_replaces_the_old_one(chat, l0, run_now):
     from apps.pipeline.rules.corrections import parse_correction
     from apps.pipeline.rules.text import values
@@ -4060,3 +4084,11 @@ def test_a_length_changed_with_huancheng_le_replaces_the_old_one(chat, l0, run_n
     live_now = told_then(chat, l0, run_now, "我练书法 桌上铺的是50厘米宽的毛毡 写四尺对开",
                          "跟你说下 我现在换成70厘米的毛毡了 铺得开整张")
     assert_swapped(live_now, "50厘米", "70厘米")
+
+
+def test_a_story_run_together_with_its_lead_in_one_sentence_is_kept(coder, l0, run_now):
+    l0(coder, [say("s1", "rough week. the bakery on Dunmore Road rang up fuming, their tills had been charging the old price for "
+                         "sourdough since the update on the 3rd, about forty loaves short by the end\nneed every receipt thats affected",
+                   0, cwd=PROJ)])
+    ok(run_now(coder, KIND_L1))
+    assert any("Dunmore Road" in t for t in texts(coder)), texts(coder)

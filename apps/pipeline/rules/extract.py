@@ -221,6 +221,10 @@ _REFUSAL_BY_NAME = (r"^(?P<name>[A-Za-z][A-Za-z0-9.+-]{1,30}(?:\s+[A-Za-z][A-Za-
                     # "planner 不用啦 hahaha 我本身就是做 UX 的": a laugh after the refusal.
                     r"(?:\s*(?:(?:ha)+h?|lol|哈+)\b)?\s*(?:[，,。.!！]|\s|$)")
 _REFUSAL_BY_NAME_RE = re.compile(_REFUSAL_BY_NAME, re.IGNORECASE)
+# "不要人脸识别 来卖纸板的…", "不要 mobile app 啦，…": the refusal first, then what is refused. A rule is said
+# the same way ("不要用太多注释"), so it refuses only a name the proposal itself used (units.py checks).
+DONT_NAMED_RE = re.compile(r"^(?:不要|不用|不加|不考虑|不搞|不做|不上)\s*(?P<name>[A-Za-z][\w.+-]*(?:\s+[A-Za-z][\w.+-]*){0,2}|[\u4e00-\u9fff]{2,8}?)"
+                           r"\s*(?:啦|了|吧|哈)?(?=\s*[，,。.!！]|\s|$)", re.IGNORECASE)
 
 
 # A refusal said by naming what was proposed, or with the refusal last: "nah skip litestream.",
@@ -428,7 +432,8 @@ ONLY_ONCE_RE = re.compile(r"(?:这次|这回)就(?:行|好|可以)(?!了吧)|[,�
                           r"|(?:就|只|仅)今(?:天|晚)|就这(?:两|几)天|临时(?:加|改|开|关|挂|换|用)|今天就(?:先)?(?:这样|这么)|(?:今天|这次|这回)就?用[^，。]{1,12}(?:回|答|写|说|讲)(?:我)?(?:一次|一下|几句|两句)"
                           # "这次帮我用繁体写一份…": a script or language asked for this time.
                           # ("这次先帮我用英文写一段", "这次帮我用 BM 写"; "只是这次", "仅此一次").
-                          r"|(?:这次|这回)(?:先|就)?(?:你)?(?:先)?(?:帮我|给我)?(?:先)?用\s?(?:繁体|简体|英文|英语|中文|粤语|广东话|白话|台语|闽南话|上海话|四川话|日文|日语|韩文|韩语|法语|德语|拼音|表格"
+                          # ("这次回复你用繁体字写吧": the reply's script, this time.)
+                          r"|(?:这次|这回)(?:的)?(?:回复|回答)?(?:先|就)?(?:你)?(?:先)?(?:帮我|给我)?(?:先)?用\s?(?:繁体|简体|英文|英语|中文|粤语|广东话|白话|台语|闽南话|上海话|四川话|日文|日语|韩文|韩语|法语|德语|拼音|表格"
                           r"|[A-Za-z][A-Za-z ]{0,15}?\s?(?=写|回|翻|发|讲|说))|只是这一?次|只有这一?次|仅此一次"
                           # "這次幫我把行李清單排成表格": an output made in a form for once.
                           r"|(?:这次|这回)(?:你)?(?:帮我|给我)(?:把[^，,。！!]{1,24}?)?(?:排成|做成|整理成|弄成|列成|画成)(?:一个|一张|一份)?(?:表格|清单|列表|checklist|图表|PDF|表)"
@@ -667,6 +672,7 @@ _NOTHING_DONE_RE = re.compile(r"\b(?:not|no|nothing|never|without)\b|没|未|不
 _STORY_LEAD_RE = re.compile(r"出(?:了)?(?:件|个)?大?(?:事|事故|状况|岔子)了|\b(?:bad|rough|weird|awful|crazy) (?:one|night|day|morning|evening|afternoon|week|weekend|shift)\b"
                             r"|\bsomething (?:bad |weird |awful )?happened\b", re.IGNORECASE)
 STORY_LEAD_MAX_WORDS = 6
+_LEAD_IN_SENTENCE_RE = re.compile(r"^(.{2,40}?[.!:：。！])\s+\S")
 
 
 def story_lead(sentence: str) -> bool:
@@ -879,6 +885,10 @@ def extract_from_message(message: dict, *, mode: str, sentences: list[str] | Non
             and not QUESTION_RE.search(sentence) and not REQUEST_RE.search(sentence) and category not in ("instruction", "task", "task_done")
         if told and unmatched is not None:
             sentence, position, category = _joined_story(unmatched[2], sentence), unmatched[1], category or "episode"
+        elif category is None and role == "user" and not talk and (lead := _LEAD_IN_SENTENCE_RE.match(sentence)) and story_lead(lead.group(1)) \
+                and not QUESTION_RE.search(sentence) and not REQUEST_RE.search(sentence):
+            # "bad week. brackley haulage rang up fuming, …": the lead run together with its story in one sentence.
+            category = "episode"
         if category is None:
             previous = None
             unmatched = None if talk or QUESTION_RE.search(sentence) else (n, position, sentence)

@@ -36,6 +36,7 @@ from apps.pipeline.rules.extract import (
     ASKING_CLAUSE_RE,
     BACK_TO_USUAL_RE,
     DECLINE_RE,
+    DONT_NAMED_RE,
     LASTING_RE,
     NAMED_DECLINE_RE,
     QUESTION_RE,
@@ -264,6 +265,10 @@ def _analyse(ctx, messages: list[dict], background: list[dict], mode: str) -> Ba
             rest = refusal_remainder(parts[0])
             if rest and NAMED_DECLINE_RE.search(rest):
                 rest = refusal_remainder(rest) or ""  # "no no no，surge pricing 不要。": the rest refuses it by name again
+            if rest is None and (dont := DONT_NAMED_RE.match(parts[0])) and _mentions(str(proposal_message.get("content") or ""), dont.group("name")):
+                # "不要 mobile app 啦，没人会为了 go kart 去 download 一个 app 的。扫 QR 看 web 就够了": the proposal refused
+                # by its name; the sentence is the refusal and its reason, what follows it is said as usual.
+                rest = "".join(re.split(r"(?<=[.!?。！？])", parts[0].strip(), maxsplit=1)[1:]).strip()
             if rest is not None:
                 # "不要，团队都熟 MyBatis。": the "no" answers the proposal and is no rule of
                 # its own; what follows it ("No, we use pnpm here") is read as said alone.
@@ -597,9 +602,11 @@ def _declined_names(proposal_message: dict, said: set[str]) -> set[str]:
     in the session (the user's own project, tools and places stay theirs)."""
     names: set[str] = set()
     text = str(proposal_message.get("content") or "")
-    if is_chinese(text):
-        # In Chinese text a Latin word is a name or a term whatever its case ("restic 已经做得很成熟了").
-        names.update(w for w in tokens(text) if len(w) >= 3 and w.isascii() and not w.isdigit())
+    for line in text.splitlines():
+        if is_chinese(line):
+            # In Chinese text a Latin word is a name or a term whatever its case ("restic 已经做得很成熟了"); a
+            # reply that is mostly code and output may still propose in Chinese ("可以做个 mobile app，…").
+            names.update(w for w in tokens(line) if len(w) >= 3 and w.isascii() and not w.isdigit())
     for m in re.finditer(r"[A-Z][A-Za-z0-9.+#-]*[A-Za-z0-9]", text):
         before = text[: m.start()].rstrip()
         if not before or before[-1] in ".!?。！？:：\n" or (m.start() and text[m.start() - 1].isalnum()):
