@@ -1654,7 +1654,6 @@ def test_a_new_date_replaces_the_records_date(record, said, rewritten):
     ("the replica listens on 5433, not 5432.", ("5432", "5433")),
 ])
 def test_something_put_off_is_no_value_denied(sentence, pair):
-    from apps.pipeline.rules.corrections import parse_correction
 
     said = parse_correction(sentence)
     assert (said.old, said.new) == pair if pair else said is None
@@ -2689,7 +2688,6 @@ def test_a_cantonese_request_to_forget_is_one(coder, l0, run_now):
     ("端口是 5432（其实是 5433，我记错了）", True),  # a mistake owned in the brackets still is one
 ])
 def test_actually_in_a_remark_in_brackets_is_no_correction(sentence, correction):
-    from apps.pipeline.rules.corrections import parse_correction
 
     assert (parse_correction(sentence) is not None) is correction
 
@@ -3992,6 +3990,7 @@ def test_a_settlement_lag_is_a_value_and_a_name_changed_with_le_replaces_its_kin
     ("Pip's show weight is 410 grams. Well, turns out that's his winter weight, the breeder weighed him for a week and says he's best at 385.",
      "410", "385"),
     ("琴弦用的是3号弦……不对不对 上个月老师就给我换成3.5号的了 原来那个太软", "3号弦", "3.5号"),
+    ("鱼缸加热棒设的24度 哦不对 上礼拜调到26度了 店里说这个季节26度好", "24度", "26度"),
 ])
 def test_a_value_taken_back_as_it_is_said_is_replaced(chat, l0, run_now, said, gone, kept):
     l0(chat, [say("t1", said, 0)])
@@ -4076,7 +4075,6 @@ def test_the_script_of_this_reply_asked_for_once_is_not_stored(chat, l0, run_now
 
 
 def test_a_length_changed_with_huancheng_le_replaces_the_old_one(chat, l0, run_now):
-    from apps.pipeline.rules.corrections import parse_correction
     from apps.pipeline.rules.text import values
 
     assert values("打算用30厘米的圆绷") == [("number:length", "30厘米")]
@@ -4092,3 +4090,41 @@ def test_a_story_run_together_with_its_lead_in_one_sentence_is_kept(coder, l0, r
                    0, cwd=PROJ)])
     ok(run_now(coder, KIND_L1))
     assert any("Dunmore Road" in t for t in texts(coder)), texts(coder)
+
+
+def test_a_convention_for_every_repo_of_a_kind_is_global(coder, l0, run_now):
+    l0(coder, [say("g1", "right, my habit for every rust repo I have, not just this one: cargo clippy clean and cargo test passing "
+                         "before anything gets committed", 0, cwd=PROJ)])
+    ok(run_now(coder, KIND_L1))
+    rows = [r for r in live(coder) if "clippy" in r.content]
+    assert rows and rows[0].metadata.get("scope") == "global", [(r.content, r.metadata) for r in live(coder)]
+
+
+@pytest.mark.parametrize(("first", "then", "gone", "kept"), [
+    ("the dryer runs every batch to 14% moisture, invoices go out through the portal",
+     "the furniture makers keep complaining about cupping, so from this month the dryer takes every batch down to 9% before it ships",
+     "14%", "9%"),
+    ("茶位费每位 $1.80，收钱用店里的 terminal",
+     "先更正：头先讲茶位费 $1.80 系错嘅，我阿爸上个月已经加到每位 $2.20，system 都未改", "$1.80", "$2.20"),
+])
+def test_a_value_changed_from_this_month_or_taken_back_in_cantonese_is_replaced(coder, l0, run_now, first, then, gone, kept):
+    assert_swapped(told_then(coder, l0, run_now, first, then, cwd=PROJ), gone, kept)
+
+
+def test_a_value_before_a_space_is_not_what_a_later_now_changes(coder, l0, run_now):
+    from apps.pipeline.rules.text import values
+
+    assert values("风速到 18 m/s 就要停运") == [("number:speed", "18 m/s")]
+    assert parse_correction("游客在公众号上选时段买票 每半小时一个时段 每个时段限人数 现在节假日下站排队排到停车场") is None
+    live_now = told_then(coder, l0, run_now, "3月28号下午出事了。吊厢在4号塔架附近停住，车厢里6个游客被困了四十分钟。",
+                         "记个待办：国庆前要上线分时预约。游客在公众号上选时段买票 每半小时一个时段 每个时段限人数 现在节假日下站排队排到停车场",
+                         cwd=PROJ)
+    assert any("四十分钟" in t and "6个游客" in t for t in live_now), live_now
+
+
+def test_degrees_are_a_temperature_where_they_end_their_clause_not_an_angle_that_names_a_thing():
+    from apps.pipeline.rules.text import values
+
+    assert values("加热棒设的26度 冬天再看") == [("number:temperature", "26度")]
+    assert values("调到28℃了") == [("number:temperature", "28℃")]
+    assert values("老师推荐的那种30度刀头的") == []

@@ -97,7 +97,7 @@ CHANGE_TO_RE = re.compile(
 # "现在的借阅规则：…" names what holds and introduces it: no cue.
 WEAK_CUE_RE = re.compile(
     r"(?<!for )(?<!until )(?<!right )(?<!by )(?<!just )(?<!till )\bnow\b(?!\s+(?:that|and then|on)\b)|\bthese days\b|\bnowadays\b|\bmore like\b|\bfrom now on\b"
-    r"|\bany ?more\b|\bended up\b|\bin the end\b|\bfinal\b(?=\s*(?:是|[:：]|is\b|number\b|count\b))|(?:现在|目前|如今)(?!的[^，,。:：]{0,12}[:：])|最后(?:定|决定|改|选)|后来(?:改|换)|又(?:改|换|变|涨|降)了?"
+    r"|\bany ?more\b|\b(?:from|starting|as of) this (?:month|week|year|season|term)\b|\bended up\b|\bin the end\b|\bfinal\b(?=\s*(?:是|[:：]|is\b|number\b|count\b))|(?:现在|目前|如今)(?!的[^，,。:：]{0,12}[:：])|最后(?:定|决定|改|选)|后来(?:改|换)|又(?:改|换|变|涨|降)了?"
     # "以后每一档一个半小时": from now on, said at the head of a clause (not "下班以后", after something).
     r"|(?:^|(?<=[，,。；;:：\s]))以后(?=每|都|就|改|一律|统一)",
     re.IGNORECASE,
@@ -114,7 +114,7 @@ _LEAD_RE = re.compile(
     r"^(?:(?:oh|ah|hmm|wait|sorry|oops|ok|okay|no|hold on)[,，!！.\s]*)*(?:actually|hold on|(?:a |one |small |quick )?correction(?: to what i said(?: before| earlier)?)?|i was wrong|i'm wrong"
     r"|my bad|my mistake|i misspoke|sorry,? i meant|i meant|scratch that|wait,? no|no,? wait)"
     r"[\s,，:：—–\-!！.]*"
-    r"|^(?:更正(?:一下)?|纠正一下|(?:哎|唉|啊|呃|诶)?(?:我发现)?我?(?:上次|刚才|之前)?(?:(?:跟|和)你)?我?(?:(?:说|讲)的[\u4e00-\u9fff]{1,6}?)?(?:记错了|说错了|搞错了|弄错了|说岔了|搞混了|弄混了|记混了)(?:一个东西|一个地方|一件事|个事)?|不好意思|(?:哦|噢|啊)?不对(?:不对)?)[，,：:。！!\s]*",
+    r"|^(?:先?更正(?:一下)?|纠正一下|(?:哎|唉|啊|呃|诶)?(?:我发现)?我?(?:上次|刚才|之前)?(?:(?:跟|和)你)?我?(?:(?:说|讲)的[\u4e00-\u9fff]{1,6}?)?(?:记错了|说错了|搞错了|弄错了|说岔了|搞混了|弄混了|记混了)(?:一个东西|一个地方|一件事|个事)?|不好意思|(?:哦|噢|啊)?不对(?:不对)?)[，,：:。！!\s]*",
     re.IGNORECASE,
 )
 _PAIRS: list[re.Pattern[str]] = [
@@ -371,15 +371,18 @@ def _stem(word: str) -> str:
 
 # "刚才说抹到角是我说错了 我们一直是抹到元": the clause that takes back what was said names the old value; it is
 # not part of what holds now.
-_RETRACTED_RE = re.compile(r"^(?:刚才|刚刚|之前|上次|前面|昨天)?我?说(?:的)?(?:是)?(?P<old>[^，,。；;\s]{2,12}?)(?:是我|我)?(?:说错|搞错|记错|弄错|写错)了"
-                           r"[，,。！!\s]*(?=\S)")
+# Said in Cantonese too ("头先讲 tea charge $2.50 系错嘅，…").
+_RETRACTED_RE = re.compile(r"^(?:刚才|刚刚|之前|上次|前面|昨天|头先|啱先|啱啱)?我?(?:说|讲)(?:的)?(?:是)?\s*(?P<old>[^，,。；;]{2,24}?)\s*"
+                           r"(?:(?:是我|我)?(?:说错|搞错|记错|弄错|写错|讲错)了|(?:系|是)错(?:嘅|咗|的|了))[，,。！!\s]*(?=\S)")
 
 
 def parse_correction(sentence: str) -> Correction | None:
     found = _parse(sentence)
-    retracted = _RETRACTED_RE.match(found.clause) if found is not None else None
+    unled = _strip_lead(found.clause) if found is not None else ""
+    retracted = _RETRACTED_RE.match(unled)
     if found is not None and retracted is not None:
-        found.clause, found.old = found.clause[retracted.end():], found.old or retracted.group("old")
+        typed = values(retracted.group("old"))  # "tea charge $2.50": the value, which the record may say in other words
+        found.clause, found.old = unled[retracted.end():], found.old or (typed[0][1] if len(typed) == 1 else retracted.group("old"))
     if found is not None and not found.count:
         # The corrected statement says what is true now; the value it replaces is history
         # ("之前是200米，现在是500米了" → "现在是500米了", also its `old` when none was said).
@@ -574,7 +577,9 @@ def move_done(parts: list[str], reply: str) -> tuple[int, Correction] | None:
 
 
 # A full stop that ends a sentence (not a decimal point or "fig.3"): a clause ends there.
-_STOP_RE = re.compile(r"(?<=[a-z0-9)\]])\.\s+", re.IGNORECASE)
+# A full stop before a space ends a clause; so does a space between two Chinese characters in writing
+# run on without punctuation ("每半小时一个时段 每个时段限人数 到点凭码上索道 现在节假日下站排队排到停车场").
+_STOP_RE = re.compile(r"(?<=[a-z0-9)\]])\.\s+|(?<=[\u4e00-\u9fff])\s+(?=[\u4e00-\u9fff])", re.IGNORECASE)
 
 
 _FROM_VALUE_ZH = re.compile(r"从\s*(?P<v>[^，,。；;从]{1,16}?)\s*(?=(?:调|改|挪|升|降|拉长|缩短|推迟|提前|延后|延长|换|涨|加|减|砍|变|提|放宽|收紧)[^，,。；;到]{0,2}到"
@@ -628,7 +633,7 @@ _MARKERS_ONLY_RE = re.compile(
     re.IGNORECASE)
 # After a dash only a word that takes the first part back ("— scratch that", "—— 我搞混了"): "— actually,
 # we never deploy on Tuesdays" goes on, it does not correct.
-_RETRACT_RE = re.compile(r"^(?:(?:哎|唉|啊|呃|嗯)[，,\s]*)?我?(?:说错|记错|搞错|弄错|说岔|搞混|弄混|记混|不对)"
+_RETRACT_RE = re.compile(r"^(?:(?:哎|唉|啊|呃|嗯|哦|噢)[，,\s]*)?我?(?:说错|记错|搞错|弄错|说岔|搞混|弄混|记混|不对)"
                          r"|^(?:oh,?\s+)?(?:scratch that|my bad|i mean|sorry|no,? wait|wait,? no|wait,?\s+不对|hold on|hang on|oops|actually,? (?:make it|it's|it is|i meant?))\b", re.IGNORECASE)
 # What a self-correction that names no typed value replaces: the last thing said to be ("这个月读的是
 # The Glass Orchard", "笔用的是狼毫").

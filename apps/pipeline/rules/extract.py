@@ -36,9 +36,10 @@ REMINDER_RE = re.compile(
 # "one thing that goes for every repo of mine: Conventional Commits", "btw 我所有 repo 都用 pnpm": a convention
 # of the user's work wherever it is done (l1 scopes it global).
 ALL_REPOS_RE = re.compile(
-    r"\b(?:all|every|each|any) (?:of )?(?:my|our) (?:repos?|repositories|projects?|codebases?)\b"
-    r"|\bevery (?:repo|repository|project|codebase) (?:of mine|i (?:own|have|work on|touch))\b"
-    r"|所有的?\s*(?:repo|仓库|项目|代码库|project)|每个\s*(?:repo|仓库|项目|代码库)", re.IGNORECASE)
+    # (with what kind of repo they are: "every python repo I have", "我所有 JS/TS repo 都一样").
+    r"\b(?:all|every|each|any) (?:of )?(?:my|our) (?:[\w+#/.-]+ )?(?:repos?|repositories|projects?|codebases?)\b"
+    r"|\bevery (?:[\w+#/.-]+ )?(?:repo|repository|project|codebase) (?:of mine|i (?:own|have|work on|touch))\b"
+    r"|所有的?\s*(?:[A-Za-z][\w+#/.-]{0,12}\s*)?(?:repo|仓库|项目|代码库|project)|每个\s*(?:[A-Za-z][\w+#/.-]{0,12}\s*)?(?:repo|仓库|项目|代码库)", re.IGNORECASE)
 
 PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     # "I never eat pork", "we don't deploy on Fridays": about the speaker, not an order to the assistant.

@@ -579,8 +579,8 @@ VALUE_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     ("time", re.compile(r"\b\d{1,2}(?::\d{2})?\s*(?:am|pm)\b|\b\d{1,2}:\d{2}\b|(?<=\bat )\d{1,2}(?![\w:%]|[.,]\d|\s*(?:km|kg|mph|miles?|minutes?|mins?|degrees?|percent|euros?|dollars?|pounds?|k\b))|(?:(?:上午|下午|晚上|早上|凌晨|中午|傍晚|夜里)\s?)?(?:[一两二三四五六七八九十]{1,3}|\d{1,2}\s?)点(?:半|[一二三四五\d]{1,2}分)?", re.IGNORECASE)),
     # A number may touch Chinese text on either side ("现在82公斤，", "半径是500米了"), not Latin
     # letters or digits ("T4", "v2beta").
-    ("number", re.compile(r"(?<![A-Za-z0-9_.])v?\d+(?:\.\d+)*(?:\s?(?:kbps|mbps|gbps|khz|mhz|ghz|hz|fps|kg|km|gib|gi|g|cm|mm|mib|mi|m|gb|mb|tb|ms|s|h|k|%)(?![A-Za-z0-9_])"
-                          r"|\s?(?:公斤|公里|厘米|毫米|公分|米|岁)|\s?号(?!\w)|(?![\w.]\w|\w))", re.IGNORECASE)),
+    ("number", re.compile(r"(?<![A-Za-z0-9_.])v?\d+(?:\.\d+)*(?:\s?(?:m/s|km/h|mph|kbps|mbps|gbps|khz|mhz|ghz|hz|fps|kg|km|gib|gi|g|cm|mm|mib|mi|m|gb|mb|tb|ms|s|h|k|%)(?![A-Za-z0-9_])"
+                          r"|\s?(?:公斤|公里|厘米|毫米|公分|米|岁|度(?=$|[\s，,。.!！?？；;、)）]|了|啦|吧|左右|以上|以下)|℃)|\s?°C|\s?号(?!\w)|(?![\w.]\w|\w))", re.IGNORECASE)),
     # A day of the month ("on the 12th" / "moved to the 14th").
     ("day", re.compile(r"\b\d{1,2}(?:st|nd|rd|th)\b", re.IGNORECASE)),
     # A name with its number written into it ("GRCh37", "hg19"): the letters name the slot, so
@@ -598,7 +598,10 @@ _DIMENSION = {unit: "bytes" for unit in ("gb", "mb", "tb", "gib", "gi", "mib", "
 _DIMENSION.update({unit: "bitrate" for unit in ("kbps", "mbps", "gbps")})  # "MP3 128kbps" → "AAC 64kbps"
 _DIMENSION.update({unit: "frequency" for unit in ("hz", "khz", "mhz", "ghz")})
 _DIMENSION.update({unit: "length" for unit in ("cm", "mm", "厘米", "毫米", "公分")})  # "30厘米的圆绷" → "20 cm"
-_UNIT_RE = re.compile(r"(kbps|mbps|gbps|khz|mhz|ghz|hz|fps|kg|km|gib|gi|g|cm|mm|mib|mi|m|gb|mb|tb|ms|s|h|k|%|岁|号|公斤|公里|厘米|毫米|公分|米|[次个岁只位条台张天年周月])$", re.IGNORECASE)
+# "加热棒设的26度" → "28℃"; a degree that ends its clause, not an angle that names a thing ("30度刀头").
+_DIMENSION.update({unit: "temperature" for unit in ("度", "℃", "°c")})
+_DIMENSION.update({unit: "speed" for unit in ("m/s", "km/h", "mph")})  # "风速到 18 m/s 就要停运", not 18 metres
+_UNIT_RE = re.compile(r"(m/s|km/h|mph|kbps|mbps|gbps|khz|mhz|ghz|hz|fps|kg|km|gib|gi|g|cm|mm|mib|mi|m|gb|mb|tb|ms|s|h|k|%|岁|号|公斤|公里|厘米|毫米|公分|米|度|℃|°c|[次个岁只位条台张天年周月])$", re.IGNORECASE)
 
 
 # Days and longer: a span of another scale than minutes and hours.
