@@ -3991,6 +3991,8 @@ def test_a_settlement_lag_is_a_value_and_a_name_changed_with_le_replaces_its_kin
      "410", "385"),
     ("琴弦用的是3号弦……不对不对 上个月老师就给我换成3.5号的了 原来那个太软", "3号弦", "3.5号"),
     ("鱼缸加热棒设的24度 哦不对 上礼拜调到26度了 店里说这个季节26度好", "24度", "26度"),
+    ("the reading went fine. her key worker is Deborah, no sorry, Deborah was her old one, its Malik since March. malik says the same",
+     "Deborah", "Malik"),
 ])
 def test_a_value_taken_back_as_it_is_said_is_replaced(chat, l0, run_now, said, gone, kept):
     l0(chat, [say("t1", said, 0)])
@@ -4084,17 +4086,21 @@ def test_a_length_changed_with_huancheng_le_replaces_the_old_one(chat, l0, run_n
     assert_swapped(live_now, "50厘米", "70厘米")
 
 
-def test_a_story_run_together_with_its_lead_in_one_sentence_is_kept(coder, l0, run_now):
-    l0(coder, [say("s1", "rough week. the bakery on Dunmore Road rang up fuming, their tills had been charging the old price for "
+@pytest.mark.parametrize("lead", ["rough week.", "bad news."])
+def test_a_story_run_together_with_its_lead_in_one_sentence_is_kept(coder, l0, run_now, lead):
+    l0(coder, [say("s1", f"{lead} the bakery on Dunmore Road rang up fuming, their tills had been charging the old price for "
                          "sourdough since the update on the 3rd, about forty loaves short by the end\nneed every receipt thats affected",
                    0, cwd=PROJ)])
     ok(run_now(coder, KIND_L1))
     assert any("Dunmore Road" in t for t in texts(coder)), texts(coder)
 
 
-def test_a_convention_for_every_repo_of_a_kind_is_global(coder, l0, run_now):
-    l0(coder, [say("g1", "right, my habit for every rust repo I have, not just this one: cargo clippy clean and cargo test passing "
-                         "before anything gets committed", 0, cwd=PROJ)])
+@pytest.mark.parametrize("said", [
+    "right, my habit for every rust repo I have, not just this one: cargo clippy clean and cargo test passing before anything gets committed",
+    "general thing, for anything rust I touch not just this: cargo clippy -- -D warnings clean before a commit",
+])
+def test_a_convention_for_every_repo_of_a_kind_is_global(coder, l0, run_now, said):
+    l0(coder, [say("g1", said, 0, cwd=PROJ)])
     ok(run_now(coder, KIND_L1))
     rows = [r for r in live(coder) if "clippy" in r.content]
     assert rows and rows[0].metadata.get("scope") == "global", [(r.content, r.metadata) for r in live(coder)]
@@ -4128,3 +4134,58 @@ def test_degrees_are_a_temperature_where_they_end_their_clause_not_an_angle_that
     assert values("加热棒设的26度 冬天再看") == [("number:temperature", "26度")]
     assert values("调到28℃了") == [("number:temperature", "28℃")]
     assert values("老师推荐的那种30度刀头的") == []
+
+
+def test_who_the_user_was_before_the_project_is_said_where_the_project_is_introduced(coder, l0, run_now):
+    l0(coder, [say("w1", "morning. bit of background first\nme and my brother run fernside eggs, two mobile hen houses on a rented field. "
+                         "I was a ship's electrician for 11 years before this so I can read code but I wouldnt call myself a programmer\n"
+                         "coopwatch is the controller I wrote for the hen houses. python + sqlite, runs on a pi 4, opens the pop holes at dawn",
+                   0, cwd=PROJ)])
+    ok(run_now(coder, KIND_L1))
+    assert any("ship's electrician" in t for t in texts(coder)), texts(coder)
+
+
+def test_a_proposal_refused_by_name_after_another_is_taken_is_not_stored(coder, l0, run_now):
+    l0(coder, [
+        say("p1", "校车到站提醒怎么做比较好", 0, cwd=PROJ),
+        say("p2", "两个办法：一是每个站贴二维码让家长扫码订阅，二是在车上装指纹打卡，学生上下车按一下。你看哪个合适？", 1, role="assistant", cwd=PROJ),
+        say("p3", "二维码那个要做 就照你说的 每个站都贴 这条以后就是规矩 指纹打卡不要 小孩手脏经常按不上 刷卡够了", 2, cwd=PROJ),
+    ])
+    ok(run_now(coder, KIND_L1))
+    live_now = texts(coder)
+    assert any("二维码" in t for t in live_now), live_now
+    assert not any("指纹打卡" in t for t in live_now), live_now
+
+
+@pytest.mark.parametrize(("first", "then", "gone", "kept"), [
+    ("visits with his dad are every Friday at the library and thats always when he gets clingy. friday nights are hard",
+     "also visits changed, its every monday now.", "Friday", "Monday"),
+    ("我们想了个名叫 Oscar 中文名还没想好", "update 我哋最後決定唔用 Oscar 啦 太多人叫\n改咗做 Felix，中文名叫子安", "Oscar", "Felix"),
+])
+def test_a_day_said_twice_and_a_name_given_up_are_replaced(chat, l0, run_now, first, then, gone, kept):
+    live_now = told_then(chat, l0, run_now, first, then)
+    assert_swapped([t.lower() for t in live_now], gone.lower(), kept.lower())
+
+
+def test_a_place_said_with_at_instead_of_another_keeps_one_at():
+    from apps.pipeline.rules.corrections import Correction
+
+    fix = Correction(clause="visits are at the leisure centre in town now.", old="the library", new="at the leisure centre")
+    assert corrected_content("visits with his dad are every Friday at the library, he gets clingy", fix) == \
+        "visits with his dad are every Friday at the leisure centre, he gets clingy"
+
+
+def test_a_database_migrated_to_in_mixed_writing_replaces_the_old_one(coder, l0, run_now):
+    live_now = told_then(coder, l0, run_now, "sensor 每 五分钟 publish 一次到 EMQX，ingest.py 订阅之后写进 InfluxDB，Grafana 看图",
+                         "我们已经 migrate 到 TimescaleDB 了，ingest 和 calibrate.py 都改过去", cwd=PROJ)
+    assert any("ingest.py" in t and "TimescaleDB" in t and "InfluxDB" not in t for t in live_now), live_now
+
+
+@pytest.mark.parametrize(("said", "gone"), [
+    ("just for tomorrow, can you give me a packed lunch idea for his school trip, has to be eatable one handed", "packed lunch"),
+    ("其實… 上年我做過一次手術 所以今次特別緊張\n算啦 呢樣唔好記 forget it 唔想再提", "手術"),
+])
+def test_a_request_for_tomorrow_only_and_forget_it_before_cantonese_keep_nothing(chat, l0, run_now, said, gone):
+    l0(chat, [say("o1", said, 0)])
+    ok(run_now(chat, KIND_L1))
+    assert not any(gone in t for t in texts(chat)), texts(chat)

@@ -88,7 +88,7 @@ _CHANGE_VERBS_EN = (r"moved|moves|moving|shifted|shifts|shifting|changed|changin
 CHANGE_TO_RE = re.compile(
     rf"\b(?:{_CHANGE_VERBS_EN})\b(?:\s+(?:up|back|down|forward|out))?(?:\s+(?!(?:on)?to\b)[\w'-]+){{0,4}}?,?\s+(?:on)?to\s+(?P<new>(?:[^,;!.?]|\.(?=\d))+)"
     # "timeout tighten 到 90 秒": an English verb before the Chinese "到" in mixed writing.
-    r"|(?:推迟|提前|延后|延期|改期|挪|加|减|缩短|延长|放宽|收紧|扩|砍|提|压|升级|换|改签|tighten|loosen|bump|raise|lower|reduce|increase|extend|shorten)\s*到(?P<new_zh>[^，,。；;！!？?]+)",
+    r"|(?:推迟|提前|延后|延期|改期|挪|加|减|缩短|延长|放宽|收紧|扩|砍|提|压|升级|换|改签|tighten|loosen|bump|raise|lower|reduce|increase|extend|shorten|migrate|migrated|switch|switched|move|moved)\s*到(?P<new_zh>[^，,。；;！!？?]+)",
     re.IGNORECASE,
 )
 # Words that say a value holds now, not before ("it's April 25 now", "these days", "more like",
@@ -158,7 +158,7 @@ _NEW_ONLY: list[re.Pattern[str]] = [
     # "so from September we're on the last Sunday of the month instead": where things stand now, said with "instead".
     re.compile(r"\b(?:we're|we are|we'll be|it's|it is|it'll be|they're|they are)\s+(?:now\s+)?(?:on|at|in)\s+(?P<new>[^,.;!?]+?)\s+instead\b", re.IGNORECASE),
     re.compile(r"\bnew (?:date|time|day|deadline|venue|address|price|fee|rent|slot) is\s+(?P<new>(?:[^,.;!]|\.(?=\d))+)", re.IGNORECASE),
-    re.compile(r"(?:改成|改为|改到|改用|换用|统一成|统一为|换成了?|换到|变成了?|变为|现在是|其实是|降到|降至|升到|升至|提高到|增加到|减少到|涨到|调整为|调整到|调到|迁到|迁移到|迁去|搬到|搬去|改去|缩到|缩小到|扩到|扩大到|放宽到|收紧到|改发到)(?P<new>[^，,。；;！!]+)"),
+    re.compile(r"(?:改成了?|改为|改到|改用|换用|统一成|统一为|换成了?|换到|变成了?|变为|现在是|其实是|降到|降至|升到|升至|提高到|增加到|减少到|涨到|调整为|调整到|调到|迁到|迁移到|迁去|搬到|搬去|改去|缩到|缩小到|扩到|扩大到|放宽到|收紧到|改发到)(?P<new>[^，,。；;！!]+)"),
     re.compile(r"\b(?:moved(?: up| down| over| back| out)?|changed|switched|postponed|pushed back|pushed|brought forward|rescheduled|shifted|moves|shifts|switches|is moving|is switching|is shifting) to"
                r"\s+(?P<new>(?:[^,.;!]|\.(?=\d))+)", re.IGNORECASE),
     re.compile(r"(?:^[\w ]{2,30} update|^update(?: on [^:：]{1,40})?)\s*[:：]\s*(?P<new>[^.;!。；！]+)", re.IGNORECASE),
@@ -623,7 +623,7 @@ def _now_only(clause: str) -> tuple[str, str]:
 # "order cut-off is 8pm the night before. oh wait, no, it's 6pm", "30/45 的，oh wait 不对，…现在手上是 25/50 的".
 _SELF_CORRECTION_RE = re.compile(
     r"^(?P<said>.+?)(?:…+|\.{3,}|\s*[—–]+\s*|\s-\s"
-    r"|[，,。.;；\s]\s*(?=(?i:(?:oh,?\s+)?(?:wait,?\s+no\b|no,?\s+wait\b|wait,?\s+不对))|(?:啊|哎|唉|呃|哦|噢)?不对(?![劲头味])))"
+    r"|[，,。.;；\s]\s*(?=(?i:(?:oh,?\s+)?(?:wait,?\s+no\b|no,?\s+wait\b|no,?\s+sorry\b|sorry,?\s+no\b|wait,?\s+不对))|(?:啊|哎|唉|呃|哦|噢)?不对(?![劲头味])))"
     r"\s*(?P<fix>(?:(?:哎|唉|啊|呃|嗯|哦|噢|(?i:oh),?)[，,\s]*)?我?"
     r"(?i:不对|等等|等下|等一下|哦不|噢不|不是|搞错|说错|记错|弄错|说岔|搞混|弄混|记混|wait\b|no\b|sorry\b|actually\b|i mean\b|oops\b"
     r"|scratch that\b|my bad\b|hold on\b|hang on\b|no wait\b|well,?\s+(?:were|was|used to be)\b).*)$")
@@ -634,10 +634,10 @@ _MARKERS_ONLY_RE = re.compile(
 # After a dash only a word that takes the first part back ("— scratch that", "—— 我搞混了"): "— actually,
 # we never deploy on Tuesdays" goes on, it does not correct.
 _RETRACT_RE = re.compile(r"^(?:(?:哎|唉|啊|呃|嗯|哦|噢)[，,\s]*)?我?(?:说错|记错|搞错|弄错|说岔|搞混|弄混|记混|不对)"
-                         r"|^(?:oh,?\s+)?(?:scratch that|my bad|i mean|sorry|no,? wait|wait,? no|wait,?\s+不对|hold on|hang on|oops|actually,? (?:make it|it's|it is|i meant?))\b", re.IGNORECASE)
+                         r"|^(?:oh,?\s+)?(?:scratch that|my bad|i mean|sorry|no,? wait|wait,? no|no,? sorry|wait,?\s+不对|hold on|hang on|oops|actually,? (?:make it|it's|it is|i meant?))\b", re.IGNORECASE)
 # What a self-correction that names no typed value replaces: the last thing said to be ("这个月读的是
 # The Glass Orchard", "笔用的是狼毫").
-_LAST_PREDICATE_RE = re.compile(r"(?:用的是|叫做|是|为|叫|用|\bis called|\bis named|\bcalled|\bnamed|\bis|\bare|\bwas|'s)\s*(?P<old>[^，,。；;:：]{1,40}?)\s*$", re.IGNORECASE)
+_LAST_PREDICATE_RE = re.compile(r"(?:用的是|叫做|是|为|叫|用|\bis called|\bis named|\bcalled|\bnamed|\bis|\bare|\bwas|'s)\s*(?P<old>(?:(?!\.\s)[^，,。；;:：]){1,40}?)\s*$", re.IGNORECASE)
 
 
 _PAUSE_FIX_RE = re.compile(r"^(?:哦|噢|啊|嗯|oh,?)\s*(?:应该|其实)?(?:是|it's|it is)\b", re.IGNORECASE)
@@ -694,6 +694,8 @@ def self_corrected(sentence: str) -> Correction | None:
         correction.new = marked.new  # "换成2.5号的了 原来那个太软": read by its cue too, the value is still only "2.5号的"
     if itself is not None and itself.weak and not itself.old:
         itself = None  # "短链现在默认永不过期，TTL 30 天": a weak word ("现在"), not a change of its own
+    if correction is None and _RETRACT_RE.match(fix) and (named := _ITS_NAME_RE.search(fix)) is not None:
+        correction = Correction(clause=fix, old="", new=named.group("new"))  # "no sorry, Deborah was her old one, its Malik"
     if correction is None or (itself is not None and (itself.old or not re.search(r"现在是|目前是|\b(?:is|are) now\b", said, re.IGNORECASE))):
         return None  # nothing to apply, or the first part is itself a change ("改成 20……不对，30"), not a plain "现在是"
     if correction.old and correction.old.lower() not in said.lower():
@@ -703,6 +705,9 @@ def self_corrected(sentence: str) -> Correction | None:
         bare = _strip_lead(correction.clause).rstrip(".。!！ ")
         stated = re.match(r"^(?:应该是|其实是|而是|是|it's|it is|make it)\s*(?P<new>[^，,。；;!！]+)", bare, re.IGNORECASE)
         correction.new = stated.group("new").strip() if stated else (bare if 0 < len(bare.split()) <= 3 and not values(bare) and len(bare) <= 30 else "")
+        named = _ITS_NAME_RE.search(fix) if not correction.new else None
+        if named is not None:
+            correction.new = named.group("new")  # "no sorry, Priya was his old one, its Tomasz since the new year"
     correction.new = re.sub(r"^(?:就是|而是|应该是|是)\s*", "", correction.new)  # "是 Edgecomb Gray，not Pale Oak"
     correction.new = re.sub(r"\s*了$", "", correction.new)
     opening = values_at(correction.new)[:1]
@@ -1272,6 +1277,20 @@ def _align_new(old: str, new: str, *, bounded: bool = False) -> str:
 _FILLERS = frozenset({"now", "too", "also", "already", "anymore", "instead", "then", "please"})
 
 
+def _cased_like(old: str, new: str) -> str:
+    """`new` capitalised as `old` is ("Saturday" → "Sunday", "saturday" → "sunday")."""
+    if old[:1].isupper() and new[:1].islower():
+        return new[:1].upper() + new[1:]
+    if old[:1].islower() and new[:1].isupper() and old[:1].isalpha():
+        return new[:1].lower() + new[1:]
+    return new
+
+
+# The name a fix says it is after all ("…, its Tomasz since the new year").
+_ITS_NAME_RE = re.compile(r"(?:^|[,，;；.]\s*)(?i:it's|its|it is)\s+(?P<new>[A-Z][\w'-]+(?:\s+[A-Z][\w'-]+)?)")
+_PLACE_LEAD_RE = re.compile(r"(at|in|on|to|from|with)\s+", re.IGNORECASE)
+
+
 def corrected_content(record: str, correction: Correction) -> str | None:
     """`record` with the old value replaced by the new one, when that can be done literally:
     the old value said, or, for each kind of value the correction states (a day of the month,
@@ -1325,7 +1344,11 @@ def corrected_content(record: str, correction: Correction) -> str | None:
                 # "Frontier SP-500" → "Noritsu HS-1800": the old name's model goes with it.
                 model = re.match(r"\s*" + _MODEL_RE.pattern, record[end:])
                 end += model.end() if model else 0
-            return record[:start] + correction.new + record[end:]
+            new = correction.new
+            lead = _PLACE_LEAD_RE.match(new)
+            if lead and re.search(rf"\b{lead.group(1)}\s+$", record[:start], re.IGNORECASE):
+                new = new[lead.end():]  # "at the soft play place instead of the family centre": the record's "at" stays, once
+            return record[:start] + new + record[end:]
     said = _values_of_new(correction)
     if not said:
         return None
@@ -1383,6 +1406,13 @@ def corrected_content(record: str, correction: Correction) -> str | None:
             # one tool named twice is left wherever it is named.
             for at, old_value in sorted(same, reverse=True):
                 text = text[:at] + text[at:].replace(old_value, _spaced(text, at, old_value, value), 1)
+            changed = True
+            continue
+        if len(same) > 1 and kind == "weekday" and len({_said_again_key(kind, v) for _, v in same}) == 1:
+            # "is every Saturday at the family centre … saturday nights are carnage" / "its every other sunday
+            # now": the day said twice is the one day, and it changes wherever it is said.
+            for at, old_value in sorted(same, reverse=True):
+                text = text[:at] + _spaced(text, at, old_value, _cased_like(old_value, value)) + text[at + len(old_value):]
             changed = True
             continue
         if len(same) > 1 and not _is_rate(source, source.find(value)):
@@ -2159,6 +2189,8 @@ def forget_subject(sentence: str) -> str | None:
         subject = re.sub(r"(这个|这条|那个|那条|这件事|这事|的事情?|的内容|这些|那段话?|这段话?)$", "", subject).strip()
         subject = re.sub(r"^(?:好了|算了|了|吧|啦|哈|啊|欸|诶|哎|唉|呃|嗯)+$", "", subject)  # "这段 don't save 好了", "……欸这个你不要记": no subject
         subject = re.split(r"[,，;；—–]", subject)[0].strip()  # "forget that, we haven't agreed" → "that"
+        if re.match(r"[A-Za-z]", subject):
+            subject = re.split(r"(?<=[A-Za-z])\s+(?=[\u4e00-\u9fff])", subject)[0]  # "forget it 唔想再提": the English object only
         if re.match(r"^(?:这些|那些)", subject):
             subject = ""  # "这些家里的事你别记着啊": "these" are the things just said
         narrowed = _GENERIC_SUBJECT_ZH.sub("", _GENERIC_SUBJECT_EN.sub("", subject).strip()).strip(" ,，的")

@@ -39,6 +39,9 @@ ALL_REPOS_RE = re.compile(
     # (with what kind of repo they are: "every python repo I have", "我所有 JS/TS repo 都一样").
     r"\b(?:all|every|each|any) (?:of )?(?:my|our) (?:[\w+#/.-]+ )?(?:repos?|repositories|projects?|codebases?)\b"
     r"|\bevery (?:[\w+#/.-]+ )?(?:repo|repository|project|codebase) (?:of mine|i (?:own|have|work on|touch))\b"
+    # "for anything rust I touch not just this": whatever the user works on, this repo included.
+    r"|\bfor any(?:thing| repo| project| codebase)(?: [\w+#/.-]+)? (?:i|we) (?:touch|write|own|work on|build|maintain)\b"
+    r"|\bnot just (?:for )?(?:this|this one|this repo|this project|here)(?=[\s:：,.;]|$)"
     r"|所有的?\s*(?:[A-Za-z][\w+#/.-]{0,12}\s*)?(?:repo|仓库|项目|代码库|project)|每个\s*(?:[A-Za-z][\w+#/.-]{0,12}\s*)?(?:repo|仓库|项目|代码库)", re.IGNORECASE)
 
 PATTERNS: list[tuple[str, re.Pattern[str]]] = [
@@ -426,7 +429,7 @@ REMINDER_RE = re.compile(r"\b(don't forget|do not forget|remember to)\b|别忘|�
 # Said to be for once only ("帮我出 5 道题，就这一次", "只补这一次", "just this once"): whoever
 # the subject, whatever the verb.
 ONLY_ONCE_RE = re.compile(r"(?:这次|这回)就(?:行|好|可以)(?!了吧)|[,，]\s*(?:just\s+)?this once\b|^\s*one[- ]off\s*[:：]|\bjust\s+(?:\w+\s+){1,5}?this once\b|\b(?:it's|it is|this is|just) a one[- ]off\b|\b(just this once|only this once|this one time only|just this one time|(a |it's a |just a )?one[- ]time thing|(a |it's a |just a )?one[- ]off thing"
-                          r"|just for (this run|this once|today|tonight|now)|for this run only|(just |only )?for this (reply|answer|response|message|question)( only)?|(a |one )?one[- ]off request|normally\b.{0,80}\bbut for this one|(don't|do not|dont) make a habit of (it|this)|(don't|do not) make (it|this) (a|the) (config |new )?default"
+                          r"|just for (this run|this once|today|tonight|tomorrow|now)|for this run only|(just |only )?for this (reply|answer|response|message|question)( only)?|(a |one )?one[- ]off request|normally\b.{0,80}\bbut for this one|(don't|do not|dont) make a habit of (it|this)|(don't|do not) make (it|this) (a|the) (config |new )?default"
                           # "for tonight (2026-09-05) only: …", "tonight only, would you …", "not a regular thing",
                           # "don't change the default in the config".
                           r"|(for )?(today|tonight)( \([^)]{1,20}\))? only|not a (regular|usual|standing|permanent) thing|(don't|do not) change the default)\b"
@@ -590,7 +593,8 @@ ELABORATION_MAX_CHARS = 120
 SPEAKER_FACT_MIN_WORDS = 4
 FIRST_PERSON_RE = re.compile(r"\b(i|i'm|i've|my|me|we|our)\b|我", re.IGNORECASE)
 # The user saying who they are ("i'm also a volunteer firefighter", "我自己是在银行做 iOS 开发的"), not what "we" do.
-ABOUT_ME_RE = re.compile(r"\bi(?:'m| am)\b|\bmy (?:day )?job\b|我(?:自己|本人)?(?:是|在)|我(?:平时|白天|本职)"
+# ("im the shotfirer", "I was a live sound engineer for 14 years before this", "me and my partner maren run …").
+ABOUT_ME_RE = re.compile(r"\bi(?:'m| am|m)\b|\bmy (?:day )?job\b|\bi (?:was|used to be|worked as) an?\b|\bme and my \w+(?: \w+)? (?:run|own|started)\b|我(?:自己|本人)?(?:是|在)|我(?:平时|白天|本职)"
                          r"|我(?:们)?(?:跟|和)[^，,。]{1,8}?(?:合开|合伙开)了?(?:个|一家|一间|家|间)", re.IGNORECASE)  # "我跟朋友在成都玉林合开了个 coworking space"
 # The speaker or the people close to them: what a plain statement in a chat is about.
 SELF_RE = re.compile(
@@ -670,7 +674,7 @@ _NOTHING_DONE_RE = re.compile(r"\b(?:not|no|nothing|never|without)\b|没|未|不
 
 # "上周日出大事了", "bad one last Tuesday", "something happened at the shop": a short sentence that only says
 # something happened; the story is in the sentence after it.
-_STORY_LEAD_RE = re.compile(r"出(?:了)?(?:件|个)?大?(?:事|事故|状况|岔子)了|\b(?:bad|rough|weird|awful|crazy) (?:one|night|day|morning|evening|afternoon|week|weekend|shift)\b"
+_STORY_LEAD_RE = re.compile(r"出(?:了)?(?:件|个)?大?(?:事|事故|状况|岔子)了|\b(?:bad|rough|weird|awful|crazy) (?:one|night|day|morning|evening|afternoon|week|weekend|shift|news)\b"
                             r"|\bsomething (?:bad |weird |awful )?happened\b", re.IGNORECASE)
 STORY_LEAD_MAX_WORDS = 6
 _LEAD_IN_SENTENCE_RE = re.compile(r"^(.{2,40}?[.!:：。！])\s+\S")

@@ -287,6 +287,11 @@ def _analyse(ctx, messages: list[dict], background: list[dict], mode: str) -> Ba
                 # "耳机那个不行不行。我们队里好多老姐妹耳朵本来就背，戴个耳机又要充电…": after a refusal that
                 # names the proposal, what the message goes on to say about it is the refusal's reason.
                 numbered = [(i, p) for i, p in numbered if i == 0 or not _mentions(p, refused)]
+        if (offered := _pending_proposal(session, last_assistant)) is not None:
+            # "清车确认要做 就照你说的 二维码贴最后一排 … 人脸识别不要 都是未成年人 …": one proposal taken, another refused by
+            # its name further on; that sentence is the refusal and its reason, not a rule.
+            offer = str(offered.get("content") or "")
+            numbered = [(i, kept) for i, p in numbered if (kept := _before_refusal(p, offer, whole=i > 0))]
         reply = replies.get(id(message))
         moved = move_done(parts, str(reply.get("content") or "")) if reply is not None else None
         left = {i for i, _ in numbered}
@@ -490,10 +495,28 @@ _COMPLAINT_RE = re.compile(r"太(?:长|短|久|少|多|贵|便宜|慢|快|早|�
                            re.IGNORECASE)
 
 
+_NAME_DROPPED_RE = re.compile(r"(?:决定|还是)?不(?:用|要|叫|选)了?\s*(?P<name>[A-Z][\w'-]+(?:\s[A-Z][\w'-]+)?)\s*(?:了|啦|吧|[，,。.!！\s]|$)")
+
+
+def _before_refusal(part: str, offer: str, *, whole: bool) -> str:
+    """`part` up to where it refuses by name something `offer` proposed ("… 这条以后就是规矩 人脸识别不要 都是未成年人
+    …": the refusal and its reason run on after a space); the whole part when it refuses nothing. A first
+    part that opens with the refusal is the declined proposal's, read before (`whole` False)."""
+    for start in [0, *(m.end() for m in re.finditer(r"(?<=[\u4e00-\u9fff])\s+", part))]:
+        if (start or whole) and (name := refused_name(part[start:])) and _mentions(offer, name):
+            return part[:start].strip()
+    return part
+
+
 def _value_complained_of(before: str, correction: Correction) -> str:
     """The one value of the change's kind that the sentence before it complains of ("…48 小时太长了。" +
     "普通报修改成 24 小时。"), when the change names no old value itself; else ""."""
-    if correction.old or correction.ended or correction.count or not _COMPLAINT_RE.search(before):
+    if correction.old or correction.ended or correction.count:
+        return ""
+    dropped = _NAME_DROPPED_RE.search(before)
+    if dropped and re.fullmatch(r"[A-Z][\w'-]+(?:\s[A-Z][\w'-]+)?", correction.new.strip()):
+        return dropped.group("name")  # "最后决定不用 Chloe 啦 …" + "改成了 Hailey": the name given up is the old one
+    if not _COMPLAINT_RE.search(before):
         return ""
     kinds = {k for k, _ in values(correction.new)}
     new_keys = {value_key(v) for _, v in values(correction.new)}
