@@ -694,8 +694,9 @@ def self_corrected(sentence: str) -> Correction | None:
         correction.new = marked.new  # "换成2.5号的了 原来那个太软": read by its cue too, the value is still only "2.5号的"
     if itself is not None and itself.weak and not itself.old:
         itself = None  # "短链现在默认永不过期，TTL 30 天": a weak word ("现在"), not a change of its own
-    if correction is None and _RETRACT_RE.match(fix) and (named := _ITS_NAME_RE.search(fix)) is not None:
-        correction = Correction(clause=fix, old="", new=named.group("new"))  # "no sorry, Deborah was her old one, its Malik"
+    its_name = _ITS_NAME_RE.search(fix)  # "no sorry, Deborah was her old one, its Malik": the name it is after all
+    if correction is None and its_name is not None and _RETRACT_RE.match(fix):
+        correction = Correction(clause=fix, old="", new=its_name.group("new"))
     if correction is None or (itself is not None and (itself.old or not re.search(r"现在是|目前是|\b(?:is|are) now\b", said, re.IGNORECASE))):
         return None  # nothing to apply, or the first part is itself a change ("改成 20……不对，30"), not a plain "现在是"
     if correction.old and correction.old.lower() not in said.lower():
@@ -705,9 +706,8 @@ def self_corrected(sentence: str) -> Correction | None:
         bare = _strip_lead(correction.clause).rstrip(".。!！ ")
         stated = re.match(r"^(?:应该是|其实是|而是|是|it's|it is|make it)\s*(?P<new>[^，,。；;!！]+)", bare, re.IGNORECASE)
         correction.new = stated.group("new").strip() if stated else (bare if 0 < len(bare.split()) <= 3 and not values(bare) and len(bare) <= 30 else "")
-        named = _ITS_NAME_RE.search(fix) if not correction.new else None
-        if named is not None:
-            correction.new = named.group("new")  # "no sorry, Priya was his old one, its Tomasz since the new year"
+        if not correction.new and its_name is not None:
+            correction.new = its_name.group("new")
     correction.new = re.sub(r"^(?:就是|而是|应该是|是)\s*", "", correction.new)  # "是 Edgecomb Gray，not Pale Oak"
     correction.new = re.sub(r"\s*了$", "", correction.new)
     opening = values_at(correction.new)[:1]
