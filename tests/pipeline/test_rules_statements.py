@@ -4145,11 +4145,12 @@ def test_who_the_user_was_before_the_project_is_said_where_the_project_is_introd
     assert any("ship's electrician" in t for t in texts(coder)), texts(coder)
 
 
-def test_a_proposal_refused_by_name_after_another_is_taken_is_not_stored(coder, l0, run_now):
+@pytest.mark.parametrize("refusal", ["指纹打卡不要", "不要指纹打卡"])
+def test_a_proposal_refused_by_name_after_another_is_taken_is_not_stored(coder, l0, run_now, refusal):
     l0(coder, [
         say("p1", "校车到站提醒怎么做比较好", 0, cwd=PROJ),
         say("p2", "两个办法：一是每个站贴二维码让家长扫码订阅，二是在车上装指纹打卡，学生上下车按一下。你看哪个合适？", 1, role="assistant", cwd=PROJ),
-        say("p3", "二维码那个要做 就照你说的 每个站都贴 这条以后就是规矩 指纹打卡不要 小孩手脏经常按不上 刷卡够了", 2, cwd=PROJ),
+        say("p3", f"二维码那个要做 就照你说的 每个站都贴 这条以后就是规矩 {refusal} 小孩手脏经常按不上 刷卡够了", 2, cwd=PROJ),
     ])
     ok(run_now(coder, KIND_L1))
     live_now = texts(coder)

@@ -378,9 +378,7 @@ _RETRACTED_RE = re.compile(r"^(?:刚才|刚刚|之前|上次|前面|昨天|头�
 
 def parse_correction(sentence: str) -> Correction | None:
     found = _parse(sentence)
-    unled = _strip_lead(found.clause) if found is not None else ""
-    retracted = _RETRACTED_RE.match(unled)
-    if found is not None and retracted is not None:
+    if found is not None and (retracted := _RETRACTED_RE.match(unled := _strip_lead(found.clause))) is not None:
         typed = values(retracted.group("old"))  # "tea charge $2.50": the value, which the record may say in other words
         found.clause, found.old = unled[retracted.end():], found.old or (typed[0][1] if len(typed) == 1 else retracted.group("old"))
     if found is not None and not found.count:
@@ -1277,15 +1275,6 @@ def _align_new(old: str, new: str, *, bounded: bool = False) -> str:
 _FILLERS = frozenset({"now", "too", "also", "already", "anymore", "instead", "then", "please"})
 
 
-def _cased_like(old: str, new: str) -> str:
-    """`new` capitalised as `old` is ("Saturday" → "Sunday", "saturday" → "sunday")."""
-    if old[:1].isupper() and new[:1].islower():
-        return new[:1].upper() + new[1:]
-    if old[:1].islower() and new[:1].isupper() and old[:1].isalpha():
-        return new[:1].lower() + new[1:]
-    return new
-
-
 # The name a fix says it is after all ("…, its Tomasz since the new year").
 _ITS_NAME_RE = re.compile(r"(?:^|[,，;；.]\s*)(?i:it's|its|it is)\s+(?P<new>[A-Z][\w'-]+(?:\s+[A-Z][\w'-]+)?)")
 _PLACE_LEAD_RE = re.compile(r"(at|in|on|to|from|with)\s+", re.IGNORECASE)
@@ -1412,7 +1401,7 @@ def corrected_content(record: str, correction: Correction) -> str | None:
             # "is every Saturday at the family centre … saturday nights are carnage" / "its every other sunday
             # now": the day said twice is the one day, and it changes wherever it is said.
             for at, old_value in sorted(same, reverse=True):
-                text = text[:at] + _spaced(text, at, old_value, _cased_like(old_value, value)) + text[at + len(old_value):]
+                text = text[:at] + _spaced(text, at, old_value, value) + text[at + len(old_value):]
             changed = True
             continue
         if len(same) > 1 and not _is_rate(source, source.find(value)):
@@ -1659,11 +1648,12 @@ _WEEKDAY_EN_RE = re.compile(r"(?:mon|tues|wednes|thurs|fri|satur|sun)days?", re.
 def _spaced(text: str, at: int, old_value: str, value: str) -> str:
     """`value` with a space where its Latin letters or digits would run into a neighbouring
     word ("每周三下午 4 点" → "每 Friday 5pm", not "每Friday5pm"); a day of the week in the
-    number the record used ("the Thursday night quiz" moved "to Wednesdays": "the Wednesday
-    night quiz")."""
+    number and case the record used ("the Thursday night quiz" moved "to Wednesdays": "the Wednesday
+    night quiz"; "saturday nights" moved to "Sunday": "sunday nights")."""
     if _WEEKDAY_EN_RE.fullmatch(old_value) and _WEEKDAY_EN_RE.fullmatch(value):
         value = value[:-1] if value[-1] in "sS" else value
         value += old_value[-1] if old_value[-1] in "sS" else ""
+        value = (value[:1].upper() if old_value[:1].isupper() else value[:1].lower()) + value[1:]
     before = text[at - 1] if at > 0 else ""
     after = text[at + len(old_value)] if at + len(old_value) < len(text) else ""
     if value[:1].isascii() and value[:1].isalnum() and before.isalnum() and not (value[:1].isdigit() and is_cjk_char(before)):

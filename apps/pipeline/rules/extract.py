@@ -227,7 +227,7 @@ _REFUSAL_BY_NAME = (r"^(?P<name>[A-Za-z][A-Za-z0-9.+-]{1,30}(?:\s+[A-Za-z][A-Za-
 _REFUSAL_BY_NAME_RE = re.compile(_REFUSAL_BY_NAME, re.IGNORECASE)
 # "不要人脸识别 来卖纸板的…", "不要 mobile app 啦，…": the refusal first, then what is refused. A rule is said
 # the same way ("不要用太多注释"), so it refuses only a name the proposal itself used (units.py checks).
-DONT_NAMED_RE = re.compile(r"^(?:不要|不用|不加|不考虑|不搞|不做|不上)\s*(?P<name>[A-Za-z][\w.+-]*(?:\s+[A-Za-z][\w.+-]*){0,2}|[\u4e00-\u9fff]{2,8}?)"
+_DONT_NAMED_RE = re.compile(r"^(?:不要|不用|不加|不考虑|不搞|不做|不上)\s*(?P<name>[A-Za-z][\w.+-]*(?:\s+[A-Za-z][\w.+-]*){0,2}|[\u4e00-\u9fff]{2,8}?)"
                            r"\s*(?:啦|了|吧|哈)?(?=\s*[，,。.!！]|\s|$)", re.IGNORECASE)
 
 
@@ -283,9 +283,9 @@ def decline_remainder(sentence: str) -> str | None:
 
 
 def refused_name(sentence: str) -> str:
-    """The proposal a refusal names ("耳机那个不行不行" → "耳机", "no lah, Stripe 不要" → "Stripe"), after
-    a "no" of its own if there is one; "" when the refusal names nothing."""
-    m = _REFUSAL_BY_NAME_RE.match(decline_remainder(sentence) or sentence.strip())
+    """The proposal a refusal names ("耳机那个不行不行" → "耳机", "no lah, Stripe 不要" → "Stripe", "不要人脸识别 …"
+    → "人脸识别"), after a "no" of its own if there is one; "" when the refusal names nothing."""
+    m = _REFUSAL_BY_NAME_RE.match(decline_remainder(sentence) or sentence.strip()) or _DONT_NAMED_RE.match(sentence.strip())
     if m is None:
         # "录音复盘可以，发抖音不行": one proposal taken, the other refused by name after it.
         taken = _TAKEN_THEN_REFUSED_RE.match(sentence.strip())

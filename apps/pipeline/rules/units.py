@@ -36,7 +36,6 @@ from apps.pipeline.rules.extract import (
     ASKING_CLAUSE_RE,
     BACK_TO_USUAL_RE,
     DECLINE_RE,
-    DONT_NAMED_RE,
     LASTING_RE,
     NAMED_DECLINE_RE,
     QUESTION_RE,
@@ -265,7 +264,7 @@ def _analyse(ctx, messages: list[dict], background: list[dict], mode: str) -> Ba
             rest = refusal_remainder(parts[0])
             if rest and NAMED_DECLINE_RE.search(rest):
                 rest = refusal_remainder(rest) or ""  # "no no no，surge pricing 不要。": the rest refuses it by name again
-            if rest is None and (dont := DONT_NAMED_RE.match(parts[0])) and _mentions(str(proposal_message.get("content") or ""), dont.group("name")):
+            if rest is None and (named := refused_name(parts[0])) and _mentions(str(proposal_message.get("content") or ""), named):
                 # "不要 mobile app 啦，没人会为了 go kart 去 download 一个 app 的。扫 QR 看 web 就够了": the proposal refused
                 # by its name; the sentence is the refusal and its reason, what follows it is said as usual.
                 rest = "".join(re.split(r"(?<=[.!?。！？])", parts[0].strip(), maxsplit=1)[1:]).strip()
