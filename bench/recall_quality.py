@@ -308,6 +308,7 @@ def main() -> None:
     parser.add_argument("--debias-scale", type=float, help="share of the language centroid subtracted")
     parser.add_argument("--expansion-weight", type=float, help="weight of dictionary expansion terms (0 = none)")
     parser.add_argument("--senses", type=int, help="CC-CEDICT senses per headword used for expansion")
+    parser.add_argument("--senses-en-zh", type=int, help="senses in which an English word finds its Chinese headwords")
     parser.add_argument("--gates", help="SPARSE_GATE,DENSE_GATE of the fusion (e.g. 0,1 = no gate)")
     parser.add_argument("--min-relevance", type=float, help="override recall.minRelevance")
     parser.add_argument("--features", help="relevance features to fit with --calibrate (comma-separated: margin, "
@@ -331,6 +332,10 @@ def main() -> None:
         from apps.search import bilingual
 
         bilingual.MAX_SENSES = args.senses
+    if args.senses_en_zh is not None:
+        from apps.search import bilingual
+
+        bilingual.MAX_SENSES_EN_ZH = args.senses_en_zh
     if args.gates:
         from apps.search import services
 

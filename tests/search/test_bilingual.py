@@ -117,7 +117,7 @@ def test_lookups_go_through_a_bounded_cache(built, reference):
 def test_the_limits_and_the_sources_name_the_artifact(monkeypatch):
     key = bilingual.artifact_key()
     path = bilingual.artifact_path(key)
-    for name, value in (("MAX_SENSES", 1), ("MAX_EN_PER_ZH", 5), ("MAX_ZH_PER_EN", 3), ("ARTIFACT_FORMAT", 99)):
+    for name, value in (("MAX_SENSES", 1), ("MAX_SENSES_EN_ZH", 2), ("MAX_EN_PER_ZH", 5), ("MAX_ZH_PER_EN", 3), ("ARTIFACT_FORMAT", 99)):
         with monkeypatch.context() as m:
             m.setattr(bilingual, name, value)
             assert bilingual.artifact_path() != path, name

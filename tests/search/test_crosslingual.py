@@ -147,6 +147,14 @@ def test_the_sparse_side_expands_terms_across_languages():
     assert qweights[sparse.token_index("花生")] == pytest.approx(sparse.EXPANSION_WEIGHT)
 
 
+def test_an_english_word_finds_a_headword_that_has_it_as_its_fourth_sense_but_not_the_reverse():
+    # 错误: "mistaken", "false", "wrong", "error": an English "error" must meet the Chinese word,
+    # while 错误 is still glossed by its first three senses only (more add noise that way).
+    assert "错误" in sparse.expansions(sparse.tokenize("error tracking"))
+    glossed = sparse.expansions(sparse.tokenize("错误"))
+    assert "wrong" in glossed and sparse.english_tokens("error")[0] not in glossed
+
+
 def sparse_rank(alice, agent_api, *, target: str, other: str, query: str) -> int | None:
     """The sparse rank of `target` for a one-word question, beside one other record (no
     relevance threshold: the sparse side is under test, not the abstention)."""
