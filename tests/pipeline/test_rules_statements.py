@@ -4190,3 +4190,16 @@ def test_a_request_for_tomorrow_only_and_forget_it_before_cantonese_keep_nothing
     l0(chat, [say("o1", said, 0)])
     ok(run_now(chat, KIND_L1))
     assert not any(gone in t for t in texts(chat)), texts(chat)
+
+
+# ------------------------------------------------ wordings met on the whole held-out set (2026-12-06)
+
+
+def test_the_old_day_said_again_beside_the_new_one_said_twice_rewrites_the_record(chat, l0, run_now):
+    first = "anyway there's a knitting group at Hebden Bridge library on tuesday evenings, 6 till 8, I'm gonna go along this week"
+    then = ("wait no, just looked at the flyer on the fridge properly. the tuesday sessions were the autumn term, from "
+            "january they meet on thursdays. same time tho. so thursday it is")
+    assert_rewrites(first, then, first.replace("tuesday", "thursday"))
+    live_now = told_then(chat, l0, run_now, first, then)
+    assert any("thursday evenings, 6 till 8" in t for t in live_now), live_now
+    assert not any("tuesday evenings" in t for t in live_now), live_now

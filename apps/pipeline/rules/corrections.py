@@ -1372,7 +1372,8 @@ def corrected_content(record: str, correction: Correction) -> str | None:
             # said again may be said shorter ("isn't free on tuesdays anymore" / "the first Tuesday of
             # every month").
             others = [v for v in stated if _said_again_key(kind, v) not in held_keys]
-            if len(set(map(value_key, others))) == 1:
+            # "…from january they meet on thursdays. … so thursday it is": one other day, said twice.
+            if len({_said_again_key(kind, v) for v in others}) == 1:
                 stated = others[:1]
                 if len(present) > 1:
                     present = [(at, v) for at, v in present if _said_again_key(kind, v) in again]
@@ -1754,11 +1755,14 @@ def supersedes(record: str, correction: Correction) -> float:
         # A weak cue ("目前 72kg") needs shared words even for a unit, and so does a value said
         # beside a new name ("现在是 A10 了，batch size 16").
         said_plainly = not correction.weak and not beside
+        # "the tuesday sessions were the autumn term, … they meet on thursdays": the record's one
+        # value of a kind said again beside another names the record as well as shared words do.
+        again = said_plainly and repeats_old_value(record, correction)
         for kind, value in reversed(new_vals):
             if kind.startswith("count") and (value == "1" or set(value) == {"一"}) and not _DOWN_TO_ONE_RE.search(correction.clause):
                 continue  # "现在是集团信息部唯一一个后端" ("一一" read as a count): "一个" is "a", not a count that changed
             fits = [v for k, v in held if _kind_fits(k, kind) and value_key(v) != value_key(value)
-                    and (overlap > 0 or ((said_plainly or _self_named(kind)) and unit_names_slot(kind) and v not in ("一", "1")))]
+                    and (overlap > 0 or again or ((said_plainly or _self_named(kind)) and unit_names_slot(kind) and v not in ("一", "1")))]
             if not fits and said_plainly and kind in ("weekday", "time") and _run_rewritten(record, correction.new or correction.clause):
                 # "我那个班挪到了周四晚上，七点到十点" / "每周六下午两点上课": a day and its hours said as one run
                 # name a schedule, and the record's one run of them is the one it moves.
@@ -1934,8 +1938,8 @@ def repeats_old_value(record: str, correction: Correction) -> bool:
     said = values(correction.new or correction.clause)
     for kind in {k for k, _ in said}:
         held = [v for k, v in values(record) if k == kind]
-        stated = {value_key(v) for k, v in said if k == kind}
-        if len(held) == 1 and value_key(held[0]) in stated and len(stated) == 2 and not _a_range(correction.clause, [v for k, v in said if k == kind]):
+        stated = {_said_again_key(kind, v) for k, v in said if k == kind}
+        if len(held) == 1 and _said_again_key(kind, held[0]) in stated and len(stated) == 2 and not _a_range(correction.clause, [v for k, v in said if k == kind]):
             return True
     return False
 

@@ -476,7 +476,10 @@ def _stored_corrections(ctx, analysis: BatchAnalysis, mode: str, projects: dict[
             # correction's own words next to a value of the same kind, however it was found (a
             # long record scores low against a short change: "…，后端是用 Go 1.21 写的" / "Go 版本升到 1.22 了").
             worded = names_the_slot(current, correction)
-            if strength <= 0 or other_subject(current, correction.clause) or (not correction.old and dense < CORRECTION_MIN_SCORE and not worded):
+            # "the tuesday sessions were the autumn term, … they meet on thursdays": the record's value said
+            # again names it as surely as a close neighbour does.
+            named = worded or repeats_old_value(current, correction)
+            if strength <= 0 or other_subject(current, correction.clause) or (not correction.old and dense < CORRECTION_MIN_SCORE and not named):
                 continue
             if worded:
                 worded_ids.add(record.record_id)
