@@ -1,6 +1,7 @@
 """Retrieval quality on the hand-written bilingual evaluation set in `bench/data/`.
 
     .venv/bin/python bench/recall_quality.py                 # the table
+    .venv/bin/python bench/recall_quality.py --set heldout   # the same on the held-out set
     .venv/bin/python bench/recall_quality.py --calibrate     # fit the relevance calibration
     .venv/bin/python bench/recall_quality.py --calibrate --features margin,coverage   # another feature set
     .venv/bin/python bench/recall_quality.py --debias hard   # measure a variant
@@ -54,9 +55,12 @@ def lang(text: str) -> str:
     return "zh" if cjk >= latin else "en"
 
 
-def load() -> tuple[list[dict], list[dict]]:
-    records = [json.loads(line) for line in (DATA / "records.jsonl").read_text().splitlines() if line.strip()]
-    queries = [json.loads(line) for line in (DATA / "queries.jsonl").read_text().splitlines() if line.strip()]
+SETS = {"dev": DATA, "heldout": DATA / "recall-heldout"}
+
+
+def load(folder: Path = DATA) -> tuple[list[dict], list[dict]]:
+    records = [json.loads(line) for line in (folder / "records.jsonl").read_text().splitlines() if line.strip()]
+    queries = [json.loads(line) for line in (folder / "queries.jsonl").read_text().splitlines() if line.strip()]
     by_id = {r["id"]: r for r in records}
     for q in queries:
         q["lang"] = lang(q["text"])
@@ -314,8 +318,11 @@ def main() -> None:
     parser.add_argument("--features", help="relevance features to fit with --calibrate (comma-separated: margin, "
                         "coverage, both, 1/position)")
     parser.add_argument("--label", default="", help="name of this run in bench/out/")
+    parser.add_argument("--set", choices=sorted(SETS), default="dev",
+                        help="dev: the set the pipeline was measured and tuned on; heldout: a second set written "
+                             "without reading the retrieval code (bench/data/recall-heldout/)")
     args = parser.parse_args()
-    records, queries = load()
+    records, queries = load(SETS[args.set])
     setup_django(Path(tempfile.mkdtemp(prefix="mw-quality-")))
     from django.conf import settings
 
