@@ -3381,7 +3381,7 @@ def test_a_list_numbered_without_stops_under_a_bare_introduction_is_one_rule_lis
     from apps.pipeline.rules.text import sentences
 
     got = sentences("先说几个要求 以后都这样\n1 说指法用简谱标 五线谱我看不懂\n2 先给结论 再解释\n3 别跟我说加油 听着烦", said_by_user=True)
-    assert got == ["先说几个要求 以后都这样; 说指法用简谱标 五线谱我看不懂; 先给结论 再解释; 别跟我说加油 听着烦"], got
+    assert got == ["先说几个要求 以后都这样： 说指法用简谱标 五线谱我看不懂; 先给结论 再解释; 别跟我说加油 听着烦"], got  # the colon it was said without
     # Numbers that are not a list stay lines of their own.
     assert sentences("3 点到\n5 个人", said_by_user=True) == ["3 点到", "5 个人"]
 
@@ -4203,3 +4203,106 @@ def test_the_old_day_said_again_beside_the_new_one_said_twice_rewrites_the_recor
     live_now = told_then(chat, l0, run_now, first, then)
     assert any("thursday evenings, 6 till 8" in t for t in live_now), live_now
     assert not any("tuesday evenings" in t for t in live_now), live_now
+
+
+# ------------------------------------------------ ho46: wordings met on a new batch
+
+
+def test_a_change_written_without_punctuation_ends_its_value_at_a_space_between_chinese_words():
+    # "不是 X 了 … 改成 Y": no longer the old value; the bare old number keeps the record's unit.
+    assert_rewrites("扣重规则是这样 水分超过 14.5% 的 每超 0.5 个点扣 1% 的重量",
+                    "水分那条 我爸说了 不是 14.5 了 今年早稻水分普遍偏高 改成 15% 起扣 其他不变",
+                    "扣重规则是这样 水分超过 15% 的 每超 0.5 个点扣 1% 的重量")
+    assert parse_correction("加工费涨到每百斤 10 元了 电费涨得厉害 下个月一号开始 之前的单子还按原来的算").new == "每百斤 10 元"
+    # "不是不是" (Cantonese "唔係唔係") is "no, no", not "not X but Y".
+    assert parse_correction("我 book 了私家那个 package… 不是不是 上个礼拜已经 cancel 了 最后决定去返公立生") is None or \
+        parse_correction("我 book 了私家那个 package… 不是不是 上个礼拜已经 cancel 了 最后决定去返公立生").old != "不"
+
+
+def test_a_bare_new_price_replaces_the_price_beside_the_words_it_repeats_and_one_each_is_no_count():
+    record = "几个 rule 你也记一下： 定金每人 30 块，开场前 24h 内取消不退; 玩家手机号 admin 后台只显示后四位"
+    assert_rewrites(record, "定金 now 50 一位了，最近 no-show 太多。",
+                    "几个 rule 你也记一下： 定金每人 50 块，开场前 24h 内取消不退; 玩家手机号 admin 后台只显示后四位")
+
+
+def test_a_price_said_in_a_later_session_replaces_the_stored_one(coder, l0, run_now):
+    live_now = told_then(coder, l0, run_now, "定金每人 30 块，开场前 24h 内取消不退", "定金 now 50 一位了，最近 no-show 太多。", cwd=PROJ)
+    assert_swapped(live_now, "30 块", "50 块")
+
+
+def test_a_price_the_project_charges_and_an_incident_said_without_punctuation_are_kept(coder, l0, run_now):
+    l0(coder, [
+        say("p1", "代加工的话 加工费每百斤 8 元 米糠碎米归农户自己拉走", 0, cwd=PROJ),
+        say("p2", "上礼拜打雷 磅房那根串口线被雷击了 连着地磅仪表一起烧了 停了两天收购 换了个新仪表 还是耀华的", 1, cwd=PROJ),
+    ])
+    ok(run_now(coder, KIND_L1))
+    records = live(coder)
+    assert any("8 元" in r.content and r.type == "work_fact" for r in records), texts(coder)
+    assert any("雷击" in r.content for r in records), texts(coder)
+
+
+def test_rules_announced_without_a_colon_in_mixed_writing_stay_one_rule(coder, l0, run_now):
+    l0(coder, [say("r1", "nice 🙏 几个 rule 你也记一下\n1 定金每人 30 块，开场前 24h 内取消不退\n2 一个 DM 一天最多带 2 场，多了状态不行\n"
+                         "3 玩家手机号 admin 后台只显示后四位", 0, cwd=PROJ)])
+    ok(run_now(coder, KIND_L1))
+    rules = [r for r in live(coder) if "后四位" in r.content]
+    assert len(rules) == 1 and rules[0].type == "work_method", texts(coder)
+    assert "30 块" in rules[0].content and "2 场" in rules[0].content, texts(coder)
+
+
+def test_a_forget_request_run_together_with_its_matter_leaves_the_message_before_it_alone(coder, l0, run_now):
+    l0(coder, [say("f1", "扣重规则是这样 水分超过 14.5% 的 每超 0.5 个点扣 1% 的重量", 0, cwd=PROJ)])
+    ok(run_now(coder, KIND_L1))
+    l0(coder, [
+        say("f2", "还有这种事 服了\n水分那条 我爸说了 不是 14.5 了 今年早稻水分普遍偏高 改成 15% 起扣 其他不变", 10, session="s2", cwd=PROJ),
+        say("f3", "改了。", 11, role="assistant", session="s2", cwd=PROJ),
+        say("f4", "唉 说个事 我弟在外面欠了网贷 十几万 我爸妈都不知道 最近老打电话找我借钱 烦死了……算了 这个别记 跟代码没关系 删掉",
+            12, session="s2", cwd=PROJ),
+    ])
+    ok(run_now(coder, KIND_L1))
+    live_now = texts(coder)
+    assert_swapped(live_now, "14.5", "15%")
+    assert not any("网贷" in t for t in live_now), live_now
+
+
+@pytest.mark.parametrize(("proposal", "reply", "refused"), [
+    ("红痘印可以考虑光子嫩肤或者水光针，先问陈医生。", "水光针 no no no 我晕针 抽血都要闭眼 🙅‍♀️ 光子可以考虑 下次复诊问问陈医生", "水光针"),
+    ("如果想报，可以考虑中公的面授协议班，有老师盯着。", "协议班不报 两万八 我现在没收入 而且我看过合同 退费条款坑得很 自己学吧", "协议班"),
+    ("I'd say peritoneal dialysis is worth asking about; a lot of people your age do well on it.",
+     "no, not the peritoneal. im not having a tube hanging out my belly and theres no room in my flat for all those boxes", "peritoneal"),
+])
+def test_a_proposal_refused_by_name_with_an_english_no_or_not_the_is_not_stored(chat, l0, run_now, proposal, reply, refused):
+    l0(chat, [say("d1", "my skin and my plans, again", 0), say("d2", proposal, 1, role="assistant"), say("d3", reply, 2)])
+    ok(run_now(chat, KIND_L1))
+    assert not any(refused in t for t in texts(chat)), texts(chat)
+
+
+@pytest.mark.parametrize("said", ["wait no, just looked at the flyer on the fridge properly.", "oh no, the prune job has to go.",
+                                  "bloody hell. no. obviously no. i'll ring them tomorrow"])
+def test_an_english_no_after_an_english_word_refuses_nothing(said):
+    from apps.pipeline.rules.extract import refused_name
+
+    assert refused_name(said) == ""
+
+
+def test_a_mistake_owned_as_got_it_wrong_and_a_price_from_a_date_rewrite_the_record():
+    record = "bench rate is £45 an hour, that's what the quote builder multiplies by. the shop's closed Mondays so the booking calendar shouldn't offer those."
+    assert_rewrites(record, "also I got the closed day wrong when I first explained all this. it's Tuesdays the shop is shut, that's when "
+                            "I'm at the timber yard", record.replace("Mondays", "Tuesdays"))
+    assert_rewrites(record, "news: from 1 April the bench rate is £52 an hour. the electric for the arch has gone through the roof.",
+                    record.replace("£45", "£52"))
+
+
+def test_no_no_then_called_off_keeps_only_what_holds_now(chat, l0, run_now):
+    l0(chat, [say("c1", "hospital 方面 我 book 咗私家嗰個 package… 唔係唔係 上個禮拜已經 cancel 咗 最後決定去返公立生 Ken 話慳返嗰十幾萬", 0)])
+    ok(run_now(chat, KIND_L1))
+    assert_swapped(texts(chat), "私家", "公立")
+
+
+def test_scrub_that_dont_keep_it_forgets_what_was_just_said():
+    assert forget_subject("scrub that, don't keep it, it's nothing to do with the app") == ""
+
+
+def test_an_amount_that_went_up_from_one_value_to_another_replaces_it_and_ended_up_in_is_no_change():
+    assert_rewrites("rent is 950 a month, bills on top", "rent went up from 950 to 1100 in march", "rent is 1100 a month, bills on top")
+    assert parse_correction("bit of a scare. fistula clotted on easter sunday, ended up in A&E at the Royal till 3am") is None

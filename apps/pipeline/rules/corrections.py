@@ -54,7 +54,7 @@ CORRECTION_RE = re.compile(
     # "Her flying weight is 780 grams. Well, turns out that's her fat weight, … she flies best at 745": found to be
     # otherwise, said of what was just said (a pronoun points back at it; "turns out the bug was in the parser" is news).
     r"\b(?:it\s+)?turns out(?=,?\s+(?:that's|that is|that was|it's|it is|it was|she's|he's|they're|they are)\b)|"
-    r"\b(actually" + _ACTUALLY_STRESSES + r"|i was wrong|i'm wrong|my bad|my mistake|correction|i misspoke|sorry,? i meant|i meant|scratch that|wait,? no|no,? wait|not anymore|no longer"
+    r"\b(actually" + _ACTUALLY_STRESSES + r"|i was wrong|i'm wrong|i got (?:the |my |that |our )?[\w' -]{1,30}? wrong\b|my bad|my mistake|correction|i misspoke|sorry,? i meant|i meant|scratch that|wait,? no|no,? wait|not anymore|no longer"
     r"|we (moved|switched|migrated|changed|upgraded|downgraded) to|(is|are|it's) now|changed to|(?:instead of|rather than)\s+" + _NOT_DOING_IT +
     r"|(replaced|swapped) \S+(?: \S+)? (with|for)|(dropped|went down|went up|increased|reduced|decreased|rose|bumped|raised|lowered) to|is (down|up) to"
     r"|(moved(?: up| down| over| back| out)?|changed|switched|postponed|pushed|pushed back|brought forward|rescheduled|shifted|moves|shifts|switches|is moving|is switching|is shifting) to|change of plans?|i (said|told you|mentioned) .{1,60}\bbut|i (wrote|typed|put|said) [^.;!?]{2,60}[,;.] (it's|it is|(it|that) should|should be)\b"
@@ -69,7 +69,7 @@ CORRECTION_RE = re.compile(
     rf"|\bnot\s+{_NOT_A_VALUE}[^,.;]+?,?\s+but\s+{_BUT_A_VALUE}|[,，]\s*not\s+{_NOT_A_VALUE}\w|(?<!for )(?<!until )\bnow\s*[.!]?\s*$"
     r"|改成|改为|改到|改用|换用|更正|重新(?:算|商量|核算|评估)了|纠正一下|记错了|说错了|说(?:短|长|少|多|早|晚|小|大|低|高)了|搞错了|弄错了|说岔了|搞混了|弄混了|记混了|(?<!我)(?<!本职)(?<!本身)(?<!本行)其实是|现在是|现在改|换成了|(?<![帮给请])换成[^，,。；;！!？?\s]{1,16}?(?:的[^，,。；;！!？?\s]{1,6})?了(?![吗吧])|变成了?|变为|已经不|不再|不对[，,]"
     r"|降到|降至|升到|升至|提高到|增加到|减少到|涨到|调整为|调整到|调到|迁到|迁移到|迁去|搬到|搬去|挪到|改去|砍一半|砍半|减半|缩短一半|翻倍|翻一番|缩到|缩小到|扩到|扩大到|放宽到|收紧到|改发到|不用了|从[^，,。；;]{1,30}(?:换成|改成|改为|改到|转成|转为)"
-    r"|不是[^，,。]{1,20}[，,]?\s*(而)?是|是[^，,。]{1,20}[，,]?\s*不是"
+    r"|不是(?!\s*不是)[^，,。]{1,20}[，,]?\s*(而)?是|是[^，,。]{1,20}[，,]?\s*不是"
     r"|(?:切到?|切换到|换到|迁到|改用|转到)[^，,。；;！!]{1,20}[，,][^，,。；;！!]{1,20}(?:停用|弃用|下线|关停)"
     r"|(?:迁到|迁移到|搬到|换到|切到)了?[^，,。；;！!]{1,30}[，,][^，,。；;！!]{1,20}(?:没续|不续了|退掉了|退了|停了|关了|不用了)"
     r"|从[^，,。；;]{1,20}(?:离职|辞职)了?[，,][^，,。；;]{0,12}?(?:开始)?在"
@@ -97,7 +97,10 @@ CHANGE_TO_RE = re.compile(
 # "现在的借阅规则：…" names what holds and introduces it: no cue.
 WEAK_CUE_RE = re.compile(
     r"(?<!for )(?<!until )(?<!right )(?<!by )(?<!just )(?<!till )\bnow\b(?!\s+(?:that|and then|on)\b)|\bthese days\b|\bnowadays\b|\bmore like\b|\bfrom now on\b"
-    r"|\bany ?more\b|\b(?:from|starting|as of) this (?:month|week|year|season|term)\b|\bended up\b|\bin the end\b|\bfinal\b(?=\s*(?:是|[:：]|is\b|number\b|count\b))|(?:现在|目前|如今)(?!的[^，,。:：]{0,12}[:：])|最后(?:定|决定|改|选)|后来(?:改|换)|又(?:改|换|变|涨|降)了?"
+    r"|\bany ?more\b|\b(?:from|starting|as of) this (?:month|week|year|season|term)\b"
+    # "from 1 April the bench rate is £52 an hour": from a date on.
+    r"|\b(?:from|starting|as of)\s+(?:the\s+)?(?:\d{1,2}(?:st|nd|rd|th)?\s+(?:of\s+)?(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*"
+    r"|(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\s+\d{1,2}(?:st|nd|rd|th)?)\b|\bended up\b(?!\s+(?:in|at|on)\b)|\bin the end\b|\bfinal\b(?=\s*(?:是|[:：]|is\b|number\b|count\b))|(?:现在|目前|如今)(?!的[^，,。:：]{0,12}[:：])|最后(?:定|决定|改|选)|后来(?:改|换)|又(?:改|换|变|涨|降)了?"
     # "以后每一档一个半小时": from now on, said at the head of a clause (not "下班以后", after something).
     r"|(?:^|(?<=[，,。；;:：\s]))以后(?=每|都|就|改|一律|统一)",
     re.IGNORECASE,
@@ -112,7 +115,9 @@ _INTENT_RE = re.compile(
 )
 _LEAD_RE = re.compile(
     r"^(?:(?:oh|ah|hmm|wait|sorry|oops|ok|okay|no|hold on)[,，!！.\s]*)*(?:actually|hold on|(?:a |one |small |quick )?correction(?: to what i said(?: before| earlier)?)?|i was wrong|i'm wrong"
-    r"|my bad|my mistake|i misspoke|sorry,? i meant|i meant|scratch that|wait,? no|no,? wait)"
+    r"|my bad|my mistake|i misspoke|sorry,? i meant|i meant|scratch that|wait,? no|no,? wait"
+    # "also I got the closed day wrong when I first explained all this.": the mistake owned, the fix next.
+    r"|(?:also,?\s+)?i got (?:the |my |that |our )?[\w' -]{1,30}? wrong(?:\s+(?:when|last time|before|earlier)\b[^.;!?]{0,50})?)"
     r"[\s,，:：—–\-!！.]*"
     r"|^(?:先?更正(?:一下)?|纠正一下|(?:哎|唉|啊|呃|诶)?(?:我发现)?我?(?:上次|刚才|之前)?(?:(?:跟|和)你)?我?(?:(?:说|讲)的[\u4e00-\u9fff]{1,6}?)?(?:记错了|说错了|搞错了|弄错了|说岔了|搞混了|弄混了|记混了)(?:一个东西|一个地方|一件事|个事)?|不好意思|(?:哦|噢|啊)?不对(?:不对)?)[，,：:。！!\s]*",
     re.IGNORECASE,
@@ -124,7 +129,10 @@ _PAIRS: list[re.Pattern[str]] = [
     re.compile(rf"(?P<new>[^,;，；]+?)\s*[,，]\s*not\s+{_NOT_A_VALUE}(?P<old>(?:[^,.;!，。；]|\.(?=\d))+)", re.IGNORECASE),
     re.compile(r"(?P<new>[^,;]+?)\s+(?:instead of|rather than)\s+" + _NOT_DOING_IT + r"(?P<old>(?:[^,.;!]|\.(?=\d))+)", re.IGNORECASE),  # "3.12 instead of 3.10"
     re.compile(r"\bfrom\s+(?P<old>[\w.:-]+(?: [\w.:-]+)?)\s+to\s+(?P<new>[\w.:-]+(?: [\w.:-]+)?)", re.IGNORECASE),
-    re.compile(r"不是(?P<old>[^，,。；;]+?)[，,]?\s*(?:而)?是(?P<new>[^，,。；;！!]+)"),
+    # ("不是不是 …", Cantonese "唔係唔係": "no, no", a marker, not "not X but Y".)
+    re.compile(r"不是(?!\s*不是)(?P<old>[^，,。；;]+?)[，,]?\s*(?:而)?是(?P<new>[^，,。；;！!]+)"),
+    # "水分那条 不是 14.5 了 今年早稻水分普遍偏高 改成 15% 起扣": no longer the old value, changed to the new one.
+    re.compile(r"不(?:再)?是\s*(?P<old>[^，,。；;\s了]{1,12}?)\s*了[^。；;！!]{0,30}?(?:改成了?|改为|换成了?|变成了?|现在是)\s*(?P<new>[^，,。；;！!]+)"),
     re.compile(r"是(?P<new>[^，,。；;不]+?)[，,]?\s*不是(?P<old>[^，,。；;！!]+)"),
     re.compile(r"(?P<new>[^，,。；;]+?)[，,]\s*(?:而)?不是(?P<old>[^，,。；;！!]+)"),
     # ("从下周开始改成每周四": from when, not from what.)
@@ -192,7 +200,9 @@ class Correction:
 # "把缓存从 Memcached 换成 Redis 了"): X is the old value, Y the new one, and the words before
 # "from"/"从" name the slot — a record that says X of something else is not the one it changes.
 _FROM_TO_EN = re.compile(
-    r"\b(?P<verb>moved|switched|migrated|changed|upgraded|downgraded|ported|converted|shifted)\b"
+    r"\b(?P<verb>moved|switched|migrated|changed|upgraded|downgraded|ported|converted|shifted"
+    # "rent went up from 950 to 1100": an amount that went up or down.
+    r"|(?:go|goes|going|went|gone|come|comes|came)\s+(?:up|down)|rose|raised|increased|reduced|dropped|bumped|lowered)\b"
     r"(?P<between>(?:\s+(?!from\b)[\w'./-]+){0,5}?)\s+from\s+(?P<old>[^,;!?]+?)\s+(?:over\s+)?(?:to|onto|into)\s+"
     r"(?P<new>(?:[^,;!?.]|\.(?=\w))+)",
     re.IGNORECASE,
@@ -751,15 +761,17 @@ def self_corrected(sentence: str) -> Correction | None:
 # is an EQ6-R Pro — no wait, I sold that in the spring, it's a ZWO AM5 now": the speaker takes the
 # last thing said back as no longer true, then says what holds instead.
 _NO_LONGER_RE = re.compile(
-    r"^(?:(?:hang on|hold on|no wait|wait|no|sorry|oops|actually|等等|等下|等一下|(?:哦|噢|啊)?不对|哦不|噢不)[\s,，!！.。]*)*"
+    r"^(?:(?:hang on|hold on|no wait|wait|no|sorry|oops|actually|等等|等下|等一下|(?:哦|噢|啊)?不对|哦不|噢不|不是不是)[\s,，!！.。]*)*"
     r"(?P<why>that was (?:last year|last season|before|ages ago|years ago|a while ago|the old \w+|my old \w+)"
     r"|(?:well,?\s+)?(?:were|was|used to be)"  # "the controllers are pro micros... well, were."
     r"|i (?:sold|replaced|got rid of|dropped|ditched) (?:that|it|them)(?:\s+[\w-]+){0,4}?"
     r"|that's (?:old|outdated|not true any ?more|not the case any ?more|changed)|not any ?more"
     r"|那是(?:以前|之前|去年|上学期|老)的?(?:了)?|早就(?:不|没|换|卖)\S{0,6}?了|已经(?:卖了|换了|不用了)"
     # "GA 我三月就拿掉了": what was named is gone.
-    r"|[^，,。；;]{0,16}?(?:早就|已经|就)(?:拿掉|去掉|删掉|停掉|卖掉|换掉|停用|不用)了)"
-    r"(?:[.。!！]\s*|[,，]\s*|$)(?P<rest>.*)$", re.IGNORECASE)
+    r"|[^，,。；;]{0,16}?(?:早就|已经|就)(?:拿掉|去掉|删掉|停掉|卖掉|换掉|停用|不用)了"
+    # "我 book 咗私家嗰個 package… 唔係唔係 上個禮拜已經 cancel 咗 最後決定去返公立生": what was booked is off.
+    r"|(?P<off>[^，,。；;]{0,16}?(?:早就|已经)\s*(?:cancel(?:led)?|取消|退|推)(?:掉)?\s*了(?=\s)))"
+    r"(?:[.。!！]\s*|[,，]\s*|(?<=了)\s+|$)(?P<rest>.*)$", re.IGNORECASE)
 
 
 def _other_value_in(fix: str, said: str) -> Correction | None:
@@ -1047,6 +1059,8 @@ def _took_back(said: str, fix: str) -> Correction | None:
     if not kept:
         # "analytics 是 Google Analytics……不对，GA 早就拿掉了，现在用的是 Umami": what it is about stays.
         said_of = _LAST_PREDICATE_RE.search(taken)
+        if said_of is None and m.group("off"):
+            return Correction(clause=rest, old="", new="")  # all of it called off ("…已经 cancel 咗"): what holds is the rest
         if said_of is None or not said_of.start():
             return None
         kept = taken[: said_of.start()].strip() + ("：" if is_chinese(taken) else ":")
@@ -1065,8 +1079,14 @@ def _clause_of(sentence: str) -> str:
 _PARTICLES = "啦|啊|呀|哦|喔|吧|呢|嘛|哈"
 
 
+_CJK_SPACE_RE = re.compile(r"(?<=[\u4e00-\u9fff])\s+(?=[\u4e00-\u9fff])")
+
+
 def _trim_new(new: str) -> str:
     """The value part of what follows "to": "Python 3.12 last Friday" → "Python 3.12"."""
+    # "加工费涨到每百斤 10 元了 电费涨得厉害 下个月一号开始": written without punctuation, a space between
+    # Chinese words ends the clause, and the value with it.
+    new = _CJK_SPACE_RE.split(new.strip(), maxsplit=1)[0]
     new = re.sub(r"(?:了|" + _PARTICLES + r")+$", "", new.strip()).strip()  # "改成 30 天吧": the value, not the particle
     if re.search(r"[\u4e00-\u9fff]", new):
         return new
@@ -1092,7 +1112,7 @@ def _parse_marked(sentence: str) -> Correction | None:
         m = pattern.search(text)
         if m:
             bounded = True
-            old, new = m.group("old").strip(), m.group("new").strip()
+            old, new = m.group("old").strip(), _CJK_SPACE_RE.split(m.group("new").strip(), maxsplit=1)[0]
             # The clause keeps what is true: "the port is 5433, not 5432" → "the port is 5433".
             clause = (text[: m.start()] + _kept(m, text)).strip()
             break
@@ -1248,6 +1268,10 @@ def _align_new(old: str, new: str, *, bounded: bool = False) -> str:
         m = re.search(rf"(?<![\w-]){shape}(?![\w-])", new)
         if m:
             return m.group(0)
+    number = re.match(r"\d+(?:\.\d+)?(?![\d.])", new)
+    if re.fullmatch(r"\d+(?:\.\d+)?", old) and number and is_chinese(new):
+        # "不是 14.5 了 … 改成 15% 起扣": a bare old number is the record's number; its unit stays where it is.
+        return number.group(0)
     old_vals, new_vals = values(old), values(new)
     if len(old_vals) == 1 and old_vals[0][1].strip() == old.strip() and new_vals:
         kind = old_vals[0][0]
@@ -1344,6 +1368,8 @@ def corrected_content(record: str, correction: Correction) -> str | None:
     text, changed = record, False
     for kind in dict.fromkeys(k for k, _ in said):
         stated = [v for k, v in said if k == kind]
+        if kind.startswith("count") and all(v == "1" or set(v) == {"一"} for v in stated) and not _DOWN_TO_ONE_RE.search(correction.clause):
+            continue  # "定金 now 50 一位了": "一位" is "each", not a count that changed (as in supersedes)
         # The date written after "last year" is the resolution of those words, not a value the
         # user stated: never the one a correction changes ("raised to 5450" is not "(2025)").
         held = [(at, k, v) for at, k, v in _values_stated_at(text) if not _version_of_another(text, at, k, correction.clause)]
@@ -1352,7 +1378,12 @@ def corrected_content(record: str, correction: Correction) -> str | None:
             # "over 5200 mm" / "raised to 5450": a bare number stands for the one of its shape
             # that the record writes with a unit, and the unit stays.
             with_unit = [(at, re.match(r"[\d.,]+", v).group(0)) for at, k, v in held
-                         if k.startswith("number:") and re.match(r"[\d.,]+", v) and _shape(re.match(r"[\d.,]+", v).group(0)) == _shape(stated[0])]
+                         if (k.startswith("number:") or k == "amount") and re.match(r"[\d.,]+", v) and _shape(re.match(r"[\d.,]+", v).group(0)) == _shape(stated[0])]
+            if len(with_unit) > 1:
+                # "定金每人 30 块，开场前 24h 内取消不退" / "定金 now 50 一位了": the one next to the words the change repeats.
+                words = content_tokens(correction.clause) - content_tokens(stated[0])
+                near = sorted(((_near(text, wu, words), wu) for wu in with_unit), key=lambda x: -x[0])
+                with_unit = [near[0][1]] if near[0][0] > near[1][0] else []
             if len(with_unit) == 1:
                 present = with_unit
         dates = [(at, v) for at, k, v in held if k == "date"]
@@ -1761,7 +1792,8 @@ def supersedes(record: str, correction: Correction) -> float:
         for kind, value in reversed(new_vals):
             if kind.startswith("count") and (value == "1" or set(value) == {"一"}) and not _DOWN_TO_ONE_RE.search(correction.clause):
                 continue  # "现在是集团信息部唯一一个后端" ("一一" read as a count): "一个" is "a", not a count that changed
-            fits = [v for k, v in held if _kind_fits(k, kind) and value_key(v) != value_key(value)
+            # A bare number said of a price ("定金 now 50 一位了") fits the price ("定金每人 30 块") by its words.
+            fits = [v for k, v in held if (_kind_fits(k, kind) or (k == "amount" and kind == "number" and overlap > 0)) and value_key(v) != value_key(value)
                     and (overlap > 0 or again or ((said_plainly or _self_named(kind)) and unit_names_slot(kind) and v not in ("一", "1")))]
             if not fits and said_plainly and kind in ("weekday", "time") and _run_rewritten(record, correction.new or correction.clause):
                 # "我那个班挪到了周四晚上，七点到十点" / "每周六下午两点上课": a day and its hours said as one run
@@ -1878,7 +1910,9 @@ def names_the_slot(record: str, correction: Correction) -> bool:
     stated = {value_key(v) for _, v in said}
     words = subject_words(correction)
     held = [(at, k, v) for at, k, v in _values_at(record) if at >= 0 and not _version_of_another(record, at, k, correction.clause)]
-    if any(k in kinds and value_key(v) not in stated and (_self_named(k) or _near(record, (at, v), words) > 0) for at, k, v in held):
+    # A bare number said of a price ("定金 now 50 一位了" / "定金每人 30 块") names it as well.
+    if any((k in kinds or (k == "amount" and "number" in kinds)) and value_key(v) not in stated
+           and (_self_named(k) or _near(record, (at, v), words) > 0) for at, k, v in held):
         return True
     if any(k == "host" and kinds & _HOST_KINDS for _, k, _ in held):
         return True  # "整套东西跑在办公室那台戴尔 T140 上" / "系统已经搬到阿里云上了": where it runs
@@ -2135,7 +2169,7 @@ _GENERIC_SUBJECT_ZH = re.compile(r"(?:那个|这个|那些|这些)(?:数字|号�
                                   r"|^(?:之前|刚才|上次|前面|我)*(?:说|提|讲)(?:的|过的)")
 _FORGET_GUARD_RE = re.compile(r"\b(don't|dont|do not|never|not) forget\b|别忘|不要忘|忘了(带|拿|关|锁|交|写|说|告诉)|我忘了", re.IGNORECASE)
 _MEMORY_WORD_RE = re.compile(r"记|(?:别|不要|不用|莫)\s*(?:save|keep|store|record|remember)\b(?=\s*(?:[了啦吧啊哈呀哦喔噢，,。！!]|$))|\b(?:can|could|would) you (?:please )?not (?:keep|store|remember|save)\b|(?:别|不用|不要)(?:再)?(?:存(?:着|下来)?(?=[了啦吧啊哈呀哦喔噢，,。！!]|\s*(?:ok|okay|好吗|行吗|好不好)\s*[?？]|$)|留着)|笔记|"
-                             + _YOUR_SIDE_KEEPS + r"|\b(?:whatever|what|everything|anything) you (?:keep|have|store|remember|know|hold)\b|忘掉|忘了吧|忘了它吧|memor|forget|remember|record|note|scratch|strike|drop (the|what)|scrap (the|what)|\bwritten down\b|\bkept\b|\b(?:don't|dont|do not) keep (?:that|it|this)(?: stuff)? (?:around|anywhere|on file)\b|\b(?:don't|dont|do not) keep any of (?:that|this|it)\b|\b(?:don't|dont|do not) keep (?:that|this)\s*(?:[.!,;]|$)|\b(?:don't|dont|do not) keep (?:that|this|the) (?:bit|part|stuff|thing) about\b|\b(?:don't|dont|do not) (?:save|store) (?:that|this)\s*(?:[.!,;—–]|$)|记录里|记忆里|\bstored\b|hold on ?to|hang on to|keep hold of"
+                             + _YOUR_SIDE_KEEPS + r"|\b(?:whatever|what|everything|anything) you (?:keep|have|store|remember|know|hold)\b|忘掉|忘了吧|忘了它吧|memor|forget|remember|record|note|scratch|strike|drop (the|what)|scrap (the|what)|\bwritten down\b|\bkept\b|\b(?:don't|dont|do not) keep (?:that|it|this)(?: stuff)? (?:around|anywhere|on file)\b|\b(?:don't|dont|do not) keep any of (?:that|this|it)\b|\b(?:don't|dont|do not) keep (?:that|this|it)\s*(?:[.!,;]|$)|\b(?:don't|dont|do not) keep (?:that|this|the) (?:bit|part|stuff|thing) about\b|\b(?:don't|dont|do not) (?:save|store) (?:that|this)\s*(?:[.!,;—–]|$)|记录里|记忆里|\bstored\b|hold on ?to|hang on to|keep hold of"
                              r"|(?:删掉|删除|delete\s?掉?)关于|(?:别|不要|不用|莫)(?:往心里记|记(?:在)?心上)|(?:这段|这句|这条|那段|那句|刚才那段)(?:话)?(?:你)?(?:就|也)?(?:(?:删|删掉|删了|删除)(?:了|掉)?吧?|\s*(?:don'?t|do not)\s+(?:save|keep|store|record|remember)\b)|关于.{1,30}?(?:那|这)条|当(?:作|做|成)?(?:我)?没听(?:过|见|到)", re.IGNORECASE)
 ANAPHORIC_SUBJECT_RE = re.compile(r"^(it|that|this|those|these|all that|all of that|(?:that |this |the )?(?:bit|part)|what i (just )?said|the last (one|thing)|i (ever |even )?(said|mentioned|told you|brought (it|that|this|any of (it|that|this)) up)( (it|that|this|about it))?( at all)?|这条|这个|这些|那个|那条|刚才(那|说的)?(条|个|些)?|上一条|这|那|)$", re.IGNORECASE)
 

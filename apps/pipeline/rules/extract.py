@@ -221,7 +221,9 @@ DECLINE_LEAD_RE = re.compile(
 # "Casbin先不要。", "耳机那个不行不行。", "free-standing 的不要啦": the proposal's name and a refusal, nothing else (one of the
 # refusals below; refused_name() reads the name from it).
 _REFUSAL_BY_NAME = (r"^(?P<name>[A-Za-z][A-Za-z0-9.+-]{1,30}(?:\s+[A-Za-z][A-Za-z0-9.+-]*)?|[\u4e00-\u9fff]{2,6}?)\s*(?:那个|这个|的)?\s*"
-                    r"(?:就|还是|先|暂时)?(?:不要|不用|算了|免了|不考虑|不上|不搞|不做|不弄|不加|不行(?:不行)?)(?:了|吧|哈|啦|呀|哦|喔)?"
+                    r"(?:就|还是|先|暂时)?(?:不要|不用|算了|免了|不考虑|不上|不搞|不做|不弄|不加|不报|不买|不租|不装|不试|不行(?:不行)?"
+                    # "水光针 no no no 我晕针": an English no after a Chinese name, in mixed writing ("wait no, …" refuses nothing).
+                    r"|(?:(?<=[\u4e00-\u9fff])|(?<=[\u4e00-\u9fff]\s))no(?:\s+no)*(?!\s+(?:longer|more|one|way|need|idea|problem)\b))(?:了|吧|哈|啦|呀|哦|喔)?"
                     # "planner 不用啦 hahaha 我本身就是做 UX 的": a laugh after the refusal.
                     r"(?:\s*(?:(?:ha)+h?|lol|哈+)\b)?\s*(?:[，,。.!！]|\s|$)")
 _REFUSAL_BY_NAME_RE = re.compile(_REFUSAL_BY_NAME, re.IGNORECASE)
@@ -241,7 +243,7 @@ NAMED_DECLINE_RE = re.compile(
     r"^(?:(?:nah|no|nope|ok|okay|hmm)[,，.!\s]*)?skip\b|[,，]\s*pass\s*[.。!！]*$"
     # "no digital chanter. the whole point is the real sound", "超声波 pass，我还是信时间": the proposal named and
     # turned down in a few words of their own.
-    r"|^no\s+[\w.+'-]+(?:\s+[\w.+'-]+){0,2}\s*[.!]+(?:\s|$)|^[^，,。.!！?？\s]{1,20}\s*pass(?=\s*[，,。.!！]|\s*$)"
+    r"|^(?:no|not(?:\s+the)?)\s+[\w.+'-]+(?:\s+[\w.+'-]+){0,2}\s*[.!]+(?:\s|$)|^[^，,。.!！?？\s]{1,20}\s*pass(?=\s*[，,。.!！]|\s*$)"
     # "no, leave PagerDuty out.": the proposal left out by name.
     r"|^leave\s+(?:the\s+)?[\w.+'-]+(?:\s+[\w.+'-]+)?\s+out\b(?!\s+of\b)"
     r"|^[^，,。.!！?？]{0,16}?(?:就|还是|先|暂时)?(?:算了|免了|不(?:买|租|装|用|要|试|加|考虑|上)了)|[，,]\s*(?:那)?(?:就|还是)?算了"
@@ -623,7 +625,9 @@ INCIDENT_RE = re.compile(r"\b(?:fell over|blew up|went down|outage|it was chaos|
                          # "the hall wifi died about twenty minutes in", "那天店里断网了".
                          r"|\b(?:wi-?fi|internet|network|power|server|site|website|app|system|tablets?|printer|till|card (?:machine|reader))\s+"
                          r"(?:died|went down|cut out|dropped out|stopped working|crashed|was down)\b"
-                         r"|出事了|事故|宕机|大事件|返工|投诉|差评|一星|翻车了|骂了|断网了|停电了|(?:系统|服务器|网站|小程序)(?:挂了|崩了|瘫了)", re.IGNORECASE)
+                         r"|出事了|事故|宕机|大事件|返工|投诉|差评|一星|翻车了|骂了|断网了|停电了|(?:系统|服务器|网站|小程序)(?:挂了|崩了|瘫了)"
+                         # "磅房那根串口线被雷击了 连着地磅仪表一起烧了 停了两天收购"
+                         r"|被雷(?:击|劈)|烧(?:坏|毁|掉)?了|停(?:了)?[一二两三四五六七八九十几\d]+天", re.IGNORECASE)
 CONDITIONAL_RE = re.compile(r"^(?:if|when|whenever|in case|如果|要是|万一|假如|每次|一旦)", re.IGNORECASE)
 # What the backend is built with, said first ("后端Java 17加Spring Boot 3.2，…").
 BUILT_WITH_RE = re.compile(r"^(?:后端|前端|服务端)\s*(?:是|用|用的是|选的)?\s*[A-Za-z]")
@@ -632,7 +636,7 @@ BUILT_WITH_RE = re.compile(r"^(?:后端|前端|服务端)\s*(?:是|用|用的是
 RULES_HEADER_RE = re.compile(r"^[^:：。.!?！？]{0,16}(?:规则|规定|约定|规矩|rules|conventions|policy|policies)\s*[:：]", re.IGNORECASE)
 # A list introduced as rules, however worded ("few ground rules first, these matter more than the
 # code tbh:", "house rules, pls stick to these:", "几条规矩先说清楚："): each item is one.
-RULES_INTRO_RE = re.compile(r"^[^:：。.!?！？]{0,40}\b(?:rules|conventions|policies)\b[^:：。.!?！？]{0,60}[:：]"
+RULES_INTRO_RE = re.compile(r"^[^:：。.!?！？]{0,40}\b(?:rules?|conventions|policies)\b[^:：。.!?！？]{0,60}[:：]"
                             r"|^[^:：。!?！？]{0,20}(?:规则|规定|约定|规矩)[^:：。!?！？]{0,20}[:：]", re.IGNORECASE)
 # A header for how the assistant should answer ("Two things about how you talk to me.", "说两点你回答我的方式："):
 # the imperatives after it in the message are rules even without "always" or "from now on".
@@ -849,6 +853,11 @@ def extract_from_message(message: dict, *, mode: str, sentences: list[str] | Non
         if category is None and mode == "code" and role == "user" and BUILT_WITH_RE.match(sentence):
             # "后端Java 17加Spring Boot 3.2，持久层MyBatis-Plus，库是MySQL 8，排队的实时状态放在Redis里":
             # what the backend is built with, when it is no bare list to join to the introduction.
+            category = "fact"
+        if category is None and mode == "code" and role == "user" and not talk and not one_off(sentence) and not QUESTION_RE.search(sentence) \
+                and not REQUEST_RE.search(sentence) and any(kind == "amount" for kind, _ in values(sentence)) and plain_statement(sentence):
+            # "代加工的话 加工费每百斤 8 元", "delivery is free within 5km, $4.99 flat beyond": a price the
+            # project charges is a rule of its business.
             category = "fact"
         if category is None and mode == "chat" and role == "user" and not talk and not restated[n] and not one_off(sentence) \
                 and (QUESTION_RE.search(sentence) or REQUEST_RE.search(sentence)):

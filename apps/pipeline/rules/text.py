@@ -149,9 +149,9 @@ def _without_inline_numbers(line: str) -> str:
 
 LIST_ITEM_SEP = "; "  # between the items of a list joined into one statement
 # A list numbered without a stop after each number ("1 说指法用简谱标 五线谱我看不懂"), under a line that
-# announces it without a colon ("先说几个要求 以后都这样").
+# announces it without a colon ("先说几个要求 以后都这样", "几个 rule 你也记一下").
 _BARE_NUMBER_RE = re.compile(r"^(\d{1,2})\s+(?=\S)")
-_BARE_INTRO_RE = re.compile(r"(?:几个|几条|几点|两个|三个|两条|三条|两点|三点)(?:要求|规矩|规则|原则|事)|\b(?:a few|some|two|three|couple of) (?:rules|things|requests)\b",
+_BARE_INTRO_RE = re.compile(r"(?:几个|几条|几点|两个|三个|两条|三条|两点|三点)\s?(?:要求|规矩|规则|原则|事|rules?\b|requirements?\b)|\b(?:a few|some|two|three|couple of) (?:rules|things|requests)\b",
                             re.IGNORECASE)
 # A line that only asks for a note in the TODO list ("TODO 记一下 下个月做", "add one to TODO.md, not urgent").
 _TODO_HEADER_RE = re.compile(r"^(?:todo\s*(?:记一下|记下|加一个|加个|加一条)|(?:再)?(?:记|加)(?:一个|个|一条)\s*todo|add (?:this |one |it )?to (?:the )?todo(?:\.md)?)"
@@ -212,6 +212,9 @@ def _lines_as_units(text: str, *, intro_across_blank: bool = False) -> list[str]
         out.append(item if is_item else line)
         following = lines[k + 1].strip() if k + 1 < len(lines) else ""
         if line.endswith((":", "：")) or (_BARE_INTRO_RE.search(line) and following.startswith("1 ")):
+            if not line.endswith((":", "：")):
+                # The colon it was said without: the items read as what it announces ("几个 rule 你也记一下：…").
+                out[-1] = line + ("：" if is_chinese(line) else ":")
             numbered = 0
             # What a later unit of the same list repeats: the sentence that introduces it, not the ones before.
             intro, intro_line, fresh = len(out) - 1, [p for p in _SPLIT_RE.split(line) if p and p.strip()][-1].strip(), True
