@@ -4306,3 +4306,28 @@ def test_scrub_that_dont_keep_it_forgets_what_was_just_said():
 def test_an_amount_that_went_up_from_one_value_to_another_replaces_it_and_ended_up_in_is_no_change():
     assert_rewrites("rent is 950 a month, bills on top", "rent went up from 950 to 1100 in march", "rent is 1100 a month, bills on top")
     assert parse_correction("bit of a scare. fistula clotted on easter sunday, ended up in A&E at the Royal till 3am") is None
+
+
+def test_rules_announced_mid_sentence_and_a_should_not_are_rules_and_not_n_anymore_replaces_the_count(coder, l0, run_now):
+    from apps.pipeline.rules.extract import classify
+
+    assert classify("and a result should NOT count in the table till both captains have confirmed it.", role="user") == "instruction"
+    assert classify("That's her business, and I shouldn't have said it.", role="user") != "instruction"  # a regret, no rule
+    rules = ("ah the signal in the back room is rubbish yeah. while youre in there, league rules so you have them: every match is 12 "
+             "singles legs of 501 double out. 2 points for a win, 1 for a draw (6-6), nothing for a loss")
+    live_now = told_then(coder, l0, run_now, rules, "AGM was last thursday. big one: its not 2 points a win anymore, they voted 3 points "
+                                                     "for a win from next season, draw stays at 1.", cwd=PROJ)
+    assert any("3 points for a win, 1 for a draw" in t for t in live_now), live_now
+    assert not any("2 points" in t for t in live_now), live_now
+
+
+def test_not_x_anymore_then_changed_to_y_in_mixed_writing_replaces_x(chat, l0, run_now):
+    live_now = told_then(chat, l0, run_now, "防晒用的是安耐晒小金瓶，每天早上涂",
+                         "还有防晒 not 安耐晒 anymore，换理肤泉大哥大了，安耐晒那个太闷 我额头又冒了一片闭口")
+    assert_swapped(live_now, "安耐晒", "理肤泉")
+
+
+def test_a_request_opened_by_this_time_is_a_one_off(chat, l0, run_now):
+    l0(chat, [say("o1", "这次就帮我给房东写条微信 说这个月房租晚交五天 面试完再交 语气客气点", 0)])
+    ok(run_now(chat, KIND_L1))
+    assert not any("房租" in t for t in texts(chat)), texts(chat)

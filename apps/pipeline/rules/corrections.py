@@ -60,7 +60,9 @@ CORRECTION_RE = re.compile(
     r"|(moved(?: up| down| over| back| out)?|changed|switched|postponed|pushed|pushed back|brought forward|rescheduled|shifted|moves|shifts|switches|is moving|is switching|is shifting) to|change of plans?|i (said|told you|mentioned) .{1,60}\bbut|i (wrote|typed|put|said) [^.;!?]{2,60}[,;.] (it's|it is|(it|that) should|should be)\b"
     r"|(switched|moved|migrated|changed|upgraded) from|\b(?:re-?tested|re-?did|redid|re-?took|retook|re-?ran|reran|re-?weighed)\b|\bnew (?:pb|pr|personal best)\b|^\s*(?:oh,?\s*)?wait\b(?![\s,]*(?:for|until|till|on|and see|a (?:sec|second|minute|bit))\b)"
     # "went from 20 to 25" is a change; "went from Lisbon to Porto" is a trip.
-    r"|went from (?=[$€£¥]?\d|(one|two|three|four|five|six|seven|eight|nine|ten|a|an)\b))\b"
+    r"|went from (?=[$€£¥]?\d|(one|two|three|four|five|six|seven|eight|nine|ten|a|an)\b)"
+    r"|not\s+\d+(?:\.\d+)?\s+[a-z]+\b[^,.;]{0,20}?\bany ?more)\b"
+    r"|\bnot\s+[^\s,，。]{2,20}\s+any ?more\s*[，,]\s*(?:换|改)"
     r"|^[\w ]{2,30} update\s*[:：]|^update( on [^:：]{1,40})?\s*[:：]"
     # "written exam got pushed …, new date is 5th July": the new value of a thing named by its slot.
     r"|\bnew (?:date|time|day|deadline|venue|address|price|fee|rent|slot) is\b"
@@ -123,6 +125,12 @@ _LEAD_RE = re.compile(
     re.IGNORECASE,
 )
 _PAIRS: list[re.Pattern[str]] = [
+    # "防晒 not 安耐晒 anymore，换理肤泉大哥大了": no longer the old one, changed to the new one (mixed writing).
+    re.compile(r"\bnot\s+(?P<old>[^\s,，。]{2,20})\s+any ?more\s*[，,]\s*(?:换|改)(?:成|到|用)?了?\s*(?P<new>[^，,。；;！!\s]{2,20}?)\s*了?(?=[，,。；;！!\s]|$)",
+               re.IGNORECASE),
+    # "its not 2 points a win anymore, they voted 3 points for a win": no longer one count, now another of the same thing.
+    re.compile(r"\bnot\s+(?P<old>\d+(?:\.\d+)?\s+(?P<unit>[a-z]+))\b[^,.;]{0,20}?\bany ?more\b[,;]?\s+[^.;]{0,30}?\b(?P<new>\d+(?:\.\d+)?\s+(?P=unit))\b",
+               re.IGNORECASE),
     # "its 22 runs not 18": a number said against the old one, with no comma between.
     re.compile(r"\b(?P<new>\d+(?:\.\d+)?)(?:\s?[a-z%]+)?\s+not\s+(?P<old>\d+(?:\.\d+)?)(?!\w|\.\d)", re.IGNORECASE),
     re.compile(rf"\bnot\s+{_NOT_A_VALUE}(?P<old>[^,.;]+?)\s*,?\s+but\s+{_BUT_A_VALUE}(?P<new>[^,.;!]+)", re.IGNORECASE),

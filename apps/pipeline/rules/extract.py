@@ -56,7 +56,7 @@ PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     ("instruction", ALL_REPOS_RE),
     ("instruction", re.compile(
         r"\b(always|never|don't|do not|make sure (to|you)|from now on|going forward|in future|please (always|never|use|reply|answer|write|keep|avoid)"
-        r"|remember that|you should (always|never)|must (not )?|avoid|prefer \w+ over|only use|stick to|no more than|keep (it|them|answers|replies|explanations)"
+        r"|remember that|you should (always|never)|should (not|never|only|always)(?! have\b)|shouldn't(?! have\b)|must (not )?|avoid|prefer \w+ over|only use|stick to|no more than|keep (it|them|answers|replies|explanations)"
         r"|call me|when (you|i) (answer|reply|ask|review|write|give|suggest|recommend|explain|talk)|whenever (you|i)"
         r"|(go|goes|belong|belongs) (in|under|into)|every new|rule for|rules for|conventions? (for|:)|rule:"
         r"|(has|have|needs?) to (pass|be green|be clean|stay green|stay clean)|must (pass|be green|be clean)"
@@ -156,7 +156,7 @@ QUESTION_RE = re.compile(
 # One-off requests to the assistant ("can you rename this", "帮我看一下") are work, not memory.
 REQUEST_RE = re.compile(
     r"^(please |pls |ok,? |okay,? |now,? |also,? |and )?(can|could|would) you\b|^(please )?(fix|run|show|check|look at|rename|refactor|explain|add|remove|delete|update(?!\s+on\b|\s*[:：.!—–-]|\s*[\U0001F300-\U0001FAFF\u2600-\u27BF])|write|give me|try|change(?! of plans?\b)|move|open)\b(?!.*\b(always|never|from now on|going forward)\b)"
-    r"|(?:^|[，,。；;])\s*(那|那么|好|好的)?[，,]?\s*(请|麻烦|能不能|可不可以|可以|你能|你可以|你)?\s*(帮我|麻烦你?|给我)(看|查|改|跑|写|加|删|把|解释|运行|生成|整理|算|推荐|导|画)(?!了|过)"  # "给我加了单腿蹲": done, not asked
+    r"|(?:^|[，,。；;])\s*(那|那么|好|好的)?[，,]?\s*(请|麻烦|能不能|可不可以|可以|你能|你可以|你)?\s*(帮我|麻烦你?|给我)(?:给[^，,。\s]{1,6}?)?(看|查|改|跑|写|加|删|把|解释|运行|生成|整理|算|推荐|导|画)(?!了|过)"  # "给我加了单腿蹲": done, not asked
     r"|^(请)?你(先)?(看|查|改|跑|写|加|删|把)", re.IGNORECASE)
 CODE_TYPES = {
     "habit": ("work_method", 80),
@@ -430,7 +430,7 @@ REMINDER_RE = re.compile(r"\b(don't forget|do not forget|remember to)\b|别忘|�
 
 # Said to be for once only ("帮我出 5 道题，就这一次", "只补这一次", "just this once"): whoever
 # the subject, whatever the verb.
-ONLY_ONCE_RE = re.compile(r"(?:这次|这回)就(?:行|好|可以)(?!了吧)|[,，]\s*(?:just\s+)?this once\b|^\s*one[- ]off\s*[:：]|\bjust\s+(?:\w+\s+){1,5}?this once\b|\b(?:it's|it is|this is|just) a one[- ]off\b|\b(just this once|only this once|this one time only|just this one time|(a |it's a |just a )?one[- ]time thing|(a |it's a |just a )?one[- ]off thing"
+ONLY_ONCE_RE = re.compile(r"(?:这次|这回)就(?:行|好|可以)(?!了吧)|^(?:这次|这回|这一次)(?:就|先|只)?\s*(?:你)?(?:帮我|麻烦你?)|[,，]\s*(?:just\s+)?this once\b|^\s*one[- ]off\s*[:：]|\bjust\s+(?:\w+\s+){1,5}?this once\b|\b(?:it's|it is|this is|just) a one[- ]off\b|\b(just this once|only this once|this one time only|just this one time|(a |it's a |just a )?one[- ]time thing|(a |it's a |just a )?one[- ]off thing"
                           r"|just for (this run|this once|today|tonight|tomorrow|now)|for this run only|(just |only )?for this (reply|answer|response|message|question)( only)?|(a |one )?one[- ]off request|normally\b.{0,80}\bbut for this one|(don't|do not|dont) make a habit of (it|this)|(don't|do not) make (it|this) (a|the) (config |new )?default"
                           # "for tonight (2026-09-05) only: …", "tonight only, would you …", "not a regular thing",
                           # "don't change the default in the config".
@@ -636,7 +636,7 @@ BUILT_WITH_RE = re.compile(r"^(?:后端|前端|服务端)\s*(?:是|用|用的是
 RULES_HEADER_RE = re.compile(r"^[^:：。.!?！？]{0,16}(?:规则|规定|约定|规矩|rules|conventions|policy|policies)\s*[:：]", re.IGNORECASE)
 # A list introduced as rules, however worded ("few ground rules first, these matter more than the
 # code tbh:", "house rules, pls stick to these:", "几条规矩先说清楚："): each item is one.
-RULES_INTRO_RE = re.compile(r"^[^:：。.!?！？]{0,40}\b(?:rules?|conventions|policies)\b[^:：。.!?！？]{0,60}[:：]"
+RULES_INTRO_RE = re.compile(r"(?:^|[.!?]\s+)[^:：。.!?！？]{0,40}\b(?:rules?|conventions|policies)\b[^:：。.!?！？]{0,60}[:：]"
                             r"|^[^:：。!?！？]{0,20}(?:规则|规定|约定|规矩)[^:：。!?！？]{0,20}[:：]", re.IGNORECASE)
 # A header for how the assistant should answer ("Two things about how you talk to me.", "说两点你回答我的方式："):
 # the imperatives after it in the message are rules even without "always" or "from now on".
@@ -807,7 +807,7 @@ def extract_from_message(message: dict, *, mode: str, sentences: list[str] | Non
         category = classify(sentence, role=role)
         if category is None and answer_rules and role == "user" and IMPERATIVE_RE.match(sentence):
             category = "instruction"  # "Be blunt." after "Two things about how you talk to me."
-        if category is None and role == "user" and RULES_INTRO_RE.match(sentence):
+        if category is None and role == "user" and RULES_INTRO_RE.search(sentence):
             category = "instruction"  # "house rules: `cargo fmt --check` and `cargo clippy` clean before anything merges"
         talk = role == "user" and (mode == "chat" or speaker) and category not in ("instruction", "task", "task_done") and small_talk(sentence)
         talk = talk or bool(speaker and category == "instruction" and not FIRST_PERSON_RE.search(sentence))
