@@ -4331,3 +4331,33 @@ def test_a_request_opened_by_this_time_is_a_one_off(chat, l0, run_now):
     l0(chat, [say("o1", "这次就帮我给房东写条微信 说这个月房租晚交五天 面试完再交 语气客气点", 0)])
     ok(run_now(chat, KIND_L1))
     assert not any("房租" in t for t in texts(chat)), texts(chat)
+
+
+def test_a_new_day_with_its_hours_replaces_a_day_said_with_a_part_of_the_day():
+    assert_rewrites("上个月在三坊七巷边上一个茶艺工作室报了课，每周日上午上，打算今年考个初级茶艺师证玩玩",
+                    "跟你说，上课时间调了。工作室周末要接企业团建的活，老师就把我们班挪到每周五晚上七点到九点了，下班直接过去",
+                    "上个月在三坊七巷边上一个茶艺工作室报了课，每周五晚上七点到九点上，打算今年考个初级茶艺师证玩玩")
+
+
+# ------------------------------------------------ ho47: wordings met on a new batch
+
+
+def test_a_price_changed_for_one_level_replaces_the_value_right_after_that_level():
+    assert_rewrites("收费：护理等级三级 每月 2600 二级 3200 一级 3800 都含床位费 伙食另算 每月 900",
+                    "收费表要调一下 物价涨了 7 月 1 号起一级护理调到 4200 二级三级不动 伙食费不动",
+                    "收费：护理等级三级 每月 2600 二级 3200 一级 4200 都含床位费 伙食另算 每月 900")
+
+
+def test_a_new_day_said_in_both_languages_replaces_the_every_day_not_the_cutoff_day():
+    assert parse_correction("所以订阅配送日 now 改成 Thursday 周四").old == ""
+    assert_rewrites("订阅那边：我们 every 周二 统一配送 南山 + 福田，cutoff 是周日晚 12 点。", "所以订阅配送日 now 改成 Thursday 周四",
+                    "订阅那边：我们 every Thursday 统一配送 南山 + 福田，cutoff 是周日晚 12 点。")
+
+
+@pytest.mark.parametrize(("said", "subject"), [
+    ("顺便说下 最近老是累 去医院查了 是甲减 在吃优甲乐… wait 这个 don't remember，跟 kombucha 没关系 删掉吧", ""),
+    ("I don't remember the port, can you check the config?", None),
+    ("honestly I don't remember what we decided about retries", None),
+])
+def test_dont_remember_after_this_forgets_and_i_dont_remember_is_not_a_request(said, subject):
+    assert forget_subject(said) == subject

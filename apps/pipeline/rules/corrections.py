@@ -399,6 +399,8 @@ def parse_correction(sentence: str) -> Correction | None:
     if found is not None and (retracted := _RETRACTED_RE.match(unled := _strip_lead(found.clause))) is not None:
         typed = values(retracted.group("old"))  # "tea charge $2.50": the value, which the record may say in other words
         found.clause, found.old = unled[retracted.end():], found.old or (typed[0][1] if len(typed) == 1 else retracted.group("old"))
+    if found is not None and found.old and found.new and _one_day(found.old) and _one_day(found.old) == _one_day(found.new):
+        found.old = ""  # "改成 Thursday 周四": the new day said in both languages, not a day replacing another
     if found is not None and not found.count:
         # The corrected statement says what is true now; the value it replaces is history
         # ("之前是200米，现在是500米了" → "现在是500米了", also its `old` when none was said).
@@ -1096,6 +1098,9 @@ def _trim_new(new: str) -> str:
     # Chinese words ends the clause, and the value with it.
     new = _CJK_SPACE_RE.split(new.strip(), maxsplit=1)[0]
     new = re.sub(r"(?:了|" + _PARTICLES + r")+$", "", new.strip()).strip()  # "改成 30 天吧": the value, not the particle
+    opening = values_at(new)[:1]
+    if opening and opening[0][0] == 0 and opening[0][1].split(":")[0] in ("number", "amount") and re.match(r"\s+(?![月日号天年点分秒岁个块元度次人周小斤米])[\u4e00-\u9fff]{2,}", new[len(opening[0][2]):]):
+        new = opening[0][2]  # "一级护理调到 4200 二级三级不动": the value, not the words after its space
     if re.search(r"[\u4e00-\u9fff]", new):
         return new
     kept = re.split(r"\s+(?:last|this|next|yesterday|today|tomorrow|since|because|as of|after|before|when|so|over|during)\b", new,
@@ -1376,6 +1381,8 @@ def corrected_content(record: str, correction: Correction) -> str | None:
     text, changed = record, False
     for kind in dict.fromkeys(k for k, _ in said):
         stated = [v for k, v in said if k == kind]
+        if kind == "weekday":  # "改成 Thursday 周四": one day said in both languages
+            stated = list({_said_again_key(kind, v): v for v in reversed(stated)}.values())[::-1]
         if kind.startswith("count") and all(v == "1" or set(v) == {"一"} for v in stated) and not _DOWN_TO_ONE_RE.search(correction.clause):
             continue  # "定金 now 50 一位了": "一位" is "each", not a count that changed (as in supersedes)
         # The date written after "last year" is the resolution of those words, not a value the
@@ -1444,7 +1451,7 @@ def corrected_content(record: str, correction: Correction) -> str | None:
                 text = text[:at] + _spaced(text, at, old_value, value) + text[at + len(old_value):]
             changed = True
             continue
-        if len(same) > 1 and not _is_rate(source, source.find(value)):
+        if len(same) > 1 and kind != "weekday" and not _is_rate(source, source.find(value)):  # "every 周二" is a day, not a rate
             # "每 30 秒…一次心跳…超过 5 分钟没收到就标 offline" / "timeout tighten 到 90 秒": a value said
             # as how often ("every 30 s") is not the one a duration said without "every" replaces.
             durations = [(at, v) for at, v in same if not _is_rate(text, at)]
@@ -1458,6 +1465,11 @@ def corrected_content(record: str, correction: Correction) -> str | None:
             shaped = [(at, v) for at, v in same if _shape(v) == _shape(value)]
             if len(shaped) == 1:
                 same = shaped
+        if len(same) > 1:
+            # "…三级 每月 2600 二级 3200 一级 3800…" / "一级护理调到 4200": the value right after the word said
+            # right before the new one.
+            adjacent = [(at, v) for at, v in same if _word_before(text, at) & _words_before(correction.clause, value)]
+            same = adjacent if len(adjacent) == 1 else same
         if len(same) > 1:
             words = content_tokens(correction.clause) - {t for _, v in said for t in content_tokens(v)}
             scored = sorted(((_near(text, sv, words), sv) for sv in same), key=lambda x: -x[0])
@@ -1526,11 +1538,31 @@ def _run_rewritten(record: str, new: str) -> str | None:
     start, end, kinds = said[0]
     held = [run for run in _value_runs(record) if run[2] == kinds]
     if len(held) != 1:
-        return None
+        return _day_and_part_rewritten(record, new[start:end], kinds) if not held else None
     r_start, r_end, _ = held[0]
     if any(k in kinds and not r_start <= at < r_end for at, k, _v in _values_stated_at(record)):
         return None
     return record[:r_start] + new[start:end] + record[r_end:]
+
+
+def _day_and_part_rewritten(record: str, run: str, kinds: frozenset[str]) -> str | None:
+    """"每周日上午上" / "挪到每周五晚上七点到九点了": a record whose one day is said with a part of the day and
+    no hours names its time slot by the two; a new day said with its hours replaces them both."""
+    if kinds != {"weekday", "time"}:
+        return None
+    held = _values_stated_at(record)
+    days = [(at, v) for at, k, v in held if k == "weekday"]
+    if len(days) != 1 or any(k == "time" for _, k, _v in held):
+        return None
+    at, day = days[0]
+    part = _PART_OF_DAY_RE.match(record, at + len(day))
+    return record[:at] + run + record[part.end():] if part else None
+
+
+def _one_day(text: str) -> str:
+    """The day of the week `text` is, when it is one day and nothing else, else ""."""
+    found = values(text)
+    return _said_again_key("weekday", found[0][1]) if len(found) == 1 and found[0][0] == "weekday" and found[0][1] == text.strip() else ""
 
 
 def _said_again_key(kind: str, value: str) -> str:
@@ -1539,8 +1571,12 @@ def _said_again_key(kind: str, value: str) -> str:
     if kind == "weekday":
         day = re.search(r"(mon|tue|wed|thu|fri|sat|sun)[a-z]*|[周星期礼拜]+[一二三四五六日天]", value, re.IGNORECASE)
         if day:
-            return day.group(1).lower() if day.group(1) else day.group(0)[-1]
+            # "Thursday 周四": one day in either language.
+            return day.group(1).lower() if day.group(1) else _ZH_WEEKDAY_KEYS[day.group(0)[-1]]
     return value_key(value)
+
+
+_ZH_WEEKDAY_KEYS = dict(zip("一二三四五六日天", ["mon", "tue", "wed", "thu", "fri", "sat", "sun", "sun"]))
 
 
 _MODEL_RE = re.compile(r"[A-Z]{1,4}-?\d{2,}[A-Za-z]?(?![\w-])")
@@ -1705,6 +1741,18 @@ def _spaced(text: str, at: int, old_value: str, value: str) -> str:
 
 def _shape(value: str) -> str:
     return re.sub(r"\d", "0", value.strip().lower())
+
+
+def _word_before(text: str, at: int) -> set[str]:
+    """The words of the stretch right before a value, back to a space or a separator ("二级 3200" → 二级)."""
+    chunk = re.split(r"[，,。；;:：\s]", text[max(0, at - 8):at].rstrip())[-1]
+    return content_tokens(chunk)
+
+
+def _words_before(text: str, value: str) -> set[str]:
+    """The words said right before `value` in `text` (its clause, back to a space or separator)."""
+    at = text.find(value)
+    return _word_before(text, at) if at > 0 else set()
 
 
 def _near(text: str, at_value: tuple[int, str], words: set[str]) -> int:
@@ -2121,7 +2169,9 @@ _YOUR_SIDE_KEEPS = (r"(?:(?:你|你们)(?:那边|这边|那里|那儿)的?(?:就
 
 _FORGET_PATTERNS: list[re.Pattern[str]] = [
     re.compile(r"(?<!don't )(?<!dont )(?<!do not )(?<!never )\bforget\s+(?:about\s+|that\s+|what i (?:said|told you|mentioned)(?:\s+about)?\s+|everything (?:i said )?about\s+|the (?:part|thing|bit) about\s+)?(?P<subject>[^.!?]*)", re.IGNORECASE),
-    re.compile(r"\b(?:don't|dont|do not|please don't|please dont|no need to) (?:(?:note|write|jot|put) (?:that|this|it) down|remember|keep|store|save|record|note down|memori[sz]e|hold on to|hang on to|hold onto|keep hold of)\s+(?:(?:that|this|the) (?:bit|part|stuff|thing) about|any of (?:that|this|it)|that|this|it|what i said about|anything about)?\s*(?:anywhere|around|on file)?\s*(?P<subject>[^.!?]*)", re.IGNORECASE),
+    # ("I don't remember the port" is not being able to recall it: a subject before "don't" says so.)
+    re.compile(r"(?<!\bi )(?<!\bwe )(?<!\byou )(?<!\bthey )(?<!\bhe )(?<!\bshe )(?<!\bstill )(?<!\breally )"
+               r"\b(?:don't|dont|do not|please don't|please dont|no need to) (?:(?:note|write|jot|put) (?:that|this|it) down|remember|keep|store|save|record|note down|memori[sz]e|hold on to|hang on to|hold onto|keep hold of)\s+(?:(?:that|this|the) (?:bit|part|stuff|thing) about|any of (?:that|this|it)|that|this|it|what i said about|anything about)?\s*(?:anywhere|around|on file)?\s*(?P<subject>[^.!?]*)", re.IGNORECASE),
     re.compile(r"\b(?:delete|remove|erase|drop|wipe)\s+(?:the|that|this|any|all|your)?\s*(?:memor(?:y|ies)|notes?|records?)\s*(?:about|of|on|for)?\s*(?P<subject>[^.!?]*)", re.IGNORECASE),
     re.compile(r"\bstop remembering\s*(?P<subject>[^.!?]*)", re.IGNORECASE),
     # "the bit about my trip abroad — wipe it from your notes", "I'd rather that wasn't kept
@@ -2149,6 +2199,8 @@ _FORGET_PATTERNS: list[re.Pattern[str]] = [
     re.compile(r"\b(?:i'd|i would) rather you (?:didn't|did not|don't|wouldn't) (?:remember|keep|store|save|record|hold on ?to|hang on to|keep hold of)\s+(?:that|it|this)\b(?P<subject>)",
                re.IGNORECASE),
     re.compile(r"\b(?:not something|nothing) i want (?:you to )?(?:keep|store|remember|kept|stored|remembered|saved|on file)\b(?P<subject>)", re.IGNORECASE),
+    # "… wait 这个 don't remember，跟 kombucha 没关系": in mixed writing, "this, don't remember it".
+    re.compile(r"(?:这个|那个|这条|这些|这段)\s*(?:don't|dont|do not)\s+(?:remember|keep|save|store|record)\b(?P<subject>)", re.IGNORECASE),
     # "上个月我说请假回老家的那件事……清掉吧", "我提到的那个人……可以 delete 掉吗": a matter the user
     # said, named before a word that clears it.
     re.compile(_CLEAR_ZH + "(?P<subject>)"),
