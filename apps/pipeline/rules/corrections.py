@@ -14,6 +14,8 @@ from dataclasses import dataclass, replace
 
 from apps.pipeline.rules.extract import PROPER_NOUN_RE, QUESTION_RE
 from apps.pipeline.rules.text import (
+    CJK_SPACE,
+    CJK_SPACE_RE,
     DATE_NOTE_RE,
     HOST_PATTERN,
     LIST_ITEM_SEP,
@@ -597,7 +599,7 @@ def move_done(parts: list[str], reply: str) -> tuple[int, Correction] | None:
 # A full stop that ends a sentence (not a decimal point or "fig.3"): a clause ends there.
 # A full stop before a space ends a clause; so does a space between two Chinese characters in writing
 # run on without punctuation ("每半小时一个时段 每个时段限人数 到点凭码上索道 现在节假日下站排队排到停车场").
-_STOP_RE = re.compile(r"(?<=[a-z0-9)\]])\.\s+|(?<=[\u4e00-\u9fff])\s+(?=[\u4e00-\u9fff])", re.IGNORECASE)
+_STOP_RE = re.compile(r"(?<=[a-z0-9)\]])\.\s+|" + CJK_SPACE, re.IGNORECASE)
 
 
 _FROM_VALUE_ZH = re.compile(r"从\s*(?P<v>[^，,。；;从]{1,16}?)\s*(?=(?:调|改|挪|升|降|拉长|缩短|推迟|提前|延后|延长|换|涨|加|减|砍|变|提|放宽|收紧)[^，,。；;到]{0,2}到"
@@ -1089,14 +1091,11 @@ def _clause_of(sentence: str) -> str:
 _PARTICLES = "啦|啊|呀|哦|喔|吧|呢|嘛|哈"
 
 
-_CJK_SPACE_RE = re.compile(r"(?<=[\u4e00-\u9fff])\s+(?=[\u4e00-\u9fff])")
-
-
 def _trim_new(new: str) -> str:
     """The value part of what follows "to": "Python 3.12 last Friday" → "Python 3.12"."""
     # "加工费涨到每百斤 10 元了 电费涨得厉害 下个月一号开始": written without punctuation, a space between
     # Chinese words ends the clause, and the value with it.
-    new = _CJK_SPACE_RE.split(new.strip(), maxsplit=1)[0]
+    new = CJK_SPACE_RE.split(new.strip(), maxsplit=1)[0]
     new = re.sub(r"(?:了|" + _PARTICLES + r")+$", "", new.strip()).strip()  # "改成 30 天吧": the value, not the particle
     opening = values_at(new)[:1]
     if opening and opening[0][0] == 0 and opening[0][1].split(":")[0] in ("number", "amount") and re.match(r"\s+(?![月日号天年点分秒岁个块元度次人周小斤米])[\u4e00-\u9fff]{2,}", new[len(opening[0][2]):]):
@@ -1125,7 +1124,7 @@ def _parse_marked(sentence: str) -> Correction | None:
         m = pattern.search(text)
         if m:
             bounded = True
-            old, new = m.group("old").strip(), _CJK_SPACE_RE.split(m.group("new").strip(), maxsplit=1)[0]
+            old, new = m.group("old").strip(), CJK_SPACE_RE.split(m.group("new").strip(), maxsplit=1)[0]
             # The clause keeps what is true: "the port is 5433, not 5432" → "the port is 5433".
             clause = (text[: m.start()] + _kept(m, text)).strip()
             break

@@ -148,6 +148,10 @@ def _without_inline_numbers(line: str) -> str:
 
 
 LIST_ITEM_SEP = "; "  # between the items of a list joined into one statement
+# Chinese written with spaces for punctuation ("加工费涨到每百斤 10 元了 电费涨得厉害"): a space between two
+# Chinese characters ends a clause.
+CJK_SPACE = r"(?<=[\u4e00-\u9fff])\s+(?=[\u4e00-\u9fff])"
+CJK_SPACE_RE = re.compile(CJK_SPACE)
 # A list numbered without a stop after each number ("1 说指法用简谱标 五线谱我看不懂"), under a line that
 # announces it without a colon ("先说几个要求 以后都这样", "几个 rule 你也记一下").
 _BARE_NUMBER_RE = re.compile(r"^(\d{1,2})\s+(?=\S)")

@@ -52,6 +52,7 @@ from apps.pipeline.rules.extract import (
 )
 from apps.pipeline.rules.script import Script, simplified
 from apps.pipeline.rules.text import (
+    CJK_SPACE,
     LIST_ITEM_SEP,
     LOWER_STOP_RE,
     WORD_RE,
@@ -231,7 +232,7 @@ def _analyse(ctx, messages: list[dict], background: list[dict], mode: str) -> Ba
             previous = last_user.get(session, (None, []))[0]
             # Written without punctuation ("…最近老打电话找我借钱 烦死了……算了 这个别记 跟代码没关系 删掉"), a
             # space between Chinese words and an ellipsis end a clause too.
-            clauses = re.split(r"[，,;；]|…+|(?<=[\u4e00-\u9fff])\s+(?=[\u4e00-\u9fff])", parts[position])
+            clauses = re.split(r"[，,;；]|…+|" + CJK_SPACE, parts[position])
             asked_in = next((i for i in range(len(clauses)) if forget_subject(clauses[i]) is not None), 0)
             told_here = " ".join(parts[:position])
             # "…I've applied for my old job back at Ashby Voss in the city. nobody here knows yet. don't remember
