@@ -326,7 +326,7 @@ def main() -> None:
     setup_django(Path(tempfile.mkdtemp(prefix="mw-quality-")))
     from django.conf import settings
 
-    from apps.search import embedding, sparse
+    from apps.search import bilingual, embedding, sparse
 
     if args.debias:
         embedding.DEBIAS_MODE = args.debias
@@ -336,12 +336,8 @@ def main() -> None:
         sparse.EXPANSION_WEIGHT = args.expansion_weight
         sparse.EXPAND = args.expansion_weight > 0
     if args.senses is not None:
-        from apps.search import bilingual
-
         bilingual.MAX_SENSES = args.senses
     if args.senses_en_zh is not None:
-        from apps.search import bilingual
-
         bilingual.MAX_SENSES_EN_ZH = args.senses_en_zh
     if args.gates:
         from apps.search import services

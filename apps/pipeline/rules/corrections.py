@@ -401,7 +401,7 @@ def parse_correction(sentence: str) -> Correction | None:
     if found is not None and (retracted := _RETRACTED_RE.match(unled := _strip_lead(found.clause))) is not None:
         typed = values(retracted.group("old"))  # "tea charge $2.50": the value, which the record may say in other words
         found.clause, found.old = unled[retracted.end():], found.old or (typed[0][1] if len(typed) == 1 else retracted.group("old"))
-    if found is not None and found.old and found.new and _one_day(found.old) and _one_day(found.old) == _one_day(found.new):
+    if found is not None and found.old and found.new and (day := _one_day(found.old)) and day == _one_day(found.new):
         found.old = ""  # "改成 Thursday 周四": the new day said in both languages, not a day replacing another
     if found is not None and not found.count:
         # The corrected statement says what is true now; the value it replaces is history
@@ -1393,13 +1393,8 @@ def corrected_content(record: str, correction: Correction) -> str | None:
             # that the record writes with a unit, and the unit stays.
             with_unit = [(at, re.match(r"[\d.,]+", v).group(0)) for at, k, v in held
                          if (k.startswith("number:") or k == "amount") and re.match(r"[\d.,]+", v) and _shape(re.match(r"[\d.,]+", v).group(0)) == _shape(stated[0])]
-            if len(with_unit) > 1:
-                # "定金每人 30 块，开场前 24h 内取消不退" / "定金 now 50 一位了": the one next to the words the change repeats.
-                words = content_tokens(correction.clause) - content_tokens(stated[0])
-                near = sorted(((_near(text, wu, words), wu) for wu in with_unit), key=lambda x: -x[0])
-                with_unit = [near[0][1]] if near[0][0] > near[1][0] else []
-            if len(with_unit) == 1:
-                present = with_unit
+            # Of several ("定金每人 30 块，开场前 24h 内取消不退" / "定金 now 50 一位了"), the words around them choose below.
+            present = with_unit or present
         dates = [(at, v) for at, k, v in held if k == "date"]
         if kind == "day" and not present and len(dates) == 1 and len(stated) == 1:
             # "婚礼定在 9 月 27 号" / "婚礼改到 28 号了": the day of the stored date changes, its month stays.
@@ -2198,8 +2193,6 @@ _FORGET_PATTERNS: list[re.Pattern[str]] = [
     re.compile(r"\b(?:i'd|i would) rather you (?:didn't|did not|don't|wouldn't) (?:remember|keep|store|save|record|hold on ?to|hang on to|keep hold of)\s+(?:that|it|this)\b(?P<subject>)",
                re.IGNORECASE),
     re.compile(r"\b(?:not something|nothing) i want (?:you to )?(?:keep|store|remember|kept|stored|remembered|saved|on file)\b(?P<subject>)", re.IGNORECASE),
-    # "… wait 这个 don't remember，跟 kombucha 没关系": in mixed writing, "this, don't remember it".
-    re.compile(r"(?:这个|那个|这条|这些|这段)\s*(?:don't|dont|do not)\s+(?:remember|keep|save|store|record)\b(?P<subject>)", re.IGNORECASE),
     # "上个月我说请假回老家的那件事……清掉吧", "我提到的那个人……可以 delete 掉吗": a matter the user
     # said, named before a word that clears it.
     re.compile(_CLEAR_ZH + "(?P<subject>)"),
@@ -2213,7 +2206,11 @@ _FORGET_PATTERNS: list[re.Pattern[str]] = [
     # ("你别往心里去", "don't take it to heart", asks nothing of memory.)
     re.compile(r"(?P<subject>[^，,。！!？?]*?)(?:你)?(?:别|不要|不用|莫)(?:往心里记|记(?:在)?心上)"),
     # "……算了这段你删了吧": the passage just said, deleted where the assistant keeps it.
-    re.compile(r"(?:这段|这句|这条|那段|那句|刚才那段)(?:话)?(?:你)?(?:就|也)?(?:(?:删|删掉|删了|删除)(?:了|掉)?吧?|\s*(?:don'?t|do not)\s+(?:save|keep|store|record|remember)\b)(?P<subject>)"),
+    # "哎这段 don't save 好了", "… wait 这个 don't remember，跟 kombucha 没关系": this one, not kept (这个 only
+    # before "don't": "这个删了吧" deletes a file as often as a memory).
+    re.compile(r"(?:(?:这段|这句|这条|那段|那句|刚才那段)(?:话)?(?:你)?(?:就|也)?(?:删|删掉|删了|删除)(?:了|掉)?吧?"
+               r"|(?:这段|这句|这条|那段|那句|刚才那段|这个|那个|这些)(?:话)?(?:你)?(?:就|也)?\s*(?:don'?t|dont|do not)\s+(?:save|keep|store|record|remember)\b)(?P<subject>)",
+               re.IGNORECASE),
     # "上次 Kevin 那个事你就当没听过哈": heard as if never said, the subject before.
     re.compile(r"(?:把|关于)?(?P<subject>[^，,。！!？?]*?)(?:你)?(?:就|也)?当(?:作|做|成)?(?:我)?没(?:听(?:过|见|到)|说过|提过)"),
     re.compile(r"(?:把|关于)?(?P<subject>[^，,。！!？?]*?)(?:的事|的事情|这件事|这事|的内容|的记忆)?(?:就|也|都|先)?(?:别|不要|不用|莫)(?:再)?(?:记(?:住|下|录|着|到)?|存(?:着|下来)?(?=[了啦吧啊哈呀哦喔噢，,。！!]|\s*(?:ok|okay|好吗|行吗|好不好)\s*[?？]|$)|留着"
