@@ -3640,6 +3640,10 @@ def test_what_a_swapped_thing_holds_now_opens_with_no_stray_stop():
     ("之前在我家阳台晒，楼上老往下滴水，现在挪到天台了", "楼上老往下滴水，现在挪到天台了"),
     ("上次我说用的是美的的烤箱，其实是我记混了，家里那台是海氏的 C40。", "其实是我记混了，家里那台是海氏的 C40。"),
     ("We used to ship with Royal Mail. Now it's Evri, collected from the unit every afternoon.", "Now it's Evri, collected from the unit every afternoon."),
+    # the reason the old one was given up names it
+    ("换健身房了，威尔士人太挤，现在去公司楼下的乐刻，二十四小时开。", "换健身房了，现在去公司楼下的乐刻，二十四小时开。"),
+    ("Mailchimp got too expensive, so the newsletter is on Buttondown now, we switched in May.",
+     "The newsletter is on Buttondown now, we switched in May."),
 ])
 def test_a_record_of_a_change_leaves_out_what_held_before(said, expected):
     from apps.pipeline.rules.corrections import without_history
@@ -3651,6 +3655,7 @@ def test_a_record_of_a_change_leaves_out_what_held_before(said, expected):
     "我以前在物流公司干了六年调度，现在转做数据分析",  # a life story is kept as said
     "pass 打算 Black Friday 之前入，现在还在比价",  # before a date
     "开课前 24 hours 以内 cancel 不退，12 hours 以前 cancel 照退",  # before a time, and nothing said of now
+    "目前用 Notion 记账，手机上太慢了",  # a complaint of what holds, no change made
 ])
 def test_what_is_not_a_clause_of_what_held_before_stays(said):
     from apps.pipeline.rules.corrections import without_history
@@ -4361,3 +4366,9 @@ def test_a_new_day_said_in_both_languages_replaces_the_every_day_not_the_cutoff_
 ])
 def test_dont_remember_after_this_forgets_and_i_dont_remember_is_not_a_request(said, subject):
     assert forget_subject(said) == subject
+
+
+def test_a_change_said_with_why_the_old_one_was_given_up_keeps_no_trace_of_it(chat, l0, run_now):
+    live_now = told_then(chat, l0, run_now, "最近在练拳击，每周一周三下班去，gym 是南山那家 Iron Ring。",
+                         "我换 gym 了，Iron Ring 下班时间太挤，现在去公司对面的 Punch House，时间还是周一周三。")
+    assert_swapped(live_now, "Iron Ring", "Punch House")

@@ -2054,15 +2054,25 @@ _LIFE_STORY_RE = re.compile(r"[干做当待呆]了?[一二三四五六七八九�
 # …said beside a clause that tells what holds now ("现在好多了", "其实是我搞错了，…", "now it's …").
 _NOW_CLAUSE_RE = re.compile(_NOW_WORD_RE.pattern + r"|其实|实际上|改成|换成|改用|改去|\binstead\b|\bactually\b", re.IGNORECASE)
 HISTORY_KEEPS_WORDS = 3  # what the record must still say without the clauses of what held before
+# A complaint ("48 小时太长了", "黄龙太远", "Rock Lab 周末挤到爆", "Tushare 积分不够", "too expensive").
+COMPLAINT_RE = re.compile(r"太(?:长|短|久|少|多|贵|便宜|慢|快|早|晚|高|低|大|小|紧|松|远|挤|吵)|挤(?:到)?爆|不够|(?:调|用)不了"
+                          r"|\btoo\s+(?:long|short|much|many|few|little|slow|fast|early|late|high|low|expensive|cheap|far|crowded|busy|noisy)\b",
+                          re.IGNORECASE)
+# Words that tell a change was made ("游泳馆换了", "改用 AkShare", "going as Frieren instead").
+_CHANGED_RE = re.compile(r"换|改用|改去|改成|改报|\binstead\b|\bswitched\b|\bmoved\b", re.IGNORECASE)
 
 
-def _history_clauses(text: str) -> tuple[list[str], list[str]]:
+def _history_clauses(text: str, *, reasons: bool = False) -> tuple[list[str], list[str]]:
     """The text's clauses, and those that tell only what held before, beside one that tells what
-    holds now (none when no clause does)."""
+    holds now (none when no clause does). With `reasons`, in a text that tells a change, a clause
+    of complaint is one of them: it says why the old one was given up, and names it ("游泳馆换了，
+    黄龙太远，…现在改去家门口的奥体中心游泳馆")."""
     clauses = [c for c in re.split(r"(?<=[，,；;。！!？?])|(?<=[.!?])(?=\s)", text) if c.strip()]
     if len(clauses) < 2 or not any(_NOW_CLAUSE_RE.search(c) for c in clauses):
         return clauses, []
-    return clauses, [c for c in clauses if _HISTORY_CLAUSE_RE.search(c.strip()) and not _NOW_CLAUSE_RE.search(c) and not _LIFE_STORY_RE.search(c)]
+    reasons = reasons and bool(_CHANGED_RE.search(text))
+    return clauses, [c for c in clauses if (_HISTORY_CLAUSE_RE.search(c.strip()) or (reasons and COMPLAINT_RE.search(c)))
+                     and not _NOW_CLAUSE_RE.search(c) and not _LIFE_STORY_RE.search(c)]
 
 
 def without_history(text: str) -> str:
@@ -2070,7 +2080,7 @@ def without_history(text: str) -> str:
     黑陶泥，其实是我搞错了，…") without its clauses of what held before: the superseded value is not
     what the user's memory should say, even as history. Unchanged when no clause says what holds
     now, or too little would be left."""
-    return _without(*_history_clauses(text)) or text
+    return _without(*_history_clauses(text, reasons=True)) or text
 
 
 def _without(clauses: list[str], history: list[str]) -> str:

@@ -16,6 +16,7 @@ import re
 from dataclasses import dataclass, field
 
 from apps.pipeline.rules.corrections import (
+    COMPLAINT_RE,
     POINTS_BACK_RE,
     Correction,
     forget_matches,
@@ -493,8 +494,6 @@ def _taken_up_already(corrections: list[Said], message: dict, moved: Correction)
 
 # A value complained of ("那个 14 天自动下架，好多人反馈太短了", "48 小时太长了", "£6 is too much"): the setting a
 # change said next replaces.
-_COMPLAINT_RE = re.compile(r"太(?:长|短|久|少|多|贵|便宜|慢|快|早|晚|高|低|大|小|紧|松)|不够|\btoo\s+(?:long|short|much|many|few|little|slow|fast|early|late|high|low|expensive|cheap)\b",
-                           re.IGNORECASE)
 
 
 _NAME_DROPPED_RE = re.compile(r"(?:决定|还是)?不(?:用|要|叫|选)了?\s*(?P<name>[A-Z][\w'-]+(?:\s[A-Z][\w'-]+)?)\s*(?:了|啦|吧|[，,。.!！\s]|$)")
@@ -518,7 +517,7 @@ def _value_complained_of(before: str, correction: Correction) -> str:
     dropped = _NAME_DROPPED_RE.search(before)
     if dropped and re.fullmatch(r"[A-Z][\w'-]+(?:\s[A-Z][\w'-]+)?", correction.new.strip()):
         return dropped.group("name")  # "最后决定不用 Chloe 啦 …" + "改成了 Hailey": the name given up is the old one
-    if not _COMPLAINT_RE.search(before):
+    if not COMPLAINT_RE.search(before):
         return ""
     kinds = {k for k, _ in values(correction.new)}
     new_keys = {value_key(v) for _, v in values(correction.new)}
