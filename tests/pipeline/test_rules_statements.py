@@ -4372,3 +4372,129 @@ def test_a_change_said_with_why_the_old_one_was_given_up_keeps_no_trace_of_it(ch
     live_now = told_then(chat, l0, run_now, "最近在练拳击，每周一周三下班去，gym 是南山那家 Iron Ring。",
                          "我换 gym 了，Iron Ring 下班时间太挤，现在去公司对面的 Punch House，时间还是周一周三。")
     assert_swapped(live_now, "Iron Ring", "Punch House")
+
+
+def test_a_rate_and_an_hour_the_project_keeps_are_facts_and_a_later_rate_replaces_the_stored_one(coder, l0, run_now):
+    l0(coder, [say("c1", "buyer's premium on online sales is 12% + VAT", 0, cwd=PROJ),
+               say("c2", "lots close in sequence from 6pm, one every 30 seconds", 1, cwd=PROJ)])
+    ok(run_now(coder, KIND_L1))
+    assert {r.type for r in live(coder) if "12%" in r.content or "6pm" in r.content} == {"work_fact"}, texts(coder)
+    assert any("6pm" in t for t in texts(coder)), texts(coder)
+    l0(coder, [say("c3", "from 1 March onwards it's 15% + VAT. nothing before that changes", 10, session="s2", cwd=PROJ)])
+    ok(run_now(coder, KIND_L1))
+    assert_swapped(texts(coder), "12%", "15%")
+
+
+def test_an_hour_said_to_be_otherwise_with_instead_replaces_the_stored_one(coder, l0, run_now):
+    live_now = told_then(coder, l0, run_now, "the nightly stock export runs at 11pm, one CSV per branch",
+                         "from next month the stock export runs at 2am instead, the tills are still open at 11", cwd=PROJ)
+    assert_swapped(live_now, "11pm", "2am")
+
+
+def test_a_month_said_alone_is_the_whole_date_it_was_part_of(chat, l0, run_now):
+    live_now = told_then(chat, l0, run_now, "my check-up with the dermatologist is 14 March at the Royal",
+                         "letter came today, the appointment has been moved, it's 9 April now, not March. same place")
+    assert_swapped(live_now, "14 March", "9 April")
+    assert any("is 9 April at the Royal" in t for t in live_now), live_now
+
+
+def test_a_forget_request_after_an_ascii_ellipsis_takes_what_the_message_said_before_it(chat, l0, run_now):
+    l0(chat, [
+        say("e1", "the dentist rang, my cleaning is on 3 May now, not April", 0),
+        say("e2", "my sister Ruth lives in Galway", 1),
+        say("e3", "honestly I've been seeing a counsellor about the panic attacks... actually don't keep that, I'd rather it wasn't written down", 2),
+    ])
+    ok(run_now(chat, KIND_L1))
+    now = texts(chat)
+    assert not any("counsellor" in t for t in now), now
+    assert any("Galway" in t for t in now), now
+
+
+def test_a_rate_in_a_message_asked_for_once_is_the_occasions_not_the_business(coder, l0, run_now):
+    l0(coder, [say("o1", "next weekend Diwali sale, 全部 prints 八五折 (15% off)。只是这一次 run, 不要变成 default 哦", 0, cwd=PROJ)])
+    ok(run_now(coder, KIND_L1))
+    assert not any("15%" in t for t in texts(coder)), texts(coder)
+
+
+@pytest.mark.parametrize("said", [
+    "for the open day only, we need the opening hours in a banner on every page",
+    "just that one sale, put a countdown on the lot pages",
+])
+def test_a_request_for_one_occasion_is_a_one_off(said):
+    from apps.pipeline.rules.extract import one_off
+
+    assert one_off(said)
+
+
+def test_a_scope_that_lasts_is_no_one_off():
+    from apps.pipeline.rules.extract import one_off
+
+    assert not one_off("the stock export is for the admin users only")
+
+
+def test_after_a_refusal_the_sentence_that_says_no_to_the_proposal_is_its_reason_and_a_rule_about_it_stays(coder, l0, run_now):
+    l0(coder, [
+        say("d1", "the catalogue page polls every 5 seconds and feels laggy near closing", 0, cwd=PROJ),
+        say("d2", "The proper fix is push: run Django under ASGI with Django Channels and use Redis as the channel layer. "
+                  "Want me to sketch that out?", 1, role="assistant", cwd=PROJ),
+        say("d3", "no, not doing that. I'm the only one who looks after that box and I'm not adding Redis for a few minutes a month. "
+                  "Please don't suggest Redis again.", 2, cwd=PROJ),
+    ])
+    ok(run_now(coder, KIND_L1))
+    now = texts(coder)
+    assert not any("not adding Redis" in t for t in now), now
+    assert any("don't suggest Redis again" in t for t in now), now
+
+
+def test_a_chinese_refusal_by_name_with_buying_in_words_declines_it(coder, l0, run_now):
+    l0(coder, [
+        say("m1", "订单量上不去，有什么办法", 0, cwd=PROJ),
+        say("m2", "可以接入美团和饿了么的外卖平台，曝光会多很多。要我加对接吗？", 1, role="assistant", cwd=PROJ),
+        say("m3", "美团不接 抽成 20% 太狠了 我们利润本来就薄。", 2, cwd=PROJ),
+    ])
+    ok(run_now(coder, KIND_L1))
+    assert not any("美团" in t for t in texts(coder)), texts(coder)
+
+
+def test_a_change_announced_as_a_headline_is_no_request(coder, l0, run_now):
+    live_now = told_then(coder, l0, run_now, "timed sales: lots close in sequence from 7pm, one every 20 seconds. buyer's premium is 22% + VAT",
+                         "change to the timed sales. from the October sale we start closing at 8pm instead. still 20 seconds per lot", cwd=PROJ)
+    assert_swapped(live_now, "7pm", "8pm")
+
+
+def test_a_place_changed_with_gaizai_is_a_change():
+    correction = parse_correction("以后每周例会改在三楼的小会议室，时间不变")
+    assert correction is not None and not correction.weak, correction
+
+
+def test_the_day_something_happened_is_no_new_day(chat, l0, run_now):
+    live_now = told_then(chat, l0, run_now, "我们每周二晚上在体育馆打羽毛球，八点到十点",
+                         "update: 上个 Sunday 在体育馆门口碰到老同学了，他也要来打")
+    assert any("每周二" in t for t in live_now) and not any("每周 Sunday" in t or "每Sunday" in t for t in live_now), live_now
+
+
+def test_a_price_from_now_on_said_after_what_it_is_the_price_of_replaces_the_stored_one(chat, l0, run_now):
+    live_now = told_then(chat, l0, run_now, "我的手工皂现在一块卖 35 成本大概 12 块", "手工皂以后卖 42 已经订了的还按老价格")
+    assert_swapped(live_now, "35", "42")
+
+
+def test_what_was_announced_to_change_a_sentence_before_names_the_record(coder, l0, run_now):
+    live_now = told_then(coder, l0, run_now, "Python 3.12 + Polars，数据放在一个 DuckDB 文件，跑在仓库那台 NUC 上，cron 每天凌晨 2 点跑",
+                         "同步的时间要换. 凌晨那个点刚好撞到 NUC 的整机备份, 好几次 DuckDB 文件被锁住同步失败. 改到早上 7 点跑, 反正仓库 9 点才开门",
+                         cwd=PROJ)
+    assert_swapped(live_now, "凌晨 2 点", "7 点")
+    assert not any("9 点跑" in t for t in live_now), live_now
+
+
+def test_a_setting_told_otherwise_with_instead_needs_a_value_of_its_own():
+    assert parse_correction("I'm not adding a queue for two minutes of load a month. make the polling smarter instead") is None
+
+
+def test_what_a_rule_turns_away_is_no_refusal_of_a_proposal(coder, l0, run_now):
+    l0(coder, [
+        say("g1", "预约这块怎么弄比较好", 0, cwd=PROJ),
+        say("g2", "可以加一个在线预约页面，客人自己选时段，没有照片的先提醒补传。要我做吗？", 1, role="assistant", cwd=PROJ),
+        say("g3", "几个规矩你记一下： 狗必须上传疫苗本照片才能约 没有的不接 猫的也要传; 价格按体重分档", 2, cwd=PROJ),
+    ])
+    ok(run_now(coder, KIND_L1))
+    assert any("猫的也要传" in t for t in texts(coder)), texts(coder)

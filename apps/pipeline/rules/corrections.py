@@ -71,7 +71,7 @@ CORRECTION_RE = re.compile(
     # "合作社定了10月28号就开摘，提前了一个多礼拜": a date, then said to have moved.
     r"|\d{1,2}\s*月\s*\d{1,2}\s*[号日][^，,。；;]{0,12}[，,]\s*(?:又)?(?:提前|推迟|延后|延期|推后)了"
     rf"|\bnot\s+{_NOT_A_VALUE}[^,.;]+?,?\s+but\s+{_BUT_A_VALUE}|[,，]\s*not\s+{_NOT_A_VALUE}\w|(?<!for )(?<!until )\bnow\s*[.!]?\s*$"
-    r"|改成|改为|改到|改用|换用|更正|重新(?:算|商量|核算|评估)了|纠正一下|记错了|说错了|说(?:短|长|少|多|早|晚|小|大|低|高)了|搞错了|弄错了|说岔了|搞混了|弄混了|记混了|(?<!我)(?<!本职)(?<!本身)(?<!本行)其实是|现在是|现在改|换成了|(?<![帮给请])换成[^，,。；;！!？?\s]{1,16}?(?:的[^，,。；;！!？?\s]{1,6})?了(?![吗吧])|变成了?|变为|已经不|不再|不对[，,]"
+    r"|改成|改为|改到|改在|改用|换用|更正|重新(?:算|商量|核算|评估)了|纠正一下|记错了|说错了|说(?:短|长|少|多|早|晚|小|大|低|高)了|搞错了|弄错了|说岔了|搞混了|弄混了|记混了|(?<!我)(?<!本职)(?<!本身)(?<!本行)其实是|现在是|现在改|换成了|(?<![帮给请])换成[^，,。；;！!？?\s]{1,16}?(?:的[^，,。；;！!？?\s]{1,6})?了(?![吗吧])|变成了?|变为|已经不|不再|不对[，,]"
     r"|降到|降至|升到|升至|提高到|增加到|减少到|涨到|调整为|调整到|调到|迁到|迁移到|迁去|搬到|搬去|挪到|改去|砍一半|砍半|减半|缩短一半|翻倍|翻一番|缩到|缩小到|扩到|扩大到|放宽到|收紧到|改发到|不用了|从[^，,。；;]{1,30}(?:换成|改成|改为|改到|转成|转为)"
     r"|不是(?!\s*不是)[^，,。]{1,20}[，,]?\s*(而)?是|是[^，,。]{1,20}[，,]?\s*不是"
     r"|(?:切到?|切换到|换到|迁到|改用|转到)[^，,。；;！!]{1,20}[，,][^，,。；;！!]{1,20}(?:停用|弃用|下线|关停)"
@@ -79,6 +79,8 @@ CORRECTION_RE = re.compile(
     r"|从[^，,。；;]{1,20}(?:离职|辞职)了?[，,][^，,。；;]{0,12}?(?:开始)?在"
     r"|之前(?:接|用|走|是|买|选)的?[^，,。；;\s]{2,12}[，,][^，,。；;]{0,20}?(?:换成|改成|换到|改用)"
     r"|\b(?:we're|we are|we'll be|it's|it is|it'll be|they're|they are)\s+(?:now\s+)?(?:on|at|in)\s+[^,.;!?]+?\s+instead\b(?!\s+of\b)"
+    # "from the October sale we start closing at 8pm instead": a time or place said to be otherwise.
+    r"|\b(?:at|on|until|till)\s+[^,.;!?\s]+(?:\s+[^,.;!?\s]+){0,2}\s+instead\b(?!\s+of\b)"
     # "make the service reminder go out at ten months instead": a setting told to be otherwise.
     r"|(?:^|[.!?:：]\s+)(?:(?:ok|so|and|just|please|pls)\s+)?(?:make|set|have)\s+(?:the|our|my|it|them|that|this)\b[^.!?]{1,60}?\binstead\b(?!\s+of\b)",
     re.IGNORECASE,
@@ -106,7 +108,9 @@ WEAK_CUE_RE = re.compile(
     r"|\b(?:from|starting|as of)\s+(?:the\s+)?(?:\d{1,2}(?:st|nd|rd|th)?\s+(?:of\s+)?(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*"
     r"|(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\s+\d{1,2}(?:st|nd|rd|th)?)\b|\bended up\b(?!\s+(?:in|at|on)\b)|\bin the end\b|\bfinal\b(?=\s*(?:是|[:：]|is\b|number\b|count\b))|(?:现在|目前|如今)(?!的[^，,。:：]{0,12}[:：])|最后(?:定|决定|改|选)|后来(?:改|换)|又(?:改|换|变|涨|降)了?"
     # "以后每一档一个半小时": from now on, said at the head of a clause (not "下班以后", after something).
-    r"|(?:^|(?<=[，,。；;:：\s]))以后(?=每|都|就|改|一律|统一)",
+    r"|(?:^|(?<=[，,。；;:：\s]))以后(?=每|都|就|改|一律|统一)"
+    # "卡包以后卖 188": a price from now on, after what it is the price of.
+    r"|以后(?=(?:卖|收)\s*\d)",
     re.IGNORECASE,
 )
 # A change that is planned or asked for has not happened ("下周要把 Triton 升级到 24.08", "we
@@ -435,6 +439,9 @@ def _planned_zh(sentence: str, at: int) -> bool:
     return bool(_PLANNED_ZH_RE.search(before)) and not done and not _LEAD_RE.match(sentence.strip())
 
 
+_TOLD_INSTEAD_RE = re.compile(r"(?:^|[.!?:：]\s+)(?:(?:ok|so|and|just|please|pls)\s+)?(?:make|set|have)\s", re.IGNORECASE)
+
+
 def _parse(sentence: str) -> Correction | None:
     moved = _from_to(sentence) or _count_added(sentence)
     if moved is not None:
@@ -445,6 +452,10 @@ def _parse(sentence: str) -> Correction | None:
     cue = CORRECTION_RE.search(sentence)
     if cue and _planned_zh(sentence, cue.start()):
         return None  # "下个月要把订单库从 MySQL 迁到 TiDB", "计划下周把数据库迁到 PostgreSQL": not done yet
+    if cue and _TOLD_INSTEAD_RE.match(cue.group(0)) and not values(sentence[cue.start():]):
+        # "…for 2 minutes of excitement a month. make the polling smarter instead": a setting told to be
+        # otherwise says its value; without one it is a request, and the value before it is of something else.
+        cue = None
     if cue and not _clarified_aside(sentence):
         marked = _parse_marked(sentence)
         if marked is None or marked.old or not marked.new or values(marked.new):
@@ -1177,7 +1188,8 @@ def _parse_marked(sentence: str) -> Correction | None:
         # ("…学生都卡着最后一分钟晃过来": "一分钟" is "a minute", no setting.)
         # A lead time ("到期前 3 天提醒一下卖家", "remind them 2 days before") is a slot of its own, not the old value.
         others = [v for at, k, v in values_at(rest) if stated and k == stated[-1][0] and v not in {sv for _, sv in stated}
-                  and not v.startswith("一") and not _LEAD_TIME_RE.search(rest[max(0, at - 4):at])]
+                  and not v.startswith("一") and not _LEAD_TIME_RE.search(rest[max(0, at - 4):at])
+                  and not _ANYWAY_RE.search(re.split(r"[，,。；;]", rest[:at])[-1])]
         if not stated:
             # "linyu.dev 续费太贵没续，主域名改成 linyu.me": a host name replaced by another host name.
             host = _HOST_RE.fullmatch(new.strip())
@@ -1316,6 +1328,18 @@ _ITS_NAME_RE = re.compile(r"(?:^|[,，;；.]\s*)(?i:it's|its|it is)\s+(?P<new>[A
 _PLACE_LEAD_RE = re.compile(r"(at|in|on|to|from|with)\s+", re.IGNORECASE)
 
 
+def _value_around(record: str, m: re.Match[str], correction: Correction) -> tuple[int, int, str] | None:
+    """The record's typed value that the old word is part of ("May" of "12 May"), with the new value
+    of that kind, when the old word is no value of its own: (start, end, new value)."""
+    if values(correction.old):
+        return None
+    for at, kind, value in _values_at(record):
+        if at <= m.start() and m.end() <= at + len(value) and (at, at + len(value)) != m.span():
+            new = [v for k, v in values(correction.new) if k == kind]
+            return (at, at + len(value), new[0]) if len(new) == 1 else None
+    return None
+
+
 def corrected_content(record: str, correction: Correction) -> str | None:
     """`record` with the old value replaced by the new one, when that can be done literally:
     the old value said, or, for each kind of value the correction states (a day of the month,
@@ -1353,6 +1377,11 @@ def corrected_content(record: str, correction: Correction) -> str | None:
             # "调到 30，同时排查慢 SQL，调到 30" / "最后定的是 40，不是 30": the record says the old
             # value twice, and neither may stay.
             return pattern.sub(lambda found: correction.new, record)
+        whole = _value_around(record, m, correction) if m else None
+        if whole is not None:
+            # "12 May" / "it's 2 June now, not May": the month said alone is the record's whole date.
+            start, end, new_value = whole
+            return record[:start] + new_value + record[end:]
         if m:
             start = m.start()
             # "两台物理机" → "三台 ECS": the count that goes with the old value goes with it.
@@ -1628,7 +1657,12 @@ def _values_stated_at(text: str) -> list[tuple[int, str, str]]:
     """values_at() without the dates resolve_relative_dates wrote into `text` ("retested the 2k
     last night (2026-03-12). 7:58": the user stated the time, not 2026, 03 and 12)."""
     notes = [m.span() for m in DATE_NOTE_RE.finditer(text)]
-    return [(at, kind, value) for at, kind, value in values_at(text) if not any(a <= at < b for a, b in notes)]
+    return [(at, kind, value) for at, kind, value in values_at(text) if not any(a <= at < b for a, b in notes)
+            and not (kind == "weekday" and _PAST_DAY_RE.search(text[max(0, at - 12):at]))]
+
+
+# "update: 上个 Sunday handover 又吵起来", "last Tuesday the import failed": the day something happened, no value set.
+_PAST_DAY_RE = re.compile(r"(?:上个?|上一个)\s*(?:礼拜|星期|周)?\s*$|\b(?:last|this past)\s+$", re.IGNORECASE)
 
 
 def _stated_values(text: str) -> list[tuple[str, str]]:
@@ -1915,6 +1949,10 @@ def _said_values(correction: Correction) -> tuple[list[tuple[str, str]], bool]:
     if said or not correction.new:
         return said, False
     return _stated_values(correction.clause), True
+
+
+# "改去早上 6 点跑, 反正店 11 点才开": a clause said "anyway" states a fact of its own, not the value replaced.
+_ANYWAY_RE = re.compile(r"^\s*(?:反正|毕竟|anyway\b)", re.IGNORECASE)
 
 
 def _values_of_new(correction: Correction) -> list[tuple[str, str]]:

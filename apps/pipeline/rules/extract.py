@@ -154,8 +154,9 @@ QUESTION_RE = re.compile(
     r"[?？]\s*$|^(what|how|why|when|where|which|who|can you|could you|do you|is it|are there)\b(?!.*[.。!！]\s*$)|吗[?？]?$|呢[?？]?$",
     re.IGNORECASE)
 # One-off requests to the assistant ("can you rename this", "帮我看一下") are work, not memory.
+# ("change to the timed sales. from the October sale we start closing at 8pm instead": a change announced, not asked for.)
 REQUEST_RE = re.compile(
-    r"^(please |pls |ok,? |okay,? |now,? |also,? |and )?(can|could|would) you\b|^(please )?(fix|run|show|check|look at|rename|refactor|explain|add|remove|delete|update(?!\s+on\b|\s*[:：.!—–-]|\s*[\U0001F300-\U0001FAFF\u2600-\u27BF])|write|give me|try|change(?! of plans?\b)|move|open)\b(?!.*\b(always|never|from now on|going forward)\b)"
+    r"^(please |pls |ok,? |okay,? |now,? |also,? |and )?(can|could|would) you\b|^(please )?(fix|run|show|check|look at|rename|refactor|explain|add|remove|delete|update(?!\s+on\b|\s*[:：.!—–-]|\s*[\U0001F300-\U0001FAFF\u2600-\u27BF])|write|give me|try|change(?! of plans?\b)(?!\s+to\s+(?:the|our|my)\s+[^.!?:：]{1,40}[.:：]\s)|move|open)\b(?!.*\b(always|never|from now on|going forward)\b)"
     r"|(?:^|[，,。；;])\s*(那|那么|好|好的)?[，,]?\s*(请|麻烦|能不能|可不可以|可以|你能|你可以|你)?\s*(帮我|麻烦你?|给我)(?:给[^，,。\s]{1,6}?)?(看|查|改|跑|写|加|删|把|解释|运行|生成|整理|算|推荐|导|画)(?!了|过)"  # "给我加了单腿蹲": done, not asked
     r"|^(请)?你(先)?(看|查|改|跑|写|加|删|把)", re.IGNORECASE)
 CODE_TYPES = {
@@ -221,7 +222,7 @@ DECLINE_LEAD_RE = re.compile(
 # "Casbin先不要。", "耳机那个不行不行。", "free-standing 的不要啦": the proposal's name and a refusal, nothing else (one of the
 # refusals below; refused_name() reads the name from it).
 _REFUSAL_BY_NAME = (r"^(?P<name>[A-Za-z][A-Za-z0-9.+-]{1,30}(?:\s+[A-Za-z][A-Za-z0-9.+-]*)?|[\u4e00-\u9fff]{2,6}?)\s*(?:那个|这个|的)?\s*"
-                    r"(?:就|还是|先|暂时)?(?:不要|不用|算了|免了|不考虑|不上|不搞|不做|不弄|不加|不报|不买|不租|不装|不试|不行(?:不行)?"
+                    r"(?:就|还是|先|暂时)?(?:不要|不用|算了|免了|不考虑|不上|不搞|不做|不弄|不加|不报|不买|不租|不装|不试|(?<!的)不接|不行(?:不行)?"
                     # "水光针 no no no 我晕针": an English no after a Chinese name, in mixed writing ("wait no, …" refuses nothing).
                     r"|(?:(?<=[\u4e00-\u9fff])|(?<=[\u4e00-\u9fff]\s))no(?:\s+no)*(?!\s+(?:longer|more|one|way|need|idea|problem)\b))(?:了|吧|哈|啦|呀|哦|喔)?"
                     # "planner 不用啦 hahaha 我本身就是做 UX 的": a laugh after the refusal.
@@ -271,6 +272,10 @@ NAMED_DECLINE_RE = re.compile(
     r"|[，,]\s*(?:那)?(?:就|还是)?(?:不要|不买|不考虑|免了|没必要|没这个必要|用不着)(?:了|吧|啦|哈)?\s*[。.!！]*\s*$",
     re.IGNORECASE,
 )
+
+
+# Kinds of value whose plain statement in code mode is a rule of the business: a price, a rate.
+BUSINESS_VALUE_KINDS = frozenset({"amount", "number:%"})
 
 
 def decline_remainder(sentence: str) -> str | None:
@@ -430,7 +435,8 @@ REMINDER_RE = re.compile(r"\b(don't forget|do not forget|remember to)\b|别忘|�
 
 # Said to be for once only ("帮我出 5 道题，就这一次", "只补这一次", "just this once"): whoever
 # the subject, whatever the verb.
-ONLY_ONCE_RE = re.compile(r"(?:这次|这回)就(?:行|好|可以)(?!了吧)|^(?:这次|这回|这一次)(?:就|先|只)?\s*(?:你)?(?:帮我|麻烦你?)|[,，]\s*(?:just\s+)?this once\b|^\s*one[- ]off\s*[:：]|\bjust\s+(?:\w+\s+){1,5}?this once\b|\b(?:it's|it is|this is|just) a one[- ]off\b|\b(just this once|only this once|this one time only|just this one time|(a |it's a |just a )?one[- ]time thing|(a |it's a |just a )?one[- ]off thing"
+_OCCASION = r"(?:sale|auction|event|day|weekend|week|night|evening|show|launch|fair|match|game|trip|party|meeting|release|demo|open day|market)"
+ONLY_ONCE_RE = re.compile(r"(?:这次|这回)就(?:行|好|可以)(?!了吧)|(?:^|(?<=[\s，,。；;]))(?:就|只)?(?:这次|这回|这一次)(?:就|先|只)?\s*(?:你)?(?:帮我|麻烦你?)|[,，]\s*(?:just\s+)?this once\b|^\s*one[- ]off\s*[:：]|\bjust\s+(?:\w+\s+){1,5}?this once\b|\b(?:it's|it is|this is|just) a one[- ]off\b|\b(just this once|only this once|this one time only|just this one time|(a |it's a |just a )?one[- ]time thing|(a |it's a |just a )?one[- ]off thing"
                           r"|just for (this run|this once|today|tonight|tomorrow|now)|for this run only|(just |only )?for this (reply|answer|response|message|question)( only)?|(a |one )?one[- ]off request|normally\b.{0,80}\bbut for this one|(don't|do not|dont) make a habit of (it|this)|(don't|do not) make (it|this) (a|the) (config |new )?default"
                           # "for tonight (2026-09-05) only: …", "tonight only, would you …", "not a regular thing",
                           # "don't change the default in the config".
@@ -447,6 +453,8 @@ ONLY_ONCE_RE = re.compile(r"(?:这次|这回)就(?:行|好|可以)(?!了吧)|^(?
                           r"|破个?例"
                           # "use --no-verify on this one", "就这一回".
                           r"|\b(?:just |only )?on this one\b|\bfor this one only\b"
+                          # "for the 4 July sale only, we need a banner …", "just that one sale": an occasion, not a rule.
+                          r"|\bfor (?:the|this|that|our) [^,.;:!?]{0,30}?\b" + _OCCASION + r" only\b|\b(?:just|only) (?:that|this) one " + _OCCASION + r"\b"
                           r"|就这一次|就这次|就这一回|就这回|(?:就|只)这一?(?:个)?(?:周|星期|礼拜|月)(?=\s*(?:[，,。！!~～]|哈|啊|吧|$))|仅此一次|只此一次|只这一回|下不为例|只(?:[补做用要写发跑改]这)?一次|(?:^|[，,。\s])就(?:这|这么)一个(?:文件|类|函数|方法|地方|页面|接口)?\s*[。！!]?$", re.IGNORECASE)
 
 
@@ -855,9 +863,11 @@ def extract_from_message(message: dict, *, mode: str, sentences: list[str] | Non
             # what the backend is built with, when it is no bare list to join to the introduction.
             category = "fact"
         if category is None and mode == "code" and role == "user" and not talk and not one_off(sentence) and not QUESTION_RE.search(sentence) \
-                and not REQUEST_RE.search(sentence) and any(kind == "amount" for kind, _ in values(sentence)) and plain_statement(sentence):
-            # "代加工的话 加工费每百斤 8 元", "delivery is free within 5km, $4.99 flat beyond": a price the
-            # project charges is a rule of its business.
+                and not REQUEST_RE.search(sentence) and any(kind in BUSINESS_VALUE_KINDS for kind, _ in values(sentence)) and plain_statement(sentence) \
+                and not any(one_off(p) for p in parts):
+            # "代加工的话 加工费每百斤 8 元", "delivery is free within 5km, $4.99 flat beyond", "buyer's premium is
+            # 22% + VAT": a price or rate the project charges is a rule of its business (not the one of an occasion the
+            # message asks for once: "next weekend Raya sale, 全部 singles 9 折 (10% off)。只是这一次 run").
             category = "fact"
         if category is None and mode == "chat" and role == "user" and not talk and not restated[n] and not one_off(sentence) \
                 and (QUESTION_RE.search(sentence) or REQUEST_RE.search(sentence)):

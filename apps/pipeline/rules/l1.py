@@ -448,7 +448,7 @@ def _stored_corrections(ctx, analysis: BatchAnalysis, mode: str, projects: dict[
     pending = [s for s in analysis.corrections if s.correction is not None]
     if not pending:
         return []
-    queries = [(s.correction.clause + " " + s.correction.old).strip() for s in pending]
+    queries = [" ".join(t for t in (s.correction.context, s.correction.clause, s.correction.old) if t) for s in pending]
     found = _search(ctx, queries, top_k=5)
     out: list[Planned] = []
     corrected_here: dict[str, Planned] = {}  # live record id → its replacement planned in this batch

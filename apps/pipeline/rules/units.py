@@ -232,8 +232,8 @@ def _analyse(ctx, messages: list[dict], background: list[dict], mode: str) -> Ba
             position, subject = asked_to_forget
             previous = last_user.get(session, (None, []))[0]
             # Written without punctuation ("…最近老打电话找我借钱 烦死了……算了 这个别记 跟代码没关系 删掉"), a
-            # space between Chinese words and an ellipsis end a clause too.
-            clauses = re.split(r"[，,;；]|…+|" + CJK_SPACE, parts[position])
+            # space between Chinese words and an ellipsis ("…", "...") end a clause too.
+            clauses = re.split(r"[，,;；]|…+|\.{3,}|" + CJK_SPACE, parts[position])
             asked_in = next((i for i in range(len(clauses)) if forget_subject(clauses[i]) is not None), 0)
             told_here = " ".join(parts[:position])
             # "…I've applied for my old job back at Ashby Voss in the city. nobody here knows yet. don't remember
@@ -326,6 +326,10 @@ def _analyse(ctx, messages: list[dict], background: list[dict], mode: str) -> Ba
                     told_after.add(index + 1)
             if correction is not None and index and not correction.context and POINTS_BACK_RE.match(correction.clause):
                 correction.context = parts[index - 1]
+            if correction is not None and not correction.context and not correction.old:
+                # "markup 要改. 计了一下 …, 15 巴仙根本不够 cover. 从今天开始改成 18%": what is changed was announced
+                # a sentence or two before the value.
+                correction.context = next((p for p in reversed(parts[max(0, index - 2):index]) if _CHANGE_ANNOUNCED_RE.match(p)), "")
             complained = _value_complained_of(parts[index - 1], correction) if correction is not None and index else ""
             if complained and correction is not None:
                 correction.old = complained
@@ -509,6 +513,11 @@ def _before_refusal(part: str, offer: str, *, whole: bool) -> str:
     return part
 
 
+# A sentence that says only that something is to change ("markup 要改.", "the deposit needs to change.").
+_CHANGE_ANNOUNCED_RE = re.compile(r"^\s*[^，,。.!！?？\d]{1,24}?\s*(?:要改|得改|要调整|要换|得换|改一下|调整一下)(?:了|一下)?\s*(?:[。.!！]|$)"
+                                  r"|^\s*(?:the\s+)?[\w' -]{1,30}?\s+(?:needs?|has)\s+to\s+change\s*(?:[.!]|$)", re.IGNORECASE)
+
+
 def _value_complained_of(before: str, correction: Correction) -> str:
     """The one value of the change's kind that the sentence before it complains of ("…48 小时太长了。" +
     "普通报修改成 24 小时。"), when the change names no old value itself; else ""."""
@@ -593,10 +602,18 @@ def _says_more_of_the_request(sentence: str) -> bool:
 
 def _without_sentences_on(part: str, declined: set[str]) -> str:
     """The part without its sentences that open with a declined name (a part may hold several
-    sentences: "Ekos is a huge GUI … for. obsctl stays headless")."""
+    sentences: "Ekos is a huge GUI … for. obsctl stays headless") or say no to one ("I'm the only
+    person who babysits that box and I'm not adding Redis …")."""
     if not declined:
         return part
-    return " ".join(s for s in re.split(r"(?<=[.!?。！？])\s+", part) if _first_word(s) not in declined).strip()
+    return " ".join(s for s in re.split(r"(?<=[.!?。！？])\s+", part)
+                    if _first_word(s) not in declined and not any(_says_no_to(s, name) for name in declined)).strip()
+
+
+def _says_no_to(sentence: str, name: str) -> bool:
+    # ("Please don't suggest Twilio again" is a rule about the proposal, kept.)
+    return re.search(rf"\b(?:not|never|won't|don't|no)\s+(?!(?:suggest|recommend|mention|bring|propose|offer)\w*)(?:[\w'-]+\s+){{0,2}}{re.escape(name)}\b",
+                     sentence, re.IGNORECASE) is not None
 
 
 def _mentions(text: str, name: str) -> bool:
