@@ -4496,3 +4496,94 @@ def test_what_a_rule_turns_away_is_no_refusal_of_a_proposal(coder, l0, run_now):
     ])
     ok(run_now(coder, KIND_L1))
     assert any("猫的也要传" in t for t in texts(coder)), texts(coder)
+
+
+def test_a_date_moved_after_a_sentence_that_says_it_was_moved_replaces_the_stored_one(chat, l0, run_now):
+    live_now = told_then(chat, l0, run_now, "I'm going for sous chef. The trial shift is on 18 May at the Leith branch.",
+                         "Trial shift's been moved. The head chef is away so it's now 1 June. Same branch.")
+    assert_swapped(live_now, "18 May", "1 June")
+
+
+@pytest.mark.parametrize("said", ["And no sugar numbers please.", "please no emojis in the summaries"])
+def test_what_never_to_give_said_with_please_is_an_instruction(said):
+    from apps.pipeline.rules.extract import classify
+
+    assert classify(said, role="user") == "instruction"
+
+
+def test_a_target_put_up_to_an_amount_with_a_thousands_comma_replaces_the_stored_one(chat, l0, run_now):
+    live_now = told_then(chat, l0, run_now, "Doing the coast-to-coast walk in August for the hospice with my sister. Target's £1,200.",
+                         "And the walk: we passed £1,200 already so we've put the target up to £3,000.")
+    assert any("£3,000" in t for t in live_now) and not any("Target's £1,200" in t for t in live_now), live_now
+
+
+@pytest.mark.parametrize("said", [
+    "Can you write something for the card? Only need it the once, I'm useless at this.",
+    "一次性的啊 帮我写个朋友圈吐槽一下这个快递 不点名 以后不用再写",
+    "the regatta is this weekend. just for this one can you dump the visitor bookings to a csv",
+])
+def test_more_ways_of_asking_once_are_one_offs(said):
+    from apps.pipeline.rules.extract import one_off
+
+    assert one_off(said)
+
+
+def test_something_disposable_is_no_one_off():
+    from apps.pipeline.rules.extract import one_off
+
+    assert not one_off("一次性的餐具不要用")
+
+
+def test_what_changed_then_its_new_value_in_the_next_clause_replaces_the_stored_one(chat, l0, run_now):
+    live_now = told_then(chat, l0, run_now, "今年目标年底存两万 给女儿报舞蹈班", "还有目标改了 年底要存四万 我妈说想换个冰箱")
+    assert_swapped(live_now, "两万", "四万")
+
+
+def test_it_exists_after_all_is_no_correction_and_a_storm_outage_is_an_incident(coder, l0, run_now):
+    assert parse_correction("那边的历史数据其实是有的 能不能补一下") is None
+    l0(coder, [say("s1", "上周暴雨 8月3号那天5个站断网 数据断了十几个小时 恢复之后没补数据 看板上一个大坑", 0, cwd=PROJ)])
+    ok(run_now(coder, KIND_L1))
+    assert any("断网" in t for t in texts(coder)), texts(coder)
+
+
+def test_something_to_do_before_a_time_said_to_be_noted_is_a_task(coder, l0, run_now):
+    l0(coder, [say("t1", "还有 年底之前要上电子发票 对接税务的接口 先记下来", 0, cwd=PROJ)])
+    ok(run_now(coder, KIND_L1))
+    assert [r.type for r in live(coder) if "电子发票" in r.content] == ["work_task"], texts(coder)
+
+
+def test_a_price_per_unit_from_a_day_on_replaces_the_stored_one_and_the_day_is_no_value(coder, l0, run_now):
+    live_now = told_then(coder, l0, run_now, "今年收购价 先定 小麦 1.15 一斤",
+                         "价格变了 这几天面粉厂压价 我们也得跟着调 从后天（9 号）起小麦 1.08 一斤 之前的单子按原价", cwd=PROJ)
+    assert_swapped(live_now, "1.15", "1.08")
+    assert not any("9 号 一斤" in t for t in live_now), live_now
+
+
+def test_a_number_inside_a_name_beside_a_new_value_changes_no_number_of_the_record():
+    from apps.pipeline.rules.corrections import corrected_content
+
+    correction = parse_correction("以后别往硬盘上备了 改成每天晚上传阿里云 OSS 我开了个 bucket 叫 shop-backup 在华东1 AccessKey 是 RAM 子账号的 只给了上传权限")
+    assert correction is not None
+    assert corrected_content("后端 Go 读仪表的串口（COM3 9600） 数据存 SQLite", correction) is None
+
+
+def test_items_of_a_reply_that_opens_with_done_are_work_produced(coder, l0, run_now):
+    l0(coder, [
+        say("w1", "also mum wants a weekly takings report on monday mornings", 0, cwd=PROJ),
+        say("w2", "Both done.\n\n- Takings report: `reports/takings_report.py`, scheduled with celery beat for Mondays 07:00.\n"
+                  "- The tide table link now opens in a new tab.", 1, role="assistant", cwd=PROJ),
+    ])
+    ok(run_now(coder, KIND_L1))
+    assert any(r.type == "work_artifact" and "takings_report.py" in r.content for r in live(coder)), texts(coder)
+
+
+def test_told_not_to_change_something_by_hand_is_no_change_of_a_count():
+    assert parse_correction("数据库改表一定要写脚本，不要再手动去改了，我爸那台机子上就这一个库") is None
+
+
+def test_a_version_said_beside_a_weekday_is_still_the_value_that_changed():
+    from apps.pipeline.rules.corrections import corrected_content
+
+    correction = parse_correction("We bumped the worker to Node 22 on Friday.")
+    assert correction is not None
+    assert "Node 22 worker" in (corrected_content("billing is a Node 20 worker that reads from SQS.", correction) or ""), correction

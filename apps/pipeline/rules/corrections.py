@@ -71,7 +71,11 @@ CORRECTION_RE = re.compile(
     # "合作社定了10月28号就开摘，提前了一个多礼拜": a date, then said to have moved.
     r"|\d{1,2}\s*月\s*\d{1,2}\s*[号日][^，,。；;]{0,12}[，,]\s*(?:又)?(?:提前|推迟|延后|延期|推后)了"
     rf"|\bnot\s+{_NOT_A_VALUE}[^,.;]+?,?\s+but\s+{_BUT_A_VALUE}|[,，]\s*not\s+{_NOT_A_VALUE}\w|(?<!for )(?<!until )\bnow\s*[.!]?\s*$"
-    r"|改成|改为|改到|改在|改用|换用|更正|重新(?:算|商量|核算|评估)了|纠正一下|记错了|说错了|说(?:短|长|少|多|早|晚|小|大|低|高)了|搞错了|弄错了|说岔了|搞混了|弄混了|记混了|(?<!我)(?<!本职)(?<!本身)(?<!本行)其实是|现在是|现在改|换成了|(?<![帮给请])换成[^，,。；;！!？?\s]{1,16}?(?:的[^，,。；;！!？?\s]{1,6})?了(?![吗吧])|变成了?|变为|已经不|不再|不对[，,]"
+    # "还有目标改了 年底要攒五万": what changed, then its new value in the next clause.
+    # (Not "不要再手动去改了，…就这一个库": told not to change by hand, and "一个" is "a".)
+    r"|[\u4e00-\u9fff]{1,6}(?<![去再])(?:改了|变了)(?=[\s，,：:]+[^，,。；;]{0,16}?(?:\d|[两二三四五六七八九十]+\s*(?:万|千|百|块|元|点|号|天)))"
+    # (Not "历史数据其实是有的": it exists after all, no value replaced.)
+    r"|改成|改为|改到|改在|改用|换用|更正|重新(?:算|商量|核算|评估)了|纠正一下|记错了|说错了|说(?:短|长|少|多|早|晚|小|大|低|高)了|搞错了|弄错了|说岔了|搞混了|弄混了|记混了|(?<!我)(?<!本职)(?<!本身)(?<!本行)其实是(?!有的|有)|现在是|现在改|换成了|(?<![帮给请])换成[^，,。；;！!？?\s]{1,16}?(?:的[^，,。；;！!？?\s]{1,6})?了(?![吗吧])|变成了?|变为|已经不|不再|不对[，,]"
     r"|降到|降至|升到|升至|提高到|增加到|减少到|涨到|调整为|调整到|调到|迁到|迁移到|迁去|搬到|搬去|挪到|改去|砍一半|砍半|减半|缩短一半|翻倍|翻一番|缩到|缩小到|扩到|扩大到|放宽到|收紧到|改发到|不用了|从[^，,。；;]{1,30}(?:换成|改成|改为|改到|转成|转为)"
     r"|不是(?!\s*不是)[^，,。]{1,20}[，,]?\s*(而)?是|是[^，,。]{1,20}[，,]?\s*不是"
     r"|(?:切到?|切换到|换到|迁到|改用|转到)[^，,。；;！!]{1,20}[，,][^，,。；;！!]{1,20}(?:停用|弃用|下线|关停)"
@@ -90,9 +94,11 @@ CORRECTION_RE = re.compile(
 # "出发推迟到 10 月 4 号", "预算加到两万五"): a correction when what follows names a typed value.
 _CHANGE_VERBS_EN = (r"moved|moves|moving|shifted|shifts|shifting|changed|changing|switched|switching|migrated|upgraded|downgraded|bumped|raised|lowered|increased|reduced|cut|extended|shortened"
                     r"|pushed|postponed|rescheduled|brought|slipped|dropped|upped|capped|tightened|loosened|relaxed"
-                    r"|widened|narrowed|doubled|halved|tripled|lengthened|lifted|knocked|dialled|dialed|turned")
+                    r"|widened|narrowed|doubled|halved|tripled|lengthened|lifted|knocked|dialled|dialed|turned"
+                    # "we've put the target up to £2,500" (not "put the kids to bed").
+                    r"|put(?=\s+(?:[\w'-]+\s+){0,3}(?:up|down)\s+to\b)")
 CHANGE_TO_RE = re.compile(
-    rf"\b(?:{_CHANGE_VERBS_EN})\b(?:\s+(?:up|back|down|forward|out))?(?:\s+(?!(?:on)?to\b)[\w'-]+){{0,4}}?,?\s+(?:on)?to\s+(?P<new>(?:[^,;!.?]|\.(?=\d))+)"
+    rf"\b(?:{_CHANGE_VERBS_EN})\b(?:\s+(?:up|back|down|forward|out))?(?:\s+(?!(?:on)?to\b)[\w'-]+){{0,4}}?,?\s+(?:on)?to\s+(?P<new>(?:[^,;!.?]|[.,](?=\d))+)"
     # "timeout tighten 到 90 秒": an English verb before the Chinese "到" in mixed writing.
     r"|(?:推迟|提前|延后|延期|改期|挪|加|减|缩短|延长|放宽|收紧|扩|砍|提|压|升级|换|改签|tighten|loosen|bump|raise|lower|reduce|increase|extend|shorten|migrate|migrated|switch|switched|move|moved)\s*到(?P<new_zh>[^，,。；;！!？?]+)",
     re.IGNORECASE,
@@ -101,6 +107,10 @@ CHANGE_TO_RE = re.compile(
 # "现在", "目前"): a correction only with a typed value, and only of a live record that has a
 # value of that kind next to the same words (supersedes); otherwise the sentence is a plain statement.
 # "现在的借阅规则：…" names what holds and introduces it: no cue.
+# From a day on ("从明天（16 号）起", "从 3 月 1 号开始"): when a change holds, not a value of it.
+_FROM_DAY = (r"从(?:今天|明天|后天|下周[一二三四五六日天]?|下个?月|下礼拜[一二三四五六日天]?|\d{1,2}\s*月\s*\d{1,2}\s*[号日]|\d{1,2}\s*[号日])"
+             r"(?:（[^）]{1,16}）)?\s*(?:开始|起)")
+_FROM_DAY_RE = re.compile(_FROM_DAY)
 WEAK_CUE_RE = re.compile(
     r"(?<!for )(?<!until )(?<!right )(?<!by )(?<!just )(?<!till )\bnow\b(?!\s+(?:that|and then|on)\b)|\bthese days\b|\bnowadays\b|\bmore like\b|\bfrom now on\b"
     r"|\bany ?more\b|\b(?:from|starting|as of) this (?:month|week|year|season|term)\b"
@@ -110,7 +120,9 @@ WEAK_CUE_RE = re.compile(
     # "以后每一档一个半小时": from now on, said at the head of a clause (not "下班以后", after something).
     r"|(?:^|(?<=[，,。；;:：\s]))以后(?=每|都|就|改|一律|统一)"
     # "卡包以后卖 188": a price from now on, after what it is the price of.
-    r"|以后(?=(?:卖|收)\s*\d)",
+    r"|以后(?=(?:卖|收)\s*\d)"
+    # "从明天（16 号）起玉米潮粮 0.98 一斤": from a day on, like "from 1 April".
+    r"|" + _FROM_DAY,
     re.IGNORECASE,
 )
 # A change that is planned or asked for has not happened ("下周要把 Triton 升级到 24.08", "we
@@ -1656,7 +1668,7 @@ def _is_rate(text: str, at: int) -> bool:
 def _values_stated_at(text: str) -> list[tuple[int, str, str]]:
     """values_at() without the dates resolve_relative_dates wrote into `text` ("retested the 2k
     last night (2026-03-12). 7:58": the user stated the time, not 2026, 03 and 12)."""
-    notes = [m.span() for m in DATE_NOTE_RE.finditer(text)]
+    notes = [m.span() for m in DATE_NOTE_RE.finditer(text)] + [m.span() for m in _FROM_DAY_RE.finditer(text)]
     return [(at, kind, value) for at, kind, value in values_at(text) if not any(a <= at < b for a, b in notes)
             and not (kind == "weekday" and _PAST_DAY_RE.search(text[max(0, at - 12):at]))]
 
@@ -1960,6 +1972,11 @@ def _values_of_new(correction: Correction) -> list[tuple[str, str]]:
     words around it ("搬到吴中区了": where the user lives) counts when it stands inside the new value
     in the clause."""
     said = _stated_values(correction.new or correction.clause)
+    if correction.new and any(k != "number" for k, _ in said):
+        # "改成每天晚上传阿里云 OSS … 在华北2": beside a value of a kind, a bare number written onto Chinese
+        # words is part of a name ("华北2"), not a value that changed (it had replaced a record's baud rate).
+        glued = {v for at, k, v in _values_stated_at(correction.new) if k == "number" and at and re.match(r"[\u4e00-\u9fff]", correction.new[at - 1])}
+        said = [(k, v) for k, v in said if not (k == "number" and v in glued)]
     if said or not correction.new:
         return said
     at = correction.clause.find(correction.new)

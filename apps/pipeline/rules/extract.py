@@ -61,6 +61,8 @@ PATTERNS: list[tuple[str, re.Pattern[str]]] = [
         r"|(go|goes|belong|belongs) (in|under|into)|every new|rule for|rules for|conventions? (for|:)|rule:"
         r"|(has|have|needs?) to (pass|be green|be clean|stay green|stay clean)|must (pass|be green|be clean)"
         r"|(that's|this is|here's) (the|a|our) (rule|convention|policy)|the (rule|convention) (in|here|of this))\b"
+        # "And no calorie numbers please.", "please no emojis": what never to give.
+        r"|^(?:and |also |oh and )?(?:no (?!thanks|worries|problem|rush|idea|need)[\w-]+(?: [\w-]+){0,3},? please\b|please,? no [\w-]+)"
         r"|以后|今后|总是|永远|不要|别再|务必|必须|禁止|一律|记住|请(始终|总是|用|使用|回答|回复|保持|避免)|统一(用|使用)?|避免|尽量|只用|只能|规则|约定|规范|规矩|不允许|不许|不准"
         r"|才能(合并|上线|发布|提交|部署)|以上才|至少要|\b(before|to) (merge|merging|release|deploy)\b"
         r"|要求\s*[^，,。；;]{0,8}?\d|\b(requires?|required|needs? to be|has to be)\b[^.;,]{0,30}?\d"  # a requirement with its figure ("要求 1 秒内可见")
@@ -85,7 +87,9 @@ PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     ("task", re.compile(
         r"\b(todo|to-do|need to|needs to|we should|i should|next step|later (we|i)|still have to|have to|follow[- ]up|i'?ll (need|have) to|i'm going to|i plan to|i'm planning to|planning to)\b"
         r"|\bdeadline\b|\bdue (on|by)\b"
-        r"|待办|需要|要做|下一步|回头|稍后|还没|得把|还要|计划|打算|准备(去|要)?|(下周|明天|这周|今天|之后|月底前?)要|要把|截止", re.IGNORECASE)),
+        r"|待办|需要|要做|下一步|回头|稍后|还没|得把|还要|计划|打算|准备(去|要)?|(下周|明天|这周|今天|之后|月底前?)要|要把|截止"
+        # "明年开春之前要上车牌识别 … 先记下来": by when, and said to be noted.
+        r"|之前要|先记下来|先记着", re.IGNORECASE)),
     ("persona", re.compile(
         r"\b(i am|i'm|im) (a|an|the)\b|\bmy name is\b|\bi work (as|at|in|on|for|from)\b|\b(my )?day job\b|\bi (do|run|maintain) this (as|in|on) (a |my )?(volunteer|hobby|side project|spare time|free time)\b|\bi live (in|near|with)\b|\bi(?:'m| am) from\b"
         r"|\b(i|we) (don't|do not|never|can't|cannot) (eat|drink|have|take|touch|do)\b|\ballergic\b|\ballergy\b|\bintolerant\b"
@@ -452,7 +456,7 @@ ONLY_ONCE_RE = re.compile(r"(?:这次|这回)就(?:行|好|可以)(?!了吧)|(?:
                           # "这次破个例，直接拿真实目录跑一下": an exception made for once.
                           r"|破个?例"
                           # "use --no-verify on this one", "就这一回".
-                          r"|\b(?:just |only )?on this one\b|\bfor this one only\b"
+                          r"|^一次性的?(?:啊|哈|哦|喔|啦)?(?=[\s，,。!！])|\b(?:just |only )?on this one\b|\bfor this one only\b|\bjust for this one\b|\b(?:only|just) need (?:it|this|that|one) (?:the )?once\b"
                           # "for the 4 July sale only, we need a banner …", "just that one sale": an occasion, not a rule.
                           r"|\bfor (?:the|this|that|our) [^,.;:!?]{0,30}?\b" + _OCCASION + r" only\b|\b(?:just|only) (?:that|this) one " + _OCCASION + r"\b"
                           r"|就这一次|就这次|就这一回|就这回|(?:就|只)这一?(?:个)?(?:周|星期|礼拜|月)(?=\s*(?:[，,。！!~～]|哈|啊|吧|$))|仅此一次|只此一次|只这一回|下不为例|只(?:[补做用要写发跑改]这)?一次|(?:^|[，,。\s])就(?:这|这么)一个(?:文件|类|函数|方法|地方|页面|接口)?\s*[。！!]?$", re.IGNORECASE)
@@ -495,7 +499,7 @@ def said_before_the_question(sentence: str) -> str:
 
 # "就这一次哈，以后还是中文": what holds again after the occasion is no lasting change of its own; nor
 # is the user doing it themselves next time ("就这一回，以后这种我自己写").
-BACK_TO_USUAL_RE = re.compile(r"\b(?:and )?(?:then )?never again\b|以后(?:还是|照常|照旧|恢复)|平时(?:还是|照常|照旧)|以后(?:这种|这类|这些)?(?:的)?(?:我|我们)(?:就)?自己(?:来|写|弄|做|搞|发)"
+BACK_TO_USUAL_RE = re.compile(r"\b(?:and )?(?:then )?never again\b|以后(?:还是|照常|照旧|恢复)|以后(?:就)?不用(?:再)?(?:写|发|做|弄|搞)了?|平时(?:还是|照常|照旧)|以后(?:这种|这类|这些)?(?:的)?(?:我|我们)(?:就)?自己(?:来|写|弄|做|搞|发)"
                                r"|\b(?:from now on|after this|in future|next time) i'?ll (?:do|write|send|handle) (?:it|them|these|those)(?: myself)?\b|\b(?:otherwise|after that) (?:as usual|back to normal)\b", re.IGNORECASE)
 
 
@@ -634,6 +638,8 @@ INCIDENT_RE = re.compile(r"\b(?:fell over|blew up|went down|outage|it was chaos|
                          r"|\b(?:wi-?fi|internet|network|power|server|site|website|app|system|tablets?|printer|till|card (?:machine|reader))\s+"
                          r"(?:died|went down|cut out|dropped out|stopped working|crashed|was down)\b"
                          r"|出事了|事故|宕机|大事件|返工|投诉|差评|一星|翻车了|骂了|断网了|停电了|(?:系统|服务器|网站|小程序)(?:挂了|崩了|瘫了)"
+                         # "上周台风过境 7月28号那天12个site断网 数据断了差不多20小时"
+                         r"|台风|暴雨|断网|断电|数据断了"
                          # "磅房那根串口线被雷击了 连着地磅仪表一起烧了 停了两天收购"
                          r"|被雷(?:击|劈)|烧(?:坏|毁|掉)?了|停(?:了)?[一二两三四五六七八九十几\d]+天", re.IGNORECASE)
 CONDITIONAL_RE = re.compile(r"^(?:if|when|whenever|in case|如果|要是|万一|假如|每次|一旦)", re.IGNORECASE)
@@ -677,6 +683,10 @@ def _done_across(earlier: str, sentence: str) -> bool:
         return bool(ARTIFACT_RE.search(sentence)) and not PROPOSAL_RE.search(sentence)
     return earlier.rstrip().endswith((":", "：")) and bool(ARTIFACT_RE.search(earlier)) and not PROPOSAL_RE.search(earlier) \
         and not _NOTHING_DONE_RE.search(earlier) and bool(file_mentions(sentence))
+
+
+_DONE_LEAD_RE = re.compile(r"^\W*(?:(?:both|all|ok|okay)[,，]?\s+)?(?:done|finished)\b\s*[.!:：—–-]?\s*$|^(?:都)?(?:做好了|搞定了?|改好了|弄好了)\s*[。！!：:]?\s*$",
+                           re.IGNORECASE)
 
 
 # "Things I noticed while reading, not changed:", "Ran it from the shell, no code added to the repo:": a
@@ -779,6 +789,8 @@ def extract_from_message(message: dict, *, mode: str, sentences: list[str] | Non
         return cand
 
     answer_rules = False  # a header said how the assistant should answer: its imperatives are rules
+    # "Both done." / "做好了：" heading a reply: each item after it that names a file is work produced.
+    done_report = role == "assistant" and bool(parts) and bool(_DONE_LEAD_RE.match(parts[0]))
     for n, sentence in enumerate(parts):
         position = positions[n] if positions and n < len(positions) else n
         if role == "user" and HOW_TO_ANSWER_RE.search(sentence) and not re.search(r"[:：]\s*\S", sentence):
@@ -894,6 +906,10 @@ def extract_from_message(message: dict, *, mode: str, sentences: list[str] | Non
         if category is None and mode == "code" and role == "user" and project_names and names_project(sentence, project_names):
             # "notify-svc sends push notifications for the mobile app": what the project is.
             category = "fact"
+        if category is None and done_report and n > 0 and file_mentions(sentence) and not PROPOSAL_RE.search(sentence) \
+                and not _NOTHING_DONE_RE.search(sentence):
+            # "Both done. - Occupancy report: `reports/occupancy_report.py`, scheduled with celery beat …"
+            category = "artifact"
         if category is None and role == "assistant" and unmatched is not None and unmatched[0] == n - 1 \
                 and _done_across(unmatched[2], sentence) and len(unmatched[2]) + len(sentence) < 400:
             # "Both come from internal/feed/rss.go: …. I changed explicit to emit true/false.": the

@@ -567,7 +567,9 @@ VALUE_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     ("amount", re.compile(r"[$€£¥]\s?\d[\d,]*(?:\.\d+)?(?:\s?[kKmM]\b)?|\b\d[\d,]*(?:\.\d+)?\s?(?:k\s+)?(?:grand|dollars?|euros?|pounds?|bucks|quid|usd|eur|gbp|rmb|yuan)\b"
                           rf"|(?:{_ZH_NUM}\s?万(?:(?:[一两二三四五六七八九]|\d)\s?千|[一两二三四五六七八九](?![千百十]))?|{_ZH_NUM}\s?千(?:[一两二三四五六七八九](?![千百十万]))?)"
                           r"(?![多余]?\s?(?:米|公里|步|人|字|名|个|次|条|年|克|平|卡|瓦|转|公斤|斤))(?:块钱?|元|美元|欧元)?"
-                          r"|\d+(?:\.\d+)?\s?(?:块钱?|元|美元|欧元)", re.IGNORECASE)),
+                          r"|\d+(?:\.\d+)?\s?(?:块钱?|元|美元|欧元)"
+                          # A price per unit ("玉米潮粮 1.02 一斤", "168 一个").
+                          r"|\d+(?:\.\d+)?(?=\s?一\s?(?:斤|公斤|个|杯|只|箱|袋|份|瓶|位|张)(?![\u4e00-\u9fff]))", re.IGNORECASE)),
     # A weekday of the month, with its part of the day ("每个月第一个周五晚上", "最后一个周六下午", "the last
     # Saturday of the month"): one value, so "最后一个周六下午" replaces "第一个周五晚上" whole.
     ("weekday", re.compile(r"(?:第[一二三四五1-5]个|最后一个)(?:周|星期|礼拜)[一二三四五六日天](?:早上|上午|中午|下午|傍晚|晚上)?(?![一二三四五六七八九十两\d])"

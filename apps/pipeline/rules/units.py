@@ -513,9 +513,13 @@ def _before_refusal(part: str, offer: str, *, whole: bool) -> str:
     return part
 
 
-# A sentence that says only that something is to change ("markup 要改.", "the deposit needs to change.").
-_CHANGE_ANNOUNCED_RE = re.compile(r"^\s*[^，,。.!！?？\d]{1,24}?\s*(?:要改|得改|要调整|要换|得换|改一下|调整一下)(?:了|一下)?\s*(?:[。.!！]|$)"
-                                  r"|^\s*(?:the\s+)?[\w' -]{1,30}?\s+(?:needs?|has)\s+to\s+change\s*(?:[.!]|$)", re.IGNORECASE)
+# A sentence that says only that something is to change or has changed ("markup 要改.", "the deposit needs to change.",
+# "Interview's been moved.").
+_CHANGE_ANNOUNCED_RE = re.compile(r"^\s*[^，,。.!！?？\d]{1,24}?\s*(?:要改|得改|要调整|要换|得换|改一下|调整一下)(?:了|一下)?(?:\s*[。.!！]|\s|$)"
+                                  r"|^\s*(?:the\s+)?[\w' -]{1,30}?\s+(?:needs?|has)\s+to\s+change\s*(?:[.!]|$)"
+                                  # "Interview's been moved.", "the match got postponed."
+                                  r"|^\s*(?:the\s+|my\s+|our\s+)?[\w-]+(?:\s+[\w-]+){0,2}(?:'s|\s+has|\s+have|\s+got|\s+was|\s+is)\s+(?:been\s+)?"
+                                  r"(?:moved|changed|rescheduled|postponed|pushed back|brought forward)\s*(?:[.!]|$)", re.IGNORECASE)
 
 
 def _value_complained_of(before: str, correction: Correction) -> str:
