@@ -456,7 +456,7 @@ ONLY_ONCE_RE = re.compile(r"(?:这次|这回)就(?:行|好|可以)(?!了吧)|(?:
                           # "这次破个例，直接拿真实目录跑一下": an exception made for once.
                           r"|破个?例"
                           # "use --no-verify on this one", "就这一回".
-                          r"|^一次性的?(?:啊|哈|哦|喔|啦)?(?=[\s，,。!！])|\b(?:just |only )?on this one\b|\bfor this one only\b|\bjust for this one\b|\b(?:only|just) need (?:it|this|that|one) (?:the )?once\b"
+                          r"|^一次性的?(?:啊|哈|哦|喔|啦)?(?=[\s，,。!！])|\b(?:just |only )?on this one\b|\bfor this one only\b|\bjust for this one,?\s+(?=(?:can|could|would|please)\b)|\b(?:only|just) need (?:it|this|that|one) (?:the )?once\b"
                           # "for the 4 July sale only, we need a banner …", "just that one sale": an occasion, not a rule.
                           r"|\bfor (?:the|this|that|our) [^,.;:!?]{0,30}?\b" + _OCCASION + r" only\b|\b(?:just|only) (?:that|this) one " + _OCCASION + r"\b"
                           r"|就这一次|就这次|就这一回|就这回|(?:就|只)这一?(?:个)?(?:周|星期|礼拜|月)(?=\s*(?:[，,。！!~～]|哈|啊|吧|$))|仅此一次|只此一次|只这一回|下不为例|只(?:[补做用要写发跑改]这)?一次|(?:^|[，,。\s])就(?:这|这么)一个(?:文件|类|函数|方法|地方|页面|接口)?\s*[。！!]?$", re.IGNORECASE)
