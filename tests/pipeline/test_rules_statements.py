@@ -927,8 +927,6 @@ def test_the_tenth_batchs_forget_requests(sentence, subject):
     assert forget_subject(sentence) == subject
 
 
-
-
 def test_a_forget_naming_a_kind_two_records_say_never_takes_both(chat, l0, run_now):
     stored_then_asked_to_forget(chat, l0, run_now, [
         "My brother went into rehab in january and it's been a lot.", "My wife and I are riding the Danube path in May.",
@@ -4414,22 +4412,6 @@ def test_a_rate_in_a_message_asked_for_once_is_the_occasions_not_the_business(co
     assert not any("15%" in t for t in texts(coder)), texts(coder)
 
 
-@pytest.mark.parametrize("said", [
-    "for the open day only, we need the opening hours in a banner on every page",
-    "just that one sale, put a countdown on the lot pages",
-])
-def test_a_request_for_one_occasion_is_a_one_off(said):
-    from apps.pipeline.rules.extract import one_off
-
-    assert one_off(said)
-
-
-def test_a_scope_that_lasts_is_no_one_off():
-    from apps.pipeline.rules.extract import one_off
-
-    assert not one_off("the stock export is for the admin users only")
-
-
 def test_after_a_refusal_the_sentence_that_says_no_to_the_proposal_is_its_reason_and_a_rule_about_it_stays(coder, l0, run_now):
     l0(coder, [
         say("d1", "the catalogue page polls every 5 seconds and feels laggy near closing", 0, cwd=PROJ),
@@ -4517,21 +4499,21 @@ def test_a_target_put_up_to_an_amount_with_a_thousands_comma_replaces_the_stored
     assert any("£3,000" in t for t in live_now) and not any("Target's £1,200" in t for t in live_now), live_now
 
 
-@pytest.mark.parametrize("said", [
-    "Can you write something for the card? Only need it the once, I'm useless at this.",
-    "一次性的啊 帮我写个朋友圈吐槽一下这个快递 不点名 以后不用再写",
-    "the regatta is this weekend. just for this one can you dump the visitor bookings to a csv",
+@pytest.mark.parametrize(("said", "once"), [
+    # a request for one occasion
+    ("for the open day only, we need the opening hours in a banner on every page", True),
+    ("just that one sale, put a countdown on the lot pages", True),
+    ("Can you write something for the card? Only need it the once, I'm useless at this.", True),
+    ("一次性的啊 帮我写个朋友圈吐槽一下这个快递 不点名 以后不用再写", True),
+    ("the regatta is this weekend. just for this one can you dump the visitor bookings to a csv", True),
+    # a scope that lasts, something disposable
+    ("the stock export is for the admin users only", False),
+    ("一次性的餐具不要用", False),
 ])
-def test_more_ways_of_asking_once_are_one_offs(said):
+def test_more_ways_of_asking_once_are_one_offs(said, once):
     from apps.pipeline.rules.extract import one_off
 
-    assert one_off(said)
-
-
-def test_something_disposable_is_no_one_off():
-    from apps.pipeline.rules.extract import one_off
-
-    assert not one_off("一次性的餐具不要用")
+    assert one_off(said) is once
 
 
 def test_what_changed_then_its_new_value_in_the_next_clause_replaces_the_stored_one(chat, l0, run_now):
