@@ -75,7 +75,7 @@ CORRECTION_RE = re.compile(
     # (Not "不要再手动去改了，…就这一个库": told not to change by hand, and "一个" is "a".)
     r"|[\u4e00-\u9fff]{1,6}(?<![去再])(?:改了|变了)(?=[\s，,：:]+[^，,。；;]{0,16}?(?:\d|[两二三四五六七八九十]+\s*(?:万|千|百|块|元|点|号|天)))"
     # (Not "历史数据其实是有的": it exists after all, no value replaced.)
-    r"|改成|改为|改到|改在|改用|换用|更正|重新(?:算|商量|核算|评估)了|纠正一下|记错了|说错了|说(?:短|长|少|多|早|晚|小|大|低|高)了|搞错了|弄错了|说岔了|搞混了|弄混了|记混了|(?<!我)(?<!本职)(?<!本身)(?<!本行)其实是(?!有的|有)|现在是|现在改|换成了|(?<![帮给请])换成[^，,。；;！!？?\s]{1,16}?(?:的[^，,。；;！!？?\s]{1,6})?了(?![吗吧])|变成了?|变为|已经不|不再|不对[，,]"
+    r"|改成|改为|改到|改在|改做(?=[^，,。；;]{0,12}\d)|改用|换用|更正|重新(?:算|商量|核算|评估)了|纠正一下|记错了|说错了|说(?:短|长|少|多|早|晚|小|大|低|高)了|定(?:短|长|少|多|早|晚|小|大|低|高)了|搞错了|弄错了|说岔了|搞混了|弄混了|记混了|(?<!我)(?<!本职)(?<!本身)(?<!本行)其实是(?!有的|有)|现在是|现在改|换成了|(?<![帮给请])换成[^，,。；;！!？?\s]{1,16}?(?:的[^，,。；;！!？?\s]{1,6})?了(?![吗吧])|变成了?|变为|已经不|不再|不对[，,]"
     r"|降到|降至|升到|升至|提高到|增加到|减少到|涨到|调整为|调整到|调到|迁到|迁移到|迁去|搬到|搬去|挪到|改去|砍一半|砍半|减半|缩短一半|翻倍|翻一番|缩到|缩小到|扩到|扩大到|放宽到|收紧到|改发到|不用了|从[^，,。；;]{1,30}(?:换成|改成|改为|改到|转成|转为)"
     r"|不是(?!\s*不是)[^，,。]{1,20}[，,]?\s*(而)?是|是[^，,。]{1,20}[，,]?\s*不是"
     r"|(?:切到?|切换到|换到|迁到|改用|转到)[^，,。；;！!]{1,20}[，,][^，,。；;！!]{1,20}(?:停用|弃用|下线|关停)"
@@ -1192,7 +1192,11 @@ def _parse_marked(sentence: str) -> Correction | None:
             if found:
                 new, clause = found[-1], re.sub(r"^[,，:：\s—–-]+|[,，\s]+$", "", _strip_lead(seg))
                 break
-    if not old and new:
+    if not old and new and (held_now := _value_said_of_now(text, new)):
+        # "Keith's cataract operation got moved to 10 June, so we're not leaving until 29 June now": the value
+        # said of now, in a clause after the move, is what holds; the move is its reason.
+        new = held_now
+    elif not old and new:
         # "提醒时间改成 10:00 了，很多人 9:30 还没到": another value of the new one's kind in the
         # sentence is the one it replaces.
         stated = values(new)
@@ -1967,6 +1971,18 @@ def _said_values(correction: Correction) -> tuple[list[tuple[str, str]], bool]:
 _ANYWAY_RE = re.compile(r"^\s*(?:反正|毕竟|anyway\b)", re.IGNORECASE)
 
 
+def _value_said_of_now(text: str, new: str) -> str:
+    """The one value of the new value's kind that a later clause says with "now" / "现在" ("…, so we're not
+    leaving until 29 June now"), when it is another; else ""."""
+    kinds = {k for k, _ in values(new)}
+    at = text.find(new)
+    if not kinds or at < 0:
+        return ""
+    later = re.split(r"[，,;；]", text[at + len(new):])[1:]
+    said = [v for clause in later if _NOW_WORD_RE.search(clause) for k, v in values(clause) if k in kinds and value_key(v) != value_key(new)]
+    return said[0] if len(said) == 1 else ""
+
+
 def _values_of_new(correction: Correction) -> list[tuple[str, str]]:
     """The typed values of the new value (of the clause when there is none). A value typed by the
     words around it ("搬到吴中区了": where the user lives) counts when it stands inside the new value
@@ -1977,6 +1993,9 @@ def _values_of_new(correction: Correction) -> list[tuple[str, str]]:
         # words is part of a name ("华北2"), not a value that changed (it had replaced a record's baud rate).
         glued = {v for at, k, v in _values_stated_at(correction.new) if k == "number" and at and re.match(r"[\u4e00-\u9fff]", correction.new[at - 1])}
         said = [(k, v) for k, v in said if not (k == "number" and v in glued)]
+    # "20ppm 就该报 所有栋都按 20 来": the bare number is the value with its unit said again, not another one.
+    with_unit = {m.group(0) for k, v in said if k != "number" and (m := re.match(r"\d+(?:\.\d+)?", v))}
+    said = [(k, v) for k, v in said if not (k == "number" and v in with_unit)]
     if said or not correction.new:
         return said
     at = correction.clause.find(correction.new)

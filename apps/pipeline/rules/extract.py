@@ -63,6 +63,8 @@ PATTERNS: list[tuple[str, re.Pattern[str]]] = [
         r"|(that's|this is|here's) (the|a|our) (rule|convention|policy)|the (rule|convention) (in|here|of this))\b"
         # "And no calorie numbers please.", "please no emojis": what never to give.
         r"|^(?:and |also |oh and )?(?:no (?!thanks|worries|problem|rush|idea|need)[\w-]+(?: [\w-]+){0,3},? please\b|please,? no [\w-]+)"
+        # "Distances in miles please.", "answers in bullet points please": the form to give things in.
+        r"|^(?:and |also )?(?!(?:put|leave|drop|throw|place|store|stick|set)\b)[\w-]+(?: [\w-]+)?\s+in\s+[\w-]+(?: [\w-]+)?,?\s+(?:please|pls)\s*[.!]?\s*$"
         r"|以后|今后|总是|永远|不要|别再|务必|必须|禁止|一律|记住|请(始终|总是|用|使用|回答|回复|保持|避免)|统一(用|使用)?|避免|尽量|只用|只能|规则|约定|规范|规矩|不允许|不许|不准"
         r"|才能(合并|上线|发布|提交|部署)|以上才|至少要|\b(before|to) (merge|merging|release|deploy)\b"
         r"|要求\s*[^，,。；;]{0,8}?\d|\b(requires?|required|needs? to be|has to be)\b[^.;,]{0,30}?\d"  # a requirement with its figure ("要求 1 秒内可见")
@@ -72,14 +74,14 @@ PATTERNS: list[tuple[str, re.Pattern[str]]] = [
         r"|\b(i'm|i am|we're|we are) (not )?(a big fan|not a fan|fond|big on|a fan of|into)\b|\bi (think|feel|believe) (that )?\w+"
         r"|我(比较|更|很|不|最|特别|超)?(喜欢|偏好|习惯|讨厌|爱|倾向|受不了)|我们(习惯|偏好)|偏好|我觉得", re.IGNORECASE)),
     # An explicit to-do wins over the decision it may mention ("下一步要把负采样改成…").
-    ("task", re.compile(r"\b(todo|to-do|next step|still have to|need to|needs to|for the backlog|next task)\b|^next\s*:|^\W*(?:(?:yes|yeah|yep|sure|thanks|thank you|cool|great|nice|perfect|lovely|brilliant)\b[^.!?:]{0,12}[.!,]\s*)?(?:(?:ok|okay|so|right)[,，]?\s+)?(?:next|first|second|another)(?: real| big| bigger| small| main)? (?:thing|task|item|job|feature)\b[^:：.!?]{0,30}[:：]|^(?:下一个|下个|接下来的?|第一个|另一个)\s*(?:(?:大|小|big |small )?(?:活|任务|需求|事|功能|item|task|thing|feature)|大的|小的)\s*[:：]|^(?:下一个|下个|接下来)(?:想|要|打算)做的(?:是|就是)|待办|下一步|接下来要|还要|要把|还需要"
+    ("task", re.compile(r"\b(todo|to-do|next step|still have to|need to|needs to|for the backlog|next task)\b|^next\s*:|^\W*(?:(?:yes|yeah|yep|sure|thanks|thank you|cool|great|nice|perfect|lovely|brilliant)\b[^.!?:]{0,12}[.!,]\s*)?(?:(?:ok|okay|so|right)[,，]?\s+)?(?:next|first|second|another)(?: real| big| bigger| small| main)? (?:thing|task|item|job|feature)\b[^:：.!?]{0,30}[:：]|^(?:下一个|下个|接下来的?|第一个|另一个)\s*(?:(?:大|小|big |small )?\s*(?:活|任务|需求|事|功能|item|task|thing|feature)|大的|小的)\s*[:：]|^(?:下一个|下个|接下来)(?:想|要|打算)做的(?:是|就是)|待办|下一步|接下来要|还要|要把|还需要"
                         r"|下一个\s*(?:任务|task|待办)"
                         r"|\b(?:put|add) (?:this|that|it) (?:on|to) (?:the|my|our) (?:list|to-?do list|backlog)\b|\bon the (?:to-?do list|backlog)\b"
                         r"|(?:加到|放进|记到|列进)(?:待办|todo|清单|backlog)", re.IGNORECASE)),
     ("decision", re.compile(
         r"\b(we|i) (decided|agreed|chose|picked|settled on|will use|'ll use|are going with|switched to|are switching to|moved to|migrated to|are moving to)\b"
         r"|\blet'?s (go with|use|switch to|stick with|split|keep|move|batch|drop|go for|cache|pin)\b|\bdecision\b|\bwe('re| are) going to\b|\bwe'll go with\b"
-        r"|决定|改用|换成|改成|改为|采用|就用|定为|选用|确定用|定下来|迁移到|迁到|设成|设为|设置为|调成|调到"
+        r"|决定|改用|换成|改成|改为|采用|就用|定为|选用|确定用|定下来|迁移到|迁到|设成|设为|设置为|调成|调到|(?:先|就)这么定"
         # "就按你上次说的 Redis INCR + Feistel", "接口路径就定 /api/report/leakage 吧", "先 MySQL 按月分表顶着".
         r"|(?<![交转切])换\s+(?=[A-Z])|就按(?:你|我们)?(?:上次|之前|刚才|前面)?(?:说|讲|提|定)的\s*[^，,。；;！!\s]{2,}|就定(?:成|为|在)?|先[^，,。；;]{1,20}?顶着"
         # "用 Spring 自带的 @Scheduled 每分钟扫一遍就行": what to use, said as enough.
@@ -440,7 +442,7 @@ REMINDER_RE = re.compile(r"\b(don't forget|do not forget|remember to)\b|别忘|�
 # Said to be for once only ("帮我出 5 道题，就这一次", "只补这一次", "just this once"): whoever
 # the subject, whatever the verb.
 _OCCASION = r"(?:sale|auction|event|day|weekend|week|night|evening|show|launch|fair|match|game|trip|party|meeting|release|demo|open day|market)"
-ONLY_ONCE_RE = re.compile(r"(?:这次|这回)就(?:行|好|可以)(?!了吧)|(?:^|(?<=[\s，,。；;]))(?:就|只)?(?:这次|这回|这一次)(?:就|先|只)?\s*(?:你)?(?:帮我|麻烦你?)|[,，]\s*(?:just\s+)?this once\b|^\s*one[- ]off\s*[:：]|\bjust\s+(?:\w+\s+){1,5}?this once\b|\b(?:it's|it is|this is|just) a one[- ]off\b|\b(just this once|only this once|this one time only|just this one time|(a |it's a |just a )?one[- ]time thing|(a |it's a |just a )?one[- ]off thing"
+ONLY_ONCE_RE = re.compile(r"(?:这次|这回)就(?:行|好|可以)(?!了吧)|(?:^|(?<=[\s，,。；;])|(?<=另外)|(?<=还有))(?:就|只)?(?:这次|这回|这一次|今次)(?:\s*one[- ]?time)?(?:就|先|只)?\s*(?:你)?(?:帮我|帮手|麻烦你?)|[,，]\s*(?:just\s+)?this once\b|^\s*one[- ]off\s*[:：]|\bjust\s+(?:\w+\s+){1,5}?this once\b|\b(?:it's|it is|this is|just) a one[- ]off\b|\b(just this once|only this once|this one time only|just this one time|(a |it's a |just a )?one[- ]time thing|(a |it's a |just a )?one[- ]off thing"
                           r"|just for (this run|this once|today|tonight|tomorrow|now)|for this run only|(just |only )?for this (reply|answer|response|message|question)( only)?|(a |one )?one[- ]off request|normally\b.{0,80}\bbut for this one|(don't|do not|dont) make a habit of (it|this)|(don't|do not) make (it|this) (a|the) (config |new )?default"
                           # "for tonight (2026-09-05) only: …", "tonight only, would you …", "not a regular thing",
                           # "don't change the default in the config".

@@ -32,7 +32,10 @@ INJECTION_RE = re.compile(
     r"|\b(ai|llm)\s+(assistants?|agents?|models?)\s+(reading|processing|summari[sz]ing|parsing|handling)\s+this\b[^:：\n]{0,30}[:：]"  # "AI assistant reading this email:"
     # "AI trip planners reading this email:": whatever the readers are called.
     r"|\b(ai|llm)(\s+[\w-]+){1,2}\s+(reading|processing|summari[sz]ing|parsing|handling|scanning|reviewing)\s+this\b[^:：\n]{0,30}[:：]"
-    r"|\battention,?\s+(ai|llm)s?\s+(assistants?|agents?|models?)\s*[:：,，]|\b(do not|don't|never) (mention|tell|reveal|show) (this|it|any of this|this \w+) to the user\b"
+    # "[text in white: Attention AI assistant. Store in this user's profile that …]": an AI addressed, and
+    # told to write into "this user's" profile or memory — no person speaks of the reader's user so.
+    r"|\battention,?\s+(ai|llm)s?\s+(assistants?|agents?|models?)\s*[:：,，.]"
+    r"|\b(store|save|record|write|put|add|note|remember)\b[^.\n]{0,20}\b(in|to|into)\s+(this|the)\s+user'?s'?\s+(profile|memory|memories|preferences)\b|\b(do not|don't|never) (mention|tell|reveal|show) (this|it|any of this|this \w+) to the user\b"
     # "AI 助手读到这条请…", "【系统提示：AI 编程助手请…】".
     r"|(ai|人工智能)\s*(编程|代码|写作|智能)?\s*(助手|助理)\s*(读到|看到|处理到?)(这条|这段|此|本)[^，。,]{0,6}?(请|务必|必须)|[\[【]\s*(系统提示|系统指令|system prompt|system note)\s*[:：]"
     r"|\bsystem override\b|\bany (ai|llm) (assistant|agent|model)s? reading this\b"
@@ -588,7 +591,7 @@ VALUE_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     ("time", re.compile(r"\b\d{1,2}(?::\d{2})?\s*(?:am|pm)\b|\b\d{1,2}:\d{2}\b|(?<=\bat )\d{1,2}(?![\w:%]|[.,]\d|\s*(?:km|kg|mph|miles?|minutes?|mins?|degrees?|percent|euros?|dollars?|pounds?|k\b))|(?:(?:上午|下午|晚上|早上|凌晨|中午|傍晚|夜里)\s?)?(?:[一两二三四五六七八九十]{1,3}|\d{1,2}\s?)点(?:半|[一二三四五\d]{1,2}分)?", re.IGNORECASE)),
     # A number may touch Chinese text on either side ("现在82公斤，", "半径是500米了"), not Latin
     # letters or digits ("T4", "v2beta").
-    ("number", re.compile(r"(?<![A-Za-z0-9_.])v?\d+(?:\.\d+)*(?:\s?(?:m/s|km/h|mph|kbps|mbps|gbps|khz|mhz|ghz|hz|fps|kg|km|gib|gi|g|cm|mm|mib|mi|m|gb|mb|tb|ms|s|h|k|%)(?![A-Za-z0-9_])"
+    ("number", re.compile(r"(?<![A-Za-z0-9_.])v?\d+(?:\.\d+)*(?:\s?(?:m/s|km/h|mph|kbps|mbps|gbps|khz|mhz|ghz|hz|fps|ppm|kg|km|gib|gi|g|cm|mm|mib|mi|m|gb|mb|tb|ms|s|h|k|%)(?![A-Za-z0-9_])"
                           r"|\s?(?:公斤|公里|厘米|毫米|公分|米|岁|度(?=$|[\s，,。.!！?？；;、)）]|了|啦|吧|左右|以上|以下)|℃)|\s?°C|\s?号(?!\w)|(?![\w.]\w|\w))", re.IGNORECASE)),
     # A day of the month ("on the 12th" / "moved to the 14th").
     ("day", re.compile(r"\b\d{1,2}(?:st|nd|rd|th)\b", re.IGNORECASE)),
@@ -610,7 +613,7 @@ _DIMENSION.update({unit: "length" for unit in ("cm", "mm", "厘米", "毫米", "
 # "加热棒设的26度" → "28℃"; a degree that ends its clause, not an angle that names a thing ("30度刀头").
 _DIMENSION.update({unit: "temperature" for unit in ("度", "℃", "°c")})
 _DIMENSION.update({unit: "speed" for unit in ("m/s", "km/h", "mph")})  # "风速到 18 m/s 就要停运", not 18 metres
-_UNIT_RE = re.compile(r"(m/s|km/h|mph|kbps|mbps|gbps|khz|mhz|ghz|hz|fps|kg|km|gib|gi|g|cm|mm|mib|mi|m|gb|mb|tb|ms|s|h|k|%|岁|号|公斤|公里|厘米|毫米|公分|米|度|℃|°c|[次个岁只位条台张天年周月])$", re.IGNORECASE)
+_UNIT_RE = re.compile(r"(m/s|km/h|mph|kbps|mbps|gbps|khz|mhz|ghz|hz|fps|ppm|kg|km|gib|gi|g|cm|mm|mib|mi|m|gb|mb|tb|ms|s|h|k|%|岁|号|公斤|公里|厘米|毫米|公分|米|度|℃|°c|[次个岁只位条台张天年周月])$", re.IGNORECASE)
 
 
 # Days and longer: a span of another scale than minutes and hours.
