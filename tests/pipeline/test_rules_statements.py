@@ -4618,3 +4618,15 @@ def test_a_threshold_said_set_too_high_with_its_unit_and_again_bare_replaces_the
                          "还有阈值要改一下 上回说的二氧化碳那个数定高了 专家说 1200ppm 就该报 所有房间都按 1200 来", cwd=PROJ)
     assert_swapped(live_now, "1500ppm", "1200ppm")
     assert not any("1200℃" in t for t in live_now), live_now
+
+
+def test_a_date_moved_before_a_question_in_chinese_after_a_stop_replaces_the_stored_one(chat, l0, run_now):
+    live_now = told_then(chat, l0, run_now, "我的 target 是 5 月 9 号 club 的 Lamma 环岛, 大概 18 km.",
+                         "Lamma 那个 trip 改期了, 原本那天风太大, club 改到 5 月 23 号. 那天几点出发比较好?")
+    assert_swapped(live_now, "5 月 9", "5 月 23")
+
+
+def test_what_is_to_change_then_its_value_later_in_the_sentence_replaces_the_stored_one(coder, l0, run_now):
+    live_now = told_then(coder, l0, run_now, "订单这块 每个品种起订 40 盆 少于这个数小程序上不让下单",
+                         "起订量改一下 跟几个老客户聊了 门槛太高把人卡跑了 一个品种 20 盆起就行", cwd=PROJ)
+    assert_swapped(live_now, "40 盆", "20 盆")

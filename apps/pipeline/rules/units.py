@@ -585,8 +585,9 @@ def _requested_change(part: str, mode: str) -> Correction | None:
 def _news_before_question(part: str) -> Correction | None:
     """"…came back on python 3.12 instead of 3.10 🎉 so we can drop the old stuff. prob need to
     bump ruff/mypy config too?": a question or request written in lower case after the news ends
-    the same "sentence"; the change said before it still stands."""
-    pieces = LOWER_STOP_RE.split(part)
+    the same "sentence"; the change said before it still stands. So does a question in Chinese after a
+    stop ("… club 改到 4 月 25 号. 那天大概几点出发比较好?")."""
+    pieces = re.split(LOWER_STOP_RE.pattern + r"|(?<=[.!?。！？])\s*(?=[\u4e00-\u9fff])", part)
     if len(pieces) < 2:
         return None
     head = " ".join(pieces[:-1])
