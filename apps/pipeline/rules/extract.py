@@ -439,9 +439,10 @@ SELF_SUBJECT_RE = re.compile(r"\bi\b|(?<![帮给让叫替为])我(?!们)", re.IG
 REMINDER_RE = re.compile(r"\b(don't forget|do not forget|remember to)\b|别忘|不要忘|记得", re.IGNORECASE)  # a task for today
 
 
+# Occasions a request can be for ("for the 4 July sale only").
+_OCCASION = r"(?:sale|auction|event|day|weekend|week|night|evening|show|launch|fair|match|game|trip|party|meeting|release|demo|open day|market)"
 # Said to be for once only ("帮我出 5 道题，就这一次", "只补这一次", "just this once"): whoever
 # the subject, whatever the verb.
-_OCCASION = r"(?:sale|auction|event|day|weekend|week|night|evening|show|launch|fair|match|game|trip|party|meeting|release|demo|open day|market)"
 ONLY_ONCE_RE = re.compile(r"(?:这次|这回)就(?:行|好|可以)(?!了吧)|(?:^|(?<=[\s，,。；;])|(?<=另外)|(?<=还有))(?:就|只)?(?:这次|这回|这一次|今次)(?:\s*one[- ]?time)?(?:就|先|只)?\s*(?:你)?(?:帮我|帮手|麻烦你?)|[,，]\s*(?:just\s+)?this once\b|^\s*one[- ]off\s*[:：]|\bjust\s+(?:\w+\s+){1,5}?this once\b|\b(?:it's|it is|this is|just) a one[- ]off\b|\b(just this once|only this once|this one time only|just this one time|(a |it's a |just a )?one[- ]time thing|(a |it's a |just a )?one[- ]off thing"
                           r"|just for (this run|this once|today|tonight|tomorrow|now)|for this run only|(just |only )?for this (reply|answer|response|message|question)( only)?|(a |one )?one[- ]off request|normally\b.{0,80}\bbut for this one|(don't|do not|dont) make a habit of (it|this)|(don't|do not) make (it|this) (a|the) (config |new )?default"
                           # "for tonight (2026-09-05) only: …", "tonight only, would you …", "not a regular thing",
