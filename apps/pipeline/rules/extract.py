@@ -74,7 +74,7 @@ PATTERNS: list[tuple[str, re.Pattern[str]]] = [
         r"|\b(i'm|i am|we're|we are) (not )?(a big fan|not a fan|fond|big on|a fan of|into)\b|\bi (think|feel|believe) (that )?\w+"
         r"|我(比较|更|很|不|最|特别|超)?(喜欢|偏好|习惯|讨厌|爱|倾向|受不了)|我们(习惯|偏好)|偏好|我觉得", re.IGNORECASE)),
     # An explicit to-do wins over the decision it may mention ("下一步要把负采样改成…").
-    ("task", re.compile(r"\b(todo|to-do|next step|still have to|need to|needs to|for the backlog|next task)\b|^next\s*:|^\W*(?:(?:yes|yeah|yep|sure|thanks|thank you|cool|great|nice|perfect|lovely|brilliant)\b[^.!?:]{0,12}[.!,]\s*)?(?:(?:ok|okay|so|right)[,，]?\s+)?(?:next|first|second|another)(?: real| big| bigger| small| main)? (?:thing|task|item|job|feature)\b[^:：.!?]{0,30}[:：]|^(?:下一个|下个|接下来的?|第一个|另一个)\s*(?:(?:大|小|big |small )?\s*(?:活|任务|需求|事|功能|item|task|thing|feature)|大的|小的)\s*[:：]|^(?:下一个|下个|接下来)(?:想|要|打算)做的(?:是|就是)|待办|下一步|接下来要|还要|要把|还需要"
+    ("task", re.compile(r"\b(todo|to-do|next step|still have to|need to|needs to|for the backlog|next task)\b|^next\s*:|^\W*(?:(?:yes|yeah|yep|sure|thanks|thank you|cool|great|nice|perfect|lovely|brilliant)\b[^.!?:]{0,12}[.!,]\s*)?(?:(?:ok|okay|so|right)[,，]?\s+)?(?:next|first|second|another)(?: real| big| bigger| small| main)? (?:thing|task|item|job|feature|piece of work|bit of work)\b[^:：.!?]{0,40}[:：]|^(?:下一个|下个|接下来的?|第一个|另一个)\s*(?:(?:大|小|big |small )?\s*(?:活|任务|需求|事|功能|item|task|thing|feature)|大的|小的)\s*[:：]|^(?:下一个|下个|接下来)(?:想|要|打算)做的(?:是|就是)|待办|下一步|接下来要|还要|要把|还需要"
                         r"|下一个\s*(?:任务|task|待办)"
                         r"|\b(?:put|add) (?:this|that|it) (?:on|to) (?:the|my|our) (?:list|to-?do list|backlog)\b|\bon the (?:to-?do list|backlog)\b"
                         r"|(?:加到|放进|记到|列进)(?:待办|todo|清单|backlog)", re.IGNORECASE)),
@@ -250,7 +250,8 @@ NAMED_DECLINE_RE = re.compile(
     r"^(?:(?:nah|no|nope|ok|okay|hmm)[,，.!\s]*)?skip\b|[,，]\s*pass\s*[.。!！]*$"
     # "no digital chanter. the whole point is the real sound", "超声波 pass，我还是信时间": the proposal named and
     # turned down in a few words of their own.
-    r"|^(?:no|not(?:\s+the)?)\s+[\w.+'-]+(?:\s+[\w.+'-]+){0,2}\s*[.!]+(?:\s|$)|^[^，,。.!！?？\s]{1,20}\s*pass(?=\s*[，,。.!！]|\s*$)"
+    # "no guided walk thanks, I've looked at them.": with its thanks.
+    r"|^(?:no|not(?:\s+the)?)\s+[\w.+'-]+(?:\s+[\w.+'-]+){0,2}(?:\s*[.!]+|,?\s+(?:thanks|thank you|ta|cheers)\s*[.!,]*)(?:\s|$)|^[^，,。.!！?？\s]{1,20}\s*pass(?=\s*[，,。.!！]|\s*$)"
     # "no, leave PagerDuty out.": the proposal left out by name.
     r"|^leave\s+(?:the\s+)?[\w.+'-]+(?:\s+[\w.+'-]+)?\s+out\b(?!\s+of\b)"
     r"|^[^，,。.!！?？]{0,16}?(?:就|还是|先|暂时)?(?:算了|免了|不(?:买|租|装|用|要|试|加|考虑|上)了)|[，,]\s*(?:那)?(?:就|还是)?算了"
@@ -443,7 +444,7 @@ REMINDER_RE = re.compile(r"\b(don't forget|do not forget|remember to)\b|别忘|�
 _OCCASION = r"(?:sale|auction|event|day|weekend|week|night|evening|show|launch|fair|match|game|trip|party|meeting|release|demo|open day|market)"
 # Said to be for once only ("帮我出 5 道题，就这一次", "只补这一次", "just this once"): whoever
 # the subject, whatever the verb.
-ONLY_ONCE_RE = re.compile(r"(?:这次|这回)就(?:行|好|可以)(?!了吧)|(?:^|(?<=[\s，,。；;])|(?<=另外)|(?<=还有))(?:就|只)?(?:这次|这回|这一次|今次)(?:\s*one[- ]?time)?(?:就|先|只)?\s*(?:你)?(?:帮我|帮手|麻烦你?)|[,，]\s*(?:just\s+)?this once\b|^\s*one[- ]off\s*[:：]|\bjust\s+(?:\w+\s+){1,5}?this once\b|\b(?:it's|it is|this is|just) a one[- ]off\b|\b(just this once|only this once|this one time only|just this one time|(a |it's a |just a )?one[- ]time thing|(a |it's a |just a )?one[- ]off thing"
+ONLY_ONCE_RE = re.compile(r"(?:这次|这回)就(?:行|好|可以)(?!了吧)|(?:^|(?<=[\s，,。；;])|(?<=另外)|(?<=还有))(?:就|只)?(?:这次|这回|这一次|今次)(?:\s*(?:one[- ]?time|only|just))?(?:就|先|只)?\s*(?:你)?(?:帮我|帮手|帮个忙|麻烦你?)|[,，]\s*(?:just\s+)?this once\b|^\s*one[- ]off\s*[:：]|\bjust\s+(?:\w+\s+){1,5}?this once\b|\b(?:it's|it is|this is|just) a one[- ]off\b|\b(just this once|only this once|this one time only|just this one time|(a |it's a |just a )?one[- ]time thing|(a |it's a |just a )?one[- ]off thing"
                           r"|just for (this run|this once|today|tonight|tomorrow|now)|for this run only|(just |only )?for this (reply|answer|response|message|question)( only)?|(a |one )?one[- ]off request|normally\b.{0,80}\bbut for this one|(don't|do not|dont) make a habit of (it|this)|(don't|do not) make (it|this) (a|the) (config |new )?default"
                           # "for tonight (2026-09-05) only: …", "tonight only, would you …", "not a regular thing",
                           # "don't change the default in the config".
@@ -468,6 +469,10 @@ ONLY_ONCE_RE = re.compile(r"(?:这次|这回)就(?:行|好|可以)(?!了吧)|(?:
 _THIS_OCCASION_RE = re.compile(r"\b(this time|this once|for this (deploy|release|run|build|pr|merge|one))\b|这次|这一次|这回|本次", re.IGNORECASE)
 ASKING_CLAUSE_RE = re.compile(r"^\s*(?:and |also |so |then |oh )?(?:please |pls )?(?:can|could|would) you\b|^\s*(?:please|pls)\b|帮我|帮个忙|麻烦你?|请你|给我(?:写|做|出|弄|找)",
                                re.IGNORECASE)
+
+
+# A request for once made of someone just told about ("write him a thank-you note", "给他写…").
+_FOR_THEM_RE = re.compile(r"给(?:他|她)(?:们)?|\b(?:for|to) (?:him|her|them)\b|\b(?:write|send|text|thank) (?:him|her|them)\b", re.IGNORECASE)
 
 
 def said_before_the_request(sentence: str) -> str:
@@ -502,7 +507,7 @@ def said_before_the_question(sentence: str) -> str:
 
 # "就这一次哈，以后还是中文": what holds again after the occasion is no lasting change of its own; nor
 # is the user doing it themselves next time ("就这一回，以后这种我自己写").
-BACK_TO_USUAL_RE = re.compile(r"\b(?:and )?(?:then )?never again\b|以后(?:还是|照常|照旧|恢复)|以后(?:就)?不用(?:再)?(?:写|发|做|弄|搞)了?|平时(?:还是|照常|照旧)|以后(?:这种|这类|这些)?(?:的)?(?:我|我们)(?:就)?自己(?:来|写|弄|做|搞|发)"
+BACK_TO_USUAL_RE = re.compile(r"\b(?:and )?(?:then )?never again\b|以后(?:还是|照常|照旧|恢复)|以后(?:就)?不用(?:再)?(?:帮我|给我)?(?:写|发|做|弄|搞)了?|平时(?:还是|照常|照旧)|以后(?:这种|这类|这些)?(?:的)?(?:我|我们|她|他|她们|他们)(?:就)?自己(?:在[^，,。\s]{1,6})?(?:来|写|弄|做|搞|发|看|查|导)"
                                r"|\b(?:from now on|after this|in future|next time) i'?ll (?:do|write|send|handle) (?:it|them|these|those)(?: myself)?\b|\b(?:otherwise|after that) (?:as usual|back to normal)\b", re.IGNORECASE)
 
 
@@ -611,7 +616,7 @@ SPEAKER_FACT_MIN_WORDS = 4
 FIRST_PERSON_RE = re.compile(r"\b(i|i'm|i've|my|me|we|our)\b|我", re.IGNORECASE)
 # The user saying who they are ("i'm also a volunteer firefighter", "我自己是在银行做 iOS 开发的"), not what "we" do.
 # ("im the shotfirer", "I was a live sound engineer for 14 years before this", "me and my partner maren run …").
-ABOUT_ME_RE = re.compile(r"\bi(?:'m| am|m)\b|\bmy (?:day )?job\b|\bi (?:was|used to be|worked as) an?\b|\bme and my \w+(?: \w+)? (?:run|own|started)\b|我(?:自己|本人)?(?:是|在)|我(?:平时|白天|本职)"
+ABOUT_ME_RE = re.compile(r"\bi(?:'m| am|m)\b|\bmy (?:day )?job\b|\bi (?:was|used to be|worked as) an?\b|\bme and my \w+(?: \w+)? (?:run|own|started)\b|我(?:自己|本人|以前|之前|原来|原先)?(?:是|在)|我(?:平时|白天|本职)"
                          r"|我(?:们)?(?:跟|和)[^，,。]{1,8}?(?:合开|合伙开)了?(?:个|一家|一间|家|间)", re.IGNORECASE)  # "我跟朋友在成都玉林合开了个 coworking space"
 # The speaker or the people close to them: what a plain statement in a chat is about.
 SELF_RE = re.compile(
@@ -636,7 +641,9 @@ EVENT_HINT_RE = re.compile(
     r"|(去|来|买|搬|换|定|做|看|学|办|开|考|报|玩|参加|完成|拿到|见)了|昨天|今天|上周|上个月|去年|刚|下个?月|明年|下周|打算|准备|要去|变成", re.IGNORECASE)
 # Something that went wrong where the project is used, told by the user (not a crash while developing,
 # which is what a session is about anyway): a double booking, a site down on the day, a garment remade.
-INCIDENT_RE = re.compile(r"\b(?:fell over|blew up|went down|outage|it was chaos|total chaos|a disaster|double[- ]?book(?:ed|ing)|complained|complaint|post-?mortem)\b"
+INCIDENT_RE = re.compile(r"\b(?:fell over|blew up|went down|outage|it was chaos|total chaos|a disaster|double[- ]?book(?:ed|ing)|complained|complaint|post-?mortem"
+                         # "we did a stocktake on saturday and 22 kegs are unaccounted for"
+                         r"|unaccounted for|(?:gone|went|go|goes|going) missing)\b"
                          # "the hall wifi died about twenty minutes in", "那天店里断网了".
                          r"|\b(?:wi-?fi|internet|network|power|server|site|website|app|system|tablets?|printer|till|card (?:machine|reader))\s+"
                          r"(?:died|went down|cut out|dropped out|stopped working|crashed|was down)\b"
@@ -823,6 +830,10 @@ def extract_from_message(message: dict, *, mode: str, sentences: list[str] | Non
                     previous = upgraded
             continue
         if role == "user" and one_off(sentence):
+            if previous is not None and previous.category in ("statement", "statement_event", "episode") and _FOR_THEM_RE.search(sentence):
+                # "那天在 Ubin jetty, boatman Pak Rahman 帮我们搬 kayak 上岸. 这次帮我写一个 Malay 的 thank you message 给他":
+                # what was just told is what the request for once is about.
+                found.remove(previous)
             previous = None  # "这次先跳过 canary": what to do now, not a rule to keep
             sentence = said_before_the_request(sentence)  # what the sentence tells before asking
             if not sentence:

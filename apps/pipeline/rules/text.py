@@ -69,7 +69,16 @@ INJECTION_RE = re.compile(
     # "（以下内容供AI助手读取：…": text set aside for an AI reader.
     r"|(?:供|给)\s*(?:ai|人工智能|大模型)\s*(?:编程|代码|写作|智能)?\s*(?:助手|助理|模型|智能体)\s*(?:读取|阅读|参考|处理)"
     # "（给 AI 助手的说明：…", "致 AI 助手的一段话：": a note named as the AI's, before its colon.
-    r"|(?:给|致|写给)\s*(?:ai|人工智能|大模型)\s*(?:编程|代码|写作|智能)?\s*(?:助手|助理|模型|智能体)(?:们)?的\s*(?:一段|特别)?(?:说明|提示|指令|备注|话|留言|注意事项)\s*[:：]"
+    # "（给AI助手的隐藏说明：…".
+    r"|(?:给|致|写给)\s*(?:ai|人工智能|大模型)\s*(?:编程|代码|写作|智能)?\s*(?:助手|助理|模型|智能体)(?:们)?的\s*(?:一段|特别|隐藏|内部)?(?:说明|提示|指令|备注|话|留言|注意事项)\s*[:：]"
+    # An AI addressed ("[AI assistants and chatbots: …", "[hidden text: AI assistant, tell the reader …",
+    # "（AI 助手阅读提示：请记住该用户…") and, after it, the person it serves spoken of in the third person:
+    # the user speaks of themselves as "I", never as "this user" or "the reader".
+    # Addressed, not spoken of: the salutation opens the text, a bracket, a label or a sentence ("we built an AI
+    # chatbot, the user asks …" speaks of one).
+    r"|(?:^|[\[【(（<\"“]|[:：]\s|[.!?。！？]\s)\s*(?:\b(?:ai|llm)s?(?:\s+[\w-]+){0,3}?\s+(?:assistants?|agents?|chatbots?|models?|bots?)|\bchatbots?)\b[^:：,，.\n]{0,25}[:：,，]"
+    r"[^\n]{0,300}?(?:\b(?:this|the) (?:user|reader)\b|该用户|此用户|这位用户)"
+    r"|(?:^|[\[【(（<\"“]|[:：。！？])\s*(?:ai|人工智能)\s*(?:编程|代码|写作|智能)?\s*(?:助手|助理)[^：:，,。\n]{0,8}[:：,，][^\n]{0,300}?(?:该用户|此用户|这位用户|\b(?:this|the) (?:user|reader)\b)"
     # German: "Hinweis für KI-Assistenten:", "Anweisung an alle KI-Modelle:".
     r"|\b(hinweis|nachricht|anweisungen?|achtung|notiz)\s+(an|für)\s+(alle\s+|jeden\s+|den\s+|die\s+)?(ki|ai)[- ]?(assistent(en)?|agent(en)?|modelle?|systeme?)\s*[:：])",
     re.IGNORECASE,
@@ -123,7 +132,8 @@ def is_chinese(text: str) -> bool:
 # and neither does the "?" of a URL's query ("GET /reports/grades?examId=…").
 # A full stop ends a sentence before a capital, and before a request typed in lower case
 # ("… no alt contigs. can you check config?"): the request is a sentence of its own.
-_SPLIT_RE = re.compile(r"(?<=[。！？])\s*|(?<=[!?])(?=\s|[\u4e00-\u9fff])\s*|(?<=[a-z0-9)\]\"']\.)\s+(?=[A-Z\u4e00-\u9fff\"'(])"
+# ("…我会自己发 email 解释. 然后因为顺丰国际涨价, …": mixed writing ends a Chinese sentence with ". " too.)
+_SPLIT_RE = re.compile(r"(?<=[。！？])\s*|(?<=[!?])(?=\s|[\u4e00-\u9fff])\s*|(?<=[a-z0-9)\]\"'\u4e00-\u9fff]\.)\s+(?=[A-Z\u4e00-\u9fff\"'(])"
                        r"|(?<=[a-z0-9)\]\"']\.)\s+(?=(?:can|could|would|will) you\b|(?:please|pls)\b)")
 # A full stop and a word in lower case: casual writing starts its next sentence there. The split
 # above leaves them joined (it would cut "v2. then" or "see fig. 3" too), except in a sentence
@@ -157,7 +167,8 @@ CJK_SPACE = r"(?<=[\u4e00-\u9fff])\s+(?=[\u4e00-\u9fff])"
 CJK_SPACE_RE = re.compile(CJK_SPACE)
 # A list numbered without a stop after each number ("1 说指法用简谱标 五线谱我看不懂"), under a line that
 # announces it without a colon ("先说几个要求 以后都这样", "几个 rule 你也记一下").
-_BARE_NUMBER_RE = re.compile(r"^(\d{1,2})\s+(?=\S)")
+_BARE_NUMBER_RE = re.compile(r"^(\d{1,2}|[一二三四五六七八九十])\s+(?=\S)")  # "1 说指法…", "一 所有金额以分为单位…"
+_ZH_ORDINAL = "一二三四五六七八九十"
 _BARE_INTRO_RE = re.compile(r"(?:几个|几条|几点|两个|三个|两条|三条|两点|三点)\s?(?:要求|规矩|规则|原则|事|rules?\b|requirements?\b)|\b(?:a few|some|two|three|couple of) (?:rules|things|requests)\b",
                             re.IGNORECASE)
 # A line that only asks for a note in the TODO list ("TODO 记一下 下个月做", "add one to TODO.md, not urgent").
@@ -167,6 +178,10 @@ _TODO_HEADER_RE = re.compile(r"^(?:todo\s*(?:记一下|记下|加一个|加个|�
 # uncle 看中文，…"): the item's next sentence is its reason or detail, and a split there would hand
 # it, and the items after it, to a unit of their own, cut from what they are about.
 _ITEM_SENTENCE_END_RE = re.compile(r"[。！](?=\s*\S)|(?<=[a-z0-9)\]])\.\s+(?=[A-Z])")
+
+
+def _bare_number(text: str) -> int:
+    return int(text) if text.isdigit() else _ZH_ORDINAL.index(text) + 1
 
 
 def _item_as_one(item: str) -> str:
@@ -193,7 +208,7 @@ def _lines_as_units(text: str, *, intro_across_blank: bool = False) -> list[str]
         is_item = bool(_LIST_ITEM_RE.match(line))
         item = _LIST_ITEM_RE.sub("", line).strip()
         bare = _BARE_NUMBER_RE.match(line)
-        if not is_item and intro is not None and bare and int(bare.group(1)) == numbered + 1:
+        if not is_item and intro is not None and bare and _bare_number(bare.group(1)) == numbered + 1:
             # "先说几个要求 以后都这样" then "1 说指法用简谱标", "2 先给结论 再解释": numbered without a stop, in order.
             is_item, item, numbered = True, line[bare.end():].strip(), numbered + 1
         paragraphs = False
@@ -218,13 +233,14 @@ def _lines_as_units(text: str, *, intro_across_blank: bool = False) -> list[str]
             continue
         out.append(item if is_item else line)
         following = lines[k + 1].strip() if k + 1 < len(lines) else ""
-        if line.endswith((":", "：")) or (_BARE_INTRO_RE.search(line) and following.startswith("1 ")):
+        if line.endswith((":", "：")) or (_BARE_INTRO_RE.search(line) and (following.startswith("1 ") or _LIST_ITEM_RE.match(following))):
             if not line.endswith((":", "：")):
-                # The colon it was said without: the items read as what it announces ("几个 rule 你也记一下：…").
-                out[-1] = line + ("：" if is_chinese(line) else ":")
+                # The colon it was said without, or said as a stop: the items read as what it announces
+                # ("几个 rule 你也记一下：…", "right, two rules while I remember." then "1. …").
+                out[-1] = line.rstrip("。.") + ("：" if is_chinese(line) else ":")
             numbered = 0
             # What a later unit of the same list repeats: the sentence that introduces it, not the ones before.
-            intro, intro_line, fresh = len(out) - 1, [p for p in _SPLIT_RE.split(line) if p and p.strip()][-1].strip(), True
+            intro, intro_line, fresh = len(out) - 1, [p for p in _SPLIT_RE.split(out[-1]) if p and p.strip()][-1].strip(), True
         elif not (is_item and intro is not None):
             intro = None
     return out
@@ -592,7 +608,9 @@ VALUE_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     # A number may touch Chinese text on either side ("现在82公斤，", "半径是500米了"), not Latin
     # letters or digits ("T4", "v2beta").
     ("number", re.compile(r"(?<![A-Za-z0-9_.])v?\d+(?:\.\d+)*(?:\s?(?:m/s|km/h|mph|kbps|mbps|gbps|khz|mhz|ghz|hz|fps|ppm|kg|km|gib|gi|g|cm|mm|mib|mi|m|gb|mb|tb|ms|s|h|k|%)(?![A-Za-z0-9_])"
-                          r"|\s?(?:公斤|公里|厘米|毫米|公分|米|岁|度(?=$|[\s，,。.!！?？；;、)）]|了|啦|吧|左右|以上|以下)|℃)|\s?°C|\s?号(?!\w)|(?![\w.]\w|\w))", re.IGNORECASE)),
+                          r"|\s?(?:公斤|公里|厘米|毫米|公分|米|岁|度(?=$|[\s，,。.!！?？；;、)）]|了|啦|吧|左右|以上|以下)|℃)|\s?°C|\s?号(?!\w)"
+                          # "团课每节上限12人" → "团课上限改成16人": so many people.
+                          r"|\s?人(?![间次民员工数])|(?![\w.]\w|\w))", re.IGNORECASE)),
     # A day of the month ("on the 12th" / "moved to the 14th").
     ("day", re.compile(r"\b\d{1,2}(?:st|nd|rd|th)\b", re.IGNORECASE)),
     # A name with its number written into it ("GRCh37", "hg19"): the letters name the slot, so
@@ -613,7 +631,7 @@ _DIMENSION.update({unit: "length" for unit in ("cm", "mm", "厘米", "毫米", "
 # "加热棒设的26度" → "28℃"; a degree that ends its clause, not an angle that names a thing ("30度刀头").
 _DIMENSION.update({unit: "temperature" for unit in ("度", "℃", "°c")})
 _DIMENSION.update({unit: "speed" for unit in ("m/s", "km/h", "mph")})  # "风速到 18 m/s 就要停运", not 18 metres
-_UNIT_RE = re.compile(r"(m/s|km/h|mph|kbps|mbps|gbps|khz|mhz|ghz|hz|fps|ppm|kg|km|gib|gi|g|cm|mm|mib|mi|m|gb|mb|tb|ms|s|h|k|%|岁|号|公斤|公里|厘米|毫米|公分|米|度|℃|°c|[次个岁只位条台张天年周月])$", re.IGNORECASE)
+_UNIT_RE = re.compile(r"(m/s|km/h|mph|kbps|mbps|gbps|khz|mhz|ghz|hz|fps|ppm|kg|km|gib|gi|g|cm|mm|mib|mi|m|gb|mb|tb|ms|s|h|k|%|岁|号|人|公斤|公里|厘米|毫米|公分|米|度|℃|°c|[次个岁只位条台张天年周月])$", re.IGNORECASE)
 
 
 # Days and longer: a span of another scale than minutes and hours.

@@ -41,6 +41,8 @@ from apps.pipeline.rules.extract import (
     NAMED_DECLINE_RE,
     QUESTION_RE,
     REQUEST_RE,
+    RULES_HEADER_RE,
+    RULES_INTRO_RE,
     STRONG_RE,
     Candidate,
     candidate_for,
@@ -329,7 +331,10 @@ def _analyse(ctx, messages: list[dict], background: list[dict], mode: str) -> Ba
             if correction is not None and not correction.context and not correction.old:
                 # "markup 要改. 计了一下 …, 15 巴仙根本不够 cover. 从今天开始改成 18%": what is changed was announced
                 # a sentence or two before the value.
-                correction.context = next((p for p in reversed(parts[max(0, index - 2):index]) if _CHANGE_ANNOUNCED_RE.match(p)), "")
+                # What was said between the announcement and the value is about it too ("同步的时间要换. 凌晨那个点刚好
+                # 撞到 NUC 的整机备份, …. 改到早上 7 点跑").
+                announced = next((k for k in range(index - 1, max(0, index - 2) - 1, -1) if _CHANGE_ANNOUNCED_RE.match(parts[k])), None)
+                correction.context = " ".join(parts[announced:index]) if announced is not None else ""
             complained = _value_complained_of(parts[index - 1], correction) if correction is not None and index else ""
             if complained and correction is not None:
                 correction.old = complained
@@ -549,7 +554,10 @@ def _change_in(part: str, mode: str) -> Correction | None:
     assistant to change."""
     if one_off(part):
         return None
-    return (_news_before_question(part) or _requested_change(part, mode)) if _asked(part) else parse_correction(part)
+    found = (_news_before_question(part) or _requested_change(part, mode)) if _asked(part) else parse_correction(part)
+    if found is not None and found.weak and (RULES_HEADER_RE.match(part) or RULES_INTRO_RE.search(part)):
+        return None  # "定两个规矩: 以后改任何 checkout 相关的 code, 先用 Stripe test mode …": rules said, not a value changed
+    return found
 
 
 def _told_in_the_next_sentence(correction: Correction, part: str, following: str, mode: str) -> Correction | None:
