@@ -68,9 +68,11 @@ CORRECTION_RE = re.compile(
     r"|^[\w ]{2,30} update\s*[:：]|^update( on [^:：]{1,40})?\s*[:：]"
     # "written exam got pushed …, new date is 5th July": the new value of a thing named by its slot.
     r"|\bnew (?:date|time|day|deadline|venue|address|price|fee|rent|slot) is\b"
+    # "店要搬了 房东不续租 新店在百草路": where the new one is.
+    r"|(?:^|(?<=[，,。；;\s]))新(?:店|地址|址|场地|办公室|门店|仓库|工作室)(?:在|是|开在|搬到)"
     # "合作社定了10月28号就开摘，提前了一个多礼拜": a date, then said to have moved.
     r"|\d{1,2}\s*月\s*\d{1,2}\s*[号日][^，,。；;]{0,12}[，,]\s*(?:又)?(?:提前|推迟|延后|延期|推后)了"
-    rf"|\bnot\s+{_NOT_A_VALUE}[^,.;]+?,?\s+but\s+{_BUT_A_VALUE}|[,，]\s*not\s+{_NOT_A_VALUE}\w|(?<!for )(?<!until )\bnow\s*[.!]?\s*$"
+    rf"|\bnot\s+{_NOT_A_VALUE}[^,.;]+?,?\s+but\s+{_BUT_A_VALUE}|[,，]\s*not\s+{_NOT_A_VALUE}\w|(?<!for )(?<!until )(?<!right )\bnow\s*[.!]?\s*$"
     # "还有目标改了 年底要攒五万": what changed, then its new value in the next clause.
     # (Not "不要再手动去改了，…就这一个库": told not to change by hand, and "一个" is "a".)
     r"|[\u4e00-\u9fff]{1,6}(?<![去再])(?:改了|变了)(?=[\s，,：:]+[^，,。；;]{0,16}?(?:\d|[两二三四五六七八九十]+\s*(?:万|千|百|块|元|点|号|天)))"
@@ -102,7 +104,7 @@ _CHANGE_VERBS_EN = (r"moved|moves|moving|shifted|shifts|shifting|changed|changin
 CHANGE_TO_RE = re.compile(
     rf"\b(?:{_CHANGE_VERBS_EN})\b(?:\s+(?:up|back|down|forward|out))?(?:\s+(?!(?:on)?to\b)[\w'-]+){{0,4}}?,?\s+(?:on)?to\s+(?P<new>(?:[^,;!.?]|[.,](?=\d))+)"
     # "timeout tighten 到 90 秒": an English verb before the Chinese "到" in mixed writing.
-    r"|(?:推迟|提前|延后|延期|改期|挪|加|减|缩短|延长|放宽|收紧|扩|砍|提|压|升级|换|改签|tighten|loosen|bump|raise|lower|reduce|increase|extend|shorten|migrate|migrated|switch|switched|move|moved)\s*到(?P<new_zh>[^，,。；;！!？?]+)",
+    r"|(?:推迟|推后|往后推|往后挪|推(?=\s*到\s*(?:\d|[一二三四五六七八九十]+\s*月|下个?|后天|明天|月底|年底|周|礼拜|星期))|提前|延后|延期|改期|挪|加|减|缩短|延长|放宽|收紧|扩|砍|提|压|升级|换|改签|tighten|loosen|bump|raise|lower|reduce|increase|extend|shorten|migrate|migrated|switch|switched|move|moved)\s*到(?P<new_zh>[^，,。；;！!？?]+)",
     re.IGNORECASE,
 )
 # Words that say a value holds now, not before ("it's April 25 now", "these days", "more like",
@@ -118,7 +120,7 @@ WEAK_CUE_RE = re.compile(
     r"|\bany ?more\b|\b(?:from|starting|as of) this (?:month|week|year|season|term)\b"
     # "from 1 April the bench rate is £52 an hour": from a date on.
     r"|\b(?:from|starting|as of)\s+(?:the\s+)?(?:\d{1,2}(?:st|nd|rd|th)?\s+(?:of\s+)?(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*"
-    r"|(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\s+\d{1,2}(?:st|nd|rd|th)?)\b|\bended up\b(?!\s+(?:in|at|on)\b)|\bin the end\b|\bfinal\b(?=\s*(?:是|[:：]|is\b|number\b|count\b))|(?:现在|目前|如今)(?!的[^，,。:：]{0,12}[:：])|最后(?:定|决定|改|选)|后来(?:改|换)|又(?:改|换|变|涨|降)了?"
+    r"|(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\s+\d{1,2}(?:st|nd|rd|th)?)\b|\bended up\b(?!\s+(?:in|at|on)\b)|\bin the end\b|\bfinal\b(?=\s*(?:是|[:：]|is\b|number\b|count\b))|(?:现在|目前|如今)(?!的[^，,。:：]{0,12}[:：]|最[^，,。:：]{0,6}[:：]|有个|有一个)|最后(?:定|决定|改|选)|后来(?:改|换)|又(?:改|换|变|涨|降)了?"
     # "以后每一档一个半小时": from now on, said at the head of a clause (not "下班以后", after something).
     r"|(?:^|(?<=[，,。；;:：\s]))以后(?=每|都|就|改|一律|统一)"
     # "卡包以后卖 188": a price from now on, after what it is the price of.
@@ -221,6 +223,9 @@ class Correction:
     count: tuple[int, str] | None = None  # "got a fourth node": (4, "node"), the new count of the thing
     context: str = ""  # the sentence an "it's … now" points back at ("they had to move the study. it's 17 March now")
     ended: bool = False  # `old` was given up; `clause` is what the message says holds now, the record's new content
+    # A value said "now" when the clause says more after its sentence ("so we're up to 16 taps now." of "… now. the
+    # screen layout needs to fit all 16 across the 3 TVs"): what a record is matched with and rewritten by.
+    own: str = ""
 
 
 # A move said as "from X to Y" with what moved ("we moved the marketing site from Vercel to
@@ -492,6 +497,8 @@ def _parse(sentence: str) -> Correction | None:
 def _said_now(sentence: str) -> Correction | None:
     """A typed value said with a word that says it holds now ("现在", "now", "from now on")."""
     for cue in WEAK_CUE_RE.finditer(sentence):
+        if sentence[cue.end():].lstrip().startswith((":", "：")):
+            continue  # "two rules for this repo from now on: …": it heads what follows, it changes nothing
         # The value belongs to the cue's own clause: "三天前拔了智齿，现在还肿着" says no new value
         # (a full stop before a space ends a clause too: "…G/45 d5 from now on. last year round 4
         # ended at 9:40pm" says no value of the change after it).
@@ -505,7 +512,11 @@ def _said_now(sentence: str) -> Correction | None:
             # "readings are in SQLite now, …, older than 90 days": a tool said to be in use now is the
             # new value, not the numbers of the clauses around it.
             if not all(kind.startswith("tool:") for kind, _ in said):
-                return Correction(clause=clause, old="", new="", weak=True)
+                # (What comes before it stays: "the hospital phoned, they had to move the study. it's Tuesday 17 March
+                # now" says what the date is of.)
+                last = next((m.start() + 1 for m in _FULL_STOP_RE.finditer(sentence, cue.end())), len(sentence))
+                own_sentence = _clause_of(sentence[:last]) if cue.group(0).lower() != "from now on" else clause
+                return Correction(clause=clause, old="", new="", weak=True, own=own_sentence if own_sentence != clause else "")
             # A tool beside a weak cue: "readings are in SQLite now" takes it up (the numbers of the
             # clauses around it are not new); "there's no influx any more" gives it up, "Etsy 那边手续费
             # 又涨了" says its price rose, "现在 host 在 Heroku" says where it runs: no change by themselves.
@@ -527,6 +538,7 @@ def _said_now(sentence: str) -> Correction | None:
 # A remark in brackets after what it remarks on ("季尾头三名有奖（其实是超市礼券 lol）", "a prize (actually
 # just vouchers)"): "actually" there clarifies the statement, it corrects nothing said before.
 _ASIDE_RE = re.compile(r"(?<=\S)\s*[（(][^（）()]{1,80}[）)]")
+_BRACKETED_RE = re.compile(r"\s*[（(][^（）()]{1,80}[）)]")
 _CLARIFYING_RE = re.compile(r"^(?:actually|其实是)$", re.IGNORECASE)
 
 
@@ -624,6 +636,7 @@ def move_done(parts: list[str], reply: str) -> tuple[int, Correction] | None:
 # A full stop that ends a sentence (not a decimal point or "fig.3"): a clause ends there.
 # A full stop before a space ends a clause; so does a space between two Chinese characters in writing
 # run on without punctuation ("每半小时一个时段 每个时段限人数 到点凭码上索道 现在节假日下站排队排到停车场").
+_FULL_STOP_RE = re.compile(r"(?<=[a-z0-9)\]])\.\s+", re.IGNORECASE)
 _STOP_RE = re.compile(r"(?<=[a-z0-9)\]])\.\s+|" + CJK_SPACE, re.IGNORECASE)
 
 
@@ -878,7 +891,7 @@ _GAVE_UP_ZH = re.compile(r"(?P<old>[\u4e00-\u9fff]{1,3}(?P<v>[\u4e00-\u9fff]))�
 # When, said between a name and what the person does ("月底", "三月底", "下个月").
 _WHEN_ZH = r"(?:(?:下个?|上个?|这个?)?月底|年底|[一二三四五六七八九十\d]{1,2}\s*月[底初中]?|[上下]个?月|已经|马上)?\s*"
 # Where a person's name opens a clause in English, and the words there that are no one's name.
-_NAME_OPENS_EN = r"(?:^|[.:;!]\s+|:\s*|\band\s+|\bfyi\s+)"
+_NAME_OPENS_EN = r"(?:^|[.:;!,]\s+|:\s*|\band\s+|\bfyi\s+)"  # ("staffing news too, Jonah's moving to Bend")
 _NOT_A_PERSON_EN = r"mum|mom|dad|father|mother|he|she|they|i|we|my|our|his|her|grandma|grandpa"
 # A person named in Chinese writing (老/小/阿 + a character, a surname and a given name, a name before
 # 阿姨 / 老师 …, a Latin name), then when ("月底", "下个月"), before what they do.
@@ -922,6 +935,14 @@ _DROPPED = [
     re.compile(r"(?:^|(?<=[，,。：:；;\s]))(?P<old>[\u4e00-\u9fff]{2,4}?)(?:那个|这个|那边|那家|那间)(?:铺子|店面?|房子|场地|单子|项目|工作|offer)?"
                r"(?:没谈下来|没谈成|黄了|吹了|泡汤了|没戏了)"),
     re.compile(r"\bthe\s+(?P<old>(?-i:[A-Z])[\w-]{2,})\s+(?:[\w-]+\s+){0,2}(?:fell through|came to nothing|didn't come off)\b", re.IGNORECASE),
+    # "my GP switched me off the amitriptyline, … she's put me on pregabalin instead": a medicine stopped.
+    re.compile(r"\b(?:switched|taken|took|weaned)\s+(?:me|us|him|her|them)\s+off\s+(?:the\s+|my\s+|his\s+|her\s+)?(?P<old>[\w-]{4,})\b", re.IGNORECASE),
+    # "所以半马我退了 (心痛, 报名费不退), 改报了 5 月 17 号的一个 10K": an entry withdrawn, a booking cancelled.
+    re.compile(r"(?:^|(?<=[，,。：:；;\s]))(?:所以|那|就)?(?P<old>[\u4e00-\u9fff]{2,4}?)(?:我|我们)(?:已经)?(?:退了|退掉了|取消了|退赛了)"),
+    # "the farm emailed, they've had to cancel our yurt": a booking called off (by whoever; "cancel the
+    # build" is a command, not ours).
+    re.compile(r"\b(?:they|we|i|she|he)(?:'ve|'d| have| had)?\s+(?:just\s+)?(?:had to\s+)?(?:cancel(?:led|ed)?)\s+(?:our|my)\s+(?:[\w-]+\s+)?(?P<old>[\w-]{3,})\b",
+               re.IGNORECASE),
 ]
 # Someone gone elsewhere ("Priya's moved to Bristol for a new job", "Kenneth 上个月跳槽去了竞争对手那边", "老周回
 # 安徽老家带孙子了", "Ah Keong 去 Singapore 做工了"): a role left only when the message names who does it now
@@ -929,7 +950,7 @@ _DROPPED = [
 _GONE_ELSEWHERE = [
     re.compile(_NAME_OPENS_EN + r"(?!(?:" + _NOT_A_PERSON_EN + r")\b)"
                r"(?P<old>(?-i:[A-Z][a-zà-ÿ]+)(?:\s(?-i:[A-Z][a-zà-ÿ]+))?)(?:'s|\s+has|\s+have|\s+is)?\s+(?:just\s+|now\s+)?"
-               r"(?:moved\s+(?:away|(?:up\s+|down\s+|over\s+)?to\s+(?-i:[A-Z])[\w-]+)(?:\s+for\s+(?:a\s+|her\s+|his\s+|their\s+)?(?:new\s+)?(?:job|work))?"
+               r"(?:(?:moved|moving)\s+(?:away|(?:up\s+|down\s+|over\s+)?to\s+(?-i:[A-Z])[\w-]+)(?:\s+for\s+(?:a\s+|her\s+|his\s+|their\s+)?(?:new\s+)?(?:job|work))?"
                r"|(?:taken|got|started)\s+a\s+(?:new\s+)?job\b|left\s+(?:the\s+)?(?:company|firm|club|team|school|practice|clinic)"
                # "Malik's leaving us, he's got a job at Rough Trade", "Lucía has stopped teaching online"
                r"|leaving\s+us\b|(?:stopped|quit)\s+(?:teaching|coaching|tutoring|working)\b)", re.IGNORECASE),
@@ -938,6 +959,8 @@ _GONE_ELSEWHERE = [
 ]
 # Who does it now, said after someone went elsewhere.
 _TAKEN_OVER_RE = re.compile(r"\b(?:(?:has|have|'s)\s+)?(?:taken|took|takes|taking)\s+(?:it\s+|them\s+|that\s+)?over\b|\bpicked\s+(?:it\s+|them\s+)?up\b"
+                            # "so from now on the low keg texts go to Priscilla"
+                            r"|\b(?:from now on|now|instead)\b[^.;!?]{0,40}?\bgo(?:es)?\s+to\s+(?-i:[A-Z])"
                             r"|\bstepped in\b|\bnow\s+(?:does|handles|runs|covers)\b|\b(?:is|are)\s+(?:now\s+)?(?:doing|handling|running|covering)\s+(?:it|them)\b"
                             # "Ines is doing all the grading from now on", "I've started with a new tutor, Andrés"
                             r"|\b(?:is|are)\s+(?:now\s+)?(?:doing|handling|running|covering)\s+(?:all\s+)?(?:the\s+)?[\w-]+(?:\s+[\w-]+)?\s+(?:from now on|now)\b"
@@ -1053,6 +1076,7 @@ def given_up(parts: list[str], index: int) -> Correction | None:
     # 还有，姐夫在谈松山湖那边一个铺位": the next items are other news).
     tail = tail.split(LIST_ITEM_SEP)[0]
     text = " ".join([tail if len(content_tokens(tail)) >= 3 else "", *parts[index + 1: index + 1 + given_up_following(parts, index)]])
+    text = _BRACKETED_RE.sub("", text)  # "半马我退了 (心痛, 报名费不退), 改报了 …": a remark in brackets is no clause of what holds now
     if elsewhere is not None and not _TAKEN_OVER_RE.search(text):
         return None
     kept = [_JOINING_WORD_RE.sub("", c.strip(" ，,;；！!。")).rstrip(".。!！") for c in re.split(r"(?<=[.!?。！？])\s+|[，,;；]", text)
@@ -2295,7 +2319,7 @@ _FORGET_PATTERNS: list[re.Pattern[str]] = [
     # "哎这段 don't save 好了", "… wait 这个 don't remember，跟 kombucha 没关系": this one, not kept (这个 only
     # before "don't": "这个删了吧" deletes a file as often as a memory).
     re.compile(r"(?:(?:这段|这句|这条|那段|那句|刚才那段)(?:话)?(?:你)?(?:就|也)?(?:删|删掉|删了|删除)(?:了|掉)?吧?"
-               r"|(?:这段|这句|这条|那段|那句|刚才那段|这个|那个|这些)(?:话)?(?:你)?(?:就|也)?\s*(?:don'?t|dont|do not)\s+(?:save|keep|store|record|remember)\b)(?P<subject>)",
+               r"|(?:这段|这句|这条|那段|那句|刚才那段|这个|那个|这些|\bthis one|\bthat one|\bthis bit|\bthat bit)(?:话)?(?:你)?(?:就|也)?\s*(?:don'?t|dont|do not)\s+(?:save|keep|store|record|remember)\b)(?P<subject>)",
                re.IGNORECASE),
     # "上次 Kevin 那个事你就当没听过哈": heard as if never said, the subject before.
     re.compile(r"(?:把|关于)?(?P<subject>[^，,。！!？?]*?)(?:你)?(?:就|也)?当(?:作|做|成)?(?:我)?没(?:听(?:过|见|到)|说过|提过)"),
@@ -2309,7 +2333,9 @@ _FORGET_PATTERNS: list[re.Pattern[str]] = [
 _GENERIC_SUBJECT_EN = re.compile(r"\b(figures?|numbers?|details?|info|information|stuff|part|bit|things?|amount|data|story|business|you know (?:which one|what i mean|the one))\b", re.IGNORECASE)
 _GENERIC_SUBJECT_ZH = re.compile(r"(?:那个|这个|那些|这些)(?:数字|号码|信息|内容|部分|细节|事情|事儿|事)?$|(?:数字|号码|信息|内容|部分|细节|事情|事儿)$"
                                   r"|^(?:之前|刚才|上次|前面|我)*(?:说|提|讲)(?:的|过的)")
-_FORGET_GUARD_RE = re.compile(r"\b(don't|dont|do not|never|not) forget\b|别忘|不要忘|忘了(带|拿|关|锁|交|写|说|告诉)|我忘了", re.IGNORECASE)
+# ("even if I forget to ask", "I always forget to log it": forgetting, not a request to.)
+_FORGET_GUARD_RE = re.compile(r"\b(don't|dont|do not|never|not) forget\b|\b(?:if|when|whenever|in case|unless)\s+(?:i|we|you)\s+forget\b"
+                              r"|\b(?:i|we)\s+(?:always\s+|sometimes\s+|often\s+|usually\s+|might\s+|may\s+|tend to\s+|keep\s+)?(?:forget|forgetting) to\b|别忘|不要忘|忘了(带|拿|关|锁|交|写|说|告诉)|我忘了", re.IGNORECASE)
 _MEMORY_WORD_RE = re.compile(r"记|(?:别|不要|不用|莫)\s*(?:save|keep|store|record|remember)\b(?=\s*(?:[了啦吧啊哈呀哦喔噢，,。！!]|$))|\b(?:can|could|would) you (?:please )?not (?:keep|store|remember|save)\b|(?:别|不用|不要)(?:再)?(?:存(?:着|下来)?(?=[了啦吧啊哈呀哦喔噢，,。！!]|\s*(?:ok|okay|好吗|行吗|好不好)\s*[?？]|$)|留着)|笔记|"
                              + _YOUR_SIDE_KEEPS + r"|\b(?:whatever|what|everything|anything) you (?:keep|have|store|remember|know|hold)\b|忘掉|忘了吧|忘了它吧|memor|forget|remember|record|note|scratch|strike|drop (the|what)|scrap (the|what)|\bwritten down\b|\bkept\b|\b(?:don't|dont|do not) keep (?:that|it|this)(?: stuff)? (?:around|anywhere|on file)\b|\b(?:don't|dont|do not) keep any of (?:that|this|it)\b|\b(?:don't|dont|do not) keep (?:that|this|it)\s*(?:[.!,;]|$)|\b(?:don't|dont|do not) keep (?:that|this|the) (?:bit|part|stuff|thing) about\b|\b(?:don't|dont|do not) (?:save|store) (?:that|this)\s*(?:[.!,;—–]|$)|记录里|记忆里|\bstored\b|hold on ?to|hang on to|keep hold of"
                              r"|(?:删掉|删除|delete\s?掉?)关于|(?:别|不要|不用|莫)(?:往心里记|记(?:在)?心上)|(?:这段|这句|这条|那段|那句|刚才那段)(?:话)?(?:你)?(?:就|也)?(?:(?:删|删掉|删了|删除)(?:了|掉)?吧?|\s*(?:don'?t|do not)\s+(?:save|keep|store|record|remember)\b)|关于.{1,30}?(?:那|这)条|当(?:作|做|成)?(?:我)?没听(?:过|见|到)", re.IGNORECASE)

@@ -337,16 +337,27 @@ def _merge_within_batch(candidates: list[Candidate]) -> list[Planned]:
 def _apply_in_batch_corrections(ctx, analysis: BatchAnalysis, planned: list[Planned]) -> None:
     """A correction of something said earlier in this batch rewrites that unit before anything
     is stored: the superseded value never becomes a record."""
+    gone: list[Planned] = []
     for said in analysis.corrections:
-        correction = said.correction
+        correction = _the_change(said.correction)
         best, best_score = None, 0.0
         for item in planned:
-            if not analysis.said_before(item.candidate, said) or (said.reason_before and item.candidate.message is said.message):
-                continue  # "…48 小时太长了。普通报修改成 24 小时": the complaint is the reason, not the setting
+            if said.reason_before and item.candidate.message is said.message and analysis.said_before(item.candidate, said):
+                # "…学生投诉太多，48 小时太长了。普通报修改成 24 小时": the complaint is the reason, not the
+                # setting; it keeps what else it says, not the value given up.
+                if not _without_value_given_up(item, correction):
+                    gone.append(item)
+                continue
+            if not analysis.said_before(item.candidate, said):
+                continue
             score = supersedes(item.candidate.content, correction)
             if score > best_score:
                 best, best_score = item, score
-        if best is None:
+        if best is not None and not correction.old and _stored_naming_the_slot(ctx, correction) > best_score:
+            # "所以预算放宽到三万了" is not a change of "那边春节一晚都要三千多", said earlier in the batch, when a
+            # stored record has the budget next to its value ("打算住三亚亚龙湾那边 预算两万以内"): that one is changed.
+            best = None
+        elif best is None:
             best = _setting_just_said(analysis, planned, said)
         if best is None:
             continue
@@ -361,6 +372,33 @@ def _apply_in_batch_corrections(ctx, analysis: BatchAnalysis, planned: list[Plan
         _cite(best, said.message)
         said.correction = None  # applied
         ctx.add("correctionsInBatch")
+    planned[:] = [p for p in planned if p not in gone]
+
+
+def _the_change(correction: Correction) -> Correction:
+    """The correction a record is matched with and rewritten by: a value said "now" is changed by its own
+    sentence, not by the sentences said with it."""
+    return replace(correction, clause=correction.own) if correction.own else correction
+
+
+def _without_value_given_up(item: Planned, correction: Correction) -> bool:
+    """The unit without the clauses that name the correction's old value; False when nothing
+    else of it is left to store."""
+    content = item.candidate.content
+    if not correction.old or correction.old.casefold() not in content.casefold():
+        return True
+    left = _without_given_up(content, correction)
+    if left:
+        item.candidate.content = left
+    return bool(left)
+
+
+def _stored_naming_the_slot(ctx, correction: Correction) -> float:
+    """How surely the correction supersedes the live record of an earlier batch that has its words next
+    to a value of its kind (0 when none has)."""
+    full = _full_records(ctx.profile, _records_sharing_words(ctx.profile, correction))
+    return max([supersedes(r.content, correction) for r in full.values() if not r.deleted and names_the_slot(r.content, correction)],
+               default=0.0)
 
 
 def _setting_just_said(analysis: BatchAnalysis, planned: list[Planned], said) -> Planned | None:
@@ -398,15 +436,23 @@ def _without_given_up(record: str, correction: Correction) -> str:
         if old not in sentence.casefold():
             kept.append(sentence)
             continue
-        others = [i for i in re.split(r"(?<=[,，、;；])", sentence) if i.strip() and old not in i.casefold()]
+        clauses = [i for i in re.split(r"(?<=[,，、;；])", sentence) if i.strip()]
+        others = [i for i in clauses if old not in i.casefold()]
         # Only short clauses stand without the one cut out (list items, "服务器是阿里云的 ECS"); a
-        # longer one ("and I had surgery on that wrist in february") is part of what was said about it.
-        short = all(len(i) <= ENDED_CLAUSE_MAX_ZH if is_chinese(i) else len(i.split()) <= ENDED_CLAUSE_MAX_WORDS for i in others)
+        # longer one ("and I had surgery on that wrist in february") is part of what was said about it
+        # — unless what is cut is a short clause added after it ("现在每天早晚各吸一次信必可 Symbicort
+        # 160/4.5, 在华山医院呼吸科看的": where it was prescribed, not what it is).
+        short = all(_short_clause(i) for i in others) or (
+            old not in clauses[0].casefold() and all(_short_clause(i) for i in clauses if old in i.casefold()))
         rest = "".join(others).strip().rstrip(",，、;；.。") if short else ""
         if len(content_tokens(rest)) >= 2:
             kept.append(rest + ("。" if is_chinese(rest) else "."))
     rest = re.sub(r";(?=\S)", "; ", (" " if not is_chinese(record) else "").join(kept).strip())
     return rest if len(content_tokens(rest)) >= ENDED_KEEP_MIN_WORDS else ""
+
+
+def _short_clause(clause: str) -> bool:
+    return len(clause) <= ENDED_CLAUSE_MAX_ZH if is_chinese(clause) else len(clause.split()) <= ENDED_CLAUSE_MAX_WORDS
 
 
 def _with_what_holds_now(record: str, correction: Correction) -> str:
@@ -448,13 +494,14 @@ def _stored_corrections(ctx, analysis: BatchAnalysis, mode: str, projects: dict[
     pending = [s for s in analysis.corrections if s.correction is not None]
     if not pending:
         return []
-    queries = [" ".join(t for t in (s.correction.context, s.correction.clause, s.correction.old) if t) for s in pending]
+    queries = [" ".join(t for t in (s.correction.context, s.correction.own or s.correction.clause, s.correction.old) if t) for s in pending]
     found = _search(ctx, queries, top_k=5)
     out: list[Planned] = []
     corrected_here: dict[str, Planned] = {}  # live record id → its replacement planned in this batch
     stated_here: list[Planned] = []  # unmatched corrections of this batch, stored as plain statements
     for said, candidates in zip(pending, found):
-        correction = said.correction
+        whole = said.correction  # what was said, stored as it is when nothing is changed by it
+        correction = _the_change(whole)
         if _restate_in_batch(ctx, stated_here, said):
             continue
         ids = {c["record_id"] for c in candidates if c.get("record_id")}
@@ -491,7 +538,7 @@ def _stored_corrections(ctx, analysis: BatchAnalysis, mode: str, projects: dict[
         if best is None:
             # Nothing to correct: what is true now is a plain statement ("actually" is often just a word),
             # and a fact even when no pattern claims it (a correction states how things are).
-            stated = _stated(ctx, said, said_now(correction), analysis, mode, projects)
+            stated = _stated(ctx, said, said_now(whole), analysis, mode, projects)
             out.extend(stated)
             stated_here.extend(stated)
             ctx.add("correctionsUnmatched")
@@ -510,7 +557,7 @@ def _stored_corrections(ctx, analysis: BatchAnalysis, mode: str, projects: dict[
             # hens …, theyre called Pearl, Mabel, …": the change cannot be written into a record that
             # says this much else, and replacing it by the change would lose the rest. What holds now
             # is a record of its own.
-            out.extend(_stated(ctx, said, said_now(correction), analysis, mode, projects))
+            out.extend(_stated(ctx, said, said_now(whole), analysis, mode, projects))
             ctx.add("correctionsBeside")
             continue
         new_content = (left or correction.clause) if correction.ended else (
@@ -762,10 +809,17 @@ def _records_sharing_words(profile, correction: Correction) -> set[str]:
     """Live records that use the correction's own words (its values left out), longest words
     first: the record a correction means may score low in the dense search ("replicas 现在是 5"
     against a long deployment record) but names the same subject."""
+    import jieba
+
+    from apps.search import sparse
+
+    sparse.setup()  # jieba loaded once, quietly
     words = [w for w in subject_words(correction) if not w.isdigit() and (len(w) >= 3 or is_chinese(w))]
     # A Chinese clause gives many bigrams; those with a function character in them ("我跟",
-    # "万了") straddle words, so the ones without come first ("预算", "主材").
-    ranked = sorted(words, key=lambda w: (any(ch in ZH_STOP_CHARS for ch in w), -len(w), w))
+    # "万了") straddle words, so the ones without come first ("预算", "主材"), and of those the
+    # words the segmenter also finds ("预算" before "算放", "给全").
+    segmented = set(jieba.lcut(f"{correction.clause} {correction.context}"))
+    ranked = sorted(words, key=lambda w: (any(ch in ZH_STOP_CHARS for ch in w), is_chinese(w) and w not in segmented, -len(w), w))
     return _records_containing_any(profile, ranked[:CORRECTION_WORD_TERMS])
 
 
