@@ -353,7 +353,8 @@ def _apply_in_batch_corrections(ctx, analysis: BatchAnalysis, planned: list[Plan
             score = supersedes(item.candidate.content, correction)
             if score > best_score:
                 best, best_score = item, score
-        if best is not None and not correction.old and _stored_naming_the_slot(ctx, correction) > best_score:
+        if best is not None and correction.new and not correction.old and best.candidate.message is not said.message \
+                and _stored_naming_the_slot(ctx, analysis, correction) > best_score:
             # "所以预算放宽到三万了" is not a change of "那边春节一晚都要三千多", said earlier in the batch, when a
             # stored record has the budget next to its value ("打算住三亚亚龙湾那边 预算两万以内"): that one is changed.
             best = None
@@ -393,10 +394,10 @@ def _without_value_given_up(item: Planned, correction: Correction) -> bool:
     return bool(left)
 
 
-def _stored_naming_the_slot(ctx, correction: Correction) -> float:
+def _stored_naming_the_slot(ctx, analysis: BatchAnalysis, correction: Correction) -> float:
     """How surely the correction supersedes the live record of an earlier batch that has its words next
     to a value of its kind (0 when none has)."""
-    full = _full_records(ctx.profile, _records_sharing_words(ctx.profile, correction))
+    full = _full_records(ctx.profile, _records_sharing_words(ctx.profile, correction, analysis.records_by_words))
     return max([supersedes(r.content, correction) for r in full.values() if not r.deleted and names_the_slot(r.content, correction)],
                default=0.0)
 
@@ -507,7 +508,7 @@ def _stored_corrections(ctx, analysis: BatchAnalysis, mode: str, projects: dict[
         ids = {c["record_id"] for c in candidates if c.get("record_id")}
         if correction.old:
             ids |= _records_containing(ctx.profile, correction.old)
-        by_words = _records_sharing_words(ctx.profile, correction) if not correction.old else set()
+        by_words = _records_sharing_words(ctx.profile, correction, analysis.records_by_words) if not correction.old else set()
         ids |= by_words | _records_containing_any(ctx.profile, slot_cues(correction))
         full = _full_records(ctx.profile, ids)
         scores = {str(c.get("record_id")): float(c.get("score") or 0) for c in candidates}
@@ -805,10 +806,13 @@ def _clearly_first(candidates: list[dict]) -> list[str]:
     return [scored[0][1]] if scored[0][0] - second >= FORGET_DENSE_MARGIN else []
 
 
-def _records_sharing_words(profile, correction: Correction) -> set[str]:
+def _records_sharing_words(profile, correction: Correction, asked: dict[tuple[str, str, str], set[str]] | None = None) -> set[str]:
     """Live records that use the correction's own words (its values left out), longest words
     first: the record a correction means may score low in the dense search ("replicas 现在是 5"
     against a long deployment record) but names the same subject."""
+    key = (correction.clause, correction.context, correction.old)
+    if asked is not None and key in asked:
+        return asked[key]
     import jieba
 
     from apps.search import sparse
@@ -820,7 +824,10 @@ def _records_sharing_words(profile, correction: Correction) -> set[str]:
     # words the segmenter also finds ("预算" before "算放", "给全").
     segmented = set(jieba.lcut(f"{correction.clause} {correction.context}"))
     ranked = sorted(words, key=lambda w: (any(ch in ZH_STOP_CHARS for ch in w), is_chinese(w) and w not in segmented, -len(w), w))
-    return _records_containing_any(profile, ranked[:CORRECTION_WORD_TERMS])
+    found = _records_containing_any(profile, ranked[:CORRECTION_WORD_TERMS])
+    if asked is not None:
+        asked[key] = found
+    return found
 
 
 def _records_containing(profile, text: str) -> set[str]:

@@ -101,6 +101,9 @@ class BatchAnalysis:
     speakers: set[str] = field(default_factory=set)  # turn labels of logged conversations between people
     order: dict[int, int] = field(default_factory=dict)  # id(message) → its index in the batch
     script: Script | None = None  # the user's Traditional characters, when the batch was read in Simplified
+    # Live records found by a correction's words (l1._records_sharing_words), asked once per batch: the
+    # in-batch check and the correction of stored records look for the same ones.
+    records_by_words: dict[tuple[str, str, str], set[str]] = field(default_factory=dict)
 
     def restore(self, text: str) -> str:
         """A text read in Simplified, in the characters the user wrote."""
