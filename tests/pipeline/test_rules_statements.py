@@ -4813,3 +4813,43 @@ def test_what_was_just_told_for_a_request_made_once_about_that_person_is_not_kep
     ok(run_now(chat, KIND_L1))
     assert not any("Rahman" in t for t in texts(chat)), texts(chat)
     assert any("Changi Paddlers" in t for t in texts(chat)), texts(chat)
+
+
+# ------------------------------------------------------------ held-out batches 54 and 55
+
+
+def test_a_departure_pushed_back_after_taking_leave_replaces_the_stored_date(chat, l0, run_now):
+    live_now = told_then(chat, l0, run_now, "初步想法是 7 月 18 号出发 先飞兰州 然后一路自驾 最后到敦煌 一共八九天的样子",
+                         "计划有变 学校暑期有个骨干教师培训 正好撞上了 我不能请假 出发只能推到 7 月 25 号 而且时间也短了 就 6 天")
+    assert_swapped(live_now, "7 月 18", "7 月 25")
+
+
+def test_a_date_moved_in_the_sentence_after_something_given_up_replaces_the_stored_date(chat, l0, run_now):
+    live_now = told_then(chat, l0, run_now, "初步定7月25号出发 南京飞拉萨 玩10天左右",
+                         "先飞林芝这个好！就这么定 纳木错不去了\n然后日子也变了 老杨公司年中审计走不开 我们整体往后推两个礼拜 8月8号出发 机票已经买好了")
+    assert any("8月8号" in t and "10天" in t for t in live_now), live_now
+    assert not any("7月25号" in t for t in live_now), live_now
+
+
+def test_requests_to_forget_refusals_and_once_only_said_in_other_words(chat, l0, run_now):
+    from apps.pipeline.rules.extract import NAMED_DECLINE_RE, one_off
+
+    assert forget_subject("晚上都睡不好... 算了 this part don't keep, 跟我妈的事没关系") == ""
+    assert forget_subject("you know what, strike that, I don't want that sitting in any notes about him") == ""
+    assert forget_subject("I want to keep this part, don't keep the rest") is None
+    assert NAMED_DECLINE_RE.search("not doing the green banner. everyone I know who's had Open to Work on got lowballed")
+    assert not NAMED_DECLINE_RE.search("not doing much this weekend, just resting")
+    assert one_off("中秋想给老客户发个问候短信 你从库里拉一下客户 导个 excel 给我就行 只用这一回 别做成功能")
+    l0(chat, [say("p1", "there might well be odd accounts out there though, he had a bit of a gambling problem in the 90s... "
+                        "you know what, strike that, I don't want that sitting in any notes about him", 0)])
+    ok(run_now(chat, KIND_L1))
+    assert not any("gambling" in t for t in texts(chat)), texts(chat)
+
+
+def test_a_message_opening_with_a_command_keeps_what_it_says_after_it(coder, l0, run_now):
+    l0(coder, [say("c1", "/commit\noh and a general thing, not just trapcam, all my repos: ruff format and ruff check before any commit. "
+                         "I hate style noise in diffs", 0, cwd=PROJ),
+               say("c2", "/commit", 1, cwd=PROJ)])
+    ok(run_now(coder, KIND_L1))
+    assert any("ruff format" in t for t in texts(coder)), texts(coder)
+    assert not any(t.startswith("/commit") for t in texts(coder)), texts(coder)

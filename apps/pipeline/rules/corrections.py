@@ -68,6 +68,8 @@ CORRECTION_RE = re.compile(
     r"|^[\w ]{2,30} update\s*[:：]|^update( on [^:：]{1,40})?\s*[:：]"
     # "written exam got pushed …, new date is 5th July": the new value of a thing named by its slot.
     r"|\bnew (?:date|time|day|deadline|venue|address|price|fee|rent|slot) is\b"
+    # "我们整体往后推两个礼拜 8月8号出发": moved by so long, to the date said next.
+    r"|(?:往后推|往后挪|推迟|推后|延后|提前)了?\s*[一两二三四五六七八九十\d]+\s*个?\s*(?:礼拜|星期|周|天|月)(?=[\s，,]*[^，,。；;]{0,6}?\d{1,2}\s*月\s*\d{1,2}\s*[号日])"
     # "店要搬了 房东不续租 新店在百草路": where the new one is.
     r"|(?:^|(?<=[，,。；;\s]))新(?:店|地址|址|场地|办公室|门店|仓库|工作室)(?:在|是|开在|搬到)"
     # "合作社定了10月28号就开摘，提前了一个多礼拜": a date, then said to have moved.
@@ -134,7 +136,8 @@ WEAK_CUE_RE = re.compile(
 _INTENT_RE = re.compile(
     r"\b(?:will|'ll|going to|gonna|plan(?:s|ning)?|wants?|needs?|should|have to|has to|let's|let us|about to|hope|would like|'d like"
     r"|try(?:ing)? to|can you|could you|please|asked \w+ to|told \w+ to)\b[^,.;]{0,40}$"
-    r"|(?:要|想|打算|计划|准备|得|需要|应该|让|请|帮我|下周|明天|以后|回头)[^，,。；;]{0,10}$",
+    # ("我不能请假 出发只能推到 7 月 25 号": 请假 is taking leave, not "please".)
+    r"|(?:要|想|打算|计划|准备|得|需要|应该|让|请(?!假|客|教)|帮我|下周|明天|以后|回头)[^，,。；;]{0,10}$",
     re.IGNORECASE,
 )
 _LEAD_RE = re.compile(
@@ -2297,7 +2300,7 @@ _FORGET_PATTERNS: list[re.Pattern[str]] = [
                re.IGNORECASE),
     re.compile(r"\bi (?:don't|do not) want (?:that|it|this) (?:kept|stored|remembered|saved)\b(?P<subject>)", re.IGNORECASE),
     # "I don't want it sitting in your notes", "… kept in your memory".
-    re.compile(r"\bi (?:don't|do not) want (?:that|it|this|any of (?:that|this|it)) (?:sitting |kept |stored |written (?:down )?|lying around )?(?:in|on) (?:your |the |my )?(?:notes|memory|records?|file)\b(?P<subject>)",
+    re.compile(r"\bi (?:don't|do not) want (?:that|it|this|any of (?:that|this|it)) (?:sitting |kept |stored |written (?:down )?|lying around )?(?:in|on) (?:your |the |my |any )?(?:notes|memory|records?|file)\b(?P<subject>)",
                re.IGNORECASE),
     # "I'd rather you didn't hang on to that", "that's not something I want stored".
     re.compile(r"\b(?:i'd|i would) rather you (?:didn't|did not|don't|wouldn't) (?:remember|keep|store|save|record|hold on ?to|hang on to|keep hold of)\s+(?:that|it|this)\b(?P<subject>)",
@@ -2319,7 +2322,7 @@ _FORGET_PATTERNS: list[re.Pattern[str]] = [
     # "哎这段 don't save 好了", "… wait 这个 don't remember，跟 kombucha 没关系": this one, not kept (这个 only
     # before "don't": "这个删了吧" deletes a file as often as a memory).
     re.compile(r"(?:(?:这段|这句|这条|那段|那句|刚才那段)(?:话)?(?:你)?(?:就|也)?(?:删|删掉|删了|删除)(?:了|掉)?吧?"
-               r"|(?:这段|这句|这条|那段|那句|刚才那段|这个|那个|这些|\bthis one|\bthat one|\bthis bit|\bthat bit)(?:话)?(?:你)?(?:就|也)?\s*(?:don'?t|dont|do not)\s+(?:save|keep|store|record|remember)\b)(?P<subject>)",
+               r"|(?:这段|这句|这条|那段|那句|刚才那段|这个|那个|这些|\bthis one|\bthat one|\bthis bit|\bthat bit|\bthis part|\bthat part)(?:话)?(?:你)?(?:就|也)?\s*(?:don'?t|dont|do not)\s+(?:save|keep|store|record|remember)\b)(?P<subject>)",
                re.IGNORECASE),
     # "上次 Kevin 那个事你就当没听过哈": heard as if never said, the subject before.
     re.compile(r"(?:把|关于)?(?P<subject>[^，,。！!？?]*?)(?:你)?(?:就|也)?当(?:作|做|成)?(?:我)?没(?:听(?:过|见|到)|说过|提过)"),
@@ -2336,7 +2339,7 @@ _GENERIC_SUBJECT_ZH = re.compile(r"(?:那个|这个|那些|这些)(?:数字|号�
 # ("even if I forget to ask", "I always forget to log it": forgetting, not a request to.)
 _FORGET_GUARD_RE = re.compile(r"\b(don't|dont|do not|never|not) forget\b|\b(?:if|when|whenever|in case|unless)\s+(?:i|we|you)\s+forget\b"
                               r"|\b(?:i|we)\s+(?:always\s+|sometimes\s+|often\s+|usually\s+|might\s+|may\s+|tend to\s+|keep\s+)?(?:forget|forgetting) to\b|别忘|不要忘|忘了(带|拿|关|锁|交|写|说|告诉)|我忘了", re.IGNORECASE)
-_MEMORY_WORD_RE = re.compile(r"记|(?:别|不要|不用|莫)\s*(?:save|keep|store|record|remember)\b(?=\s*(?:[了啦吧啊哈呀哦喔噢，,。！!]|$))|\b(?:can|could|would) you (?:please )?not (?:keep|store|remember|save)\b|(?:别|不用|不要)(?:再)?(?:存(?:着|下来)?(?=[了啦吧啊哈呀哦喔噢，,。！!]|\s*(?:ok|okay|好吗|行吗|好不好)\s*[?？]|$)|留着)|笔记|"
+_MEMORY_WORD_RE = re.compile(r"记|\b(?:this|that) (?:one|bit|part) (?:don'?t|do not) (?:save|keep|store|record|remember)\b|(?:别|不要|不用|莫)\s*(?:save|keep|store|record|remember)\b(?=\s*(?:[了啦吧啊哈呀哦喔噢，,。！!]|$))|\b(?:can|could|would) you (?:please )?not (?:keep|store|remember|save)\b|(?:别|不用|不要)(?:再)?(?:存(?:着|下来)?(?=[了啦吧啊哈呀哦喔噢，,。！!]|\s*(?:ok|okay|好吗|行吗|好不好)\s*[?？]|$)|留着)|笔记|"
                              + _YOUR_SIDE_KEEPS + r"|\b(?:whatever|what|everything|anything) you (?:keep|have|store|remember|know|hold)\b|忘掉|忘了吧|忘了它吧|memor|forget|remember|record|note|scratch|strike|drop (the|what)|scrap (the|what)|\bwritten down\b|\bkept\b|\b(?:don't|dont|do not) keep (?:that|it|this)(?: stuff)? (?:around|anywhere|on file)\b|\b(?:don't|dont|do not) keep any of (?:that|this|it)\b|\b(?:don't|dont|do not) keep (?:that|this|it)\s*(?:[.!,;]|$)|\b(?:don't|dont|do not) keep (?:that|this|the) (?:bit|part|stuff|thing) about\b|\b(?:don't|dont|do not) (?:save|store) (?:that|this)\s*(?:[.!,;—–]|$)|记录里|记忆里|\bstored\b|hold on ?to|hang on to|keep hold of"
                              r"|(?:删掉|删除|delete\s?掉?)关于|(?:别|不要|不用|莫)(?:往心里记|记(?:在)?心上)|(?:这段|这句|这条|那段|那句|刚才那段)(?:话)?(?:你)?(?:就|也)?(?:(?:删|删掉|删了|删除)(?:了|掉)?吧?|\s*(?:don'?t|do not)\s+(?:save|keep|store|record|remember)\b)|关于.{1,30}?(?:那|这)条|当(?:作|做|成)?(?:我)?没听(?:过|见|到)", re.IGNORECASE)
 ANAPHORIC_SUBJECT_RE = re.compile(r"^(it|that|this|those|these|all that|all of that|(?:that |this |the )?(?:bit|part)|what i (just )?said|the last (one|thing)|i (ever |even )?(said|mentioned|told you|brought (it|that|this|any of (it|that|this)) up)( (it|that|this|about it))?( at all)?|这条|这个|这些|那个|那条|刚才(那|说的)?(条|个|些)?|上一条|这|那|)$", re.IGNORECASE)

@@ -144,6 +144,7 @@ def turn_speakers(rows: list[dict]) -> set[str]:
 def analyse(ctx, messages: list[dict], background: list[dict], mode: str) -> BatchAnalysis:
     # Traditional Chinese is read in Simplified, the script of the rules, and every text handed
     # on is written back in the user's own characters (script.py).
+    messages = [_without_command_line(m) for m in messages]
     script = Script([str(m.get("content") or "") for m in [*background, *messages]])
     if script:
         background, messages = [_read_simplified(m) for m in background], [_read_simplified(m) for m in messages]
@@ -167,6 +168,20 @@ def _replies(messages: list[dict]) -> dict[int, dict]:
         else:
             waiting[session] = message
     return out
+
+
+_COMMAND_LINE_RE = re.compile(r"^\s*/[A-Za-z][\w-]*[^\n]*\n+(?=\s*\S)")
+
+
+def _without_command_line(message: dict) -> dict:
+    """A user message that opens with a /command and goes on to say something ("/commit\noh and a
+    general thing, … ruff format and ruff check before any commit"): the command is not read,
+    what follows is (a message that is only a command stays one, and the gate drops it)."""
+    content = str(message.get("content") or "")
+    if message.get("role") != "user" or not content.lstrip().startswith("/"):
+        return message
+    rest = _COMMAND_LINE_RE.sub("", content, count=1)
+    return message if rest == content else {**message, "content": rest}
 
 
 def _read_simplified(message: dict) -> dict:
@@ -308,6 +323,12 @@ def _analyse(ctx, messages: list[dict], background: list[dict], mode: str) -> Ba
         told_after: set[int] = set()  # sentences a given-up sentence took as what holds now
         for index, part in numbered:
             if index in told_after:
+                # "纳木错不去了 / 然后日子也变了 … 往后推两个礼拜 8月8号出发": what holds now after something given up
+                # may change a value of its own.
+                also = _change_in(part, mode)
+                if also is not None and not also.weak and values(also.new or also.clause):
+                    out.corrections.append(Said(message=message, correction=also, position=index, besides=True))
+                    ctx.add("corrections")
                 continue
             asked = _asked(part)
             ended = None if index in self_fixes or asked else given_up(parts_left, index)
