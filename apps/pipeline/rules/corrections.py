@@ -22,6 +22,7 @@ from apps.pipeline.rules.text import (
     SLOT_CUES,
     STOPWORDS,
     SURNAME_ZH,
+    ZH_DIGITS,
     ZH_STOP_CHARS,
     content_tokens,
     is_chinese,
@@ -33,6 +34,7 @@ from apps.pipeline.rules.text import (
     value_key,
     values,
     values_at,
+    zh_number,
 )
 
 # "not now, but put it on the list", "not really, but …", "never renumber, not even if it gets
@@ -306,7 +308,6 @@ _ORDINAL_TEXT = "second third fourth fifth sixth seventh eighth ninth tenth elev
 _NUMBER_TEXT = "one two three four five six seven eight nine ten eleven twelve"
 _ORDINALS_EN = {w: i for i, w in enumerate(_ORDINAL_TEXT.split(), start=2)}
 _NUMBER_WORDS_EN = {w: i for i, w in enumerate(_NUMBER_TEXT.split(), start=1)}
-_ZH_DIGITS = "零一二三四五六七八九"
 _COUNT_ADDED_EN = re.compile(
     r"\b(?:got|gained|added|bought|hired|adopted|welcomed|spun up|brought up|set up|opened|now has|now have|has now|have now)\b"
     r"(?:\s+(?!a\b|an\b)[\w'-]+){0,4}?\s+(?:a|an|its|our|their|his|her|my)\s+"
@@ -320,21 +321,11 @@ _COUNT_ADDED_ZH = re.compile(
 _MEASURE = "[个台张只位条块辆套间名]"
 
 
-def _zh_number(text: str) -> int:
-    if text.isdigit():
-        return int(text)
-    text = text.replace("两", "二")
-    if "十" in text:
-        tens, _, ones = text.partition("十")
-        return (_ZH_DIGITS.index(tens) if tens else 1) * 10 + (_ZH_DIGITS.index(ones) if ones else 0)
-    return _ZH_DIGITS.index(text) if len(text) == 1 and text in _ZH_DIGITS else 0
-
-
 def _zh_numeral(n: int) -> str:
     if n < 10:
-        return "两" if n == 2 else _ZH_DIGITS[n]
+        return "两" if n == 2 else ZH_DIGITS[n]
     tens, ones = divmod(n, 10)
-    return ("" if tens == 1 else _ZH_DIGITS[tens]) + "十" + (_ZH_DIGITS[ones] if ones else "")
+    return ("" if tens == 1 else ZH_DIGITS[tens]) + "十" + (ZH_DIGITS[ones] if ones else "")
 
 
 def _count_added(sentence: str) -> Correction | None:
@@ -348,7 +339,7 @@ def _count_added(sentence: str) -> Correction | None:
     elif ordinal[:1].isdigit():
         n = int(re.match(r"\d+", ordinal).group(0))
     else:
-        n = _zh_number(ordinal)
+        n = zh_number(ordinal)
     if n < 2:
         return None
     words = [w for w in m.group("words").split() if w.lower() not in STOPWORDS]
@@ -387,7 +378,7 @@ def _singular_of(word: str) -> str:
 
 def _count_value(m: re.Match[str]) -> int:
     said = m.group("num").lower()
-    return int(said) if said.isdigit() else _NUMBER_WORDS_EN.get(said) or _zh_number(said)
+    return int(said) if said.isdigit() else _NUMBER_WORDS_EN.get(said) or zh_number(said)
 
 
 def _count_written_like(n: int, old: str) -> str:

@@ -168,7 +168,18 @@ CJK_SPACE_RE = re.compile(CJK_SPACE)
 # A list numbered without a stop after each number ("1 说指法用简谱标 五线谱我看不懂"), under a line that
 # announces it without a colon ("先说几个要求 以后都这样", "几个 rule 你也记一下").
 _BARE_NUMBER_RE = re.compile(r"^(\d{1,2}|[一二三四五六七八九十])\s+(?=\S)")  # "1 说指法…", "一 所有金额以分为单位…"
-_ZH_ORDINAL = "一二三四五六七八九十"
+ZH_DIGITS = "零一二三四五六七八九"
+
+
+def zh_number(text: str) -> int:
+    """A number written in figures or in Chinese up to 99 ("12", "十二", "两"); 0 when it is neither."""
+    if text.isdigit():
+        return int(text)
+    text = text.replace("两", "二")
+    if "十" in text:
+        tens, _, ones = text.partition("十")
+        return (ZH_DIGITS.index(tens) if tens else 1) * 10 + (ZH_DIGITS.index(ones) if ones else 0)
+    return ZH_DIGITS.index(text) if len(text) == 1 and text in ZH_DIGITS else 0
 _BARE_INTRO_RE = re.compile(r"(?:几个|几条|几点|两个|三个|两条|三条|两点|三点)\s?(?:要求|规矩|规则|原则|事|rules?\b|requirements?\b)|\b(?:a few|some|two|three|couple of) (?:rules|things|requests)\b",
                             re.IGNORECASE)
 # A line that only asks for a note in the TODO list ("TODO 记一下 下个月做", "add one to TODO.md, not urgent").
@@ -178,10 +189,6 @@ _TODO_HEADER_RE = re.compile(r"^(?:todo\s*(?:记一下|记下|加一个|加个|�
 # uncle 看中文，…"): the item's next sentence is its reason or detail, and a split there would hand
 # it, and the items after it, to a unit of their own, cut from what they are about.
 _ITEM_SENTENCE_END_RE = re.compile(r"[。！](?=\s*\S)|(?<=[a-z0-9)\]])\.\s+(?=[A-Z])")
-
-
-def _bare_number(text: str) -> int:
-    return int(text) if text.isdigit() else _ZH_ORDINAL.index(text) + 1
 
 
 def _item_as_one(item: str) -> str:
@@ -208,7 +215,7 @@ def _lines_as_units(text: str, *, intro_across_blank: bool = False) -> list[str]
         is_item = bool(_LIST_ITEM_RE.match(line))
         item = _LIST_ITEM_RE.sub("", line).strip()
         bare = _BARE_NUMBER_RE.match(line)
-        if not is_item and intro is not None and bare and _bare_number(bare.group(1)) == numbered + 1:
+        if not is_item and intro is not None and bare and zh_number(bare.group(1)) == numbered + 1:
             # "先说几个要求 以后都这样" then "1 说指法用简谱标", "2 先给结论 再解释": numbered without a stop, in order.
             is_item, item, numbered = True, line[bare.end():].strip(), numbered + 1
         paragraphs = False
