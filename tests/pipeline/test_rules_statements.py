@@ -4853,3 +4853,183 @@ def test_a_message_opening_with_a_command_keeps_what_it_says_after_it(coder, l0,
     ok(run_now(coder, KIND_L1))
     assert any("ruff format" in t for t in texts(coder)), texts(coder)
     assert not any(t.startswith("/commit") for t in texts(coder)), texts(coder)
+
+
+# ------------------------------------------------------------ held-out batches 56 and 57
+
+
+def test_an_aside_taken_back_in_its_own_sentence_leaves_what_the_message_said_before_it(coder, l0, run_now):
+    l0(coder, [say("f1", "nice\ngeneral thing, every repo I touch: migrations always get a down step. makes rollbacks boring\n"
+                         "oh and the reason I'm doing all this alone is my cofounder burned out in spring and left... eh actually scrap that, "
+                         "don't keep that. it's his business, not the repo's", 0, cwd=PROJ)])
+    ok(run_now(coder, KIND_L1))
+    assert any("down step" in t for t in texts(coder)), texts(coder)
+    assert not any("burned out" in t or "business" in t for t in texts(coder)), texts(coder)
+
+
+def test_dont_hang_onto_that_forgets_what_was_said_before_it(chat, l0, run_now):
+    assert forget_subject("my dad's back in hospital again... actually don't hang onto that, I don't want it sitting anywhere.") == ""
+    l0(chat, [say("h1", "ok, will ask her on Friday\nsorry, my head's all over the place, my dad's back in hospital again, it's been a rough month... "
+                        "actually don't hang onto that, I don't want it sitting anywhere. just keep it to the chess", 0)])
+    ok(run_now(chat, KIND_L1))
+    assert not any("hospital" in t for t in texts(chat)), texts(chat)
+
+
+def test_told_to_move_a_setting_over_to_a_new_name_replaces_the_old_name(coder, l0, run_now):
+    live_now = told_then(coder, l0, run_now, "ground rules while we're in here: deploy alerts go to a Slack bot, token's in /etc/shipit/env. failed deploy → ping me",
+                         "change of plan on alerts btw, move them over to Matrix. the night shift never opens the chat app", cwd=PROJ)
+    assert_swapped(live_now, "Slack", "Matrix")
+
+
+def test_a_percentage_said_of_the_setting_anywhere_in_the_records_sentence_is_replaced(coder, l0, run_now):
+    live_now = told_then(coder, l0, run_now,
+                         "ground rules: never more than two pumps at once; a tank gets topped up when its level reads under 30% (by volume), "
+                         "and stops at the mark the supplier set per tank",
+                         "the supplier came by, reckons we run them too low. she wants the refill trigger at 45% on every tank from now on. "
+                         "the per-tank stop marks stay as they are", cwd=PROJ)
+    assert_swapped(live_now, "30%", "45%")
+
+
+def test_an_item_of_a_list_asked_for_once_is_dropped_and_the_others_are_kept(coder, l0, run_now):
+    assert parse_correction("put it on the list, don't do it now") is None
+    l0(coder, [say("l1", "two things\n1. the auditor wants last quarter's refunds per store as a csv. just this once, don't build anything for it, "
+                         "just pull the numbers\n2. before the summer sale I need rate limiting on the checkout api: 20 requests a minute per card. "
+                         "put it on the list, don't do it now", 0, cwd=PROJ)])
+    ok(run_now(coder, KIND_L1))
+    assert any("rate limiting" in t for t in texts(coder)), texts(coder)
+    assert not any("auditor" in t for t in texts(coder)), texts(coder)
+
+
+def test_a_value_said_to_hold_now_changes_the_stored_record_naming_its_slot_not_a_number_said_nearby(chat, l0, run_now):
+    l0(chat, [say("a1", "I swim with the Otters at the leisure centre, it's me, Priya and Tom. we train in the Wednesday squad", 0)])
+    ok(run_now(chat, KIND_L1))
+    l0(chat, [say("b1", "grr. lost the final at the gala yesterday to a lad from Crewe. last squad race, four lengths to go and I faded, so annoying", 10, session="s2"),
+              say("b2", "You'll have it next time.", 11, role="assistant", session="s2"),
+              say("b3", "bit of club news. the pool's been re-timetabled, the aqua aerobics took our old slot, so we're in the late Friday squad now, 8.45. "
+                        "going to wreck my Saturday mornings lol", 12, session="s2")])
+    ok(run_now(chat, KIND_L1))
+    now = texts(chat)
+    assert any("four lengths" in t for t in now), now
+    assert_swapped(now, "Wednesday", "Friday")
+
+
+def test_a_month_said_alone_is_a_value_of_its_own(chat, l0, run_now):
+    live_now = told_then(chat, l0, run_now, "kendo 练了两年 at a dojo in Yishun，目标是 November 的 1-kyu grading。",
+                         "大 news\n1. grading 日期 changed！提前到 August 了 😱 只剩三个月")
+    assert_swapped(live_now, "November", "August")
+
+
+def test_a_month_said_in_a_change_that_names_no_new_value_changes_no_other_month(chat, l0, run_now):
+    from apps.pipeline.rules.corrections import supersedes
+
+    change = parse_correction("change of plan on holidays. the Portugal trip fell through, the hotel cancelled on us, so we've rebooked "
+                              "and we're going to Sicily instead, same week in September.")
+    assert change is not None
+    assert supersedes("had a blood test in January because I've been exhausted for months, iron came back low", change) == 0
+    live_now = told_then(chat, l0, run_now, "I'm Ana, 31, pharmacist in Bristol. had a blood test in January because I've been exhausted for months, iron came back low",
+                         "change of plan on holidays. the Portugal trip fell through, the hotel cancelled on us, so we've rebooked and we're going "
+                         "to Sicily instead, same week in September.")
+    assert any("blood test in January" in t for t in live_now), live_now
+
+
+def test_what_is_owed_up_to_now_is_no_value_said_to_hold_now(chat, l0, run_now):
+    assert parse_correction("店里从今年 2 月开始就不发提成 一直说下个月补 到现在欠了我四个月 一共 24000") is None
+    live_now = told_then(chat, l0, run_now, "我叫小林 在一家连锁健身房做教练 2023 年 5 月入职 月薪 9000",
+                         "店里从今年 2 月开始就不发提成 一直说下个月补 到现在欠了我四个月 一共 24000")
+    assert any("月薪 9000" in t and "5 月入职" in t for t in live_now), live_now
+
+
+def test_an_event_called_off_and_the_one_entered_instead(chat, l0, run_now):
+    assert parse_correction("AND the May tournament got cancelled, not enough pairs signed up.") is None
+    live_now = told_then(chat, l0, run_now, "big news, we've entered a mixed pairs tournament in Bath in May!",
+                         "AND the May tournament got cancelled, not enough pairs signed up. so we've entered the one in Exeter instead, 6-7 June")
+    assert_swapped(live_now, "Bath", "Exeter")
+
+
+def test_what_a_favour_asked_for_once_is_and_who_wants_it_are_not_kept(chat, coder, l0, run_now):
+    l0(chat, [say("o1", "oh and can you do me a favour, just this once. I've been asked to give the toast at the rowing club dinner on the 12th. "
+                        "6 lines max, a bit cheeky about the coaches. I'll do the rest myself", 0)])
+    ok(run_now(chat, KIND_L1))
+    assert not any("toast" in t for t in texts(chat)), texts(chat)
+    l0(coder, [say("o2", "one thing for tomorrow though, just this once: can you pull a count of open tickets per team? the ops director wants it "
+                         "for a board meeting. just print it here, don't build a page or anything", 0, cwd=PROJ)])
+    ok(run_now(coder, KIND_L1))
+    assert not any("board meeting" in t for t in texts(coder)), texts(coder)
+
+
+def test_a_chinese_request_with_its_scope_said_after_it_is_once(chat, l0, run_now):
+    from apps.pipeline.rules.extract import one_off
+
+    assert one_off("这次 just once, 帮我拉一下上周的退货分布, 老板周三开会要看。")
+    l0(chat, [say("c1", "物业要我交个装修申请，工期延长到 8 月底，给物业经理的。帮我写一份？就这一次，以后不用", 0),
+              say("c2", "我家猫叫年糕，三岁了", 1)])
+    ok(run_now(chat, KIND_L1))
+    assert not any("装修申请" in t for t in texts(chat)), texts(chat)
+    assert any("年糕" in t for t in texts(chat)), texts(chat)
+
+
+def test_a_change_in_unpunctuated_chinese_is_matched_by_its_own_clause(coder, l0, run_now):
+    l0(coder, [say("a1", "每天早上 8 点推送日报 推完发企业微信", 0, cwd=PROJ),
+               say("a2", "还有个老问题 每天晚上 23 点要把当天的订单批量上报到总部的结算系统 总部那个接口经常超时 失败了就丢了 第二天被财务打电话催", 1, cwd=PROJ)])
+    ok(run_now(coder, KIND_L1))
+    l0(coder, [say("b1", "推送时间要改 门店那边反映推送跟收银系统的早高峰撞在一起 店员电话被打爆 店长拍板了 以后改成中午 12 点半推送 "
+                         "首页的提示文字、定时任务、还有推送说明里那句话都要跟着改",
+                   10, session="s2", cwd=PROJ)])
+    ok(run_now(coder, KIND_L1))
+    now = texts(coder)
+    assert any("23 点" in t for t in now), now
+    assert not any("8 点推送" in t for t in now), now
+
+
+def test_a_name_corrected_in_unpunctuated_chinese_is_matched_by_the_words_said_with_it(chat, l0, run_now):
+    live_now = told_then(chat, l0, run_now, "说到画 我画线稿现在用的是铅笔 就文具店那种 老师说细的地方最好慢慢描",
+                         "跟你说下 画笔改成针管笔了 老师推荐的那种0.3的 握起来跟拿筷子一样 画细线稳多了")
+    assert_swapped(live_now, "铅笔", "针管笔")
+
+
+def test_a_price_said_to_have_changed_is_kept_when_no_record_had_it(coder, l0, run_now):
+    live_now = told_then(coder, l0, run_now, "这个 repo 是我们排练室的预约系统，店在成都玉林，跟两个朋友合伙开的。",
+                         "对了大房调价了，现在 150 一小时，小房不变。", cwd=PROJ)
+    assert any("150" in t for t in live_now), live_now
+
+
+def test_a_feature_to_build_before_a_date_is_a_task(coder, l0, run_now):
+    l0(coder, [say("t1", "国庆前要上一个会员积分的功能：消费一块钱积一分 积分能抵现 过期清零", 0, cwd=PROJ)])
+    ok(run_now(coder, KIND_L1))
+    assert [r.type for r in live(coder) if "会员积分" in r.content] == ["work_task"], texts(coder)
+
+
+def test_a_folder_added_in_backticks_is_an_artifact_a_branch_is_not(coder, l0, run_now):
+    from apps.pipeline.rules.text import file_mentions
+
+    assert file_mentions("Added `cmd/stockmap`:") == ["cmd/stockmap"]
+    assert file_mentions("在 `feature/refund-flow` 分支上做完了") == []
+    assert file_mentions("`nrr/1` takes a team's season results") == []
+    l0(coder, [say("d1", "can you make a tiny cli so I can see which shelf is which bin?", 0, cwd=PROJ),
+               say("d2", "Added `cmd/stockmap`:\n\n```\n$ go run ./cmd/stockmap\nSHELF  BIN\nA1     12\n```\nIt reads the same `config.yaml` "
+                         "as the service, so it can't drift from what's configured.", 1, role="assistant", cwd=PROJ)])
+    ok(run_now(coder, KIND_L1))
+    assert any("cmd/stockmap" in t for t in texts(coder)), texts(coder)
+
+
+def test_a_change_in_unpunctuated_chinese_within_the_batch_is_matched_as_said_whole_when_its_clause_names_no_slot(chat, l0, run_now):
+    l0(chat, [say("m1", "调解申请也交了 受理了 调解定在 6 月 3 号上午", 0),
+              say("m2", "好的，按时去就行。", 1, role="assistant"),
+              say("m3", "另外 调解中心今天打电话 说排期调整 改到 6 月 20 号下午两点了 又要多等半个月 唉", 2)])
+    ok(run_now(chat, KIND_L1))
+    assert_swapped(texts(chat), "6 月 3 号", "6 月 20 号")
+
+
+def test_a_sum_counted_again_replaces_the_stored_sum_and_not_the_months_said_with_it(chat, l0, run_now):
+    live_now = told_then(chat, l0, run_now, "店里从今年 2 月开始就不发提成 一直说下个月补 欠了我四个月 一共 24000",
+                         "律师让我把钱重新算清楚 我把工资条对了一遍 之前算漏了 2 到 4 月的加班费 加上以后一共应该是 27600")
+    assert_swapped(live_now, "24000", "27600")
+    assert any("2 月开始" in t for t in live_now), live_now
+
+
+def test_what_a_message_asked_to_be_written_once_is_about_is_not_kept(chat, l0, run_now):
+    l0(chat, [say("w1", "另外 just this once 帮我写封英文 email。我下个月去 Leeds 出差，想去那边一个俱乐部 drop in 打一次，问他们 6 月 18 号晚上能不能参加", 0),
+              say("w2", "我打羽毛球七年了，左手持拍", 1)])
+    ok(run_now(chat, KIND_L1))
+    assert not any("Leeds" in t for t in texts(chat)), texts(chat)
+    assert any("左手" in t for t in texts(chat)), texts(chat)

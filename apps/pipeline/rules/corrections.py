@@ -39,7 +39,7 @@ from apps.pipeline.rules.text import (
 
 # "not now, but put it on the list", "not really, but …", "never renumber, not even if it gets
 # binned": after "not", words of when and how much name no value that is replaced.
-_NOT_A_VALUE = (r"(?!(?:now|yet|today|tonight|right now|at the moment|for now|this time|just yet|really|only|just|sure|much|bad|even|ever|once)\b)"
+_NOT_A_VALUE = (r"(?!(?:now|yet|today|tonight|right now|at the moment|for now|this time|just yet|really|only|just|sure|much|many|enough|bad|even|ever|once)\b)"
                 # "I'm the lab manager, not a dev by training": what one is not, said of oneself.
                 r"(?!(?:a|an)\s+[\w-]+(?:\s+[\w-]+)?\s+by\s+(?:training|trade|background|profession|nature)\b)"
                 # "put this in TODO.md, not doing it tonight: …": something put off, not a value denied.
@@ -76,14 +76,14 @@ CORRECTION_RE = re.compile(
     r"|(?:^|(?<=[，,。；;\s]))新(?:店|地址|址|场地|办公室|门店|仓库|工作室)(?:在|是|开在|搬到)"
     # "合作社定了10月28号就开摘，提前了一个多礼拜": a date, then said to have moved.
     r"|\d{1,2}\s*月\s*\d{1,2}\s*[号日][^，,。；;]{0,12}[，,]\s*(?:又)?(?:提前|推迟|延后|延期|推后)了"
-    rf"|\bnot\s+{_NOT_A_VALUE}[^,.;]+?,?\s+but\s+{_BUT_A_VALUE}|[,，]\s*not\s+{_NOT_A_VALUE}\w|(?<!for )(?<!until )(?<!right )\bnow\s*[.!]?\s*$"
+    rf"|\bnot\s+{_NOT_A_VALUE}[^,.;]+?,?\s+but\s+{_BUT_A_VALUE}|[,，]\s*not\s+{_NOT_A_VALUE}\w|(?<!for )(?<!until )(?<!right )(?<!not )(?<!do it )(?<!do that )(?<!do this )\bnow\s*[.!]?\s*$"
     # "还有目标改了 年底要攒五万": what changed, then its new value in the next clause.
     # (Not "不要再手动去改了，…就这一个库": told not to change by hand, and "一个" is "a".)
     r"|[\u4e00-\u9fff]{1,6}(?<![去再])(?:改了|变了)(?=[\s，,：:]+[^，,。；;]{0,16}?(?:\d|[两二三四五六七八九十]+\s*(?:万|千|百|块|元|点|号|天)))"
     # "起订量改一下 … 一个品种 30 棵起就行": what is to change, then its value later in the sentence.
     r"|^\s*[\u4e00-\u9fffA-Za-z]{1,8}\s*(?:要|得)?改一下(?=[\s，,：:][^。；;!?！？]*?\d)"
     # (Not "历史数据其实是有的": it exists after all, no value replaced.)
-    r"|改成|改为|改到|改在|改做(?=[^，,。；;]{0,12}\d)|改用|换用|更正|重新(?:算|商量|核算|评估)了|纠正一下|记错了|说错了|说(?:短|长|少|多|早|晚|小|大|低|高)了|定(?:短|长|少|多|早|晚|小|大|低|高)了|搞错了|弄错了|说岔了|搞混了|弄混了|记混了|(?<!我)(?<!本职)(?<!本身)(?<!本行)其实是(?!有的|有)|现在是|现在改|换成了|(?<![帮给请])换成[^，,。；;！!？?\s]{1,16}?(?:的[^，,。；;！!？?\s]{1,6})?了(?![吗吧])|变成了?|变为|已经不|不再|不对[，,]"
+    r"|改成|改为|改到|改在|改做(?=[^，,。；;]{0,12}\d)|改用|换用|更正|重新(?:算|商量|核算|评估)了|纠正一下|记错了|说错了|(?:算漏|算错|漏算|少算|多算)了|说(?:短|长|少|多|早|晚|小|大|低|高)了|定(?:短|长|少|多|早|晚|小|大|低|高)了|搞错了|弄错了|说岔了|搞混了|弄混了|记混了|(?<!我)(?<!本职)(?<!本身)(?<!本行)其实是(?!有的|有)|现在是|现在改|换成了|(?<![帮给请])换成[^，,。；;！!？?\s]{1,16}?(?:的[^，,。；;！!？?\s]{1,6})?了(?![吗吧])|变成了?|变为|已经不|不再|不对[，,]"
     r"|降到|降至|升到|升至|提高到|增加到|减少到|涨到|调整为|调整到|调到|迁到|迁移到|迁去|搬到|搬去|挪到|改去|砍一半|砍半|减半|缩短一半|翻倍|翻一番|缩到|缩小到|扩到|扩大到|放宽到|收紧到|改发到|不用了|从[^，,。；;]{1,30}(?:换成|改成|改为|改到|转成|转为)"
     r"|不是(?!\s*不是)[^，,。]{1,20}[，,]?\s*(而)?是|是[^，,。]{1,20}[，,]?\s*不是"
     r"|(?:切到?|切换到|换到|迁到|改用|转到)[^，,。；;！!]{1,20}[，,][^，,。；;！!]{1,20}(?:停用|弃用|下线|关停)"
@@ -124,7 +124,7 @@ WEAK_CUE_RE = re.compile(
     r"|\bany ?more\b|\b(?:from|starting|as of) this (?:month|week|year|season|term)\b"
     # "from 1 April the bench rate is £52 an hour": from a date on.
     r"|\b(?:from|starting|as of)\s+(?:the\s+)?(?:\d{1,2}(?:st|nd|rd|th)?\s+(?:of\s+)?(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*"
-    r"|(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\s+\d{1,2}(?:st|nd|rd|th)?)\b|\bended up\b(?!\s+(?:in|at|on)\b)|\bin the end\b|\bfinal\b(?=\s*(?:是|[:：]|is\b|number\b|count\b))|(?:现在|目前|如今)(?!的[^，,。:：]{0,12}[:：]|最[^，,。:：]{0,6}[:：]|有个|有一个)|最后(?:定|决定|改|选)|后来(?:改|换)|又(?:改|换|变|涨|降)了?"
+    r"|(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\s+\d{1,2}(?:st|nd|rd|th)?)\b|\bended up\b(?!\s+(?:in|at|on)\b)|\bin the end\b|\bfinal\b(?=\s*(?:是|[:：]|is\b|number\b|count\b))|(?<![到至])(?:现在|目前|如今)(?!的[^，,。:：]{0,12}[:：]|最[^，,。:：]{0,6}[:：]|有个|有一个)|最后(?:定|决定|改|选)|后来(?:改|换)|又(?:改|换|变|涨|降)了?"
     # "以后每一档一个半小时": from now on, said at the head of a clause (not "下班以后", after something).
     r"|(?:^|(?<=[，,。；;:：\s]))以后(?=每|都|就|改|一律|统一)"
     # "卡包以后卖 188": a price from now on, after what it is the price of.
@@ -207,11 +207,16 @@ _NEW_ONLY: list[re.Pattern[str]] = [
     re.compile(r"(?:^[\w ]{2,30} update|^update(?: on [^:：]{1,40})?)\s*[:：]\s*(?P<new>[^.;!。；！]+)", re.IGNORECASE),
     re.compile(r"(?P<new>\d{1,2}\s*月\s*\d{1,2}\s*[号日])[^，,。；;]{0,12}[，,]\s*(?:又)?(?:提前|推迟|延后|延期|推后)了"),
     re.compile(r"\b(?:moved|switched|migrated|changed|upgraded|downgraded) to\s+(?P<new>(?:[^,.;!]|\.(?=\d))+)", re.IGNORECASE),
+    # "change of plan on alerts btw, move them over to Pushover": told to move, after a word that says it changes.
+    re.compile(r"\b(?:move|switch|swap|change)\s+(?:it|them|that|those|these|everything|it all|(?:the|our|all the)\s+[\w-]+(?:\s[\w-]+)?)"
+               r"\s+(?:over\s+|across\s+|back\s+)?to\s+(?P<new>[^,.;!]+)", re.IGNORECASE),
     re.compile(r"\b(?:dropped|went down|went up|increased|reduced|decreased|rose|bumped|raised|lowered) to\s+(?P<new>(?:[^,.;!]|\.(?=\d))+)|\bis (?:down|up) to\s+(?P<new2>(?:[^,.;!]|\.(?=\d))+)", re.IGNORECASE),
     re.compile(r"\b(?:is|are|it's) now\s+(?P<new>(?:[^,.;!]|\.(?=\d))+)", re.IGNORECASE),
     # "上回我说的骨架竹子记错了 是水竹", "I was wrong about the make. they're MacRannoch, 1960s": the mistake
     # owned, then what it is (a name; `counterpart` finds the one it replaces).
     re.compile(r"(?:记错|说错|搞错|弄错|搞混|记混|弄混)了?[，,\s]*(?:应该|其实)?是\s*(?P<new>[^，,。；;！!\s]{1,12})"),
+    # "之前算漏了 1 到 3 月的绩效 加上以后一共应该是 41200": a sum counted again, and what it comes to.
+    re.compile(r"(?:算漏|算错|漏算|少算|多算)了?[^。！!？?]{0,30}?(?:一共|总共|合计|加起来)?应该是\s*(?P<new>[^，,。；;！!\s]{1,12})"),
     re.compile(r"(?i:(?:^|\bwrong\s+)about\s+(?:the|my|our|his|her|their)\s+[\w ]{1,20}?[.;:,]\s*(?:they're|it's|they are|it is|that's|he's|she's)\s+(?:an?\s+|the\s+)?)"
                r"(?P<new>[A-Z][\w'-]+(?:\s[A-Z][\w'-]+){0,2})"),
     re.compile(r"\b(?:is|are|it's|runs|starts)\s+(?P<new>[^,;!]+?)\s+now\s*[.!]?\s*$", re.IGNORECASE),
@@ -426,12 +431,32 @@ def parse_correction(sentence: str) -> Correction | None:
         clause, before = _now_only(found.clause)
         if clause:
             found.clause = clause
-        if before and not found.old:
+        if before and not found.old and not _RECOUNTED_RE.search(before):
             new_kinds = {k for k, _ in values(found.new or found.clause)}
             same = [v for k, v in values(before) if k in new_kinds]
             if len(same) == 1:
                 found.old = same[0]
+    if found is not None and found.new and not found.own and not found.count:
+        found.own = _unpunctuated_clause(found.clause, found.new)
     return found
+
+
+def _unpunctuated_clause(clause: str, new: str) -> str:
+    """The clause that says the new value, of Chinese written without punctuation, where a space between
+    words ends a clause ("放号时间要改 门诊那边反映… 主任拍板了 以后改成中午 12 点半放号 小程序首页的提示文字…都要跟着改":
+    the change is "主任拍板了 以后改成中午 12 点半放号", not the clauses about the clinic): the clause that says it and
+    the one before, which may name what changes ("上回我说的骨架竹子记错了 是水竹"); "" when the text is punctuated."""
+    if re.search(r"[，,。；;！!？?]", clause):
+        return ""
+    chunks = CJK_SPACE_RE.split(clause)
+    said = [i for i, chunk in enumerate(chunks) if new in chunk]
+    if len(chunks) < 4 or len(said) != 1:
+        return ""
+    return " ".join(chunks[max(0, said[0] - 1): said[0] + 1])
+
+
+# What was counted wrong before ("之前算漏了 1 到 3 月的绩效"): the numbers said with it are not the old value.
+_RECOUNTED_RE = re.compile(r"算漏|算错|漏算|少算|多算")
 
 
 # A move said with "to" ("moved back to 9:30"): asked for when an intent comes before it (_INTENT_RE).
@@ -486,6 +511,12 @@ def _parse(sentence: str) -> Correction | None:
             # "决定换成 Dramatiq", "改用 Postmark 了": a tool taken up in place of another.
             return Correction(clause=_clause_of(sentence), old="", new=taken[0])
     return _said_now(sentence)
+
+
+# A change said to have happened, beside the value said to hold now ("大房调价了，现在 150 一小时"): what holds now is
+# news of its own even when no record says what it was before.
+CHANGE_SAID_RE = re.compile(r"(?:调价|涨价|降价|调整|改|换|变|涨|降)了|\b(?:changed|went (?:up|down)|has gone (?:up|down)|put (?:up|down) (?:the|our|their) (?:price|rate|fee)s?)\b",
+                            re.IGNORECASE)
 
 
 def _said_now(sentence: str) -> Correction | None:
@@ -937,6 +968,9 @@ _DROPPED = [
     # build" is a command, not ours).
     re.compile(r"\b(?:they|we|i|she|he)(?:'ve|'d| have| had)?\s+(?:just\s+)?(?:had to\s+)?(?:cancel(?:led|ed)?)\s+(?:our|my)\s+(?:[\w-]+\s+)?(?P<old>[\w-]{3,})\b",
                re.IGNORECASE),
+    # "the March bonspiel got cancelled, not enough teams entered. so we've entered the one in Dumfries instead".
+    re.compile(r"\b(?:the|our|my)\s+(?:[\w-]+\s+)?(?P<old>[\w-]{3,})\s+(?:got|was|has been|'s been|have been|were)\s+(?:cancell?ed|called off|scrapped)\b",
+               re.IGNORECASE),
 ]
 # Someone gone elsewhere ("Priya's moved to Bristol for a new job", "Kenneth 上个月跳槽去了竞争对手那边", "老周回
 # 安徽老家带孙子了", "Ah Keong 去 Singapore 做工了"): a role left only when the message names who does it now
@@ -1216,9 +1250,9 @@ def _parse_marked(sentence: str) -> Correction | None:
         # "Keith's cataract operation got moved to 10 June, so we're not leaving until 29 June now": the value
         # said of now, in a clause after the move, is what holds; the move is its reason.
         new = held_now
-    elif not old and new:
+    elif not old and new and not _RECOUNTED_RE.search(text):
         # "提醒时间改成 10:00 了，很多人 9:30 还没到": another value of the new one's kind in the
-        # sentence is the one it replaces.
+        # sentence is the one it replaces (not of a sum counted again: "算漏了 1 到 3 月的绩效").
         stated = values(new)
         rest = text.replace(new, " ", 1)  # values the new part itself says are all new
         # ("…学生都卡着最后一分钟晃过来": "一分钟" is "a minute", no setting.)
@@ -1366,8 +1400,8 @@ _PLACE_LEAD_RE = re.compile(r"(at|in|on|to|from|with)\s+", re.IGNORECASE)
 
 def _value_around(record: str, m: re.Match[str], correction: Correction) -> tuple[int, int, str] | None:
     """The record's typed value that the old word is part of ("May" of "12 May"), with the new value
-    of that kind, when the old word is no value of its own: (start, end, new value)."""
-    if values(correction.old):
+    of that kind, when the old word is no value of its own (a month alone is part of a date): (start, end, new value)."""
+    if any(kind != "month" for kind, _ in values(correction.old)):
         return None
     for at, kind, value in _values_at(record):
         if at <= m.start() and m.end() <= at + len(value) and (at, at + len(value)) != m.span():
@@ -2008,6 +2042,10 @@ def _values_of_new(correction: Correction) -> list[tuple[str, str]]:
     words around it ("搬到吴中区了": where the user lives) counts when it stands inside the new value
     in the clause."""
     said = _stated_values(correction.new or correction.clause)
+    if not correction.new and not correction.weak:
+        # "the Portugal trip fell through, …, we're going to Naples instead, same week in September": a month said
+        # in a change that names no new value is when it happens, not a value it changes ("a blood test in January").
+        said = [(k, v) for k, v in said if k != "month"]
     if correction.new and any(k != "number" for k, _ in said):
         # "改成每天晚上传阿里云 OSS … 在华北2": beside a value of a kind, a bare number written onto Chinese
         # words is part of a name ("华北2"), not a value that changed (it had replaced a record's baud rate).
@@ -2054,12 +2092,20 @@ def names_the_slot(record: str, correction: Correction) -> bool:
     stated = {value_key(v) for _, v in said}
     words = subject_words(correction)
     held = [(at, k, v) for at, k, v in _values_at(record) if at >= 0 and not _version_of_another(record, at, k, correction.clause)]
-    # A bare number said of a price ("定金 now 50 一位了" / "定金每人 30 块") names it as well.
-    if any((k in kinds or (k == "amount" and "number" in kinds)) and value_key(v) not in stated
+    # A bare number said of a price ("定金 now 50 一位了" / "定金每人 30 块") names it as well; said to hold now beside
+    # a value of a kind of its own it is a detail of that one ("we're on the late Thursday draw now, 8.45" names no
+    # "four foot"; "we bumped the service to Node 22 on Friday" is no value said to hold now).
+    typed = correction.weak and bool(kinds - {"number"})
+    if any((k in kinds or (k == "amount" and "number" in kinds)) and not (k == "number" and typed) and value_key(v) not in stated
            and (_self_named(k) or _near(record, (at, v), words) > 0) for at, k, v in held):
         return True
     if any(k == "host" and kinds & _HOST_KINDS for _, k, _ in held):
         return True  # "整套东西跑在办公室那台戴尔 T140 上" / "系统已经搬到阿里云上了": where it runs
+    if re.fullmatch(r"[A-Za-z][\w' -]*", correction.new.strip()) and counterpart(record, correction):
+        # "alerts go to a Telegram bot, token's in …" / "change of plan on alerts btw, move them over to Pushover":
+        # the record's one name, in a clause that shares the change's words, is what a new name replaces (a
+        # Latin name: a Chinese one is found by its last character, too loosely to name a slot alone).
+        return True
     for kind in {k for k in kinds if k.startswith("tool:")}:
         # The one tool of the kind the record names, another than the new one ("async task 用 Celery +
         # Redis" / "决定换成 Dramatiq"); not a record comparing two ("去年对比过 Sidekiq 和 Celery").
@@ -2076,15 +2122,20 @@ def names_the_slot(record: str, correction: Correction) -> bool:
             ends = [i for i in (record.find(ch, at) for ch in "!?。！？；;") if i >= 0] + [m.start() for m in _STOP_RE.finditer(record, at)][:1]
             if any(kk.startswith("number:") and value_key(vv) in measures for _, kk, vv in values_at(record[start: min(ends) if ends else len(record)])):
                 return True
-    if kinds & {"day", "date"}:
+    for group in ({"day", "date"}, *({k} for k in kinds if k.startswith("number:"))):
+        if not kinds & group:
+            continue
         # A date is said of its event anywhere in the sentence ("on the 12th, we booked a table for
-        # the dinner" / "the dinner moved to the 14th"): the record's one date, a shared word in its sentence.
-        dated = [(at, v) for at, k, v in held if k in ("day", "date")]
+        # the dinner" / "the dinner moved to the 14th"), and so is a measure with its unit ("a block starts
+        # watering when its probe reads under 18% (volumetric)" / "she wants the trigger at 22% on every
+        # block"): the record's one value of the kind, a shared word in its sentence.
+        dated = [(at, v) for at, k, v in held if k in group]
         if len(dated) == 1 and value_key(dated[0][1]) not in stated:
             at = dated[0][0]
             start = max(record.rfind(ch, 0, at) for ch in ".!?。！？；;") + 1
             ends = [i for i in (record.find(ch, at) for ch in ".!?。！？；;") if i >= 0]
-            return bool(words & content_tokens(record[start: min(ends) if ends else len(record)]))
+            if words & content_tokens(record[start: min(ends) if ends else len(record)]):
+                return True
     return False
 
 
@@ -2269,7 +2320,7 @@ _FORGET_PATTERNS: list[re.Pattern[str]] = [
     re.compile(r"(?<!don't )(?<!dont )(?<!do not )(?<!never )\bforget\s+(?:about\s+|that\s+|what i (?:said|told you|mentioned)(?:\s+about)?\s+|everything (?:i said )?about\s+|the (?:part|thing|bit) about\s+)?(?P<subject>[^.!?]*)", re.IGNORECASE),
     # ("I don't remember the port" is not being able to recall it: a subject before "don't" says so.)
     re.compile(r"(?<!\bi )(?<!\bwe )(?<!\byou )(?<!\bthey )(?<!\bhe )(?<!\bshe )(?<!\bstill )(?<!\breally )"
-               r"\b(?:don't|dont|do not|please don't|please dont|no need to) (?:(?:note|write|jot|put) (?:that|this|it) down|remember|keep|store|save|record|note down|memori[sz]e|hold on to|hang on to|hold onto|keep hold of)\s+(?:(?:that|this|the) (?:bit|part|stuff|thing) about|any of (?:that|this|it)|that|this|it|what i said about|anything about)?\s*(?:anywhere|around|on file)?\s*(?P<subject>[^.!?]*)", re.IGNORECASE),
+               r"\b(?:don't|dont|do not|please don't|please dont|no need to) (?:(?:note|write|jot|put) (?:that|this|it) down|remember|keep|store|save|record|note down|memori[sz]e|hold on to|hang on to|hold onto|hang onto|keep hold of)\s+(?:(?:that|this|the) (?:bit|part|stuff|thing) about|any of (?:that|this|it)|that|this|it|what i said about|anything about)?\s*(?:anywhere|around|on file)?\s*(?P<subject>[^.!?]*)", re.IGNORECASE),
     re.compile(r"\b(?:delete|remove|erase|drop|wipe)\s+(?:the|that|this|any|all|your)?\s*(?:memor(?:y|ies)|notes?|records?)\s*(?:about|of|on|for)?\s*(?P<subject>[^.!?]*)", re.IGNORECASE),
     re.compile(r"\bstop remembering\s*(?P<subject>[^.!?]*)", re.IGNORECASE),
     # "the bit about my trip abroad — wipe it from your notes", "I'd rather that wasn't kept
@@ -2331,7 +2382,7 @@ _GENERIC_SUBJECT_ZH = re.compile(r"(?:那个|这个|那些|这些)(?:数字|号�
 _FORGET_GUARD_RE = re.compile(r"\b(don't|dont|do not|never|not) forget\b|\b(?:if|when|whenever|in case|unless)\s+(?:i|we|you)\s+forget\b"
                               r"|\b(?:i|we)\s+(?:always\s+|sometimes\s+|often\s+|usually\s+|might\s+|may\s+|tend to\s+|keep\s+)?(?:forget|forgetting) to\b|别忘|不要忘|忘了(带|拿|关|锁|交|写|说|告诉)|我忘了", re.IGNORECASE)
 _MEMORY_WORD_RE = re.compile(r"记|\b(?:this|that) (?:one|bit|part) (?:don'?t|do not) (?:save|keep|store|record|remember)\b|(?:别|不要|不用|莫)\s*(?:save|keep|store|record|remember)\b(?=\s*(?:[了啦吧啊哈呀哦喔噢，,。！!]|$))|\b(?:can|could|would) you (?:please )?not (?:keep|store|remember|save)\b|(?:别|不用|不要)(?:再)?(?:存(?:着|下来)?(?=[了啦吧啊哈呀哦喔噢，,。！!]|\s*(?:ok|okay|好吗|行吗|好不好)\s*[?？]|$)|留着)|笔记|"
-                             + _YOUR_SIDE_KEEPS + r"|\b(?:whatever|what|everything|anything) you (?:keep|have|store|remember|know|hold)\b|忘掉|忘了吧|忘了它吧|memor|forget|remember|record|note|scratch|strike|drop (the|what)|scrap (the|what)|\bwritten down\b|\bkept\b|\b(?:don't|dont|do not) keep (?:that|it|this)(?: stuff)? (?:around|anywhere|on file)\b|\b(?:don't|dont|do not) keep any of (?:that|this|it)\b|\b(?:don't|dont|do not) keep (?:that|this|it)\s*(?:[.!,;]|$)|\b(?:don't|dont|do not) keep (?:that|this|the) (?:bit|part|stuff|thing) about\b|\b(?:don't|dont|do not) (?:save|store) (?:that|this)\s*(?:[.!,;—–]|$)|记录里|记忆里|\bstored\b|hold on ?to|hang on to|keep hold of"
+                             + _YOUR_SIDE_KEEPS + r"|\b(?:whatever|what|everything|anything) you (?:keep|have|store|remember|know|hold)\b|忘掉|忘了吧|忘了它吧|memor|forget|remember|record|note|scratch|strike|drop (the|what)|scrap (the|what)|\bwritten down\b|\bkept\b|\b(?:don't|dont|do not) keep (?:that|it|this)(?: stuff)? (?:around|anywhere|on file)\b|\b(?:don't|dont|do not) keep any of (?:that|this|it)\b|\b(?:don't|dont|do not) keep (?:that|this|it)\s*(?:[.!,;]|$)|\b(?:don't|dont|do not) keep (?:that|this|the) (?:bit|part|stuff|thing) about\b|\b(?:don't|dont|do not) (?:save|store) (?:that|this)\s*(?:[.!,;—–]|$)|记录里|记忆里|\bstored\b|hold on ?to|hang on ?to|keep hold of"
                              r"|(?:删掉|删除|delete\s?掉?)关于|(?:别|不要|不用|莫)(?:往心里记|记(?:在)?心上)|(?:这段|这句|这条|那段|那句|刚才那段)(?:话)?(?:你)?(?:就|也)?(?:(?:删|删掉|删了|删除)(?:了|掉)?吧?|\s*(?:don'?t|do not)\s+(?:save|keep|store|record|remember)\b)|关于.{1,30}?(?:那|这)条|当(?:作|做|成)?(?:我)?没听(?:过|见|到)", re.IGNORECASE)
 ANAPHORIC_SUBJECT_RE = re.compile(r"^(it|that|this|those|these|all that|all of that|(?:that |this |the )?(?:bit|part)|what i (just )?said|the last (one|thing)|i (ever |even )?(said|mentioned|told you|brought (it|that|this|any of (it|that|this)) up)( (it|that|this|about it))?( at all)?|这条|这个|这些|那个|那条|刚才(那|说的)?(条|个|些)?|上一条|这|那|)$", re.IGNORECASE)
 

@@ -91,7 +91,9 @@ PATTERNS: list[tuple[str, re.Pattern[str]]] = [
         r"|\bdeadline\b|\bdue (on|by)\b"
         r"|待办|需要|要做|下一步|回头|稍后|还没|得把|还要|计划|打算|准备(去|要)?|(下周|明天|这周|今天|之后|月底前?)要|要把|截止"
         # "明年开春之前要上车牌识别 … 先记下来": by when, and said to be noted.
-        r"|之前要|先记下来|先记着", re.IGNORECASE)),
+        r"|之前要|先记下来|先记着"
+        # "9 月开学前要上一个入学查验的功能": a feature to build, by when.
+        r"|(?<=前)要(?=上|做|加|写|搞|开发|完成|交)|要(?:上|做|加|开发|写)(?:一个|个)[^，,。；;]{1,20}?(?:功能|模块|页面|接口|报表)", re.IGNORECASE)),
     ("persona", re.compile(
         r"\b(i am|i'm|im) (a|an|the)\b|\bmy name is\b|\bi work (as|at|in|on|for|from)\b|\b(my )?day job\b|\bi (do|run|maintain) this (as|in|on) (a |my )?(volunteer|hobby|side project|spare time|free time)\b|\bi live (in|near|with)\b|\bi(?:'m| am) from\b"
         r"|\b(i|we) (don't|do not|never|can't|cannot) (eat|drink|have|take|touch|do)\b|\ballergic\b|\ballergy\b|\bintolerant\b"
@@ -446,7 +448,7 @@ REMINDER_RE = re.compile(r"\b(don't forget|do not forget|remember to)\b|别忘|�
 _OCCASION = r"(?:sale|auction|event|day|weekend|week|night|evening|show|launch|fair|match|game|trip|party|meeting|release|demo|open day|market)"
 # Said to be for once only ("帮我出 5 道题，就这一次", "只补这一次", "just this once"): whoever
 # the subject, whatever the verb.
-ONLY_ONCE_RE = re.compile(r"(?:这次|这回)就(?:行|好|可以)(?!了吧)|(?:^|(?<=[\s，,。；;])|(?<=另外)|(?<=还有))(?:就|只)?(?:这次|这回|这一次|今次)(?:\s*(?:one[- ]?time|only|just))?(?:就|先|只)?\s*(?:你)?(?:帮我|帮手|帮个忙|麻烦你?)|[,，]\s*(?:just\s+)?this once\b|^\s*one[- ]off\s*[:：]|\bjust\s+(?:\w+\s+){1,5}?this once\b|\b(?:it's|it is|this is|just) a one[- ]off\b|\b(just this once|only this once|this one time only|just this one time|(a |it's a |just a )?one[- ]time thing|(a |it's a |just a )?one[- ]off thing"
+ONLY_ONCE_RE = re.compile(r"(?:这次|这回)就(?:行|好|可以)(?!了吧)|(?:^|(?<=[\s，,。；;])|(?<=另外)|(?<=还有))(?:就|只)?(?:这次|这回|这一次|今次)(?:\s*(?:one[- ]?time|only|just(?:\s+once)?|once))?\s*[,，]?\s*(?:就|先|只)?\s*(?:你)?(?:帮我|帮手|帮个忙|麻烦你?)|[,，]\s*(?:just\s+)?this once\b|^\s*one[- ]off\s*[:：]|\bjust\s+(?:\w+\s+){1,5}?this once\b|\b(?:it's|it is|this is|just) a one[- ]off\b|\b(just this once|only this once|this one time only|just this one time|(a |it's a |just a )?one[- ]time thing|(a |it's a |just a )?one[- ]off thing"
                           r"|just for (this run|this once|today|tonight|tomorrow|now)|for this run only|(just |only )?for this (reply|answer|response|message|question)( only)?|(a |one )?one[- ]off request|normally\b.{0,80}\bbut for this one|(don't|do not|dont) make a habit of (it|this)|(don't|do not) make (it|this) (a|the) (config |new )?default"
                           # "for tonight (2026-09-05) only: …", "tonight only, would you …", "not a regular thing",
                           # "don't change the default in the config".
@@ -509,7 +511,7 @@ def said_before_the_question(sentence: str) -> str:
 
 # "就这一次哈，以后还是中文": what holds again after the occasion is no lasting change of its own; nor
 # is the user doing it themselves next time ("就这一回，以后这种我自己写").
-BACK_TO_USUAL_RE = re.compile(r"\b(?:and )?(?:then )?never again\b|以后(?:还是|照常|照旧|恢复)|以后(?:就)?不用(?:再)?(?:帮我|给我)?(?:写|发|做|弄|搞)了?|平时(?:还是|照常|照旧)|以后(?:这种|这类|这些)?(?:的)?(?:我|我们|她|他|她们|他们)(?:就)?自己(?:在[^，,。\s]{1,6})?(?:来|写|弄|做|搞|发|看|查|导)"
+BACK_TO_USUAL_RE = re.compile(r"\b(?:and )?(?:then )?never again\b|以后(?:还是|照常|照旧|恢复)|以后(?:就)?不用(?:再)?(?:帮我|给我)?(?:写|发|做|弄|搞)了?|以后(?:就)?不用(?:了|啦)?(?=\s*[。.!！~～]*\s*$)|平时(?:还是|照常|照旧)|以后(?:这种|这类|这些)?(?:的)?(?:我|我们|她|他|她们|他们)(?:就)?自己(?:在[^，,。\s]{1,6})?(?:来|写|弄|做|搞|发|看|查|导)"
                                r"|\b(?:from now on|after this|in future|next time) i'?ll (?:do|write|send|handle) (?:it|them|these|those)(?: myself)?\b|\b(?:otherwise|after that) (?:as usual|back to normal)\b", re.IGNORECASE)
 
 

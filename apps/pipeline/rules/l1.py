@@ -19,6 +19,7 @@ from typing import Any
 from django.utils import timezone
 
 from apps.pipeline.rules.corrections import (
+    CHANGE_SAID_RE,
     Correction,
     bare_value,
     corrected_content,
@@ -334,25 +335,37 @@ def _merge_within_batch(candidates: list[Candidate]) -> list[Planned]:
 # --------------------------------------------------------------------------- corrections and forget requests
 
 
+def _best_in_batch(analysis: BatchAnalysis, planned: list[Planned], said, correction: Correction) -> tuple[Planned | None, float]:
+    """The unit said earlier in the batch that the correction changes (None when none), and how strongly."""
+    best, best_score = None, 0.0
+    for item in planned:
+        if not analysis.said_before(item.candidate, said) or (said.reason_before and item.candidate.message is said.message):
+            continue
+        score = supersedes(item.candidate.content, correction)
+        if score > 0 and correction.weak and not names_the_slot(item.candidate.content, correction):
+            continue  # a value said to hold now, with nothing to say which statement it changes
+        if score > best_score:
+            best, best_score = item, score
+    return best, best_score
+
+
 def _apply_in_batch_corrections(ctx, analysis: BatchAnalysis, planned: list[Planned]) -> None:
     """A correction of something said earlier in this batch rewrites that unit before anything
     is stored: the superseded value never becomes a record."""
     gone: list[Planned] = []
     for said in analysis.corrections:
         correction = _the_change(said.correction)
+        if said.reason_before:
+            # "…学生投诉太多，48 小时太长了。普通报修改成 24 小时": the complaint is the reason, not the
+            # setting; it keeps what else it says, not the value given up.
+            gone.extend(item for item in planned if item.candidate.message is said.message and analysis.said_before(item.candidate, said)
+                        and not _without_value_given_up(item, correction))
         best, best_score = None, 0.0
-        for item in planned:
-            if said.reason_before and item.candidate.message is said.message and analysis.said_before(item.candidate, said):
-                # "…学生投诉太多，48 小时太长了。普通报修改成 24 小时": the complaint is the reason, not the
-                # setting; it keeps what else it says, not the value given up.
-                if not _without_value_given_up(item, correction):
-                    gone.append(item)
-                continue
-            if not analysis.said_before(item.candidate, said):
-                continue
-            score = supersedes(item.candidate.content, correction)
-            if score > best_score:
-                best, best_score = item, score
+        for attempt in _readings(said.correction):
+            best, best_score = _best_in_batch(analysis, planned, said, attempt)
+            if best is not None:
+                correction = attempt
+                break
         if best is not None and correction.new and not correction.old and best.candidate.message is not said.message \
                 and _stored_naming_the_slot(ctx, analysis, correction) > best_score:
             # "所以预算放宽到三万了" is not a change of "那边春节一晚都要三千多", said earlier in the batch, when a
@@ -489,6 +502,43 @@ def _cite(item: Planned, message: dict) -> None:
             item.timestamps.append(stamp)
 
 
+def _readings(whole: Correction) -> list[Correction]:
+    """The corrections a stored record is matched with, in turn: the change by its own clause, then — for a change
+    said in unpunctuated Chinese, whose own clause may leave out the words that name its slot ("跟你说下 刻刀改成笔刀了"
+    / "…老师推荐的那种30度刀头的 … 刻细线稳多了") — as said whole."""
+    change = _the_change(whole)
+    return [change, whole] if change is not whole and not whole.weak else [change]
+
+
+def _best_stored(correction: Correction, full: dict, scores: dict[str, float], claimed: set[str],
+                 corrected_here: dict[str, Planned], forget_ids: list[str]) -> tuple[Any, set[str]]:
+    """The live record the correction changes (None when none), and the records that name its slot."""
+    best, best_key = None, (0.0, 0.0, 0.0)
+    worded_ids: set[str] = set()
+    for record in full.values():
+        if record.deleted or record.record_id in forget_ids or (record.record_id in claimed and record.record_id not in corrected_here):
+            continue
+        current = corrected_here[record.record_id].candidate.content if record.record_id in corrected_here else record.content
+        strength = supersedes(current, correction)
+        dense = scores.get(record.record_id, 0.0)
+        # Without the old value said, the record must be a dense neighbour — or share the
+        # correction's own words next to a value of the same kind, however it was found (a
+        # long record scores low against a short change: "…，后端是用 Go 1.21 写的" / "Go 版本升到 1.22 了").
+        worded = names_the_slot(current, correction)
+        # "the tuesday sessions were the autumn term, … they meet on thursdays": the record's value said
+        # again names it as surely as a close neighbour does.
+        named = worded or repeats_old_value(current, correction)
+        if strength <= 0 or other_subject(current, correction.clause) or (not correction.old and dense < CORRECTION_MIN_SCORE and not named):
+            continue
+        if worded:
+            worded_ids.add(record.record_id)
+        # A value said to hold now changes the statement that names its slot before a closer neighbour that does not.
+        key = (float(named and correction.weak), strength, dense)
+        if key > best_key:
+            best, best_key = record, key
+    return best, worded_ids
+
+
 def _stored_corrections(ctx, analysis: BatchAnalysis, mode: str, projects: dict[str, dict], claimed: set[str], forget_ids: list[str]) -> list[Planned]:
     """Corrections of live records of earlier batches: the corrected record replaces the
     superseded one (`replaces` + tombstone; the version chain shows both)."""
@@ -512,28 +562,12 @@ def _stored_corrections(ctx, analysis: BatchAnalysis, mode: str, projects: dict[
         ids |= by_words | _records_containing_any(ctx.profile, slot_cues(correction))
         full = _full_records(ctx.profile, ids)
         scores = {str(c.get("record_id")): float(c.get("score") or 0) for c in candidates}
-        best, best_key = None, (0.0, 0.0)
-        worded_ids: set[str] = set()
-        for record in full.values():
-            if record.deleted or record.record_id in forget_ids or (record.record_id in claimed and record.record_id not in corrected_here):
-                continue
-            current = corrected_here[record.record_id].candidate.content if record.record_id in corrected_here else record.content
-            strength = supersedes(current, correction)
-            dense = scores.get(record.record_id, 0.0)
-            # Without the old value said, the record must be a dense neighbour — or share the
-            # correction's own words next to a value of the same kind, however it was found (a
-            # long record scores low against a short change: "…，后端是用 Go 1.21 写的" / "Go 版本升到 1.22 了").
-            worded = names_the_slot(current, correction)
-            # "the tuesday sessions were the autumn term, … they meet on thursdays": the record's value said
-            # again names it as surely as a close neighbour does.
-            named = worded or repeats_old_value(current, correction)
-            if strength <= 0 or other_subject(current, correction.clause) or (not correction.old and dense < CORRECTION_MIN_SCORE and not named):
-                continue
-            if worded:
-                worded_ids.add(record.record_id)
-            key = (strength, dense)
-            if key > best_key:
-                best, best_key = record, key
+        best, worded_ids = None, set[str]()
+        for attempt in _readings(whole):
+            best, worded_ids = _best_stored(attempt, full, scores, claimed, corrected_here, forget_ids)
+            if best is not None:
+                correction = attempt
+                break
         if best is None and said.besides:
             continue  # its sentence was said as usual
         if best is None:
@@ -646,7 +680,7 @@ def _stated(ctx, said, text: str, analysis: BatchAnalysis, mode: str, projects: 
         cand.content = analysis.restore(cand.content)
     # A tool said to be in use now ("现在全部在 Telegram 了") is a fact even with a weak cue.
     taken_up = bool(said.correction.new) and all(k.startswith("tool:") for k, _ in values(said.correction.new))
-    if not found and _standalone(said.correction) and (not said.correction.weak or taken_up):
+    if not found and _standalone(said.correction) and (not said.correction.weak or taken_up or CHANGE_SAID_RE.search(text)):
         fact = candidate_for(resolve_relative_dates(text, said.message.get("timestamp")), "fact", said.message, mode=mode)
         found = [fact] if fact is not None else []
     out = []

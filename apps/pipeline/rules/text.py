@@ -317,7 +317,10 @@ def lexical_similarity(a: str, b: str) -> float:
 
 
 ABS_PATH_RE = re.compile(r"(?<![\w/.])(?:[A-Za-z]:[\\/]|/)(?:[\w.\-]+[\\/])*[\w.\-]+")
-REL_FILE_RE = re.compile(r"(?<![\w/.])(?:[\w.\-]+/)+[\w\-]+\.[A-Za-z0-9]{1,8}\b|\b[\w\-]+\.(?:py|ts|tsx|js|jsx|go|rs|java|kt|rb|php|c|h|cpp|hpp|cs|md|json|ya?ml|toml|ini|sql|sh|css|html|vue|svelte)\b")
+# (A folder in backticks, "`cmd/valvemap`", names a file of the project as surely as a file name does; a branch,
+# "`feature/staff-handover`", or a function and its arity, "`nrr/1`", does not.)
+REL_FILE_RE = re.compile(r"(?<![\w/.])(?:[\w.\-]+/)+[\w\-]+\.[A-Za-z0-9]{1,8}\b"
+                         r"|(?<=`)(?!(?:feature|feat|fix|bugfix|hotfix|release|chore|origin|refs|heads|dependabot)/)(?:[\w.\-]+/)+(?=[\w.\-]*[A-Za-z])[\w.\-]+/?(?=`)|\b[\w\-]+\.(?:py|ts|tsx|js|jsx|go|rs|java|kt|rb|php|c|h|cpp|hpp|cs|md|json|ya?ml|toml|ini|sql|sh|css|html|vue|svelte)\b")
 
 
 def absolute_paths(text: str) -> list[str]:
@@ -578,6 +581,10 @@ VALUE_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     # one value, so "moved up to June 13" corrects "June 20", not the 20 of something else.
     ("date", re.compile(rf"\b{_MONTHS_EN}\.?\s+\d{{1,2}}(?:st|nd|rd|th)?(?![\d:])\b|\b\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTHS_EN}\b"
                         r"|(?:\d{1,2}|[一二三四五六七八九十]{1,3})\s?月\s?(?:\d{1,2}|[一二三四五六七八九十]{1,3})\s?[号日]")),
+    # A month said alone ("the 2-dan grading in November" / "提前到 August 了", "10月出发"): one value, so a
+    # month corrects a month; not "May I", not a span ("三个月") or a date ("8月8号").
+    ("month", re.compile(r"\b(?-i:January|February|March|April|June|July|August|September|October|November|December|May(?!\s+(?:I|we|you|be)\b))\b"
+                         r"|(?<![\d个])(?:1[0-2]|[1-9]|十[一二]|[一二三四五六七八九十])\s?月(?:份|底|初|中旬|上旬|下旬)?(?!\s?(?:\d|[一二三四五六七八九十])|个)")),
     # A day of the month said without its month ("晚饭改到 14 号", "定在十二号"): the Chinese
     # "the 14th"; not a line, a building or a seat ("3 号线", "5 号楼", "12 号床").
     ("day", re.compile(r"(?:(?<![\d.])\d{1,2}|[一二三四五六七八九十]{1,3})\s?号(?![线楼院房位门床车机码牌口])|\d{1,2}\s?日(?![元语本文式程记])")),

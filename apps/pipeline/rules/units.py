@@ -246,8 +246,10 @@ def _analyse(ctx, messages: list[dict], background: list[dict], mode: str) -> Ba
         # "保留一年……不对，三年": the sentence as corrected, said as a correction of the old value.
         self_fixes = {i: fix for i, fix in ((i, self_corrected(p)) for i, p in enumerate(parts)) if fix is not None}
         parts = [self_fixes[i].clause if i in self_fixes else p for i, p in enumerate(parts)]
+        parts = [_without_items_once(p) for p in parts]
+        favour = _told_for_a_favour(parts)
         numbered = [(i, p) for i, p in enumerate(parts) if not _asked_once_with_it(parts, i + 1) and not _one_off_within(p)
-                    and not _how_to_write_it_once(parts, i)]
+                    and not _how_to_write_it_once(parts, i) and i not in favour]
         if asked_to_forget is not None:
             position, subject = asked_to_forget
             previous = last_user.get(session, (None, []))[0]
@@ -270,9 +272,15 @@ def _analyse(ctx, messages: list[dict], background: list[dict], mode: str) -> Ba
                 previous = None
             out.forgets.append(Said(message=message, forget=subject, previous=previous, position=position))
             ctx.add("forgetRequests")
-            if not subject:  # "…. Forget that.": what it points at may be anywhere in the message
+            if not subject and not (_ASIDE_RE.match(parts[position]) and len(content_tokens(told_before)) >= 2):
+                # "…. Forget that.": what it points at may be anywhere in the message
                 _remember(message, last_user, last_assistant, [], out.speakers)
                 continue
+            if not subject:
+                # "general thing: … table-driven tests. / oh and the reason I've ended up running all this is … eh
+                # actually scrap that, don't keep that": an aside that tells its matter and takes it back in one
+                # sentence; what the message said before the aside stands.
+                numbered = [(i, p) for i, p in numbered if i < position]
             # "评审过了，就按 INCR 来。另外上次 Kevin 那个事你就当没听过": the request goes, and so does
             # every sentence about its subject; the rest of the message is said as usual.
             numbered = [(i, p) for i, p in numbered if subjects[i] is None
@@ -402,7 +410,7 @@ _NEWS_LEAD = (r"(?:(?:update|big news|news|big change|quick update|heads up|btw|
 HEADLINE_RE = re.compile(
     _NEWS_LEAD + r"(?:(?:我|我们)?(?:又)?换(?:[^，,。！!？?：:]{1,6}?)了|(?:[^，,。！!？?：:]{1,12}?)(?:又|也)?(?:换了|改了|变了|调整了|大调整|有变(?:化)?了?)"
     r"|(?:(?:we|i)(?:'ve| have)?\s+)?(?:changed|switched|swapped)\s+(?:[a-z]+(?:\s[a-z]+)?)"
-    r"|(?:the\s+)?(?:[a-zà-ÿ]+(?:\s[a-zà-ÿ]+)?)\s+(?:has\s+|have\s+)?changed"
+    r"|(?:the\s+)?(?:[a-zà-ÿ\u4e00-\u9fff]+(?:\s[a-zà-ÿ\u4e00-\u9fff]+)?)\s+(?:has\s+|have\s+)?changed"  # "grading 日期 changed！"
     # "guest list 终于 settle 了！！": decided at last, the next sentence says what.
     r"|(?:[^，,。！!？?：:]{1,12}?)\s*(?:终于|总算)\s*(?:定了|定下来了|敲定了|确定了|settle\s?了|settled|搞定了))"
     r"\s*[！!。.~～：:]*\s*$", re.IGNORECASE)
@@ -428,6 +436,8 @@ def _headline(part: str) -> bool:
 # What a sentence says more of the last message about: "I told my husband I'd think about it".
 # Naming words of a message's own matter (the going-on above has 4; a new matter told at length 13).
 MATTER_OF_ITS_OWN_WORDS = 8
+# A sentence that opens an aside: what it goes on to say is another matter than the sentences before.
+_ASIDE_RE = re.compile(r"\s*(?:(?:oh,?\s+and|and also|also|btw|by the way|p\.?s\.?)\b|另外|对了|还有|顺便)", re.IGNORECASE)
 _TELLS_MORE_OF_IT_RE = re.compile(r"\b(?:it|that|this|those)\b|这个|那个|这件事|那件事", re.IGNORECASE)
 # "平时回复不用这样哈": the request's way, pointed back at.
 _THIS_WAY_RE = re.compile(r"这样|这么|那样|\blike (?:this|that)\b|\bthat way\b", re.IGNORECASE)
@@ -447,10 +457,10 @@ _NOT_A_FEATURE_RE = re.compile(r"(?:不用|别|不要)(?:做成|做)(?:后台)?�
 _OCCASION_NOW_RE = re.compile(r"\b(?:this|next) (?:weekend|week|morning|afternoon|evening|(?:mon|tues|wednes|thurs|fri|satur|sun)day)\b"
                               r"|\b(?:today|tonight|tomorrow)\b|今天|今晚|明天|这周末|这个周末|本周末|这周[一二三四五六日天]", re.IGNORECASE)
 # An output asked for once: a chart, a table, a file.
-_AN_OUTPUT_RE = re.compile(r"[一个张份]\s*(?:图|表格?|清单|截图)|\b(?:a|the)\s+(?:chart|graph|table|list|csv|spreadsheet|pdf|plot)\b|\b(?:csv|excel|pdf)\b", re.IGNORECASE)
+_AN_OUTPUT_RE = re.compile(r"[一个张份]\s*(?:图|表格?|清单|截图)|写(?:一|个)\s*[份封篇条段]?(?=[？?。！!，,\s]|$)|\b(?:a|the)\s+(?:chart|graph|table|list|csv|spreadsheet|pdf|plot)\b|\b(?:csv|excel|pdf)\b", re.IGNORECASE)
 # Who wants the output and what for: "the accountant wants …", "老板娘想给阿姨们发红包".
 # ("她儿子…乔迁新居，想请我写一副对联", "月底我爸要给教练算提成").
-_SOMEONE_WANTS_RE = re.compile(r"\b(?:wants?|needs?|asked for|would like|'d like)\b|(?:想|要)(?:请|给|让|把|看|拿|算|发)|要求|需要", re.IGNORECASE)
+_SOMEONE_WANTS_RE = re.compile(r"\b(?:wants?|needs?|asked for|would like|'d like)\b|(?:想|要)(?:请|给|让|把|看|拿|算|发)|(?<![我想])要我|要求|需要", re.IGNORECASE)
 # "a list of every peroxide former" asked for tomorrow is no habit: "every" lasts only as every
 # time, day, run … (LASTING_RE reads any "every").
 _EVERY_THING_RE = re.compile(r"\bevery (?!(?:time|day|week|month|morning|evening|night|run|build|release|pr|commit|deploy|session)\b)",
@@ -463,7 +473,13 @@ def _asked_once_with_it(parts: list[str], index: int) -> bool:
     that into a markdown file for me, this once"; "这次你帮我整理成一个 checklist。平时回复不用这样哈，
     就这一次"): that sentence is what is asked for, for the occasion, and is no lasting fact
     either (unless it says it lasts)."""
-    return 0 < index < len(parts) and _points_back_once(parts[index - 1], parts[index])
+    if not 0 < index < len(parts):
+        return False
+    if index + 1 < len(parts) and len(naming_words(BACK_TO_USUAL_RE.sub("", parts[index + 1]))) <= 2 and one_off(parts[index + 1]) \
+            and not one_off(parts[index]):
+        # "单位要我交个请假条，…。帮我写一份？就这一次，以后不用": the request, then its scope said alone.
+        return _points_back_once(parts[index - 1], f"{parts[index]} {parts[index + 1]}")
+    return _points_back_once(parts[index - 1], parts[index])
 
 
 # How the thing asked for should be written ("写得别太尬", "语气温柔一点", "keep it short").
@@ -491,6 +507,44 @@ def _one_off_within(part: str) -> bool:
             after = _EVERY_THING_RE.sub("", _NOT_A_FEATURE_RE.sub("", " ".join(pieces[i + 1:])))
             return not LASTING_RE.search(after) and _points_back_once(" ".join(pieces[:i]), pieces[i])
     return False
+
+
+# A favour asked for once before it is told ("can you do me a favour, just this once. I've been roped into the reply
+# from the lassies at the club Burns supper …"; "帮我个忙，就这一次：…").
+# Or something written for the occasion, told after the request ("just this once 帮我写封日文 email。我下个月去 Osaka 出差，想去…").
+_FAVOUR_RE = re.compile(r"\bdo me a fav(?:ou)?r\b|\bhelp me out\b|帮(?:我)?(?:个|一个)忙"
+                        r"|写(?:一)?[封个份段条篇][^，,。！!？?]{0,8}?(?:email|e-mail|邮件|信|消息|短信|微信|文案|海报|通知)"
+                        r"|\b(?:write|draft|do)\s+(?:me\s+)?(?:a|an)\s+(?:[\w-]+\s+){0,3}?(?:email|message|letter|note|poster|toast|speech|card)\b", re.IGNORECASE)
+
+
+def _told_for_a_favour(parts: list[str]) -> set[int]:
+    """The sentences that tell what a favour asked for once is: after the request, up to an aside or a
+    sentence that says it lasts."""
+    out: set[int] = set()
+    for i, part in enumerate(parts):
+        if not one_off(part):
+            continue
+        if _FAVOUR_RE.search(part):
+            for k in range(i + 1, len(parts)):
+                if _ASIDE_RE.match(parts[k]) or LASTING_RE.search(parts[k]):
+                    break
+                out.add(k)
+        elif any(ASKING_CLAUSE_RE.search(c) for c in re.split(r"[，,;；:：.。]\s*", part)) and i + 1 < len(parts) and _WANTS_IT_FOR_RE.search(parts[i + 1]) and not LASTING_RE.search(parts[i + 1]):
+            out.add(i + 1)  # "just this once: can you pull a count of …? councillor Abara wants it for a ward meeting."
+    return out
+
+
+# Who wants what was just asked for, pointing back at it ("councillor Abara wants it for a ward meeting", "主任开会要用这个").
+_WANTS_IT_FOR_RE = re.compile(r"\b(?:wants?|needs?)\s+(?:it|this|that|them|these|those)\b|(?:要|想)(?:用|看)?(?:这个|这些|它)", re.IGNORECASE)
+
+
+def _without_items_once(part: str) -> str:
+    """A list without its items asked for once ("two things: the accountant wants last season's water use …
+    just this once, don't build anything for it; before spring I need frost protection: … put it on the
+    list"): the other items are said as usual."""
+    items = part.split(LIST_ITEM_SEP)
+    kept = [item for item in items if not (one_off(item) or _one_off_within(item))]
+    return LIST_ITEM_SEP.join(kept) if kept and len(kept) < len(items) else part
 
 
 def _points_back_once(before: str, request: str) -> bool:
