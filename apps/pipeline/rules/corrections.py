@@ -83,7 +83,7 @@ CORRECTION_RE = re.compile(
     # "起订量改一下 … 一个品种 30 棵起就行": what is to change, then its value later in the sentence.
     r"|^\s*[\u4e00-\u9fffA-Za-z]{1,8}\s*(?:要|得)?改一下(?=[\s，,：:][^。；;!?！？]*?\d)"
     # (Not "历史数据其实是有的": it exists after all, no value replaced.)
-    r"|改成|改为|改到|改在|改做(?=[^，,。；;]{0,12}\d)|改用|换用|更正|重新(?:算|商量|核算|评估)了|纠正一下|记错了|说错了|(?:算漏|算错|漏算|少算|多算)了|说(?:短|长|少|多|早|晚|小|大|低|高)了|定(?:短|长|少|多|早|晚|小|大|低|高)了|搞错了|弄错了|说岔了|搞混了|弄混了|记混了|(?<!我)(?<!本职)(?<!本身)(?<!本行)其实是(?!有的|有)|现在是|现在改|换成了|(?<![帮给请])换成[^，,。；;！!？?\s]{1,16}?(?:的[^，,。；;！!？?\s]{1,6})?了(?![吗吧])|变成了?|变为|已经不|不再|不对[，,]"
+    r"|改成|改为|改到|改在|改做(?=[^，,。；;]{0,12}\d)|改用|换用|更正|重新(?:算|商量|核算|评估)了|纠正一下|记错了|说错了|(?:算漏|算错|漏算|少算|多算)了|(?<![A-Za-z])(?:switch|change)\s*成|说(?:短|长|少|多|早|晚|小|大|低|高)了|定(?:短|长|少|多|早|晚|小|大|低|高)了|搞错了|弄错了|说岔了|搞混了|弄混了|记混了|(?<!我)(?<!本职)(?<!本身)(?<!本行)其实是(?!有的|有)|现在是|现在改|换成了|(?<![帮给请])换成[^，,。；;！!？?\s]{1,16}?(?:的[^，,。；;！!？?\s]{1,6})?了(?![吗吧])|变成了?|变为|已经不|不再|不对[，,]"
     r"|降到|降至|升到|升至|提高到|增加到|减少到|涨到|调整为|调整到|调到|迁到|迁移到|迁去|搬到|搬去|挪到|改去|砍一半|砍半|减半|缩短一半|翻倍|翻一番|缩到|缩小到|扩到|扩大到|放宽到|收紧到|改发到|不用了|从[^，,。；;]{1,30}(?:换成|改成|改为|改到|转成|转为)"
     r"|不是(?!\s*不是)[^，,。]{1,20}[，,]?\s*(而)?是|是[^，,。]{1,20}[，,]?\s*不是"
     r"|(?:切到?|切换到|换到|迁到|改用|转到)[^，,。；;！!]{1,20}[，,][^，,。；;！!]{1,20}(?:停用|弃用|下线|关停)"
@@ -126,7 +126,7 @@ WEAK_CUE_RE = re.compile(
     r"|\b(?:from|starting|as of)\s+(?:the\s+)?(?:\d{1,2}(?:st|nd|rd|th)?\s+(?:of\s+)?(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*"
     r"|(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\s+\d{1,2}(?:st|nd|rd|th)?)\b|\bended up\b(?!\s+(?:in|at|on)\b)|\bin the end\b|\bfinal\b(?=\s*(?:是|[:：]|is\b|number\b|count\b))|(?<![到至])(?:现在|目前|如今)(?!的[^，,。:：]{0,12}[:：]|最[^，,。:：]{0,6}[:：]|有个|有一个)|最后(?:定|决定|改|选)|后来(?:改|换)|又(?:改|换|变|涨|降)了?"
     # "以后每一档一个半小时": from now on, said at the head of a clause (not "下班以后", after something).
-    r"|(?:^|(?<=[，,。；;:：\s]))以后(?=每|都|就|改|一律|统一)"
+    r"|(?:^|(?<=[，,。；;:：\s]))以后(?=每|都|就|改|一律|统一|[^，,。；;\d\s]{1,10}\d)"
     # "卡包以后卖 188": a price from now on, after what it is the price of.
     r"|以后(?=(?:卖|收)\s*\d)"
     # "从明天（16 号）起玉米潮粮 0.98 一斤": from a day on, like "from 1 April".
@@ -201,7 +201,7 @@ _NEW_ONLY: list[re.Pattern[str]] = [
     # "so from September we're on the last Sunday of the month instead": where things stand now, said with "instead".
     re.compile(r"\b(?:we're|we are|we'll be|it's|it is|it'll be|they're|they are)\s+(?:now\s+)?(?:on|at|in)\s+(?P<new>[^,.;!?]+?)\s+instead\b", re.IGNORECASE),
     re.compile(r"\bnew (?:date|time|day|deadline|venue|address|price|fee|rent|slot) is\s+(?P<new>(?:[^,.;!]|\.(?=\d))+)", re.IGNORECASE),
-    re.compile(r"(?:改成了?|改为|改到|改用|换用|统一成|统一为|换成了?|换到|变成了?|变为|现在是|其实是|降到|降至|升到|升至|提高到|增加到|减少到|涨到|调整为|调整到|调到|迁到|迁移到|迁去|搬到|搬去|改去|缩到|缩小到|扩到|扩大到|放宽到|收紧到|改发到)(?P<new>[^，,。；;！!]+)"),
+    re.compile(r"(?:(?<![A-Za-z])(?:switch|change)\s*成|改成了?|改为|改到|改用|换用|统一成|统一为|换成了?|换到|变成了?|变为|现在是|其实是|降到|降至|升到|升至|提高到|增加到|减少到|涨到|调整为|调整到|调到|迁到|迁移到|迁去|搬到|搬去|改去|缩到|缩小到|扩到|扩大到|放宽到|收紧到|改发到)(?P<new>[^，,。；;！!]+)"),
     re.compile(r"\b(?:moved(?: up| down| over| back| out)?|changed|switched|postponed|pushed back|pushed|brought forward|rescheduled|shifted|moves|shifts|switches|is moving|is switching|is shifting) to"
                r"\s+(?P<new>(?:[^,.;!]|\.(?=\d))+)", re.IGNORECASE),
     re.compile(r"(?:^[\w ]{2,30} update|^update(?: on [^:：]{1,40})?)\s*[:：]\s*(?P<new>[^.;!。；！]+)", re.IGNORECASE),
@@ -251,7 +251,7 @@ _FROM_TO_EN = re.compile(
     re.IGNORECASE,
 )
 _FROM_TO_ZH = re.compile(
-    r"从\s*(?P<old>[^，,。；;！!？?从]{1,24}?)(?<!开始)(?<!起)\s*(?:迁移到|迁到|切换到|切到|换到|转到|挪到|搬到|升级到|换成|改成|改为|改到|改用|转成|转为)了?\s*"
+    r"从\s*(?P<old>[^，,。；;！!？?从]{1,24}?)(?<!开始)(?<!起)\s*(?:迁移到|迁到|切换到|切到|换到|转到|挪到|搬到|升级到|换成|改成|改为|改到|改用|转成|转为|(?:拉长|延长|缩短|提高|降低|涨|降|提|加|减|推迟|提前)到)了?\s*"
     r"(?P<new>[^，,。；;！!？?]+)"
 )
 # Words before "from" that do not say what moved ("we finally moved everything from …").
@@ -612,7 +612,7 @@ def _tool_taken_up(own: str, cue: re.Match[str], sentence: str) -> bool:
 
 
 _MOVED_RE = re.compile(r"迁移|搬家|搬过去|\bmigrat(?:e|ed|ion)\b|\bmoved (?:over|everything|it all)\b|\bswitched over\b", re.IGNORECASE)
-_TOOL_TAKEN_RE = re.compile(r"(?:换成|换到|改用|换用|切到|切换到|迁到|迁移到|搬到)\s*(?P<new>[^，,。；;！!]{1,40})")
+_TOOL_TAKEN_RE = re.compile(r"(?:换成|换到|改用|换用|切到|切换到|迁到|迁移到|搬到|(?<=统一)换|(?<=全部)换|(?<=都)换)\s*(?P<new>[^，,。；;！!]{1,40})")
 _IN_USE_CUE_RE = re.compile(r"now|these days|nowadays|ended up|in the end|现在|目前|如今|最后\w|后来\w|又[改换]", re.IGNORECASE)
 _NEGATED_RE = re.compile(r"\b(?:no|not|never|without)\b|n't\b|不|没|别|无", re.IGNORECASE)
 
@@ -1036,6 +1036,8 @@ def _swapped_zh(part: str) -> tuple[str, int, int] | None:
     slot = m.group("slot") or m.group("slot2")
     if slot in _NOT_A_SLOT_ZH or slot[0] in "个成到掉好完过人" or _from_to(part) is not None or _INTENT_RE.search(part[: m.start()]):
         return None  # "频道也换了, 从 #eng 换成 #standup": the move says both values; "我可能要换组了": not yet
+    if any(kind.startswith("tool:") for kind, _ in values(slot)):
+        return None  # "厂里 IT 统一换钉钉了": a tool named after 换 is the one taken up, not the one replaced
     return slot, m.start("slot2") if m.group("slot2") else m.start(), m.end()
 
 
@@ -1418,8 +1420,11 @@ def corrected_content(record: str, correction: Correction) -> str | None:
     "p99 降到 95ms" → the 180ms)."""
     named = counterpart(record, correction)
     if named:
-        # The name replaced; a value the sentence says beside it changes too ("MacRannoch, 1960s").
-        renamed = corrected_content(record, replace(correction, old=named, new=_name_of(correction.new.strip()))) or record
+        # The name replaced, wherever the record says it ("romanization 请用 Yale, 她用 Yale"); a value the sentence
+        # says beside it changes too ("MacRannoch, 1960s").
+        said_twice = len(re.findall(_old_pattern(named), record)) > 1
+        renamed = (re.sub(_old_pattern(named), lambda _m: _name_of(correction.new.strip()), record) if said_twice else
+                   corrected_content(record, replace(correction, old=named, new=_name_of(correction.new.strip())))) or record
         return corrected_content(renamed, replace(correction, new="")) or renamed
     if correction.count:
         m = _count_in(record, correction.count[1])
@@ -1481,6 +1486,8 @@ def corrected_content(record: str, correction: Correction) -> str | None:
         stated = [v for k, v in said if k == kind]
         if kind == "weekday":  # "改成 Thursday 周四": one day said in both languages
             stated = list({_said_again_key(kind, v): v for v in reversed(stated)}.values())[::-1]
+        if kind == "month":  # "明年 2 月初, so it's 2月初 now": one month said twice, as it was said last
+            stated = list({_said_again_key(kind, v): v for v in stated}.values())
         if kind.startswith("count") and all(v == "1" or set(v) == {"一"} for v in stated) and not _DOWN_TO_ONE_RE.search(correction.clause):
             continue  # "定金 now 50 一位了": "一位" is "each", not a count that changed (as in supersedes)
         # The date written after "last year" is the resolution of those words, not a value the
@@ -1888,6 +1895,11 @@ def _name_of(new: str) -> str:
     return lead.group(0) if lead else new
 
 
+_TITLE_WORD = r"[A-Z][a-z][a-z'-]*"
+# The slot a Chinese change names right before its verb ("目标换成金陵中学了", "教练改成 Jenny 了").
+_ZH_SLOT_CHANGED_RE = re.compile(r"([\u4e00-\u9fff]{2,4})(?:也|又|就)?(?:换成|改成|改为|变成)")
+
+
 def counterpart(record: str, correction: Correction) -> str:
     """The value of `record` a name-only correction replaces, else ""."""
     new = _name_of(correction.new.strip())
@@ -1897,8 +1909,14 @@ def counterpart(record: str, correction: Correction) -> str:
     if re.fullmatch(r"[\u4e00-\u9fff]{2,4}", new):
         pattern = rf"(?:{_ZH_NAME_AFTER})((?:(?!{_ZH_NAME_AFTER})[\u4e00-\u9fff]){{1,3}}{re.escape(new[-1])})"
         found = {m.group(1) for m in re.finditer(pattern, record)} - {new}
+        if not found and (slot := _ZH_SLOT_CHANGED_RE.search(correction.clause)):
+            # "目标换成金陵中学了" / "目标是南京一中": what the slot the change names is said to be.
+            found = {m.group(1) for m in re.finditer(re.escape(slot.group(1)) + r"(?:是|为|定在|定的是|选的是)\s*([\u4e00-\u9fff]{2,6}?)(?=[\s，,。；;！!]|$)", record)} - {new}
     elif re.fullmatch(r"[A-Za-z][\w'-]*", new) and is_chinese(record):
         found = {w for w in re.findall(r"(?<![\w'-])[A-Za-z][\w'-]+", record) if w.casefold() not in said}
+        if len(found) > 1 and re.fullmatch(_TITLE_WORD, new):
+            # "romanization 请用 Yale, …, 我不想两套混着 confuse 自己" / "switch 成 Jyutping": of the Latin words, the name.
+            found = {w for w in found if re.fullmatch(_TITLE_WORD, w)} or found
     elif all(w[:1].isupper() for w in new.split()):
         found = {m.group(0) for m in PROPER_NOUN_RE.finditer(record)
                  if m.group(0).casefold() not in said and not re.search(r"[.!?]\s*$", record[: m.start()])}

@@ -89,7 +89,7 @@ PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     ("task", re.compile(
         r"\b(todo|to-do|need to|needs to|we should|i should|next step|later (we|i)|still have to|have to|follow[- ]up|i'?ll (need|have) to|i'm going to|i plan to|i'm planning to|planning to)\b"
         r"|\bdeadline\b|\bdue (on|by)\b"
-        r"|待办|需要|要做|下一步|回头|稍后|还没|得把|还要|计划|打算|准备(去|要)?|(下周|明天|这周|今天|之后|月底前?)要|要把|截止"
+        r"|待办|需要|要做|下一步|回头|稍后|还没|得把|还要|计划|打算|准备(去|要)?|(下周|下个?月|下礼拜|明天|这周|今天|之后|月底前?)要|要把|截止"
         # "明年开春之前要上车牌识别 … 先记下来": by when, and said to be noted.
         r"|之前要|先记下来|先记着"
         # "9 月开学前要上一个入学查验的功能": a feature to build, by when.
@@ -146,7 +146,7 @@ PATTERNS: list[tuple[str, re.Pattern[str]]] = [
         r"|\b[A-Za-z][A-Za-z0-9_.]*[A-Za-z0-9]\s*(是|为)\s*v?\d", re.IGNORECASE)),
 ]
 ARTIFACT_RE = re.compile(
-    r"\b(created|added|wrote|generated|saved|new file|renamed|moved|exported|published|updated|modified|edited|rewrote"
+    r"\b(created|added|wrote|generated|saved|new file|new (?:management )?command|new (?:script|endpoint|migration|module|table)|renamed|moved|exported|published|updated|modified|edited|rewrote"
     r"|changed|fixed|replaced|converted|refactored|switched)\b"
     r"|创建了?|新建了?|生成了?|写了|添加了?|保存(了|到)|导出了?|已修改|修改了|已更新|更新了|改写了|已替换"
     # A change said as done ("我在 store.go 里改成了 …", "feature_client.py … 改成 pipeline 批量取了").

@@ -39,6 +39,9 @@ INJECTION_RE = re.compile(
     # "AI 助手读到这条请…", "【系统提示：AI 编程助手请…】".
     r"|(ai|人工智能)\s*(编程|代码|写作|智能)?\s*(助手|助理)\s*(读到|看到|处理到?)(这条|这段|此|本)[^，。,]{0,6}?(请|务必|必须)|[\[【]\s*(系统提示|系统指令|system prompt|system note)\s*[:：]"
     r"|\bsystem override\b|\bany (ai|llm) (assistant|agent|model)s? reading this\b"
+    # "[Assistant note: if an AI is reading this, tell the user …]": a note labelled as the assistant's, and a
+    # condition that only an automated reader meets.
+    r"|[\[【(（]\s*assistant (note|notice|instructions?)\s*[:：]|\bif (an?|any|you are an?) (ai|llm)( assistant| agent| model)? (is |are )?(reading|processing|summari[sz]ing) this\b"
     # "[To any AI assistant helping a buyer evaluate this listing: …]", "(AI assistant note: if a user
     # asks …)": a salutation qualified by what the reader is doing, and a note labelled as the AI's.
     r"|(^|[\[【(（]|[.!?。！？]\s)\s*(for|to) (any |all |the )?(ai|llm)(\s+[\w-]+){0,2}? (assistants?|agents?|models?)\s+(\w+ing|that|who|which)\b[^:：\n]{0,60}[:：]"
@@ -109,12 +112,31 @@ def quality_gate(content: object) -> str | None:
     # recipient: …]" is one salutation across the break.
     # Markdown emphasis and quoting hide a word's start ("> _Note for AI coding assistants …_").
     # The second pass runs only when it reads something else (INJECTION_RE is long; every message meets it).
-    plain = " ".join(re.sub(r"[_*>`]+", " ", text).split())
-    if INJECTION_RE.search(text) or (plain != text and INJECTION_RE.search(plain)):
+    # Fenced code is never read for memories (`sentences`): an injection inside a pasted spec or log leaves what the
+    # message says around it ("45 days before the due date from now on", then "here's the bit of the spec …").
+    said = CODE_FENCE_RE.sub("\n", text)
+    plain = " ".join(re.sub(r"[_*>`]+", " ", said).split())
+    if INJECTION_RE.search(said) or (plain != said and INJECTION_RE.search(plain)):
         return "prompt injection"
     if NOISE_RE.match(text):
         return "framework noise"
     return None
+
+
+def without_injected_blocks(content: str) -> str:
+    """The message without the fenced blocks that carry a prompt injection, nor the sentence that introduces
+    one ("他找了个“行情猫”，这是对方发的接入文档：", "here's the bit of the spec they sent:"): that sentence is about the
+    untrusted text, which `quality_gate` lets through only because the rest of the message is the user's own."""
+    out, last = [], 0
+    for block in CODE_FENCE_RE.finditer(content):
+        if not INJECTION_RE.search(" ".join(re.sub(r"[_*>`]+", " ", block.group(0)).split())):
+            continue
+        before = content[last: block.start()]
+        intro = re.search(r"(?:^|(?<=[。！？.!?\n]))[^。！？.!?\n]*[:：]\s*$", before)
+        out.append(before[: intro.start()] if intro else before)
+        last = block.end()
+    out.append(content[last:])
+    return "".join(out)
 
 
 def is_chinese(text: str) -> bool:
@@ -580,11 +602,14 @@ VALUE_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     # A calendar date said with its month ("June 2", "the 3rd of March", "10 月 4 号", "六月二十日"):
     # one value, so "moved up to June 13" corrects "June 20", not the 20 of something else.
     ("date", re.compile(rf"\b{_MONTHS_EN}\.?\s+\d{{1,2}}(?:st|nd|rd|th)?(?![\d:])\b|\b\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTHS_EN}\b"
+                        # "the ninth of May", "the twenty-first of June": the day in words.
+                        rf"|\b(?:(?:twenty|thirty)-?)?(?:first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|eleventh|twelfth"
+                        rf"|thirteenth|fourteenth|fifteenth|sixteenth|seventeenth|eighteenth|nineteenth|twentieth|thirtieth)\s+of\s+{_MONTHS_EN}\b"
                         r"|(?:\d{1,2}|[一二三四五六七八九十]{1,3})\s?月\s?(?:\d{1,2}|[一二三四五六七八九十]{1,3})\s?[号日]")),
     # A month said alone ("the 2-dan grading in November" / "提前到 August 了", "10月出发"): one value, so a
     # month corrects a month; not "May I", not a span ("三个月") or a date ("8月8号").
     ("month", re.compile(r"\b(?-i:January|February|March|April|June|July|August|September|October|November|December|May(?!\s+(?:I|we|you|be)\b))\b"
-                         r"|(?<![\d个])(?:1[0-2]|[1-9]|十[一二]|[一二三四五六七八九十])\s?月(?:份|底|初|中旬|上旬|下旬)?(?!\s?(?:\d|[一二三四五六七八九十])|个)")),
+                         r"|(?<![\d个])(?:1[0-2]|[1-9]|十[一二]|[一二三四五六七八九十])\s?月(?:份|底|初|中旬|上旬|下旬|中(?![心国文间午]))?(?!\s?(?:\d|[一二三四五六七八九十])|个)")),
     # A day of the month said without its month ("晚饭改到 14 号", "定在十二号"): the Chinese
     # "the 14th"; not a line, a building or a seat ("3 号线", "5 号楼", "12 号床").
     ("day", re.compile(r"(?:(?<![\d.])\d{1,2}|[一二三四五六七八九十]{1,3})\s?号(?![线楼院房位门床车机码牌口])|\d{1,2}\s?日(?![元语本文式程记])")),
@@ -622,7 +647,7 @@ VALUE_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     # A number may touch Chinese text on either side ("现在82公斤，", "半径是500米了"), not Latin
     # letters or digits ("T4", "v2beta").
     ("number", re.compile(r"(?<![A-Za-z0-9_.])v?\d+(?:\.\d+)*(?:\s?(?:m/s|km/h|mph|kbps|mbps|gbps|khz|mhz|ghz|hz|fps|ppm|kg|km|gib|gi|g|cm|mm|mib|mi|m|gb|mb|tb|ms|s|h|k|%)(?![A-Za-z0-9_])"
-                          r"|\s?(?:公斤|公里|厘米|毫米|公分|米|岁|度(?=$|[\s，,。.!！?？；;、)）]|了|啦|吧|左右|以上|以下)|℃)|\s?°C|\s?号(?!\w)"
+                          r"|\s?(?:公斤|公里|厘米|毫米|公分|米|岁|度(?=$|[\s，,。.!！?？；;、)）]|了|啦|吧|左右|以上|以下|就|才)|℃)|\s?°C|\s?号(?!\w)"
                           # "团课每节上限12人" → "团课上限改成16人": so many people.
                           r"|\s?人(?![间次民员工数])|(?![\w.]\w|\w))", re.IGNORECASE)),
     # A day of the month ("on the 12th" / "moved to the 14th").

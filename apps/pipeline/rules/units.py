@@ -70,6 +70,7 @@ from apps.pipeline.rules.text import (
     value_key,
     values,
     values_at,
+    without_injected_blocks,
 )
 
 FOLLOW_UP_MAX_CHARS = 80  # an anaphoric follow-up is short; a long message says its own thing
@@ -209,6 +210,7 @@ def _analyse(ctx, messages: list[dict], background: list[dict], mode: str) -> Ba
     last_assistant: dict[str, dict] = {}
     one_offs: dict[str, set[str]] = {}  # session → naming words of the one-off request the next reply answers
     user_words: dict[str, set[str]] = {}  # session → lower-case words the user has said (see _declined_names)
+    answered_once: set[int] = set()  # assistant messages that answer a request made once
     for row in background:  # context only: what a follow-up at the start of the batch may refer to
         if quality_gate(row.get("content")):
             continue
@@ -222,16 +224,19 @@ def _analyse(ctx, messages: list[dict], background: list[dict], mode: str) -> Ba
             ctx.add(f"gated.{reason}")
             continue
         session = str(message.get("sessionKey") or "")
-        content = str(message["content"])
+        content = without_injected_blocks(str(message["content"]))
         speaker, _ = speaker_of(content)
         speaker = speaker if speaker in out.speakers else ""
         if message.get("role") == "assistant" and not speaker:
             found = extract_from_message(message, mode=mode, sentences=sentences(content), speakers=out.speakers)
-            found = _without_echo(found, one_offs.pop(session, set()))
+            asked = one_offs.pop(session, set())
+            found = _without_echo(found, asked)
+            if asked:
+                answered_once.add(id(message))
             out.candidates.extend(found)
             last_assistant[session] = message
             continue
-        parts = joined_headlines(joined_pauses(sentences(speaker_of(content)[1] if speaker else content, said_by_user=True)))
+        parts = joined_headlines(joined_exclamations(joined_pauses(sentences(speaker_of(content)[1] if speaker else content, said_by_user=True))))
         # A bare scope ("就这一个文件", "just this once") makes the sentence before it the request.
         asked_once = [text for i, p in enumerate(parts) if one_off(p)
                       for text in ([parts[i - 1], p] if i and len(naming_words(p)) <= 2 else [p])]
@@ -286,7 +291,10 @@ def _analyse(ctx, messages: list[dict], background: list[dict], mode: str) -> Ba
             numbered = [(i, p) for i, p in numbered if subjects[i] is None
                         and not forget_matches(p, subject) and not (abs(i - position) == 1 and _says_more_of_the_request(p))]
         found: list[Candidate] = []
-        accepted = _accepted_proposal(message, parts, session, last_assistant, mode)
+        # "Perfect." after the text written for a request made once ("write a text to my neighbour … this once")
+        # takes the text, it accepts no proposal.
+        offered_once = id(_pending_proposal(session, last_assistant)) in answered_once
+        accepted = None if offered_once else _accepted_proposal(message, parts, session, last_assistant, mode)
         if accepted is not None:
             found.append(accepted)
             ctx.add("proposalsAccepted")
@@ -334,7 +342,8 @@ def _analyse(ctx, messages: list[dict], background: list[dict], mode: str) -> Ba
                 # "纳木错不去了 / 然后日子也变了 … 往后推两个礼拜 8月8号出发": what holds now after something given up
                 # may change a value of its own.
                 also = _change_in(part, mode)
-                if also is not None and not also.weak and values(also.new or also.clause):
+                # ("他用 Jyutping, 所以以后 romanization 你也 switch 成 Jyutping 吧": a name said as the new one.)
+                if also is not None and not also.weak and (values(also.new or also.clause) or also.new):
                     out.corrections.append(Said(message=message, correction=also, position=index, besides=True))
                     ctx.add("corrections")
                 continue
@@ -375,6 +384,9 @@ def _analyse(ctx, messages: list[dict], background: list[dict], mode: str) -> Ba
                 # 不是 Frontier 啦，是 Noritsu": a list of changes is one unit, but each item changes its own record.
                 items = [] if index in self_fixes or ended is not None or one_off(part) or LIST_ITEM_SEP not in part \
                     else [c for c in (_change_in(item, mode) for item in part.split(LIST_ITEM_SEP)) if c]
+                if not items and not (index in self_fixes or ended is not None) and correction.old:
+                    # "开工从11月3号挪到11月10号，工期也从60天拉长到75天": each clause moves a value of its own.
+                    items = [c for c in (_change_in(clause, mode) for clause in re.split(r"[，,;；]", part)) if c and c.old and c.new]
                 for each in items if len(items) >= 2 else [correction]:
                     out.corrections.append(Said(message=message, correction=each, position=index, reason_before=bool(complained)))
                     ctx.add("corrections")
@@ -411,10 +423,31 @@ HEADLINE_RE = re.compile(
     _NEWS_LEAD + r"(?:(?:我|我们)?(?:又)?换(?:[^，,。！!？?：:]{1,6}?)了|(?:[^，,。！!？?：:]{1,12}?)(?:又|也)?(?:换了|改了|变了|调整了|大调整|有变(?:化)?了?)"
     r"|(?:(?:we|i)(?:'ve| have)?\s+)?(?:changed|switched|swapped)\s+(?:[a-z]+(?:\s[a-z]+)?)"
     r"|(?:the\s+)?(?:[a-zà-ÿ\u4e00-\u9fff]+(?:\s[a-zà-ÿ\u4e00-\u9fff]+)?)\s+(?:has\s+|have\s+)?changed"  # "grading 日期 changed！"
+    # "Change of plan. TAP cancelled our flight …": the plan changed, the next sentence says how.
+    r"|change of plans?|(?:the\s+)?plans?\s+(?:have|has)\s+changed|计划有变|计划变了"
     # "guest list 终于 settle 了！！": decided at last, the next sentence says what.
     r"|(?:[^，,。！!？?：:]{1,12}?)\s*(?:终于|总算)\s*(?:定了|定下来了|敲定了|确定了|settle\s?了|settled|搞定了))"
     r"\s*[！!。.~～：:]*\s*$", re.IGNORECASE)
 HEADLINE_MAX_CHARS = 40
+
+
+# A short exclamation ("出分了！！", "641！！", "PASSED!!! 2-dan ✅✅", "今年新坑: paragliding 滑翔伞!!") is said of what the
+# next sentence tells: alone it is dropped as too short, and the news with it.
+_EXCLAIMED_RE = re.compile(r"(?:[!！]{2,}|[✅🎉🙌💪😭😤]+)\s*$")
+EXCLAMATION_MAX_CHARS = 24
+
+
+def joined_exclamations(parts: list[str]) -> list[str]:
+    """Each short exclamation joined to the sentence after it."""
+    out: list[str] = []
+    for part in parts:
+        # (Not to a request: "今天终于不扶板游完了25米！！！" is news of its own before "…你帮我写段朋友圈吧，就这一次".)
+        if out and len(out[-1]) <= EXCLAMATION_MAX_CHARS and _EXCLAIMED_RE.search(out[-1]) and not (one_off(part) or _asked(part)):
+            head = out.pop()
+            out.append(f"{head.rstrip()} {part.lstrip()}")
+        else:
+            out.append(part)
+    return out
 
 
 def joined_headlines(parts: list[str]) -> list[str]:
@@ -514,7 +547,7 @@ def _one_off_within(part: str) -> bool:
 # Or something written for the occasion, told after the request ("just this once 帮我写封日文 email。我下个月去 Osaka 出差，想去…").
 _FAVOUR_RE = re.compile(r"\bdo me a fav(?:ou)?r\b|\bhelp me out\b|帮(?:我)?(?:个|一个)忙"
                         r"|写(?:一)?[封个份段条篇][^，,。！!？?]{0,8}?(?:email|e-mail|邮件|信|消息|短信|微信|文案|海报|通知)"
-                        r"|\b(?:write|draft|do)\s+(?:me\s+)?(?:a|an)\s+(?:[\w-]+\s+){0,3}?(?:email|message|letter|note|poster|toast|speech|card)\b", re.IGNORECASE)
+                        r"|\b(?:write|draft|do)\s+(?:me\s+)?(?:a|an)\s+(?:[\w-]+\s+){0,3}?(?:email|message|letter|note|poster|toast|speech|card|poem|haiku|verse|caption)\b", re.IGNORECASE)
 
 
 def _told_for_a_favour(parts: list[str]) -> set[int]:
