@@ -277,7 +277,7 @@ def _analyse(ctx, messages: list[dict], background: list[dict], mode: str) -> Ba
                 previous = None
             out.forgets.append(Said(message=message, forget=subject, previous=previous, position=position))
             ctx.add("forgetRequests")
-            if not subject and not (_ASIDE_RE.match(parts[position]) and len(content_tokens(told_before)) >= 2):
+            if not subject and not (_ASIDE_OPENS_RE.match(parts[position]) and len(content_tokens(told_before)) >= 2):
                 # "…. Forget that.": what it points at may be anywhere in the message
                 _remember(message, last_user, last_assistant, [], out.speakers)
                 continue
@@ -470,7 +470,7 @@ def _headline(part: str) -> bool:
 # Naming words of a message's own matter (the going-on above has 4; a new matter told at length 13).
 MATTER_OF_ITS_OWN_WORDS = 8
 # A sentence that opens an aside: what it goes on to say is another matter than the sentences before.
-_ASIDE_RE = re.compile(r"\s*(?:(?:oh,?\s+and|and also|also|btw|by the way|p\.?s\.?)\b|另外|对了|还有|顺便)", re.IGNORECASE)
+_ASIDE_OPENS_RE = re.compile(r"\s*(?:(?:oh,?\s+and|and also|also|btw|by the way|p\.?s\.?)\b|另外|对了|还有|顺便)", re.IGNORECASE)
 _TELLS_MORE_OF_IT_RE = re.compile(r"\b(?:it|that|this|those)\b|这个|那个|这件事|那件事", re.IGNORECASE)
 # "平时回复不用这样哈": the request's way, pointed back at.
 _THIS_WAY_RE = re.compile(r"这样|这么|那样|\blike (?:this|that)\b|\bthat way\b", re.IGNORECASE)
@@ -559,7 +559,7 @@ def _told_for_a_favour(parts: list[str]) -> set[int]:
             continue
         if _FAVOUR_RE.search(part):
             for k in range(i + 1, len(parts)):
-                if _ASIDE_RE.match(parts[k]) or LASTING_RE.search(parts[k]):
+                if _ASIDE_OPENS_RE.match(parts[k]) or LASTING_RE.search(parts[k]):
                     break
                 out.add(k)
         elif any(ASKING_CLAUSE_RE.search(c) for c in re.split(r"[，,;；:：.。]\s*", part)) and i + 1 < len(parts) and _WANTS_IT_FOR_RE.search(parts[i + 1]) and not LASTING_RE.search(parts[i + 1]):
