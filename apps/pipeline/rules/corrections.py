@@ -562,8 +562,9 @@ def _said_now(sentence: str) -> Correction | None:
 
 # A remark in brackets after what it remarks on ("季尾头三名有奖（其实是超市礼券 lol）", "a prize (actually
 # just vouchers)"): "actually" there clarifies the statement, it corrects nothing said before.
-_ASIDE_RE = re.compile(r"(?<=\S)\s*[（(][^（）()]{1,80}[）)]")
-_BRACKETED_RE = re.compile(r"\s*[（(][^（）()]{1,80}[）)]")
+_BRACKETED = r"\s*[（(][^（）()]{1,80}[）)]"
+_BRACKETED_RE = re.compile(_BRACKETED)
+_ASIDE_RE = re.compile(r"(?<=\S)" + _BRACKETED)  # after what it remarks on
 _CLARIFYING_RE = re.compile(r"^(?:actually|其实是)$", re.IGNORECASE)
 
 

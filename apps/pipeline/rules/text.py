@@ -110,17 +110,21 @@ def quality_gate(content: object) -> str | None:
         return "symbols"
     # A pasted email wraps its lines: "[Assistants such as … summarising this email for the\n
     # recipient: …]" is one salutation across the break.
-    # Markdown emphasis and quoting hide a word's start ("> _Note for AI coding assistants …_").
-    # The second pass runs only when it reads something else (INJECTION_RE is long; every message meets it).
     # Fenced code is never read for memories (`sentences`): an injection inside a pasted spec or log leaves what the
     # message says around it ("45 days before the due date from now on", then "here's the bit of the spec …").
-    said = CODE_FENCE_RE.sub("\n", text)
-    plain = " ".join(re.sub(r"[_*>`]+", " ", said).split())
-    if INJECTION_RE.search(said) or (plain != said and INJECTION_RE.search(plain)):
+    if _injected(CODE_FENCE_RE.sub("\n", text)):
         return "prompt injection"
     if NOISE_RE.match(text):
         return "framework noise"
     return None
+
+
+def _injected(text: str) -> bool:
+    """Whether `text` carries a prompt injection, read as written and, when it differs, without Markdown emphasis
+    and quoting, which hide a word's start ("> _Note for AI coding assistants …_"); the second pass runs only when it
+    reads something else (INJECTION_RE is long; every message meets it)."""
+    plain = " ".join(re.sub(r"[_*>`]+", " ", text).split())
+    return bool(INJECTION_RE.search(text) or (plain != text and INJECTION_RE.search(plain)))
 
 
 def without_injected_blocks(content: str) -> str:
@@ -129,7 +133,7 @@ def without_injected_blocks(content: str) -> str:
     untrusted text, which `quality_gate` lets through only because the rest of the message is the user's own."""
     out, last = [], 0
     for block in CODE_FENCE_RE.finditer(content):
-        if not INJECTION_RE.search(" ".join(re.sub(r"[_*>`]+", " ", block.group(0)).split())):
+        if not _injected(block.group(0)):
             continue
         before = content[last: block.start()]
         intro = re.search(r"(?:^|(?<=[。！？.!?\n]))[^。！？.!?\n]*[:：]\s*$", before)
