@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 
-from apps.pipeline.rules.extract import PROPER_NOUN_RE, QUESTION_RE
+from apps.pipeline.rules.extract import PROPER_NOUN_RE, QUESTION_RE, TEAM_ROLE_RE
 from apps.pipeline.rules.text import (
     CJK_SPACE,
     CJK_SPACE_RE,
@@ -68,6 +68,10 @@ CORRECTION_RE = re.compile(
     r"|not\s+\d+(?:\.\d+)?\s+[a-z]+\b[^,.;]{0,20}?\bany ?more)\b"
     r"|\bnot\s+[^\s,，。]{2,20}\s+any ?more\s*[，,]\s*(?:换|改)"
     r"|^[\w ]{2,30} update\s*[:：]|^update( on [^:：]{1,40})?\s*[:：]"
+    # "and the grace thing has changed too. the new terms and conditions say 21 days …": a change announced, told after.
+    r"|^\s*(?:and\s+|also\s+|oh\s+and\s+)?(?:the\s+|our\s+|my\s+)?[\w'-]+(?:\s+[\w'-]+){0,2}\s+(?:has|have)\s+changed(?:\s+(?:too|as well|again))?\s*[.!:]\s+(?=\S)"
+    # "they're later than i thought, he reckons the first lot start 6 April": what was thought before, put right.
+    r"|\b(?:later|earlier|sooner|bigger|smaller|more|less|fewer|higher|lower|longer|shorter|further|closer)\s+than\s+(?:i|we)\s+(?:thought|said|expected|figured|reckoned|told you)\b"
     # "written exam got pushed …, new date is 5th July": the new value of a thing named by its slot.
     r"|\bnew (?:date|time|day|deadline|venue|address|price|fee|rent|slot) is\b"
     # "我们整体往后推两个礼拜 8月8号出发": moved by so long, to the date said next.
@@ -80,6 +84,8 @@ CORRECTION_RE = re.compile(
     # "还有目标改了 年底要攒五万": what changed, then its new value in the next clause.
     # (Not "不要再手动去改了，…就这一个库": told not to change by hand, and "一个" is "a".)
     r"|[\u4e00-\u9fff]{1,6}(?<![去再])(?:改了|变了)(?=[\s，,：:]+[^，,。；;]{0,16}?(?:\d|[两二三四五六七八九十]+\s*(?:万|千|百|块|元|点|号|天)))"
+    # "所庆的曲子换了 同事们投票选了 《夜空中最亮的星》": a work said to have changed, then its new title.
+    r"|[\u4e00-\u9fff]{1,6}(?:改了|变了|换了)(?=[\s，,：:]+[^，,。；;]{0,16}?《)"
     # "起订量改一下 … 一个品种 30 棵起就行": what is to change, then its value later in the sentence.
     r"|^\s*[\u4e00-\u9fffA-Za-z]{1,8}\s*(?:要|得)?改一下(?=[\s，,：:][^。；;!?！？]*?\d)"
     # (Not "历史数据其实是有的": it exists after all, no value replaced.)
@@ -438,7 +444,19 @@ def parse_correction(sentence: str) -> Correction | None:
                 found.old = same[0]
     if found is not None and found.new and not found.own and not found.count:
         found.own = _unpunctuated_clause(found.clause, found.new)
+    if found is not None and found.new and not found.old and not values(found.new) and TEAM_ROLE_RE.search(found.new) \
+            and len(names := _full_names(found.new)) == 1:
+        found.new = names[0]  # "the CAD feed is Funmi Adeyemi's now, she's the new integration lead": who holds the role now
     return found
+
+
+# A person's name: capitalised words in a row, not opening the sentence ("Gary Pritchard", not "CAD" or "I").
+_FULL_NAME_RE = re.compile(r"(?<=[\w,，\s])\b(?!I\b)[A-Z][a-z][a-zA-Z'\-]*(?:\s+[A-Z][a-z][a-zA-Z'\-]*)*")
+
+
+def _full_names(text: str) -> list[str]:
+    return list(dict.fromkeys(re.sub(r"'s$", "", m.group(0)) for m in _FULL_NAME_RE.finditer(text)
+                              if not re.search(r"[.!?]\s*$", text[: m.start()])))
 
 
 def _unpunctuated_clause(clause: str, new: str) -> str:
@@ -480,6 +498,15 @@ def _planned_zh(sentence: str, at: int) -> bool:
 _TOLD_INSTEAD_RE = re.compile(r"(?:^|[.!?:：]\s+)(?:(?:ok|so|and|just|please|pls)\s+)?(?:make|set|have)\s", re.IGNORECASE)
 
 
+# "而且我的定位就是讲框架不是荐股": what something is about, against what it is not, said as a reason or a description
+# ("the sync runs on Tuesday, not Monday" and "是周四不是周二" put a value right; these name none).
+_WHAT_IT_IS_RE = re.compile(r"(?:而且|因为|毕竟|本来|定位|重点|目的|核心|本质|初衷|意思|理念)[^，,。；;]{0,12}$")
+
+
+def _says_what_it_is(sentence: str, cue: re.Match[str]) -> bool:
+    return cue.group(0).startswith("是") and bool(_WHAT_IT_IS_RE.search(sentence[: cue.start()])) and not values(cue.group(0))
+
+
 def _parse(sentence: str) -> Correction | None:
     moved = _from_to(sentence) or _count_added(sentence)
     if moved is not None:
@@ -487,7 +514,7 @@ def _parse(sentence: str) -> Correction | None:
     move = _MOVE_TO_RE.search(sentence)
     if move and _INTENT_RE.search(sentence[: move.start()]) and not _OWN_MISTAKE_RE.search(sentence):
         return None  # "We want the standup moved back to 9:30 next month": asked for, not done
-    cue = CORRECTION_RE.search(sentence)
+    cue = next((c for c in CORRECTION_RE.finditer(sentence) if not _says_what_it_is(sentence, c)), None)
     if cue and _planned_zh(sentence, cue.start()):
         return None  # "下个月要把订单库从 MySQL 迁到 TiDB", "计划下周把数据库迁到 PostgreSQL": not done yet
     if cue and _TOLD_INSTEAD_RE.match(cue.group(0)) and not values(sentence[cue.start():]):
@@ -510,7 +537,26 @@ def _parse(sentence: str) -> Correction | None:
         if taken and tool.group("new").lstrip().startswith(taken[0]):
             # "决定换成 Dramatiq", "改用 Postmark 了": a tool taken up in place of another.
             return Correction(clause=_clause_of(sentence), old="", new=taken[0])
-    return _said_now(sentence)
+    return _said_now(sentence) or _new_role_holder(sentence)
+
+
+# "Aoife stepped down at the AGM, Declan Hurley is music director now": someone else holds the role now.
+_HOLDER_CHANGED_RE = re.compile(r"\b(?:now|new|taking over|taken over|took over|stepped down|stepping down|replac\w+|left|moved on)\b", re.IGNORECASE)
+
+
+def _new_role_holder(sentence: str) -> Correction | None:
+    """A role said to have a new holder, by name (English): the new name, and the old one when the sentence names
+    exactly one other person."""
+    role = TEAM_ROLE_RE.search(sentence)
+    if role is None or not _HOLDER_CHANGED_RE.search(sentence):
+        return None
+    spans = {m.group(0): m.start() for m in _FULL_NAME_RE.finditer(sentence)}
+    names = _full_names(sentence)
+    named = [n for n in names if role.start() <= spans.get(n, spans.get(n + "'s", -1)) < role.end()]
+    if len(named) != 1:
+        return None
+    others = [n for n in names if n != named[0]]
+    return Correction(clause=_clause_of(sentence), old=others[0] if len(others) == 1 else "", new=named[0])
 
 
 # A change said to have happened, beside the value said to hold now ("大房调价了，现在 150 一小时"): what holds now is
@@ -1921,6 +1967,13 @@ def counterpart(record: str, correction: Correction) -> str:
     elif all(w[:1].isupper() for w in new.split()):
         found = {m.group(0) for m in PROPER_NOUN_RE.finditer(record)
                  if m.group(0).casefold() not in said and not re.search(r"[.!?]\s*$", record[: m.start()])}
+        if len(found) > 1 and len(new.split()) > 1:
+            # "Funmi Adeyemi … she's the new integration lead" / "my contact at the trust for the CAD feed is Gary Pritchard,
+            # he's the integration lead, …. and the pilot is 14 responders across Ardleigh and Thornby wards": a full name
+            # replaces the full name of the record's sentence that names the role.
+            found = {name for sentence in re.split(r"(?<=[.!?])\s+", record) if TEAM_ROLE_RE.search(sentence)
+                     and len(naming_words(sentence) & naming_words(correction.clause)) >= 2
+                     for name in _full_names(sentence) if not {w.casefold() for w in name.split()} & said}
     else:
         return ""
     if len(found) != 1:
@@ -2153,7 +2206,9 @@ def names_the_slot(record: str, correction: Correction) -> bool:
             at = dated[0][0]
             start = max(record.rfind(ch, 0, at) for ch in ".!?。！？；;") + 1
             ends = [i for i in (record.find(ch, at) for ch in ".!?。！？；;") if i >= 0]
-            if words & content_tokens(record[start: min(ends) if ends else len(record)]):
+            # (A word that only says when names no event: "staying till mid may" and "lambs are due 28 March"
+            # after "tups went in mid october" share "mid", not the slot.)
+            if any(_names_more_than_when(w) for w in words & content_tokens(record[start: min(ends) if ends else len(record)])):
                 return True
     return False
 
@@ -2182,8 +2237,9 @@ def _a_range(text: str, stated: list[str]) -> bool:
 
 def repeats_old_value(record: str, correction: Correction) -> bool:
     """The correction says the record's one value of a kind again beside one other of that kind
-    ("Actually 30, 40 was too many" / "… set to 40"): the other replaces it."""
-    said = values(correction.new or correction.clause)
+    ("Actually 30, 40 was too many" / "… set to 40"; "老周周六要去带一个乐队排练 以后改成周日下午 4 点上课" says the
+    old day in its clause, the new one in its change): the other replaces it."""
+    said = values(correction.clause)
     for kind in {k for k, _ in said}:
         held = [v for k, v in values(record) if k == kind]
         stated = {_said_again_key(kind, v) for k, v in said if k == kind}
@@ -2308,7 +2364,7 @@ def _context_overlap(record: str, correction: Correction) -> float:
     return len({w for w in words & content_tokens(record) if _names_more_than_when(w)}) / len(words)
 
 
-_WHEN_WORDS = frozenset({"now", "nowadays", "currently", "every", "day", "days", "daily", "week", "weekly", "month"})
+_WHEN_WORDS = frozenset({"now", "nowadays", "currently", "every", "day", "days", "daily", "week", "weekly", "month", "mid"})
 _WHEN_CHARS = frozenset("现在目前如今每天周月晚平时")
 
 
@@ -2401,7 +2457,7 @@ _GENERIC_SUBJECT_ZH = re.compile(r"(?:那个|这个|那些|这些)(?:数字|号�
 _FORGET_GUARD_RE = re.compile(r"\b(don't|dont|do not|never|not) forget\b|\b(?:if|when|whenever|in case|unless)\s+(?:i|we|you)\s+forget\b"
                               r"|\b(?:i|we)\s+(?:always\s+|sometimes\s+|often\s+|usually\s+|might\s+|may\s+|tend to\s+|keep\s+)?(?:forget|forgetting) to\b|别忘|不要忘|忘了(带|拿|关|锁|交|写|说|告诉)|我忘了", re.IGNORECASE)
 _MEMORY_WORD_RE = re.compile(r"记|\b(?:this|that) (?:one|bit|part) (?:don'?t|do not) (?:save|keep|store|record|remember)\b|(?:别|不要|不用|莫)\s*(?:save|keep|store|record|remember)\b(?=\s*(?:[了啦吧啊哈呀哦喔噢，,。！!]|$))|\b(?:can|could|would) you (?:please )?not (?:keep|store|remember|save)\b|(?:别|不用|不要)(?:再)?(?:存(?:着|下来)?(?=[了啦吧啊哈呀哦喔噢，,。！!]|\s*(?:ok|okay|好吗|行吗|好不好)\s*[?？]|$)|留着)|笔记|"
-                             + _YOUR_SIDE_KEEPS + r"|\b(?:whatever|what|everything|anything) you (?:keep|have|store|remember|know|hold)\b|忘掉|忘了吧|忘了它吧|memor|forget|remember|record|note|scratch|strike|drop (the|what)|scrap (the|what)|\bwritten down\b|\bkept\b|\b(?:don't|dont|do not) keep (?:that|it|this)(?: stuff)? (?:around|anywhere|on file)\b|\b(?:don't|dont|do not) keep any of (?:that|this|it)\b|\b(?:don't|dont|do not) keep (?:that|this|it)\s*(?:[.!,;]|$)|\b(?:don't|dont|do not) keep (?:that|this|the) (?:bit|part|stuff|thing) about\b|\b(?:don't|dont|do not) (?:save|store) (?:that|this)\s*(?:[.!,;—–]|$)|记录里|记忆里|\bstored\b|hold on ?to|hang on ?to|keep hold of"
+                             + _YOUR_SIDE_KEEPS + r"|\b(?:whatever|what|everything|anything) you (?:keep|have|store|remember|know|hold)\b|忘掉|忘了吧|忘了它吧|memor|forget|remember|record|note|scratch|strike|drop (the|what)|scrap (the|what)|\bwritten down\b|\bkept\b|\b(?:don't|dont|do not) keep (?:that|it|this)(?: stuff)? (?:around|anywhere|on file)\b|\b(?:don't|dont|do not) keep any of (?:that|this|it)\b|\b(?:don't|dont|do not) keep (?:that|this|it)\s*(?:[.!,;]|$)|\b(?:don't|dont|do not) keep (?:that|this|the) (?:bit|part|stuff|thing) about\b|\b(?:don't|dont|do not) (?:save|store|keep|record) (?:that|this) (?:bit|part)\s*(?:[.!,;—–]|$)|\b(?:don't|dont|do not) (?:save|store) (?:that|this)\s*(?:[.!,;—–]|$)|记录里|记忆里|\bstored\b|hold on ?to|hang on ?to|keep hold of"
                              r"|(?:删掉|删除|delete\s?掉?)关于|(?:别|不要|不用|莫)(?:往心里记|记(?:在)?心上)|(?:这段|这句|这条|那段|那句|刚才那段)(?:话)?(?:你)?(?:就|也)?(?:(?:删|删掉|删了|删除)(?:了|掉)?吧?|\s*(?:don'?t|do not)\s+(?:save|keep|store|record|remember)\b)|关于.{1,30}?(?:那|这)条|当(?:作|做|成)?(?:我)?没听(?:过|见|到)", re.IGNORECASE)
 ANAPHORIC_SUBJECT_RE = re.compile(r"^(it|that|this|those|these|all that|all of that|(?:that |this |the )?(?:bit|part)|what i (just )?said|the last (one|thing)|i (ever |even )?(said|mentioned|told you|brought (it|that|this|any of (it|that|this)) up)( (it|that|this|about it))?( at all)?|这条|这个|这些|那个|那条|刚才(那|说的)?(条|个|些)?|上一条|这|那|)$", re.IGNORECASE)
 

@@ -77,6 +77,8 @@ PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     ("task", re.compile(r"\b(todo|to-do|next step|still have to|need to|needs to|for the backlog|next task)\b|^next\s*:|^\W*(?:(?:yes|yeah|yep|sure|thanks|thank you|cool|great|nice|perfect|lovely|brilliant)\b[^.!?:]{0,12}[.!,]\s*)?(?:(?:ok|okay|so|right)[,，]?\s+)?(?:next|first|second|another)(?: real| big| bigger| small| main)? (?:thing|task|item|job|feature|piece of work|bit of work)\b[^:：.!?]{0,40}[:：]|^(?:下一个|下个|接下来的?|第一个|另一个)\s*(?:(?:大|小|big |small )?\s*(?:活|任务|需求|事|功能|item|task|thing|feature)|大的|小的)\s*[:：]|^(?:下一个|下个|接下来)(?:想|要|打算)做的(?:是|就是)|待办|下一步|接下来要|还要|要把|还需要"
                         r"|下一个\s*(?:任务|task|待办)"
                         r"|\b(?:put|add) (?:this|that|it) (?:on|to) (?:the|my|our) (?:list|to-?do list|backlog)\b|\bon the (?:to-?do list|backlog)\b"
+                        # "one for the list, not now: before the end of june we need every incoming item … checked".
+                        r"|\b(?:one|another one|something) for the (?:list|to-?do list|todo list|backlog)\b"
                         r"|(?:加到|放进|记到|列进)(?:待办|todo|清单|backlog)", re.IGNORECASE)),
     ("decision", re.compile(
         r"\b(we|i) (decided|agreed|chose|picked|settled on|will use|'ll use|are going with|switched to|are switching to|moved to|migrated to|are moving to)\b"
@@ -214,8 +216,8 @@ ACCEPT_RE = re.compile(
     r"|就按(这个|你说的)|就这么(办|定)|这个规则(加上|可以)|正是我(们)?想要的",
     re.IGNORECASE,
 )
-# "ha no, no instagram": a laugh before the no ("oh no, …" is no answer: it exclaims).
-_LAUGH_LEAD = r"(?:(?:ha|haha|hah|lol|heh|hmm|um|erm)[,!.\s]+)?"
+# "ha no, no instagram", "god no, …": a laugh or an oath before the no ("oh no, …" is no answer: it exclaims).
+_LAUGH_LEAD = r"(?:(?:ha|haha|hah|lol|heh|hmm|um|erm|god|oh god|hell)[,!.\s]+)?"  # "god no, …", "hell no"
 DECLINE_RE = re.compile(rf"^{_LAUGH_LEAD}(no|nope|nah|not now|don't|do not|skip (it|that)|never mind|no thanks)\b|^(不|不用|不要|算了|先不|别)", re.IGNORECASE)
 # The decline said as a word of its own ("不要，…", "No, …", "先不要。…"): the no is not a
 # rule; what follows it is a sentence of its own. "别在后端拼 +8" has no separator: the
@@ -232,7 +234,9 @@ DECLINE_LEAD_RE = re.compile(
 _REFUSAL_BY_NAME = (r"^(?P<name>[A-Za-z][A-Za-z0-9.+-]{1,30}(?:\s+[A-Za-z][A-Za-z0-9.+-]*)?|[\u4e00-\u9fff]{2,6}?)\s*(?:那个|这个|的)?\s*"
                     r"(?:就|还是|先|暂时)?(?:不要|不用|算了|免了|不考虑|不上|不搞|不做|不弄|不加|不报|不买|不租|不装|不试|(?<!的)不接|不行(?:不行)?"
                     # "水光针 no no no 我晕针": an English no after a Chinese name, in mixed writing ("wait no, …" refuses nothing).
-                    r"|(?:(?<=[\u4e00-\u9fff])|(?<=[\u4e00-\u9fff]\s))no(?:\s+no)*(?!\s+(?:longer|more|one|way|need|idea|problem)\b))(?:了|吧|哈|啦|呀|哦|喔)?"
+                    r"|(?:(?<=[\u4e00-\u9fff])|(?<=[\u4e00-\u9fff]\s))no(?:\s+no)*(?!\s+(?:longer|more|one|way|need|idea|problem)\b)"
+                    # "Duolingo, no. I had a 200-day streak …": the name, a comma, a no of its own.
+                    r"|(?<=[A-Za-z0-9])[,，]\s*(?:no|nope|nah)(?=\s*[.!。！]))(?:了|吧|哈|啦|呀|哦|喔)?"
                     # "planner 不用啦 hahaha 我本身就是做 UX 的": a laugh after the refusal.
                     r"(?:\s*(?:(?:ha)+h?|lol|哈+)\b)?\s*(?:[，,。.!！]|\s|$)")
 _REFUSAL_BY_NAME_RE = re.compile(_REFUSAL_BY_NAME, re.IGNORECASE)
@@ -314,6 +318,13 @@ def refused_name(sentence: str) -> str:
 
 
 _TAKEN_THEN_REFUSED_RE = re.compile(_TAKEN_THEN)
+
+
+def mentions(text: str, name: str) -> bool:
+    """Whether `text` names `name`: a Chinese name anywhere, a Latin one as a word of its own."""
+    if not name:
+        return False
+    return name in text if is_chinese(name) else re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", text, re.IGNORECASE) is not None
 _DOING_RE = re.compile(r"^(?:发|用|做|上|装|买|开|搞|加|拍|写|去|学)(?=[\u4e00-\u9fff]{2})")
 
 
@@ -332,7 +343,9 @@ def refusal_remainder(sentence: str) -> str | None:
     pieces = re.split(r"(?<=[.!?。！？])\s+", sentence, maxsplit=1)
     after = pieces[1] if len(pieces) > 1 and NAMED_DECLINE_RE.search(pieces[0]) else ""
     clauses = re.split(r"[,，]\s*", pieces[0], maxsplit=1)
-    if len(clauses) > 1 and NAMED_DECLINE_RE.search(clauses[0]) and FIRST_PERSON_RE.search(clauses[1]):
+    if len(clauses) > 1 and NAMED_DECLINE_RE.search(clauses[0]) and FIRST_PERSON_RE.search(clauses[1]) and not mentions(clauses[1], refused_name(clauses[0])):
+        # ("直播不做 🙅‍♀️ 一是我不想露脸，二是公司明确规定员工不能做财经类直播，…": what names the refused thing again is the
+        # refusal's reason, not news of the user's own.)
         return " ".join(p for p in (clauses[1], after) if p)
     return after
 PROPOSAL_RE = re.compile(
@@ -511,7 +524,7 @@ def said_before_the_question(sentence: str) -> str:
 
 # "就这一次哈，以后还是中文": what holds again after the occasion is no lasting change of its own; nor
 # is the user doing it themselves next time ("就这一回，以后这种我自己写").
-BACK_TO_USUAL_RE = re.compile(r"\b(?:and )?(?:then )?never again\b|以后(?:还是|照常|照旧|恢复)|以后(?:就)?不用(?:再)?(?:帮我|给我)?(?:写|发|做|弄|搞)了?|以后(?:就)?不用(?:了|啦)?(?=\s*[。.!！~～]*\s*$)|平时(?:还是|照常|照旧)|以后(?:这种|这类|这些)?(?:的)?(?:我|我们|她|他|她们|他们)(?:就)?自己(?:在[^，,。\s]{1,6})?(?:来|写|弄|做|搞|发|看|查|导)"
+BACK_TO_USUAL_RE = re.compile(r"\b(?:and )?(?:then )?never again\b|以后(?:还是|照常|照旧|恢复)|以后(?:就)?不用(?:你)?(?:再)?(?:帮我|给我)?(?:写|发|做|弄|搞|管|操心)(?:这个|这些|这种|了)?|以后(?:就)?不用(?:了|啦)?(?=\s*[。.!！~～]*\s*$)|平时(?:还是|照常|照旧)|以后(?:这种|这类|这些)?(?:的)?(?:我|我们|她|他|她们|他们)(?:就)?自己(?:在[^，,。\s]{1,6})?(?:来|写|弄|做|搞|发|看|查|导)"
                                r"|\b(?:from now on|after this|in future|next time) i'?ll (?:do|write|send|handle) (?:it|them|these|those)(?: myself)?\b|\b(?:otherwise|after that) (?:as usual|back to normal)\b", re.IGNORECASE)
 
 
@@ -622,6 +635,19 @@ FIRST_PERSON_RE = re.compile(r"\b(i|i'm|i've|my|me|we|our)\b|我", re.IGNORECASE
 # ("im the shotfirer", "I was a live sound engineer for 14 years before this", "me and my partner maren run …").
 ABOUT_ME_RE = re.compile(r"\bi(?:'m| am|m)\b|\bmy (?:day )?job\b|\bi (?:was|used to be|worked as) an?\b|\bme and my \w+(?: \w+)? (?:run|own|started)\b|我(?:自己|本人|以前|之前|原来|原先)?(?:是|在)|我(?:平时|白天|本职)"
                          r"|我(?:们)?(?:跟|和)[^，,。]{1,8}?(?:合开|合伙开)了?(?:个|一家|一间|家|间)", re.IGNORECASE)  # "我跟朋友在成都玉林合开了个 coworking space"
+# Someone named with the role they hold for the project, either way round ("PM 是 Winnie", "Funmi's the new integration
+# lead", "my contact at the trust is Gary Pritchard", "阿蛮是我们店长").
+_TEAM_ROLES_EN = (r"(?:[\w-]+\s+){0,2}?(?:lead|manager|pm|po|product owner|owner|contact|point of contact|maintainer|admin|director|head|cto|ceo|cfo"
+                  r"|architect|tech lead|designer|reviewer|accountant|bookkeeper|supervisor|boss|client|sponsor)")
+_TEAM_ROLES_ZH = (r"(?:店长|经理|负责人|组长|主管|老板|老板娘|产品经理|项目经理|对接人|联系人|甲方|财务|会计|运营|客服主管|技术负责人|架构师|设计师|测试|前端|后端"
+                  r"|PM|PO|leader|lead|[\u4e00-\u9fff]{1,2}(?<![很太多好挺更最超较成擅延增生间特])长)")  # "裁判长", "馆长", "站长"
+TEAM_ROLE_RE = re.compile(
+    rf"\b(?:my|our|the)\s+(?:new\s+)?{_TEAM_ROLES_EN}\b(?:\s+[^,.;!?]{{0,40}}?)?\s+(?:is|'s)\s+(?-i:[A-Z])"
+    rf"|(?-i:[A-Z])[\w'-]*(?:\s+(?-i:[A-Z])[\w'-]*)?(?:'s|\s+is)\s+(?:now\s+)?(?:(?:my|our|the|their)\s+)?(?:new\s+)?{_TEAM_ROLES_EN}\b"
+    rf"|\b(?:he|she|they)(?:'s|\s+is|'re|\s+are)\s+(?:the|our|my|their)\s+(?:new\s+)?{_TEAM_ROLES_EN}\b"
+    rf"|(?:^|[\s，,]|(?<=[\u4e00-\u9fff]))(?:团队里|team\s?里|我们的?|项目的?)?\s*{_TEAM_ROLES_ZH}\s*(?:是|叫|[:：])\s*(?:[\u4e00-\u9fff]{{2,4}}|[A-Z][\w'-]+)"
+    rf"|(?:[\u4e00-\u9fff]{{2,4}}|(?-i:[A-Z])[\w'-]+)\s*是(?:我们|咱们|我们的|咱们的|这边的?|那边的?)\s*(?:的)?{_TEAM_ROLES_ZH}",
+    re.IGNORECASE)
 # The speaker or the people close to them: what a plain statement in a chat is about.
 SELF_RE = re.compile(
     r"\b(i|i'm|i've|i'd|i'll|my|me|mine|myself|we|we're|we've|we'll|we'd|our|ours|us"
@@ -915,6 +941,13 @@ def extract_from_message(message: dict, *, mode: str, sentences: list[str] | Non
             # "hi～ 这个 repo 叫 inkbook，…。我自己是在银行做 iOS 开发的，这个是下班帮她弄的 side project。": who the
             # user is, said where the project is introduced (before or after it).
             category = "fact"
+        if category is None and mode == "code" and role == "user" and not talk and not one_off(sentence) and not QUESTION_RE.search(sentence):
+            # "team 里 PM 是 Winnie, priority 她定", "my contact at the trust for the CAD feed is Gary Pritchard, he's the
+            # integration lead", "阿蛮是我们店长 … 给她在后台开个管理员账号": who holds which role for the project (said
+            # before a request, the request is not).
+            said = sentence if not REQUEST_RE.search(sentence) or STRONG_RE.search(sentence) else said_before_the_request(sentence)
+            if said and TEAM_ROLE_RE.search(said) and plain_statement(said):
+                sentence, category = said, "fact"
         if category is None and mode == "code" and role == "user" and not talk and INCIDENT_RE.search(sentence) and not CONDITIONAL_RE.match(sentence):
             # "Saturday was Apple Day … it was chaos. … the site fell over around 10:40", "五一有个新郎的西装，裤长做短了
             # 4 厘米，…，全店加班返工": what went wrong for the people the project serves is what its fixes answer.

@@ -513,7 +513,7 @@ def _readings(whole: Correction) -> list[Correction]:
 def _best_stored(correction: Correction, full: dict, scores: dict[str, float], claimed: set[str],
                  corrected_here: dict[str, Planned], forget_ids: list[str]) -> tuple[Any, set[str]]:
     """The live record the correction changes (None when none), and the records that name its slot."""
-    best, best_key = None, (0.0, 0.0, 0.0)
+    best, best_key = None, (0.0, 0.0, 0.0, 0.0)
     worded_ids: set[str] = set()
     for record in full.values():
         if record.deleted or record.record_id in forget_ids or (record.record_id in claimed and record.record_id not in corrected_here):
@@ -527,13 +527,16 @@ def _best_stored(correction: Correction, full: dict, scores: dict[str, float], c
         worded = names_the_slot(current, correction)
         # "the tuesday sessions were the autumn term, … they meet on thursdays": the record's value said
         # again names it as surely as a close neighbour does.
-        named = worded or repeats_old_value(current, correction)
+        repeats = repeats_old_value(current, correction)
+        named = worded or repeats
         if strength <= 0 or other_subject(current, correction.clause) or (not correction.old and dense < CORRECTION_MIN_SCORE and not named):
             continue
         if worded:
             worded_ids.add(record.record_id)
-        # A value said to hold now changes the statement that names its slot before a closer neighbour that does not.
-        key = (float(named and correction.weak), strength, dense)
+        # A value said to hold now changes the statement that names its slot before a closer neighbour that does not;
+        # a record whose value the change says again ("老周周六要去带一个乐队排练 以后改成周日下午 4 点上课" against
+        # "每周六上午 10 点一节课") before one that only shares a word with it ("练习时间别给我排到 9 点以后").
+        key = (float(named and correction.weak), float(repeats), strength, dense)
         if key > best_key:
             best, best_key = record, key
     return best, worded_ids

@@ -47,7 +47,9 @@ from apps.pipeline.rules.extract import (
     Candidate,
     candidate_for,
     classify,
+    decline_remainder,
     extract_from_message,
+    mentions,
     one_off,
     proposal_of,
     refusal_remainder,
@@ -304,7 +306,7 @@ def _analyse(ctx, messages: list[dict], background: list[dict], mode: str) -> Ba
             rest = refusal_remainder(parts[0])
             if rest and NAMED_DECLINE_RE.search(rest):
                 rest = refusal_remainder(rest) or ""  # "no no no，surge pricing 不要。": the rest refuses it by name again
-            if rest is None and (named := refused_name(parts[0])) and _mentions(str(proposal_message.get("content") or ""), named):
+            if rest is None and (named := refused_name(parts[0])) and mentions(str(proposal_message.get("content") or ""), named):
                 # "不要 mobile app 啦，没人会为了 go kart 去 download 一个 app 的。扫 QR 看 web 就够了": the proposal refused
                 # by its name; the sentence is the refusal and its reason, what follows it is said as usual.
                 rest = "".join(re.split(r"(?<=[.!?。！？])", parts[0].strip(), maxsplit=1)[1:]).strip()
@@ -320,12 +322,17 @@ def _analyse(ctx, messages: list[dict], background: list[dict], mode: str) -> Ba
                 # "ClickHouse 不上，…。PG 分区 + 每天聚合一次就够了": of two proposals, the one the
                 # refusal names is declined; the other, said next, is the user's choice.
                 declined = named
+            if rest and decline_remainder(parts[0]) is not None and (first := _first_word(rest)) and naming_words(first) \
+                    and _proposed_thing(str(proposal_message.get("content") or ""), first) and first not in user_words.get(session, set()):
+                # "god no, a power hammer is thousands and I live in a terrace": after the no, a sentence that opens
+                # with what was proposed (a common noun, which _declined_names does not take) is the refusal's reason.
+                declined = declined | {first}
             numbered = [(i, kept) for i, p in numbered if (kept := _without_sentences_on(p, declined))]
             refused = refused_name(parts[0])
             if refused:
                 # "耳机那个不行不行。我们队里好多老姐妹耳朵本来就背，戴个耳机又要充电…": after a refusal that
                 # names the proposal, what the message goes on to say about it is the refusal's reason.
-                numbered = [(i, p) for i, p in numbered if i == 0 or not _mentions(p, refused)]
+                numbered = [(i, p) for i, p in numbered if i == 0 or not mentions(p, refused)]
         if (offered := _pending_proposal(session, last_assistant)) is not None:
             # "清车确认要做 就照你说的 二维码贴最后一排 … 人脸识别不要 都是未成年人 …": one proposal taken, another refused by
             # its name further on; that sentence is the refusal and its reason, not a rule.
@@ -416,13 +423,14 @@ def _analyse(ctx, messages: list[dict], background: list[dict], mode: str) -> Ba
 # A change announced before it is told ("update：换教练了！", "big news，换拍了！", "还有 training 时间改了。",
 # "工作室课表大调整！", "quick update: we switched gyms!"): the announcement says which slot changed,
 # the next sentence what it is now; alone it is no memory, and the next one lacks its subject.
-_NEWS_LEAD = (r"(?:(?:update|big news|news|big change|quick update|heads up|btw|oh and|also|(?:second|another|other|one more|next|last) thing"
+_NEWS_LEAD = (r"(?:(?:update|big news|news|big change|quick update|heads up|btw|oh and|and|also|(?:second|another|other|one more|next|last) thing"
               r"|好消息|坏消息|还有|另外|对了|然后)\s*[：:，,！!—-]*\s*)*"
               r"(?:还有个?|有个|一个)?(?:大|小)?(?:变化|变动|更新|调整|消息)?\s*[：:，,！!]?\s*")
 HEADLINE_RE = re.compile(
     _NEWS_LEAD + r"(?:(?:我|我们)?(?:又)?换(?:[^，,。！!？?：:]{1,6}?)了|(?:[^，,。！!？?：:]{1,12}?)(?:又|也)?(?:换了|改了|变了|调整了|大调整|有变(?:化)?了?)"
     r"|(?:(?:we|i)(?:'ve| have)?\s+)?(?:changed|switched|swapped)\s+(?:[a-z]+(?:\s[a-z]+)?)"
-    r"|(?:the\s+)?(?:[a-zà-ÿ\u4e00-\u9fff]+(?:\s[a-zà-ÿ\u4e00-\u9fff]+)?)\s+(?:has\s+|have\s+)?changed"  # "grading 日期 changed！"
+    # "grading 日期 changed！", "and the grace thing has changed too."
+    r"|(?:the\s+)?(?:[a-zà-ÿ\u4e00-\u9fff]+(?:\s[a-zà-ÿ\u4e00-\u9fff]+)?)\s+(?:has\s+|have\s+)?changed(?:\s+(?:too|as well|again))?"
     # "Change of plan. TAP cancelled our flight …": the plan changed, the next sentence says how.
     r"|change of plans?|(?:the\s+)?plans?\s+(?:have|has)\s+changed|计划有变|计划变了"
     # "guest list 终于 settle 了！！": decided at last, the next sentence says what.
@@ -546,8 +554,10 @@ def _one_off_within(part: str) -> bool:
 # from the lassies at the club Burns supper …"; "帮我个忙，就这一次：…").
 # Or something written for the occasion, told after the request ("just this once 帮我写封日文 email。我下个月去 Osaka 出差，想去…").
 _FAVOUR_RE = re.compile(r"\bdo me a fav(?:ou)?r\b|\bhelp me out\b|帮(?:我)?(?:个|一个)忙"
+                        # "帮我把 bio 翻成英文，…\n中文：…": a text to translate, pasted after the request.
+                        r"|把[^，,。！!？?]{1,16}?翻(?:译)?成|\btranslate\b"
                         r"|写(?:一)?[封个份段条篇][^，,。！!？?]{0,8}?(?:email|e-mail|邮件|信|消息|短信|微信|文案|海报|通知)"
-                        r"|\b(?:write|draft|do)\s+(?:me\s+)?(?:a|an)\s+(?:[\w-]+\s+){0,3}?(?:email|message|letter|note|poster|toast|speech|card|poem|haiku|verse|caption)\b", re.IGNORECASE)
+                        r"|\b(?:write|draft|do)\s+(?:me\s+)?(?:a|an)\s+(?:[\w-]+\s+){0,3}?(?:email|message|letter|note|poster|toast|speech|card|poem|haiku|verse|caption|label|blurb|notice|flyer|invitation|invite|bio)\b", re.IGNORECASE)
 
 
 def _told_for_a_favour(parts: list[str]) -> set[int]:
@@ -624,7 +634,7 @@ def _before_refusal(part: str, offer: str, *, whole: bool) -> str:
     …": the refusal and its reason run on after a space); the whole part when it refuses nothing. A first
     part that opens with the refusal is the declined proposal's, read before (`whole` False)."""
     for start in [0, *(m.end() for m in re.finditer(r"(?<=[\u4e00-\u9fff])\s+", part))]:
-        if (start or whole) and (name := refused_name(part[start:])) and _mentions(offer, name):
+        if (start or whole) and (name := refused_name(part[start:])) and mentions(offer, name):
             return part[:start].strip()
     return part
 
@@ -740,12 +750,6 @@ def _says_no_to(sentence: str, name: str) -> bool:
                      sentence, re.IGNORECASE) is not None
 
 
-def _mentions(text: str, name: str) -> bool:
-    if is_chinese(name):
-        return name in text
-    return re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", text, re.IGNORECASE) is not None
-
-
 def _first_word(sentence: str) -> str:
     """The sentence's first word, a decline word, a joining word and an article before it left out
     ("no Temporal，…" → "temporal", "nah, a SawStop costs more than the timber" → "sawstop", "而且 tape
@@ -754,6 +758,12 @@ def _first_word(sentence: str) -> str:
                   r"(?:(?:a|an|the)\s+)?", "", sentence, flags=re.IGNORECASE)
     m = WORD_RE.match(rest)
     return m.group().lower() if m else ""
+
+
+def _proposed_thing(proposal: str, word: str) -> bool:
+    """Whether the proposal names `word` as a thing ("a small power hammer would save your arm"), not as a verb
+    ("a smart sprinkler timer would water the beds")."""
+    return re.search(rf"\b(?:a|an|the|your|some)\s+(?:[\w-]+\s+)?{re.escape(word)}\b", proposal, re.IGNORECASE) is not None
 
 
 def _said_by_user(message: dict, user_words: dict[str, set[str]]) -> None:
