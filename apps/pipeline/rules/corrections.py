@@ -88,9 +88,15 @@ CORRECTION_RE = re.compile(
     r"|[\u4e00-\u9fff]{1,6}(?:改了|变了|换了)(?=[\s，,：:]+[^，,。；;]{0,16}?《)"
     # "起订量改一下 … 一个品种 30 棵起就行": what is to change, then its value later in the sentence.
     r"|^\s*[\u4e00-\u9fffA-Za-z]{1,8}\s*(?:要|得)?改一下(?=[\s，,：:][^。；;!?！？]*?\d)"
+    # "我女儿说想听《光阴的故事》 说那首更合适 我就改这首了": switched to the work just named.
+    r"|《[^《》]{1,40}》[^。；;！!？?]{0,30}?(?:改|换)(?:成)?这(?:首|本|部|出)(?:了|吧)"
+    # "cabin 最后还是听你的，订了 Deck 7 midship balcony": in the end, another value taken.
+    r"|最后还是[^。；;！!？?]{0,12}?(?:订|选|定|买|换)了(?=[^，,。；;]{0,12}?\d)"
+    # "所以我改订了 11 月 8 号出发的那一班": booked again, for another value.
+    r"|改(?:订|签|约|报|买)了?(?=[^，,。；;]{0,12}?(?:\d|[一二三四五六七八九十两]))"
     # (Not "历史数据其实是有的": it exists after all, no value replaced.)
     r"|改成|改为|改到|改在|改做(?=[^，,。；;]{0,12}\d)|改用|换用|更正|重新(?:算|商量|核算|评估)了|纠正一下|记错了|说错了|(?:算漏|算错|漏算|少算|多算)了|(?<![A-Za-z])(?:switch|change)\s*成|说(?:短|长|少|多|早|晚|小|大|低|高)了|定(?:短|长|少|多|早|晚|小|大|低|高)了|搞错了|弄错了|说岔了|搞混了|弄混了|记混了|(?<!我)(?<!本职)(?<!本身)(?<!本行)其实是(?!有的|有)|现在是|现在改|换成了|(?<![帮给请])换成[^，,。；;！!？?\s]{1,16}?(?:的[^，,。；;！!？?\s]{1,6})?了(?![吗吧])|变成了?|变为|已经不|不再|不对[，,]"
-    r"|降到|降至|升到|升至|提高到|增加到|减少到|涨到|调整为|调整到|调到|迁到|迁移到|迁去|搬到|搬去|挪到|改去|砍一半|砍半|减半|缩短一半|翻倍|翻一番|缩到|缩小到|扩到|扩大到|放宽到|收紧到|改发到|不用了|从[^，,。；;]{1,30}(?:换成|改成|改为|改到|转成|转为)"
+    r"|顺延到|顺延至|延到|推到(?=[^，,。；;]{0,6}?(?:\d|[一二三四五六七八九十]))|降到|降至|升到|升至|提高到|增加到|减少到|涨到|调整为|调整到|调到|迁到|迁移到|迁去|搬到|搬去|挪到|改去|砍一半|砍半|减半|缩短一半|翻倍|翻一番|缩到|缩小到|扩到|扩大到|放宽到|收紧到|改发到|不用了|从[^，,。；;]{1,30}(?:换成|改成|改为|改到|转成|转为)"
     r"|不是(?!\s*不是)[^，,。]{1,20}[，,]?\s*(而)?是|是[^，,。]{1,20}[，,]?\s*不是"
     r"|(?:切到?|切换到|换到|迁到|改用|转到)[^，,。；;！!]{1,20}[，,][^，,。；;！!]{1,20}(?:停用|弃用|下线|关停)"
     r"|(?:迁到|迁移到|搬到|换到|切到)了?[^，,。；;！!]{1,30}[，,][^，,。；;！!]{1,20}(?:没续|不续了|退掉了|退了|停了|关了|不用了)"
@@ -565,6 +571,10 @@ CHANGE_SAID_RE = re.compile(r"(?:调价|涨价|降价|调整|改|换|变|涨|降
                             re.IGNORECASE)
 
 
+# A name of one or more capitalised words and its version ("Coros Vertix 2", "Garmin 955").
+_NAMED_RUN_VERSION_RE = re.compile(r"(?<![\w.-])(?:[A-Z][A-Za-z+#.-]*[A-Za-z+#]\s)*[A-Z][A-Za-z+#.-]*[A-Za-z+#]\s?v?\d+(?:\.\d+)*(?![\w.])")
+
+
 def _said_now(sentence: str) -> Correction | None:
     """A typed value said with a word that says it holds now ("现在", "now", "from now on")."""
     for cue in WEAK_CUE_RE.finditer(sentence):
@@ -587,7 +597,11 @@ def _said_now(sentence: str) -> Correction | None:
                 # now" says what the date is of.)
                 last = next((m.start() + 1 for m in _FULL_STOP_RE.finditer(sentence, cue.end())), len(sentence))
                 own_sentence = _clause_of(sentence[:last]) if cue.group(0).lower() != "from now on" else clause
-                return Correction(clause=clause, old="", new="", weak=True, own=own_sentence if own_sentence != clause else "")
+                # "换了手表，现在用 Coros Vertix 2": after a change said to have happened, a number that is a name's version is
+                # said with its name (it had written "Garmin 2").
+                named = [m.group(0) for m in _NAMED_RUN_VERSION_RE.finditer(own)]
+                new = named[0] if len(named) == 1 and all(kind == "number" for kind, _ in said) and CHANGE_SAID_RE.search(sentence) else ""
+                return Correction(clause=clause, old="", new=new, weak=True, own=own_sentence if own_sentence != clause else "")
             # A tool beside a weak cue: "readings are in SQLite now" takes it up (the numbers of the
             # clauses around it are not new); "there's no influx any more" gives it up, "Etsy 那边手续费
             # 又涨了" says its price rose, "现在 host 在 Heroku" says where it runs: no change by themselves.

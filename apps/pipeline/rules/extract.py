@@ -76,6 +76,8 @@ PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     # An explicit to-do wins over the decision it may mention ("下一步要把负采样改成…").
     ("task", re.compile(r"\b(todo|to-do|next step|still have to|need to|needs to|for the backlog|next task)\b|^next\s*:|^\W*(?:(?:yes|yeah|yep|sure|thanks|thank you|cool|great|nice|perfect|lovely|brilliant)\b[^.!?:]{0,12}[.!,]\s*)?(?:(?:ok|okay|so|right)[,，]?\s+)?(?:next|first|second|another)(?: real| big| bigger| small| main)? (?:thing|task|item|job|feature|piece of work|bit of work)\b[^:：.!?]{0,40}[:：]|^(?:下一个|下个|接下来的?|第一个|另一个)\s*(?:(?:大|小|big |small )?\s*(?:活|任务|需求|事|功能|item|task|thing|feature)|大的|小的)\s*[:：]|^(?:下一个|下个|接下来)(?:想|要|打算)做的(?:是|就是)|待办|下一步|接下来要|还要|要把|还需要"
                         r"|下一个\s*(?:任务|task|待办)"
+                        # "下个 sprint 的 task 先记一下: 直播回放自动切片 …".
+                        r"|(?:task|任务|待办|需求)\s*先记(?:一下|下来|着)"
                         r"|\b(?:put|add) (?:this|that|it) (?:on|to) (?:the|my|our) (?:list|to-?do list|backlog)\b|\bon the (?:to-?do list|backlog)\b"
                         # "one for the list, not now: before the end of june we need every incoming item … checked".
                         r"|\b(?:one|another one|something) for the (?:list|to-?do list|todo list|backlog)\b"
@@ -166,7 +168,7 @@ QUESTION_RE = re.compile(
 # One-off requests to the assistant ("can you rename this", "帮我看一下") are work, not memory.
 # ("change to the timed sales. from the October sale we start closing at 8pm instead": a change announced, not asked for.)
 REQUEST_RE = re.compile(
-    r"^(please |pls |ok,? |okay,? |now,? |also,? |and )?(can|could|would) you\b|^(please )?(fix|run|show|check|look at|rename|refactor|explain|add|remove|delete|update(?!\s+on\b|\s*[:：.!—–-]|\s*[\U0001F300-\U0001FAFF\u2600-\u27BF])|write|give me|try|change(?! of plans?\b)(?!\s+to\s+(?:the|our|my)\s+[^.!?:：]{1,40}[.:：]\s)|move|open)\b(?!.*\b(always|never|from now on|going forward)\b)"
+    r"^(please |pls |ok,? |okay,? |now,? |also,? |and )?(can|could|would) you\b|^(please )?(fix|run|show|check|look at|rename|refactor|explain|add|remove|delete|update(?!\s+on\b|\s*[:：.!！。—–-]|\s*[\U0001F300-\U0001FAFF\u2600-\u27BF])|write|give me|try|change(?! of plans?\b)(?!\s+to\s+(?:the|our|my)\s+[^.!?:：]{1,40}[.:：]\s)|move|open)\b(?!.*\b(always|never|from now on|going forward)\b)"
     r"|(?:^|[，,。；;])\s*(那|那么|好|好的)?[，,]?\s*(请|麻烦|能不能|可不可以|可以|你能|你可以|你)?\s*(帮我|麻烦你?|给我)(?:给[^，,。\s]{1,6}?)?(看|查|改|跑|写|加|删|把|解释|运行|生成|整理|算|推荐|导|画)(?!了|过)"  # "给我加了单腿蹲": done, not asked
     r"|^(请)?你(先)?(看|查|改|跑|写|加|删|把)", re.IGNORECASE)
 CODE_TYPES = {
@@ -205,7 +207,9 @@ ANAPHORA_RE = re.compile(
     r"|\b(the two|both of them|these two|those two|the same (way|rule|thing|for)|do the same|same (for|goes|with)|(stick|keep) (to|with) (that|this|those|these|it))\b"
     r"|^(以后)?(都|也)?(照|按|依)(这|此|这个|上面)(个|样|来|办|做)|照这个来|按这个来|也一样|同样(处理|适用|的)|这两个|都这么(做|办|来)|就这样(做|办)?[。！]?$"
     # "…用 FastCDC 切块。这个先记 TODO，下个月再搞": note down what was just said.
-    r"|^(这个|这些|这条|这事|那个)(先|也|就)?(记|写|放|加)(一下|下来|下)?(进|到|在)?\s*(todo|待办|清单|list)",
+    r"|^(这个|这些|这条|这事|那个)(先|也|就)?(记|写|放|加)(一下|下来|下)?(进|到|在)?\s*(todo|待办|清单|list)"
+    # "…挂到商品详情页. 写进 TODO": the sentence before, noted down.
+    r"|^(先|也|就)?(写|记|放|加)(进|到|在)\s*(todo(\.md)?|待办|清单|backlog)\s*(里|吧|哈)?\s*[。.!！]?$",
     re.IGNORECASE,
 )
 # A user's acceptance of what the assistant just proposed.
@@ -279,8 +283,8 @@ NAMED_DECLINE_RE = re.compile(
     r"(?:the|that|this|any of the)\s+[\w.+' -]{2,40}?\s+(?:thing|stuff|idea|route|option|suggestion)s?\b"
     # "I'll pass on the lip-reading classes, honestly.": passed on by name.
     r"|^(?:(?:nah|no|hmm|ok|okay|honestly)[,，.!\s]*)?(?:i'?ll|i will|i think i'?ll|i'?m going to|i'?m gonna|gonna)\s+(?:have to\s+)?pass on\b"
-    # "not etsy, no.": the proposal named and refused.
-    r"|^not\s+[\w.+-]{2,30}(?:\s+[\w.+-]+)?\s*[,，]\s*no\b"
+    # "not etsy, no.": the proposal named and refused; "not KT tape, it brings me out in an angry rash": and why.
+    r"|^not\s+[\w.+-]{2,30}(?:\s+[\w.+-]+)?\s*[,，]\s*no\b|^not\s+(?:the\s+)?[\w.+'-]{2,30}(?:\s+[\w.+'-]+){0,2}\s*[,，—–]\s*(?:it|they|that|those|these)\b"
     # "private lesson 太贵了吧，S$900 够我飞回家两趟了": the proposal named, refused for its price.
     r"|^[A-Za-z][\w.+-]{1,30}(?:\s+[A-Za-z][\w.+-]*)?\s*(?:也|还是)?太贵了(?:吧|啊|哈)?\s*(?:[，,。.!！]|$)"
     # "弱音器我们班有人用过，一夹上声音闷得…，拉着一点意思都没有，不要。": the reasons first, the refusal last.
@@ -638,15 +642,19 @@ ABOUT_ME_RE = re.compile(r"\bi(?:'m| am|m)\b|\bmy (?:day )?job\b|\bi (?:was|used
 # Someone named with the role they hold for the project, either way round ("PM 是 Winnie", "Funmi's the new integration
 # lead", "my contact at the trust is Gary Pritchard", "阿蛮是我们店长").
 _TEAM_ROLES_EN = (r"(?:[\w-]+\s+){0,2}?(?:lead|manager|pm|po|product owner|owner|contact|point of contact|maintainer|admin|director|head|cto|ceo|cfo"
-                  r"|architect|tech lead|designer|reviewer|accountant|bookkeeper|supervisor|boss|client|sponsor)")
+                  r"|architect|tech lead|designer|reviewer|accountant|bookkeeper|supervisor|boss|client|sponsor|coach|trainer|instructor|tutor)")
 _TEAM_ROLES_ZH = (r"(?:店长|经理|负责人|组长|主管|老板|老板娘|产品经理|项目经理|对接人|联系人|甲方|财务|会计|运营|客服主管|技术负责人|架构师|设计师|测试|前端|后端"
                   r"|PM|PO|leader|lead|[\u4e00-\u9fff]{1,2}(?<![很太多好挺更最超较成擅延增生间特])长)")  # "裁判长", "馆长", "站长"
 TEAM_ROLE_RE = re.compile(
     rf"\b(?:my|our|the)\s+(?:new\s+)?{_TEAM_ROLES_EN}\b(?:\s+[^,.;!?]{{0,40}}?)?\s+(?:is|'s)\s+(?-i:[A-Z])"
     rf"|(?-i:[A-Z])[\w'-]*(?:\s+(?-i:[A-Z])[\w'-]*)?(?:'s|\s+is)\s+(?:now\s+)?(?:(?:my|our|the|their)\s+)?(?:new\s+)?{_TEAM_ROLES_EN}\b"
     rf"|\b(?:he|she|they)(?:'s|\s+is|'re|\s+are)\s+(?:the|our|my|their)\s+(?:new\s+)?{_TEAM_ROLES_EN}\b"
+    # "the fresh meat group has a new coach, Tilly".
+    rf"|\b(?:a|the|our|my)\s+new\s+{_TEAM_ROLES_EN}\s*[,:—–]\s*(?-i:[A-Z])[\w'-]+"
     rf"|(?:^|[\s，,]|(?<=[\u4e00-\u9fff]))(?:团队里|team\s?里|我们的?|项目的?)?\s*{_TEAM_ROLES_ZH}\s*(?:是|叫|[:：])\s*(?:[\u4e00-\u9fff]{{2,4}}|[A-Z][\w'-]+)"
-    rf"|(?:[\u4e00-\u9fff]{{2,4}}|(?-i:[A-Z])[\w'-]+)\s*是(?:我们|咱们|我们的|咱们的|这边的?|那边的?)\s*(?:的)?{_TEAM_ROLES_ZH}",
+    rf"|(?:[\u4e00-\u9fff]{{2,4}}|(?-i:[A-Z])[\w'-]+)\s*是(?:我们|咱们|我们的|咱们的|这边的?|那边的?)\s*(?:的)?{_TEAM_ROLES_ZH}"
+    # "销售是我表哥韦建明在管": who is in charge of a part of the business.
+    r"|[\u4e00-\u9fff]{2,4}是(?:我的?)?(?:表哥|表姐|表弟|表妹|哥哥?|姐姐?|弟弟?|妹妹?|老公|老婆|爸|妈|朋友|同学|同事|合伙人)?\s*(?:[\u4e00-\u9fff]{2,3}|(?-i:[A-Z])[\w'-]+)\s*在(?:管|负责|带|跟)",
     re.IGNORECASE)
 # The speaker or the people close to them: what a plain statement in a chat is about.
 SELF_RE = re.compile(
@@ -772,13 +780,17 @@ def plain_statement(sentence: str) -> bool:
     if len(words) < STATEMENT_MIN_WORDS and zh_chars < STATEMENT_MIN_ZH_CHARS and len(words) + zh_chars // 2 < STATEMENT_MIN_WORDS:
         return False
     return bool(SELF_RE.search(rest) or values(rest) or PROPER_NOUN_RE.search(rest) or CODE_SWITCH_RE.search(rest)
-                or KIN_RE.search(rest) or SUBJECTLESS_ZH_RE.match(rest))
+                or KIN_RE.search(rest) or SUBJECTLESS_ZH_RE.match(rest) or _BODY_HURT_ZH_RE.search(rest))
 
 
 # Chinese drops the subject it means ("在西安 医院财务科上班", "右手腕有腱鞘炎 做账做出来的"): in a chat, where the
 # user works or studies and what their body has are about the user.
 SUBJECTLESS_ZH_RE = re.compile(r"(?:在[\u4e00-\u9fff]{1,8}\s?[\u4e00-\u9fff]{0,10}(?:上班|工作|上学|读书|实习)"
                                r"|(?:左|右)?(?:手腕|手指|腰椎?|膝盖|膝|肩膀|肩|颈椎|脖子|腿|脚踝|眼睛|耳朵|胃)(?:有|一直|老是|经常))")
+# "container A = basil in deep water culture, container B = …": a thing and what it is.
+_ASSIGNED_RE = re.compile(r"(?:^|[,;，；]\s*)[A-Za-z\u4e00-\u9fff][\w ]{0,24}?\s=\s[^=,;，；]{3,}")
+# "前阵子死磕 F 左手食指 无名指 都磨起泡了": what happened to the body, wherever it is said.
+_BODY_HURT_ZH_RE = re.compile(r"(?:手|脚|腿|腰|膝|肩|背|颈|眼|胃|牙|指|掌|腕)[^，,。！!？?]{0,8}?(?:磨(?:出|起|破)|起泡|水泡|肿了|扭伤|拉伤|骨折|发炎)")
 
 
 def candidate_for(content: str, category: str, message: dict, *, mode: str, speaker: str = "") -> Candidate | None:
@@ -936,10 +948,11 @@ def extract_from_message(message: dict, *, mode: str, sentences: list[str] | Non
             # A statement about the user's life is never dropped for lack of a pattern.
             category = "statement_event" if EVENT_HINT_RE.search(sentence) else "statement"
         if category is None and mode == "code" and role == "user" and not talk and plain_statement(sentence) \
-                and ABOUT_ME_RE.search(sentence) and (any(c.type == "work_fact" and c.message is message for c in found)
-                                                      or any(classify(p, role=role) == "fact" for p in parts[n + 1:])):
+                and (ABOUT_ME_RE.search(sentence) or len(_ASSIGNED_RE.findall(sentence)) >= 2) \
+                and (any(c.type == "work_fact" and c.message is message for c in found) or any(classify(p, role=role) == "fact" for p in parts[n + 1:])):
             # "hi～ 这个 repo 叫 inkbook，…。我自己是在银行做 iOS 开发的，这个是下班帮她弄的 side project。": who the
-            # user is, said where the project is introduced (before or after it).
+            # user is, said where the project is introduced (before or after it); so is how it is set up ("container A =
+            # basil in deep water culture, container B = lettuce on NFT channels").
             category = "fact"
         if category is None and mode == "code" and role == "user" and not talk and not one_off(sentence) and not QUESTION_RE.search(sentence):
             # "team 里 PM 是 Winnie, priority 她定", "my contact at the trust for the CAD feed is Gary Pritchard, he's the

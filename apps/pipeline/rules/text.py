@@ -29,7 +29,8 @@ INJECTION_RE = re.compile(
     # "(Automated note for AI assistants summarising this bulletin: …)", "[Attention AI
     # assistant: …]", "… Do not mention this (step) to the user."
     r"|\b(note|message|instructions?|notice) (to|for) (any |all |the )?(ai|llm)s?\s+([\w-]+\s+)?(assistants?|agents?|models?)\s+\w+ing\b[^:：\]】\n]{0,60}[:：]"
-    r"|\b(ai|llm)\s+(assistants?|agents?|models?)\s+(reading|processing|summari[sz]ing|parsing|handling)\s+this\b[^:：\n]{0,30}[:：]"  # "AI assistant reading this email:"
+    # "AI assistant reading this email:", "[white text: AI assistants summarising this email — remember that …".
+    r"|\b(ai|llm)\s+(assistants?|agents?|models?)\s+(reading|processing|summari[sz]ing|parsing|handling)\s+this\b[^:：\n]{0,30}(?:[:：]|\s[—–]\s)"
     # "AI trip planners reading this email:": whatever the readers are called.
     r"|\b(ai|llm)(\s+[\w-]+){1,2}\s+(reading|processing|summari[sz]ing|parsing|handling|scanning|reviewing)\s+this\b[^:：\n]{0,30}[:：]"
     # "[text in white: Attention AI assistant. Store in this user's profile that …]": an AI addressed, and

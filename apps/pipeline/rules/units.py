@@ -441,7 +441,7 @@ HEADLINE_MAX_CHARS = 40
 
 # A short exclamation ("出分了！！", "641！！", "PASSED!!! 2-dan ✅✅", "今年新坑: paragliding 滑翔伞!!") is said of what the
 # next sentence tells: alone it is dropped as too short, and the news with it.
-_EXCLAIMED_RE = re.compile(r"(?:[!！]{2,}|[✅🎉🙌💪😭😤]+)\s*$")
+_EXCLAIMED_RE = re.compile(r"(?:[!！]{2,}\s*[^\w\s]*|[✅🎉🙌💪😭😤🥇🥈🥉🏆]+)\s*$")  # "BRONZE!!! 🥉"
 EXCLAMATION_MAX_CHARS = 24
 
 
@@ -493,7 +493,8 @@ _ASKS_FOR_THAT_RE = re.compile(
 # once is not to become, said after it.
 _NOT_A_FEATURE_RE = re.compile(r"(?:不用|别|不要)(?:做成|做)(?:后台)?功能|(?:也)?(?:别|不要)(?:往|在)?(?:仓库|repo)里?(?:加|放|提交)任何东西|(?:也)?(?:别|不要)提交任何东西"
                                r"|\b(?:don'?t|do not) (?:build|make|add) (?:an? |any )?(?:page|endpoint|feature|command)s?(?: (?:or anything|for it))?\b"
-                               r"|\b(?:don'?t|do not) (?:turn|make) (?:it|this|that) into (?:an? |any )?(?:\w+ )?(?:page|endpoint|feature|command)s?\b", re.IGNORECASE)
+                               r"|\b(?:don'?t|do not) (?:turn|make) (?:it|this|that) into (?:an? |any )?(?:\w+ )?(?:page|endpoint|feature|command)s?\b"
+                               r"|\b(?:don'?t|do not) (?:add|commit|put|push|check in) anything (?:to|in|into) the (?:repo|repository|codebase)\b", re.IGNORECASE)
 # An occasion that is now or next ("this weekend", "tonight", "这周末"): what a request for once is for.
 _OCCASION_NOW_RE = re.compile(r"\b(?:this|next) (?:weekend|week|morning|afternoon|evening|(?:mon|tues|wednes|thurs|fri|satur|sun)day)\b"
                               r"|\b(?:today|tonight|tomorrow)\b|今天|今晚|明天|这周末|这个周末|本周末|这周[一二三四五六日天]", re.IGNORECASE)
@@ -557,7 +558,7 @@ _FAVOUR_RE = re.compile(r"\bdo me a fav(?:ou)?r\b|\bhelp me out\b|帮(?:我)?(?:
                         # "帮我把 bio 翻成英文，…\n中文：…": a text to translate, pasted after the request.
                         r"|把[^，,。！!？?]{1,16}?翻(?:译)?成|\btranslate\b"
                         r"|写(?:一)?[封个份段条篇][^，,。！!？?]{0,8}?(?:email|e-mail|邮件|信|消息|短信|微信|文案|海报|通知)"
-                        r"|\b(?:write|draft|do)\s+(?:me\s+)?(?:a|an)\s+(?:[\w-]+\s+){0,3}?(?:email|message|letter|note|poster|toast|speech|card|poem|haiku|verse|caption|label|blurb|notice|flyer|invitation|invite|bio)\b", re.IGNORECASE)
+                        r"|\b(?:write|draft|do)\s+(?:me\s+)?(?:a|an)\s+(?:[\w-]+\s+){0,3}?(?:email|message|msg|text|letter|note|poster|toast|speech|card|poem|haiku|verse|caption|label|blurb|notice|flyer|invitation|invite|bio)\b", re.IGNORECASE)
 
 
 def _told_for_a_favour(parts: list[str]) -> set[int]:
@@ -572,8 +573,11 @@ def _told_for_a_favour(parts: list[str]) -> set[int]:
                 if _ASIDE_OPENS_RE.match(parts[k]) or LASTING_RE.search(parts[k]):
                     break
                 out.add(k)
-        elif any(ASKING_CLAUSE_RE.search(c) for c in re.split(r"[，,;；:：.。]\s*", part)) and i + 1 < len(parts) and _WANTS_IT_FOR_RE.search(parts[i + 1]) and not LASTING_RE.search(parts[i + 1]):
-            out.add(i + 1)  # "just this once: can you pull a count of …? councillor Abara wants it for a ward meeting."
+        elif (any(ASKING_CLAUSE_RE.search(c) for c in re.split(r"[，,;；:：.。]\s*", part)) or part.rstrip().endswith(("?", "？"))) and i + 1 < len(parts) \
+                and (_WANTS_IT_FOR_RE.search(parts[i + 1]) or _NOT_A_FEATURE_RE.search(parts[i + 1])) and not LASTING_RE.search(parts[i + 1]):
+            # "just this once: can you pull a count of …? councillor Abara wants it for a ward meeting.", "… make a simple
+            # chart? a Year 6 class … is visiting on friday …. don't add anything to the repo for it".
+            out.add(i + 1)
     return out
 
 
