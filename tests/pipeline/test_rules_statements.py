@@ -4882,21 +4882,6 @@ def test_dont_hang_onto_that_forgets_what_was_said_before_it(chat, l0, run_now):
     assert not any("hospital" in t for t in texts(chat)), texts(chat)
 
 
-def test_told_to_move_a_setting_over_to_a_new_name_replaces_the_old_name(coder, l0, run_now):
-    live_now = told_then(coder, l0, run_now, "ground rules while we're in here: deploy alerts go to a Slack bot, token's in /etc/shipit/env. failed deploy → ping me",
-                         "change of plan on alerts btw, move them over to Matrix. the night shift never opens the chat app", cwd=PROJ)
-    assert_swapped(live_now, "Slack", "Matrix")
-
-
-def test_a_percentage_said_of_the_setting_anywhere_in_the_records_sentence_is_replaced(coder, l0, run_now):
-    live_now = told_then(coder, l0, run_now,
-                         "ground rules: never more than two pumps at once; a tank gets topped up when its level reads under 30% (by volume), "
-                         "and stops at the mark the supplier set per tank",
-                         "the supplier came by, reckons we run them too low. she wants the refill trigger at 45% on every tank from now on. "
-                         "the per-tank stop marks stay as they are", cwd=PROJ)
-    assert_swapped(live_now, "30%", "45%")
-
-
 def test_an_item_of_a_list_asked_for_once_is_dropped_and_the_others_are_kept(coder, l0, run_now):
     assert parse_correction("put it on the list, don't do it now") is None
     l0(coder, [say("l1", "two things\n1. the auditor wants last quarter's refunds per store as a csv. just this once, don't build anything for it, "
@@ -4918,12 +4903,6 @@ def test_a_value_said_to_hold_now_changes_the_stored_record_naming_its_slot_not_
     now = texts(chat)
     assert any("four lengths" in t for t in now), now
     assert_swapped(now, "Wednesday", "Friday")
-
-
-def test_a_month_said_alone_is_a_value_of_its_own(chat, l0, run_now):
-    live_now = told_then(chat, l0, run_now, "kendo 练了两年 at a dojo in Yishun，目标是 November 的 1-kyu grading。",
-                         "大 news\n1. grading 日期 changed！提前到 August 了 😱 只剩三个月")
-    assert_swapped(live_now, "November", "August")
 
 
 def test_a_month_said_in_a_change_that_names_no_new_value_changes_no_other_month(chat, l0, run_now):
@@ -4993,12 +4972,6 @@ def test_a_change_in_unpunctuated_chinese_is_matched_by_its_own_clause(coder, l0
     now = texts(coder)
     assert any("23 点" in t for t in now), now
     assert not any("8 点推送" in t for t in now), now
-
-
-def test_a_name_corrected_in_unpunctuated_chinese_is_matched_by_the_words_said_with_it(chat, l0, run_now):
-    live_now = told_then(chat, l0, run_now, "说到画 我画线稿现在用的是铅笔 就文具店那种 老师说细的地方最好慢慢描",
-                         "跟你说下 画笔改成针管笔了 老师推荐的那种0.3的 握起来跟拿筷子一样 画细线稳多了")
-    assert_swapped(live_now, "铅笔", "针管笔")
 
 
 def test_a_price_said_to_have_changed_is_kept_when_no_record_had_it(coder, l0, run_now):
@@ -5092,29 +5065,11 @@ def test_a_chat_tool_named_after_huan_is_the_one_taken_up(coder, l0, run_now):
     assert_swapped(live_now, "企业微信", "钉钉")
 
 
-def test_a_threshold_said_from_now_on_in_unpunctuated_chinese_replaces_the_stored_one(coder, l0, run_now):
-    live_now = told_then(coder, l0, run_now, "告警规矩：实际水温跟设定值比 偏差超过8度就报警 要持续 3 分钟才报",
-                         "场长说告警太迟了 等偏差到那个份上 鱼早就不行了 以后偏差超过5度就报 持续时间还是 3 分钟不变", cwd=PROJ)
-    assert_swapped(live_now, "8度", "5度")
-
-
 def test_a_name_switched_to_replaces_the_one_name_of_the_stored_record_wherever_it_says_it(chat, l0, run_now):
     live_now = told_then(chat, l0, run_now, "romanization 都用 Yale 吧, 课本上也是 Yale, 我不想两套混着 confuse 自己",
                          "另外我换课本了. 新的这本更 colloquial\n它用 Jyutping, 所以以后 romanization 你也 switch 成 Jyutping 吧, 统一一下")
     assert not any("Yale" in t for t in live_now), live_now
     assert any("Jyutping" in t for t in live_now), live_now
-
-
-def test_a_chinese_slot_changed_to_a_name_replaces_what_the_record_says_the_slot_is(chat, l0, run_now):
-    live_now = told_then(chat, l0, run_now, "目标是苏州一中 他现在年级五十名上下 不知道够不够得着",
-                         "班主任说可以往上够一够 目标换成星海中学了")
-    assert_swapped(live_now, "苏州一中", "星海中学")
-
-
-def test_a_month_said_with_its_part_is_replaced_by_the_month_said_last(chat, l0, run_now):
-    live_now = told_then(chat, l0, run_now, "还有 我 book 了 10月中去新西兰 Queenstown 两周 滑雪",
-                         "Queenstown 推迟了 😭 年假只批到明年 3 月初, so it's 3月初 now, 机票已经改好了")
-    assert_swapped(live_now, "10月中", "3月初")
 
 
 def test_a_short_exclamation_is_kept_with_the_news_after_it(chat, l0, run_now):
@@ -5218,18 +5173,42 @@ def test_a_change_that_says_the_old_day_again_replaces_the_record_holding_it(cha
     assert any("9 点以后" in t for t in live_now), live_now
 
 
-@pytest.mark.parametrize(("first", "then", "gone", "kept"), [
+@pytest.mark.parametrize(("mode", "first", "then", "gone", "kept"), [
+    # (held-out batches 56–59) Told to move a setting over to a new name replaces the old name.
+    ("coder", "ground rules while we're in here: deploy alerts go to a Slack bot, token's in /etc/shipit/env. failed deploy → ping me",
+     "change of plan on alerts btw, move them over to Matrix. the night shift never opens the chat app", "Slack", "Matrix"),
+    # (held-out batches 56–59) A percentage said of the setting anywhere in the records sentence is replaced.
+    ("coder", "ground rules: never more than two pumps at once; a tank gets topped up when its level reads under 30% (by volume), "
+     "and stops at the mark the supplier set per tank",
+     "the supplier came by, reckons we run them too low. she wants the refill trigger at 45% on every tank from now on. "
+     "the per-tank stop marks stay as they are", "30%", "45%"),
+    # (held-out batches 56–59) A month said alone is a value of its own.
+    ("chat", "kendo 练了两年 at a dojo in Yishun，目标是 November 的 1-kyu grading。",
+     "大 news\n1. grading 日期 changed！提前到 August 了 😱 只剩三个月", "November", "August"),
+    # (held-out batches 56–59) A name corrected in unpunctuated chinese is matched by the words said with it.
+    ("chat", "说到画 我画线稿现在用的是铅笔 就文具店那种 老师说细的地方最好慢慢描",
+     "跟你说下 画笔改成针管笔了 老师推荐的那种0.3的 握起来跟拿筷子一样 画细线稳多了", "铅笔", "针管笔"),
+    # (held-out batches 56–59) A threshold said from now on in unpunctuated chinese replaces the stored one.
+    ("coder", "告警规矩：实际水温跟设定值比 偏差超过8度就报警 要持续 3 分钟才报",
+     "场长说告警太迟了 等偏差到那个份上 鱼早就不行了 以后偏差超过5度就报 持续时间还是 3 分钟不变", "8度", "5度"),
+    # (held-out batches 56–59) A chinese slot changed to a name replaces what the record says the slot is.
+    ("chat", "目标是苏州一中 他现在年级五十名上下 不知道够不够得着",
+     "班主任说可以往上够一够 目标换成星海中学了", "苏州一中", "星海中学"),
+    # (held-out batches 56–59) A month said with its part is replaced by the month said last.
+    ("chat", "还有 我 book 了 10月中去新西兰 Queenstown 两周 滑雪",
+     "Queenstown 推迟了 😭 年假只批到明年 3 月初, so it's 3月初 now, 机票已经改好了", "10月中", "3月初"),
     # A title in book-title marks is a value; "X换了 … 《new》" announces its change.
-    ("九月份我们所十周年所庆 行政这边要出节目 我想上去打一首 《海阔天空》 跟伴奏", "所庆的曲子换了 同事们投票选了 《夜空中最亮的星》 说大家都会唱",
+    ("chat", "九月份我们所十周年所庆 行政这边要出节目 我想上去打一首 《海阔天空》 跟伴奏", "所庆的曲子换了 同事们投票选了 《夜空中最亮的星》 说大家都会唱",
      "海阔天空", "夜空中最亮的星"),
     # What was thought before, put right.
-    ("tups went in mid october so by my sums first lambs are due 28 March",
+    ("chat", "tups went in mid october so by my sums first lambs are due 28 March",
      "scanner's been. they're later than i thought, he reckons the first lot start 6 April", "28 March", "6 April"),
     # (held-out batches 62 and 63) Switched to the work just named.
-    ("目标是 12 月我女儿结婚 我想在婚礼上给她弹唱一首《童年》", "还有我女儿说想听《光阴的故事》 说那首更合适 我就改这首了", "童年", "光阴的故事"),
+    ("chat", "目标是 12 月我女儿结婚 我想在婚礼上给她弹唱一首《童年》", "还有我女儿说想听《光阴的故事》 说那首更合适 我就改这首了", "童年", "光阴的故事"),
 ])
-def test_a_value_said_to_have_changed_in_other_words_replaces_the_stored_one(first, then, gone, kept, chat, l0, run_now):
-    assert_swapped(told_then(chat, l0, run_now, first, then), gone, kept)
+def test_a_value_said_to_have_changed_in_other_words_replaces_the_stored_one(mode, first, then, gone, kept, request, l0, run_now):
+    cwd = PROJ if mode == "coder" else "/home/user"
+    assert_swapped(told_then(request.getfixturevalue(mode), l0, run_now, first, then, cwd=cwd), gone, kept)
 
 
 def test_hidden_notes_telling_an_ai_to_save_to_memory_are_injections(chat, l0, run_now):

@@ -460,9 +460,13 @@ def parse_correction(sentence: str) -> Correction | None:
 _FULL_NAME_RE = re.compile(r"(?<=[\w,，\s])\b(?!I\b)[A-Z][a-z][a-zA-Z'\-]*(?:\s+[A-Z][a-z][a-zA-Z'\-]*)*")
 
 
+def _names_at(text: str) -> list[tuple[int, str]]:
+    """(position, name) of each full name in `text`, its possessive "'s" left out."""
+    return [(m.start(), re.sub(r"'s$", "", m.group(0))) for m in _FULL_NAME_RE.finditer(text) if not re.search(r"[.!?]\s*$", text[: m.start()])]
+
+
 def _full_names(text: str) -> list[str]:
-    return list(dict.fromkeys(re.sub(r"'s$", "", m.group(0)) for m in _FULL_NAME_RE.finditer(text)
-                              if not re.search(r"[.!?]\s*$", text[: m.start()])))
+    return list(dict.fromkeys(name for _, name in _names_at(text)))
 
 
 def _unpunctuated_clause(clause: str, new: str) -> str:
@@ -556,12 +560,11 @@ def _new_role_holder(sentence: str) -> Correction | None:
     role = TEAM_ROLE_RE.search(sentence)
     if role is None or not _HOLDER_CHANGED_RE.search(sentence):
         return None
-    spans = {m.group(0): m.start() for m in _FULL_NAME_RE.finditer(sentence)}
-    names = _full_names(sentence)
-    named = [n for n in names if role.start() <= spans.get(n, spans.get(n + "'s", -1)) < role.end()]
+    found = _names_at(sentence)
+    named = list(dict.fromkeys(name for at, name in found if role.start() <= at < role.end()))
     if len(named) != 1:
         return None
-    others = [n for n in names if n != named[0]]
+    others = list(dict.fromkeys(name for _, name in found if name != named[0]))
     return Correction(clause=_clause_of(sentence), old=others[0] if len(others) == 1 else "", new=named[0])
 
 
@@ -571,8 +574,10 @@ CHANGE_SAID_RE = re.compile(r"(?:调价|涨价|降价|调整|改|换|变|涨|降
                             re.IGNORECASE)
 
 
+# A name written with a capital ("Nuxt", "C#", "Node.js"): a version may follow it.
+_NAME_WORD = r"[A-Z][A-Za-z+#.-]*[A-Za-z+#]"
 # A name of one or more capitalised words and its version ("Coros Vertix 2", "Garmin 955").
-_NAMED_RUN_VERSION_RE = re.compile(r"(?<![\w.-])(?:[A-Z][A-Za-z+#.-]*[A-Za-z+#]\s)*[A-Z][A-Za-z+#.-]*[A-Za-z+#]\s?v?\d+(?:\.\d+)*(?![\w.])")
+_NAMED_RUN_VERSION_RE = re.compile(rf"(?<![\w.-])(?:{_NAME_WORD}\s)*{_NAME_WORD}\s?v?\d+(?:\.\d+)*(?![\w.])")
 
 
 def _said_now(sentence: str) -> Correction | None:
@@ -1741,7 +1746,7 @@ _ZH_WEEKDAY_KEYS = dict(zip("一二三四五六日天", ["mon", "tue", "wed", "t
 
 
 _MODEL_RE = re.compile(r"[A-Z]{1,4}-?\d{2,}[A-Za-z]?(?![\w-])")
-_NAME_BEFORE_RE = re.compile(r"(?<![\w.-])([A-Z][A-Za-z+#.-]*[A-Za-z+#])\s?v?$")
+_NAME_BEFORE_RE = re.compile(rf"(?<![\w.-])({_NAME_WORD})\s?v?$")
 
 
 def _version_of_another(text: str, at: int, kind: str, clause: str) -> bool:
@@ -1775,7 +1780,7 @@ def _tool_kind(name: str) -> str:
     return next((k for k, v in values(name) if k.startswith("tool:")), "")
 
 
-_NAMED_VERSION_RE = re.compile(r"(?<![\w.-])([A-Z][A-Za-z+#.-]*[A-Za-z+#])\s?v?\d")
+_NAMED_VERSION_RE = re.compile(rf"(?<![\w.-])({_NAME_WORD})\s?v?\d")
 
 
 _PAST_RE = re.compile(r"(?:去年|前年|上个月|上上个月|上周|上礼拜|\blast (?:year|month|week)\b|\b\w+ ago\b)\s*(?:[(（][^)）]{0,12}[)）])?\s*$", re.IGNORECASE)

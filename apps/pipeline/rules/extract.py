@@ -221,7 +221,7 @@ ACCEPT_RE = re.compile(
     re.IGNORECASE,
 )
 # "ha no, no instagram", "god no, …": a laugh or an oath before the no ("oh no, …" is no answer: it exclaims).
-_LAUGH_LEAD = r"(?:(?:ha|haha|hah|lol|heh|hmm|um|erm|god|oh god|hell)[,!.\s]+)?"  # "god no, …", "hell no"
+_LAUGH_LEAD = r"(?:(?:ha|haha|hah|lol|heh|hmm|um|erm|god|oh god|hell)[,!.\s]+)?"
 DECLINE_RE = re.compile(rf"^{_LAUGH_LEAD}(no|nope|nah|not now|don't|do not|skip (it|that)|never mind|no thanks)\b|^(不|不用|不要|算了|先不|别)", re.IGNORECASE)
 # The decline said as a word of its own ("不要，…", "No, …", "先不要。…"): the no is not a
 # rule; what follows it is a sentence of its own. "别在后端拼 +8" has no separator: the

@@ -12,8 +12,10 @@ from __future__ import annotations
 import json
 import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
+from functools import partial
 from typing import Any
 
 from django.utils import timezone
@@ -360,12 +362,7 @@ def _apply_in_batch_corrections(ctx, analysis: BatchAnalysis, planned: list[Plan
             # setting; it keeps what else it says, not the value given up.
             gone.extend(item for item in planned if item.candidate.message is said.message and analysis.said_before(item.candidate, said)
                         and not _without_value_given_up(item, correction))
-        best, best_score = None, 0.0
-        for attempt in _readings(said.correction):
-            best, best_score = _best_in_batch(analysis, planned, said, attempt)
-            if best is not None:
-                correction = attempt
-                break
+        correction, (best, best_score) = _first_reading(said.correction, partial(_best_in_batch, analysis, planned, said))
         if best is not None and correction.new and not correction.old and best.candidate.message is not said.message \
                 and _stored_naming_the_slot(ctx, analysis, correction) > best_score:
             # "所以预算放宽到三万了" is not a change of "那边春节一晚都要三千多", said earlier in the batch, when a
@@ -510,6 +507,17 @@ def _readings(whole: Correction) -> list[Correction]:
     return [change, whole] if change is not whole and not whole.weak else [change]
 
 
+def _first_reading(whole: Correction, find: Callable[[Correction], tuple[Any, Any]]) -> tuple[Correction, tuple[Any, Any]]:
+    """The first of the change's readings (_readings) for which `find` finds what it changes, and what `find` returned;
+    the first reading and the last answer when none does."""
+    readings = _readings(whole)
+    for attempt in readings:
+        found = find(attempt)
+        if found[0] is not None:
+            return attempt, found
+    return readings[0], found
+
+
 def _best_stored(correction: Correction, full: dict, scores: dict[str, float], claimed: set[str],
                  corrected_here: dict[str, Planned], forget_ids: list[str]) -> tuple[Any, set[str]]:
     """The live record the correction changes (None when none), and the records that name its slot."""
@@ -565,12 +573,7 @@ def _stored_corrections(ctx, analysis: BatchAnalysis, mode: str, projects: dict[
         ids |= by_words | _records_containing_any(ctx.profile, slot_cues(correction))
         full = _full_records(ctx.profile, ids)
         scores = {str(c.get("record_id")): float(c.get("score") or 0) for c in candidates}
-        best, worded_ids = None, set[str]()
-        for attempt in _readings(whole):
-            best, worded_ids = _best_stored(attempt, full, scores, claimed, corrected_here, forget_ids)
-            if best is not None:
-                correction = attempt
-                break
+        correction, (best, worded_ids) = _first_reading(whole, partial(_best_stored, full=full, scores=scores, claimed=claimed, corrected_here=corrected_here, forget_ids=forget_ids))
         if best is None and said.besides:
             continue  # its sentence was said as usual
         if best is None:
