@@ -97,12 +97,14 @@ CORRECTION_RE = re.compile(
     # (Not "历史数据其实是有的": it exists after all, no value replaced.)
     r"|改成|改为|改到|改在|改做(?=[^，,。；;]{0,12}\d)|改用|换用|更正|重新(?:算|商量|核算|评估)了|纠正一下|记错了|说错了|(?:算漏|算错|漏算|少算|多算)了|(?<![A-Za-z])(?:switch|change)\s*成|说(?:短|长|少|多|早|晚|小|大|低|高)了|定(?:短|长|少|多|早|晚|小|大|低|高)了|搞错了|弄错了|说岔了|搞混了|弄混了|记混了|(?<!我)(?<!本职)(?<!本身)(?<!本行)其实是(?!有的|有)|现在是|现在改|换成了|(?<![帮给请])换成[^，,。；;！!？?\s]{1,16}?(?:的[^，,。；;！!？?\s]{1,6})?了(?![吗吧])|变成了?|变为|已经不|不再|不对[，,]"
     r"|顺延到|顺延至|延到|推到(?=[^，,。；;]{0,6}?(?:\d|[一二三四五六七八九十]))|降到|降至|升到|升至|提高到|增加到|减少到|涨到|调整为|调整到|调到|迁到|迁移到|迁去|搬到|搬去|挪到|改去|砍一半|砍半|减半|缩短一半|翻倍|翻一番|缩到|缩小到|扩到|扩大到|放宽到|收紧到|改发到|不用了|从[^，,。；;]{1,30}(?:换成|改成|改为|改到|转成|转为)"
-    r"|不是(?!\s*不是)[^，,。]{1,20}[，,]?\s*(而)?是|是[^，,。]{1,20}[，,]?\s*不是"
-    r"|(?:切到?|切换到|换到|迁到|改用|转到)[^，,。；;！!]{1,20}[，,][^，,。；;！!]{1,20}(?:停用|弃用|下线|关停)"
+    r"|不是(?!\s*不是)[^，,。]{1,20}[，,]?\s*(而)?是|是[^，,。]{1,20}[，,]?\s*不是|不(?:再)?是\s*[^，,。；;\s了]{1,12}?\s*了[^。；;！!]{0,30}?(?:现在按|现在用|以后按)"
+    r"|(?:切到?|切换到|换到|迁到|改用|转到)[^，,。；;！!]{1,20}[，,][^，,。；;！!]{1,20}(?:停用|弃用|下线|关停|就停(?=[，,。；;！!\s]|$))"
     r"|(?:迁到|迁移到|搬到|换到|切到)了?[^，,。；;！!]{1,30}[，,][^，,。；;！!]{1,20}(?:没续|不续了|退掉了|退了|停了|关了|不用了)"
     r"|从[^，,。；;]{1,20}(?:离职|辞职)了?[，,][^，,。；;]{0,12}?(?:开始)?在"
     r"|之前(?:接|用|走|是|买|选)的?[^，,。；;\s]{2,12}[，,][^，,。；;]{0,20}?(?:换成|改成|换到|改用)"
     r"|\b(?:we're|we are|we'll be|it's|it is|it'll be|they're|they are)\s+(?:now\s+)?(?:on|at|in)\s+[^,.;!?]+?\s+instead\b(?!\s+of\b)"
+    # "so I've gone with the Llangollen Railway instead": a choice made in place of another.
+    r"|\b(?:i|we)(?:'ve| have)?\s+(?:gone|went|going|go)\s+with\s+[^,.;!?]+?\s+instead\b(?!\s+of\b)"
     # "from the October sale we start closing at 8pm instead": a time or place said to be otherwise.
     r"|\b(?:at|on|until|till)\s+[^,.;!?\s]+(?:\s+[^,.;!?\s]+){0,2}\s+instead\b(?!\s+of\b)"
     # "make the service reminder go out at ten months instead": a setting told to be otherwise.
@@ -179,7 +181,8 @@ _PAIRS: list[re.Pattern[str]] = [
     # ("不是不是 …", Cantonese "唔係唔係": "no, no", a marker, not "not X but Y".)
     re.compile(r"不是(?!\s*不是)(?P<old>[^，,。；;]+?)[，,]?\s*(?:而)?是(?P<new>[^，,。；;！!]+)"),
     # "水分那条 不是 14.5 了 今年早稻水分普遍偏高 改成 15% 起扣": no longer the old value, changed to the new one.
-    re.compile(r"不(?:再)?是\s*(?P<old>[^，,。；;\s了]{1,12}?)\s*了[^。；;！!]{0,30}?(?:改成了?|改为|换成了?|变成了?|现在是)\s*(?P<new>[^，,。；;！!]+)"),
+    # "汛限水位降了 不是 186.5 了 现在按 185.8 米": what it is gone by now.
+    re.compile(r"不(?:再)?是\s*(?P<old>[^，,。；;\s了]{1,12}?)\s*了[^。；;！!]{0,30}?(?:改成了?|改为|换成了?|变成了?|现在是|现在按|现在用|以后按)\s*(?P<new>[^，,。；;！!]+)"),
     re.compile(r"是(?P<new>[^，,。；;不]+?)[，,]?\s*不是(?P<old>[^，,。；;！!]+)"),
     re.compile(r"(?P<new>[^，,。；;]+?)[，,]\s*(?:而)?不是(?P<old>[^，,。；;！!]+)"),
     # ("从下周开始改成每周四": from when, not from what.)
@@ -194,8 +197,9 @@ _PAIRS: list[re.Pattern[str]] = [
     # "告警现在改发到钉钉了，飞书不用了": the new one first, the dropped one after.
     re.compile(r"(?P<new>[^，,。；;]+?)[，,]\s*(?P<old>[^，,。；;\s]{1,12}?)(?:就)?(?:不再用|不用)了"),
     # "公司全面切飞书了，下个月企业微信停用": switched to the new one, the old one retired.
+    # ("公司下周全面切飞书了，钉钉月底就停": when, after the old one.)
     re.compile(r"(?:切到?|切换到|换到|迁到|改用|转到)(?P<new>[^，,。；;！!了]{1,20}?)了?[，,]\s*(?:下个?月|下周|月底|年底|明年|之后|以后|马上|很快|年底前)?"
-               r"(?P<old>[^，,。；;\s]{1,12}?)(?:就|会|将|也)?(?:停用|弃用|下线|关停|不再用|不用)了?"),
+               r"(?P<old>[^，,。；;\s]{1,12}?)(?:下个?月|下周|月底|年底|明年|之后|以后|马上|很快|年底前)?(?:就|会|将|也)?(?:停用|弃用|下线|关停|不再用|不用|停掉|停)了?(?=[，,。；;！!\s]|$)"),
     # "上周末整套迁到了阿里云 ECS（杭州），腾讯云那台到期没续费": moved, and the old one let go.
     re.compile(r"(?:迁到|迁移到|搬到|换到|切到)了?(?P<new>[^，,。；;！!（(]{1,20}?)\s*(?:[（(][^）)]*[）)])?[，,]\s*(?P<old>[^，,。；;\s]{1,12}?)"
                r"(?:那台|那个|那边|那家)?(?:月底|年底|下个?月|下周|这个月)?(?:已经)?(?:到期)?(?:就|也)?(?:没续费?|不续了|退掉了|退了|停了|关了|不用了)"),
@@ -209,7 +213,10 @@ _PAIRS: list[re.Pattern[str]] = [
     re.compile(r"\bi (?:wrote|typed|put|said)\s+(?P<old>[^.;!?,]+?)(?:\s+(?:up there|above|earlier|before|last time|in there))?\s*[,;.]\s*"
                r"(?:it's|it is|(?:it|that) should (?:be|say|read)|should be)\s+(?:actually\s+)?(?P<new>[^.;!?,]+)", re.IGNORECASE),
 ]
+_NAME_RUN_RE = re.compile(r"\b(?!I\b)[A-Z][a-z][\w'-]*(?:\s+[A-Z][a-z][\w'-]*)*")
+_GONE_WITH_RE = re.compile(r"\b(?:i|we)(?:'ve| have)?\s+(?:gone|went|going|go)\s+with\s+(?:the\s+)?(?P<new>[^,.;!?]+?)\s+instead\b", re.IGNORECASE)
 _NEW_ONLY: list[re.Pattern[str]] = [
+    _GONE_WITH_RE,
     # "so from September we're on the last Sunday of the month instead": where things stand now, said with "instead".
     re.compile(r"\b(?:we're|we are|we'll be|it's|it is|it'll be|they're|they are)\s+(?:now\s+)?(?:on|at|in)\s+(?P<new>[^,.;!?]+?)\s+instead\b", re.IGNORECASE),
     re.compile(r"\bnew (?:date|time|day|deadline|venue|address|price|fee|rent|slot) is\s+(?P<new>(?:[^,.;!]|\.(?=\d))+)", re.IGNORECASE),
@@ -976,7 +983,10 @@ def _stated_after_a_pause(fix: str, said: str) -> Correction | None:
 # Something the user has given up, said as such: "I've left the bakery!", "I'm giving up on
 # colemak-DH", "快走不走了" (the verb said again, negated).
 _GAVE_UP_EN = re.compile(r"\b(?:i've|i have|we've|we have)\s+(?:just\s+|finally\s+)?(?:left|quit)\s+(?:my job at\s+|the\s+|my\s+)?(?P<old>[\w-]{3,})\b"
-                         r"|\b(?:i'm|i am|we're|we are)\s+(?:giving up on|done with|quitting)\s+(?:the\s+|my\s+)?(?P<old2>[\w-]{3,})\b", re.IGNORECASE)
+                         r"|\b(?:i'm|i am|we're|we are)\s+(?:giving up on|done with|quitting)\s+(?:the\s+|my\s+)?(?P<old2>[\w-]{3,})\b"
+                         # "so the Stripe integration is dead. rip it out and put Worldpay in": a named service ended.
+                         r"|\bthe\s+(?P<old3>(?-i:[A-Z])[\w.-]+)\s+(?:integration|account|contract|subscription|plan|setup|deal)\s+is\s+(?:dead|off|gone|over)\b",
+                         re.IGNORECASE)
 _GAVE_UP_ZH = re.compile(r"(?P<old>[\u4e00-\u9fff]{1,3}(?P<v>[\u4e00-\u9fff]))不(?P=v)了")
 # Common Chinese surnames, for telling a name ("郑国强退休了") from any two characters before a verb.
 # When, said between a name and what the person does ("月底", "三月底", "下个月").
@@ -1066,7 +1076,9 @@ _NO_LONGER_TAKEN_ZH = re.compile(r"不(?:再)?(?:走|用|选|报|去|买|做|搞
 # "宋PLUS就不看了", "武功山就不去了", "蛙泳以后再说": the thing named first, then let go (or put off), opening its clause.
 # Not "好笔就不用了" / "防蓝光就不要了" (no need of what was offered: a proposal declined).
 _LET_GO_ZH = re.compile(r"(?:^|(?<=[，,。！!：:\s]))(?P<old>[\u4e00-\u9fff]{0,4}[A-Za-z][A-Za-z0-9+-]*|[\u4e00-\u9fff]{2,6}?)\s?"
-                        r"(?:就|也|先|暂时)?(?:不(?:看|考虑|买|选|去|报|学|练)了|以后再说)")
+                        r"(?:(?:就|也|先|暂时)?(?:不(?:看|考虑|买|选|去|报|学|练)了|以后再说)"
+                        # "闲鱼我不弄了": a thing the user did, stopped ("我" before it; "beach 我是不去了" names no thing).
+                        r"|(?:我|我们)(?:就|也|已经)?不(?:再)?(?:弄|搞|用|卖|挂|做|考)了)")
 # "宝塔我卸了": a Chinese name before the verb (the run of characters after the last function character).
 _DROPPED_ZH_VERB = re.compile(r"(?:我|我们)?(?:那套|这套)?\s*(?:就|也|已经|全|全都|都)?(?:换掉了?|去掉了|拿掉了|弃用了|下掉了|撤掉了?|撤了|卸了|卸载了)")
 _NOT_A_NAME_ZH = frozenset(["一个", "这个", "那个", "已经", "现在", "之前", "我们", "他们", "东西", "全部", "所有"])
@@ -1112,7 +1124,7 @@ def _given_up_name(part: str) -> tuple[str, int, int] | None:
     for pattern in (_GAVE_UP_EN, _GAVE_UP_ZH, *_DROPPED):
         m = pattern.search(part)
         if m is not None:
-            return (m.group("old") or m.groupdict().get("old2") or "").strip(), m.start(), m.end()
+            return (m.group("old") or m.groupdict().get("old2") or m.groupdict().get("old3") or "").strip(), m.start(), m.end()
     found = _dropped_zh(part) or _swapped_zh(part)
     if found is not None:
         return found
@@ -1195,7 +1207,7 @@ def given_up(parts: list[str], index: int) -> Correction | None:
     if swapped:
         kept.insert(0, part[start:end].strip())  # "换教练了，现在跟 Jenny…": what the new one is, said with what it replaced
     chinese = is_chinese(" ".join(kept))
-    clause = ("，" if chinese else ", ").join(kept).rstrip(".。!！ ") + ("。" if chinese else ".")
+    clause = ("，" if chinese else ", ").join(kept).rstrip(".。!！:： ") + ("。" if chinese else ".")  # ("…erroring anyway:" heads a log)
     return Correction(clause=clause[0].upper() + clause[1:], old=old, new="", ended=True)
 
 
@@ -1279,6 +1291,12 @@ def _parse_marked(sentence: str) -> Correction | None:
             if m:
                 # "went up to 120 seconds after the big customer's 300-page invoices": the value, not why.
                 new = _trim_new((m.group("new") or (m.groupdict().get("new2") or "")).strip())
+                if pattern is _GONE_WITH_RE:
+                    # "Severn Valley came back and they've got a waiting list …, so I've gone with the Llangollen Railway
+                    # instead": the one other name the sentence gives before the choice is the one given up.
+                    before = [n for n in dict.fromkeys(_NAME_RUN_RE.findall(text[: m.start()])) if n.casefold() not in new.casefold()]
+                    runs = [n for n in before if " " in n] or before  # "Severn Valley", not the "Well" of "Well, …"
+                    old = runs[0] if len(runs) == 1 else ""
                 break
     if bounded and not values(new):
         # "现在改成每周六下午 2 点开始，每周都有，不是两周一次了": the "not" restates in words a change whose
@@ -1540,6 +1558,9 @@ def corrected_content(record: str, correction: Correction) -> str | None:
                 model = re.match(r"\s*" + _MODEL_RE.pattern, record[end:])
                 end += model.end() if model else 0
             new = correction.new
+            said_after = re.match(r"\s+([\w'-]+)", record[end:])
+            if said_after and len(new.split()) > 1 and new.split()[-1].casefold() == said_after.group(1).casefold():
+                end += said_after.end()  # "the Severn Valley Railway" → "the Llangollen Railway", not "… Railway Railway"
             lead = _PLACE_LEAD_RE.match(new)
             if lead and re.search(rf"\b{lead.group(1)}\s+$", record[:start], re.IGNORECASE):
                 new = new[lead.end():]  # "at the soft play place instead of the family centre": the record's "at" stays, once
@@ -1739,7 +1760,17 @@ def _said_again_key(kind: str, value: str) -> str:
         if day:
             # "Thursday 周四": one day in either language.
             return day.group(1).lower() if day.group(1) else _ZH_WEEKDAY_KEYS[day.group(0)[-1]]
+    if kind.startswith("duration"):
+        # "members kept saying 3 weeks wasn't long enough" against "keep each puzzle 21 days": one span in other units.
+        span = _SPAN_RE.fullmatch(value.strip())
+        if span:
+            unit = next(minutes for pattern, minutes in _SPAN_MINUTES if re.fullmatch(pattern, span.group(2), re.IGNORECASE))
+            return f"span:{float(span.group(1)) * unit:g}"
     return value_key(value)
+
+
+_SPAN_MINUTES = [(r"min(?:ute)?s?|分钟", 1), (r"h|hrs?|hours?|小时|个?钟头", 60), (r"days?|天", 1440), (r"w(?:ee)?ks?|周|个?星期|个?礼拜", 10080)]
+_SPAN_RE = re.compile(r"(\d+(?:\.\d+)?)\s*(" + "|".join(p for p, _ in _SPAN_MINUTES) + ")", re.IGNORECASE)
 
 
 _ZH_WEEKDAY_KEYS = dict(zip("一二三四五六日天", ["mon", "tue", "wed", "thu", "fri", "sat", "sun", "sun"]))
@@ -2273,7 +2304,9 @@ def said_now(correction: Correction) -> str:
     linyu.me" → "主域名改成 linyu.me"): stored when no record was there to correct."""
     if not correction.old or not correction.new:
         return correction.clause
-    clauses = re.split(r"(?<=[，,；;])", correction.clause)
+    # (Unpunctuated Chinese ends a clause at a space between words: "汛限水位降了 不是 186.5 了 现在按 185.8 米" loses
+    # "不是 186.5 了".)
+    clauses = re.split(r"(?<=[，,；;])|(?<=[\u4e00-\u9fff])(?=\s+[\u4e00-\u9fff])", correction.clause)
     kept = [c for c in clauses if correction.old.casefold() not in c.casefold()]
     if len(kept) == len(clauses) or not any(correction.new.casefold() in c.casefold() for c in kept):
         return correction.clause
@@ -2306,7 +2339,8 @@ def _history_clauses(text: str, *, reasons: bool = False) -> tuple[list[str], li
     holds now (none when no clause does). With `reasons`, in a text that tells a change, a clause
     of complaint is one of them: it says why the old one was given up, and names it ("游泳馆换了，
     黄龙太远，…现在改去家门口的奥体中心游泳馆")."""
-    clauses = [c for c in re.split(r"(?<=[，,；;。！!？?])|(?<=[.!?])(?=\s)", text) if c.strip()]
+    # (Unpunctuated Chinese ends a clause at a space between words: "机票改了 原来订的9月12号 … 所以改成9月5号出发了".)
+    clauses = [c for c in re.split(r"(?<=[，,；;。！!？?])|(?<=[.!?])(?=\s)|(?<=[\u4e00-\u9fff])(?=\s+[\u4e00-\u9fff])", text) if c.strip()]
     if len(clauses) < 2 or not any(_NOW_CLAUSE_RE.search(c) for c in clauses):
         return clauses, []
     reasons = reasons and bool(_CHANGED_RE.search(text))
@@ -2434,7 +2468,8 @@ _FORGET_PATTERNS: list[re.Pattern[str]] = [
     re.compile(r"\b(?:can|could|would) you (?:please )?not (?:keep|store|remember|save|record|hold on ?to|hang on to)\s+(?:that|it|this)\b(?P<subject>)", re.IGNORECASE),
     re.compile(r"\b(?:i'd|i would) (?:(?:really|much|just|honestly)\s+)?rather (?:that|it|this) (?:wasn't|weren't|isn't|not be|was not) (?:kept|stored|remembered|saved|written down)\b(?P<subject>)",
                re.IGNORECASE),
-    re.compile(r"\bi (?:don't|do not) want (?:that|it|this) (?:kept|stored|remembered|saved)\b(?P<subject>)", re.IGNORECASE),
+    # "I don't want that written down anywhere".
+    re.compile(r"\bi (?:don't|do not) want (?:that|it|this) (?:kept|stored|remembered|saved|written down)\b(?P<subject>)", re.IGNORECASE),
     # "I don't want it sitting in your notes", "… kept in your memory".
     re.compile(r"\bi (?:don't|do not) want (?:that|it|this|any of (?:that|this|it)) (?:sitting |kept |stored |written (?:down )?|lying around )?(?:in|on) (?:your |the |my |any )?(?:notes|memory|records?|file)\b(?P<subject>)",
                re.IGNORECASE),

@@ -74,7 +74,7 @@ PATTERNS: list[tuple[str, re.Pattern[str]]] = [
         r"|\b(i'm|i am|we're|we are) (not )?(a big fan|not a fan|fond|big on|a fan of|into)\b|\bi (think|feel|believe) (that )?\w+"
         r"|我(比较|更|很|不|最|特别|超)?(喜欢|偏好|习惯|讨厌|爱|倾向|受不了)|我们(习惯|偏好)|偏好|我觉得", re.IGNORECASE)),
     # An explicit to-do wins over the decision it may mention ("下一步要把负采样改成…").
-    ("task", re.compile(r"\b(todo|to-do|next step|still have to|need to|needs to|for the backlog|next task)\b|^next\s*:|^\W*(?:(?:yes|yeah|yep|sure|thanks|thank you|cool|great|nice|perfect|lovely|brilliant)\b[^.!?:]{0,12}[.!,]\s*)?(?:(?:ok|okay|so|right)[,，]?\s+)?(?:next|first|second|another)(?: real| big| bigger| small| main)? (?:thing|task|item|job|feature|piece of work|bit of work)\b[^:：.!?]{0,40}[:：]|^(?:下一个|下个|接下来的?|第一个|另一个)\s*(?:(?:大|小|big |small )?\s*(?:活|任务|需求|事|功能|item|task|thing|feature)|大的|小的)\s*[:：]|^(?:下一个|下个|接下来)(?:想|要|打算)做的(?:是|就是)|待办|下一步|接下来要|还要|要把|还需要"
+    ("task", re.compile(r"\b(todo|to-do|next step|still have to|need to|needs to|for the backlog|next task)\b|^next\s*:|^\W*(?:(?:yes|yeah|yep|sure|thanks|thank you|cool|great|nice|perfect|lovely|brilliant)\b[^.!?:]{0,12}[.!,]\s*)?(?:(?:ok|okay|so|right)[,，]?\s+)?(?:next|first|second|another)(?: real| big| bigger| small| main)? (?:thing|task|item|job|feature|piece of work|bit of work)\b[^:：.!?]{0,40}[:：]|^(?:下一个|下个|接下来的?|第一个|另一个|另外一个|还有一个)\s*(?:(?:大|小|big |small )?\s*(?:活|任务|需求|事|功能|item|task|thing|feature)|大的|小的)\s*[:：]|^(?:下一个|下个|接下来)(?:想|要|打算)做的(?:是|就是)|待办|下一步|接下来要|还要|要把|还需要"
                         r"|下一个\s*(?:任务|task|待办)"
                         # "下个 sprint 的 task 先记一下: 直播回放自动切片 …".
                         r"|(?:task|任务|待办|需求)\s*先记(?:一下|下来|着)"
@@ -216,7 +216,10 @@ ANAPHORA_RE = re.compile(
 ACCEPT_RE = re.compile(
     r"^(yes|yep|yeah|yup|sure|ok(ay)?|sounds good|perfect|great|exactly|agreed|absolutely|correct|right|do it|go ahead|please do|let'?s do (it|that)|lgtm|love it|works for me)\b"
     r"|\b(add (that|this|the) (rule|convention|setting|check)|exactly what (we|i) want|that's what (we|i) want|make (that|it) (a|the) rule|keep (that|it) as a rule)\b"
-    r"|^(好|好的|行|可以|对|没错|同意|就这么办|就这样|没问题|加上吧|就按(这个|你说的)(来|办)?)"
+    # A one-character yes is a word of its own: "行前班就不报了" speaks of a pre-departure class, "好像…" and "可以帮我…"
+    # are no answers.
+    # ("对了，…" is "by the way".)
+    r"|^(好|好的|行|可以)(?=[\s,，。.!！~～:：;；吧啊呀了嘞哈的呢啦滴哒嗯对好行👍]|$)|^对(?=[\s,，。.!！~～:：;；吧啊呀的呢啦对👍]|$)|^(没错|同意|就这么办|就这样|没问题|加上吧|就按(这个|你说的)(来|办)?)"
     r"|就按(这个|你说的)|就这么(办|定)|这个规则(加上|可以)|正是我(们)?想要的",
     re.IGNORECASE,
 )
@@ -246,7 +249,8 @@ _REFUSAL_BY_NAME = (r"^(?P<name>[A-Za-z][A-Za-z0-9.+-]{1,30}(?:\s+[A-Za-z][A-Za-
 _REFUSAL_BY_NAME_RE = re.compile(_REFUSAL_BY_NAME, re.IGNORECASE)
 # "不要人脸识别 来卖纸板的…", "不要 mobile app 啦，…": the refusal first, then what is refused. A rule is said
 # the same way ("不要用太多注释"), so it refuses only a name the proposal itself used (units.py checks).
-_DONT_NAMED_RE = re.compile(r"^(?:不要|不用|不加|不考虑|不搞|不做|不上)\s*(?P<name>[A-Za-z][\w.+-]*(?:\s+[A-Za-z][\w.+-]*){0,2}|[\u4e00-\u9fff]{2,8}?)"
+# "不找中介 我同事找了 花了一万八 …", "不换 high bar 我练了三年 …": the verb of the proposal refused with its object.
+_DONT_NAMED_RE = re.compile(r"^(?:不要|不用|不加|不考虑|不搞|不做|不上|不找|不换|不报|不买|不装|不请|不试|不订|不租)\s*(?P<name>[A-Za-z][\w.+-]*(?:\s+[A-Za-z][\w.+-]*){0,2}|[\u4e00-\u9fff]{2,8}?)"
                            r"\s*(?:啦|了|吧|哈)?(?=\s*[，,。.!！]|\s|$)", re.IGNORECASE)
 
 
@@ -354,13 +358,15 @@ def refusal_remainder(sentence: str) -> str | None:
     return after
 PROPOSAL_RE = re.compile(
     r"\b(i suggest|i'd suggest|i recommend|i'd recommend|how about|what about|shall i|should i|want me to|would you like (me )?to|we could|you could"
-    r"|consider|my suggestion|i propose|i'd propose|let me add|i can add|i could add|one option is)\b|建议|要不要|可以考虑|不如|我可以(帮你)?(加|添加|改|设)|是否需要|要我",
+    r"|consider|my suggestion|i propose|i'd propose|let me add|i can add|i could add|one option is)\b|建议|要不要|可以考虑|不如|我可以(帮你)?(加|添加|改|设)|是否需要|要我"
+    # "Alternative: a small script of our own, `bin/seatmap_gen.py`, that …".
+    r"|^\s*(?:an?\s+)?alternative\s*[:：]",
     re.IGNORECASE,
 )
 _PROPOSAL_LEAD_RE = re.compile(
     r"^(?:(?:so|ok|okay|then|also|alternatively)[,，]?\s*)?(?:i(?:'d)? (?:suggest|recommend|propose)(?: that)?|how about|what about|shall i|should i|do you want me to|want me to|would you like me to|would you like to"
     r"|we could|you could|consider|my suggestion is(?: to)?|one option is(?: to)?|let me|i can|i could)\s+"
-    r"|^(?:我)?建议(?:你|我们)?[，,]?|^要不要|^可以考虑|^不如|^我可以(?:帮你)?|^是否需要|^要我(?:帮你)?",
+    r"|^(?:我)?建议(?:你|我们)?[，,]?|^要不要|^可以考虑|^不如|^我可以(?:帮你)?|^是否需要|^要我(?:帮你)?|^\s*(?:an?\s+)?alternative\s*[:：]\s*",
     re.IGNORECASE,
 )
 _RULE_LEAD_RE = re.compile(r"^(?:add|adding|write down|record|keep)\s+(?:a|the|this)?\s*(?:rule|convention|note|check)\s*(?:that|:|：|saying)?\s*|^(?:加|添加|记)(?:一条|个)?(?:规则|约定)[：:，,]?\s*", re.IGNORECASE)
@@ -470,7 +476,7 @@ ONLY_ONCE_RE = re.compile(r"(?:这次|这回)就(?:行|好|可以)(?!了吧)|(?:
                           # "for tonight (2026-09-05) only: …", "tonight only, would you …", "not a regular thing",
                           # "don't change the default in the config".
                           r"|(for )?(today|tonight)( \([^)]{1,20}\))? only|not a (regular|usual|standing|permanent) thing|(don't|do not) change the default)\b"
-                          r"|(?:就|只|仅)今(?:天|晚)|就这(?:两|几)天|临时(?:加|改|开|关|挂|换|用)|今天就(?:先)?(?:这样|这么)|(?:今天|这次|这回)就?用[^，。]{1,12}(?:回|答|写|说|讲)(?:我)?(?:一次|一下|几句|两句)"
+                          r"|(?:就|只|仅)今(?:天|晚)|就这(?:两|几)天|临时(?:加(?!班)|改|开|关|挂|换|用)|今天就(?:先)?(?:这样|这么)|(?:今天|这次|这回)就?用[^，。]{1,12}(?:回|答|写|说|讲)(?:我)?(?:一次|一下|几句|两句)"
                           # "这次帮我用繁体写一份…": a script or language asked for this time.
                           # ("这次先帮我用英文写一段", "这次帮我用 BM 写"; "只是这次", "仅此一次").
                           # ("这次回复你用繁体字写吧": the reply's script, this time.)
@@ -480,6 +486,11 @@ ONLY_ONCE_RE = re.compile(r"(?:这次|这回)就(?:行|好|可以)(?!了吧)|(?:
                           r"|(?:这次|这回)(?:你)?(?:帮我|给我)(?:把[^，,。！!]{1,24}?)?(?:排成|做成|整理成|弄成|列成|画成)(?:一个|一张|一份)?(?:表格|清单|列表|checklist|图表|PDF|表)"
                           # "这次破个例，直接拿真实目录跑一下": an exception made for once.
                           r"|破个?例"
+                          # "别写成 rule 也别进 code", "不用做成功能": asked not to be made a rule or a feature; "下周回来照旧": the
+                          # usual comes back after the occasion.
+                          r"|(?:别|不要|不用|不必)(?:把它|把这个)?(?:写成|做成|变成|当成|弄成|搞成|存成)\s*(?:一条|一个)?\s*(?:rule|规则|规矩|功能|feature|config|配置|默认)"
+                          r"|\b(?:don't|do not|no need to) (?:make|turn) (?:it|this|that) into an? (?:rule|feature|setting)\b"
+                          r"|(?:回来|之后|过后|完了|结束后?)(?:就|再)?(?:照旧|照常|恢复原样|恢复正常)"
                           # "use --no-verify on this one", "就这一回".
                           r"|^一次性的?(?:啊|哈|哦|喔|啦)?(?=[\s，,。!！])|\b(?:just |only )?on this one\b|\bfor this one only\b|\bjust for this one,?\s+(?=(?:can|could|would|please)\b)|\b(?:only|just) need (?:it|this|that|one) (?:the )?once\b"
                           # "for the 4 July sale only, we need a banner …", "just that one sale": an occasion, not a rule.
@@ -496,6 +507,11 @@ ASKING_CLAUSE_RE = re.compile(r"^\s*(?:and |also |so |then |oh )?(?:please |pls 
 _FOR_THEM_RE = re.compile(r"给(?:他|她)(?:们)?|\b(?:for|to) (?:him|her|them)\b|\b(?:write|send|text|thank) (?:him|her|them)\b", re.IGNORECASE)
 
 
+_GIFT_RE = re.compile(r"礼物|礼品|\b(?:gifts?|presents?)\b", re.IGNORECASE)
+_GIFTED_ON_RE = re.compile(r"生日|婚礼|满月|乔迁|毕业|纪念日|party|派对|\b(?:birthday|wedding|christening|housewarming|shower|anniversary|leaving do|retirement do)\b",
+                           re.IGNORECASE)
+
+
 def said_before_the_request(sentence: str) -> str:
     """The clauses before the first one that asks for something ("今天 flash 了一条 V4, 视频拍下来了，
     帮我写个 caption 吧, just this once" → "今天 flash 了一条 V4, 视频拍下来了"): what a one-off
@@ -509,8 +525,10 @@ def said_before_the_request(sentence: str) -> str:
             # so is what shares a naming word with it ("he only thinks in Fahrenheit … in Fahrenheit
             # just for today", "想看看你会不会说粤语，今天就用粤语回我吧，就今天哈").
             # A request introduced by "so" / "所以" has its reason before it: that belongs to it too.
+            # A gift asked for an occasion just told of ("朵朵下周要去同学 Ethan 的生日 party，这次帮我挑个 … set 当礼物吧"): the
+            # occasion is what the request is for.
             if len(said) < 8 or one_off(said) or _THIS_OCCASION_RE.search(said) or naming_words(said) & naming_words(asked) \
-                    or re.match(r"\s*(so|and so|所以|因此|于是)\b", asked, re.IGNORECASE):
+                    or re.match(r"\s*(so|and so|所以|因此|于是)\b", asked, re.IGNORECASE) or (_GIFT_RE.search(asked) and _GIFTED_ON_RE.search(said)):
                 return ""
             return said
     return ""
@@ -528,7 +546,7 @@ def said_before_the_question(sentence: str) -> str:
 
 # "就这一次哈，以后还是中文": what holds again after the occasion is no lasting change of its own; nor
 # is the user doing it themselves next time ("就这一回，以后这种我自己写").
-BACK_TO_USUAL_RE = re.compile(r"\b(?:and )?(?:then )?never again\b|以后(?:还是|照常|照旧|恢复)|以后(?:就)?不用(?:你)?(?:再)?(?:帮我|给我)?(?:写|发|做|弄|搞|管|操心)(?:这个|这些|这种|了)?|以后(?:就)?不用(?:了|啦)?(?=\s*[。.!！~～]*\s*$)|平时(?:还是|照常|照旧)|以后(?:这种|这类|这些)?(?:的)?(?:我|我们|她|他|她们|他们)(?:就)?自己(?:在[^，,。\s]{1,6})?(?:来|写|弄|做|搞|发|看|查|导)"
+BACK_TO_USUAL_RE = re.compile(r"\b(?:and )?(?:then )?never again\b|以后(?:还是|照常|照旧|恢复)|以后(?:也)?不(?:一定|见得)(?:会)?(?:再)?(?:要|用|需要|做)|以后(?:就)?不用(?:你)?(?:再)?(?:帮我|给我)?(?:写|发|做|弄|搞|管|操心)(?:这个|这些|这种|了)?|以后(?:就)?不用(?:了|啦)?(?=\s*[。.!！~～]*\s*$)|平时(?:还是|照常|照旧)|以后(?:这种|这类|这些)?(?:的)?(?:我|我们|她|他|她们|他们)(?:就)?自己(?:在[^，,。\s]{1,6})?(?:来|写|弄|做|搞|发|看|查|导)"
                                r"|\b(?:from now on|after this|in future|next time) i'?ll (?:do|write|send|handle) (?:it|them|these|those)(?: myself)?\b|\b(?:otherwise|after that) (?:as usual|back to normal)\b", re.IGNORECASE)
 
 
@@ -661,11 +679,12 @@ SELF_RE = re.compile(
     r"\b(i|i'm|i've|i'd|i'll|my|me|mine|myself|we|we're|we've|we'll|we'd|our|ours|us"
     r"|he|he's|she|she's|his|her|him|they|they're|their)\b|我|咱|他|她", re.IGNORECASE)  # "He's diabetic": the people the user talks about
 # Remarks about the world, not about anyone ("weather's been lovely", "taking care of
-# ourselves is so important", "人生苦短"): small talk, even with a pattern's word in them.
+# ourselves is so important", "人生苦短"): small talk, even with a pattern's word in them ("人生第一个大 MOC" is a
+# milestone, not a saying).
 SMALL_TALK_RE = re.compile(
     r"\b(weather|life is|that's life|such is life|it is what it is|(is|are|'s) so (important|true|nice|lovely|good|hard|great)"
     r"|isn't it|hasn't it|aren't they|don't you think|contractually obliged|you only live once|isn't that)\b"
-    r"|天气|人生|对吧|是吧|真好啊|好热啊|好冷啊|太难了", re.IGNORECASE)
+    r"|天气|人生(?!第一)|对吧|是吧|真好啊|好热啊|好冷啊|太难了", re.IGNORECASE)
 # A sentence that only acknowledges ("ok thanks", "sounds good", "好的，谢谢"): its lead words.
 ACK_LEAD_RE = re.compile(
     r"^(?:(?:ok(?:ay)?|thanks?|thank you|thx|great|perfect|cool|nice|sure|yes|yeah|yep|yup|no|nope|nah|haha+|lol|got it|sounds good"
@@ -785,7 +804,9 @@ def plain_statement(sentence: str) -> bool:
 
 # Chinese drops the subject it means ("在西安 医院财务科上班", "右手腕有腱鞘炎 做账做出来的"): in a chat, where the
 # user works or studies and what their body has are about the user.
+# "最近在做人生第一个大 MOC：武康大楼": what the user has been doing lately.
 SUBJECTLESS_ZH_RE = re.compile(r"(?:在[\u4e00-\u9fff]{1,8}\s?[\u4e00-\u9fff]{0,10}(?:上班|工作|上学|读书|实习)"
+                               r"|(?:最近|这阵子|这段时间|今年)(?:一直|正|刚)?(?:在|开始)(?:做|学|练|弄|搞|准备|拼|写|画|织|备考|读|装修|种)"
                                r"|(?:左|右)?(?:手腕|手指|腰椎?|膝盖|膝|肩膀|肩|颈椎|脖子|腿|脚踝|眼睛|耳朵|胃)(?:有|一直|老是|经常))")
 # "container A = basil in deep water culture, container B = …": a thing and what it is.
 _ASSIGNED_RE = re.compile(r"(?:^|[,;，；]\s*)[A-Za-z\u4e00-\u9fff][\w ]{0,24}?\s=\s[^=,;，；]{3,}")
@@ -949,9 +970,12 @@ def extract_from_message(message: dict, *, mode: str, sentences: list[str] | Non
             category = "statement_event" if EVENT_HINT_RE.search(sentence) else "statement"
         if category is None and mode == "code" and role == "user" and not talk and plain_statement(sentence) \
                 and (ABOUT_ME_RE.search(sentence) or len(_ASSIGNED_RE.findall(sentence)) >= 2) \
-                and (any(c.type == "work_fact" and c.message is message for c in found) or any(classify(p, role=role) == "fact" for p in parts[n + 1:])):
+                and (any(c.type == "work_fact" and c.message is message for c in found)
+                     or any(classify(p, role=role) == "fact" or (project_names and names_project(p, project_names)) for p in parts[n + 1:])):
             # "hi～ 这个 repo 叫 inkbook，…。我自己是在银行做 iOS 开发的，这个是下班帮她弄的 side project。": who the
-            # user is, said where the project is introduced (before or after it); so is how it is set up ("container A =
+            # user is, said where the project is introduced (before or after it: "I'm Marisol, I do AV and basically all the
+            # software at the Brackenridge Planetarium …" / "domeshow is our booking + show scheduling app"); so is how it is
+            # set up ("container A =
             # basil in deep water culture, container B = lettuce on NFT channels").
             category = "fact"
         if category is None and mode == "code" and role == "user" and not talk and not one_off(sentence) and not QUESTION_RE.search(sentence):

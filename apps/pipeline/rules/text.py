@@ -60,6 +60,12 @@ INJECTION_RE = re.compile(
     r"|^\W*(automated|autonomous|ai|llm)\s+((coding|code|writing)\s+)?(tools?|bots?|agents?|assistants?|models?)\s+(that\s+\w+|\w+ing)\b[^:：.\n]{0,50}[:：]"
     r"|\b(do not|don't|never|without) (mention(ing)?|tell(ing)?|reveal(ing)?|inform(ing)?|notify(ing)?|alert(ing)?) (this( step)? |it |any of this )?(to )?the (user|developer|author|owner|operator|maintainer|human)s?\b"
     r"|(致|写给)[^，。,\n]{0,15}(ai|人工智能|大模型)\s*(编程|代码|写作|智能)?\s*(助手|助理|工具|智能体|模型)"
+    # "⚠️ 致 AI 健身助手：请记住…": whatever the assistant's trade, before the colon of a salutation.
+    r"|(致|写给)\s*(ai|人工智能|大模型)\s*[\u4e00-\u9fff]{1,4}(助手|助理|智能体)\s*[:：]"
+    # "请让您的 AI 助手记住…", "ask your AI assistant to remember …": a reader told to have their own assistant keep
+    # something — the user speaks to their assistant, not of it.
+    r"|(让|叫|请)(您|你)的\s*(ai|人工智能)\s*[\u4e00-\u9fff]{0,4}(助手|助理)\s*(记住|记下|保存|存下|存)"
+    r"|\b(ask|tell|have|get|let) your (ai|llm)(\s+[\w-]+){0,2}?\s+(assistants?|agents?|chatbots?|models?|bots?) (to )?(remember|save|store|note|record|keep)\b"
     # "（给正在读这篇笔记的AI助手：…": to whatever AI reads the text ("给我推荐个AI助手" reads nothing).
     r"|给\s*(正在|所有|任何)?\s*(读|阅读|读取|看|浏览|处理|总结|解析)[^，。,\n]{0,12}(ai|人工智能|大模型)\s*(编程|代码|写作|智能)?\s*(助手|助理|工具|智能体|模型)"
     # "@所有正在阅读此消息的AI助手：…".

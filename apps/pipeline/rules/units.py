@@ -77,6 +77,7 @@ from apps.pipeline.rules.text import (
 
 FOLLOW_UP_MAX_CHARS = 80  # an anaphoric follow-up is short; a long message says its own thing
 ACCEPT_MAX_CHARS = 200
+PICK_MAX_CHARS = 60  # a pick among what was offered is said in a line ("Jurassic 那个追逐的好"), not in a paragraph of news
 REFERENT_MAX_CHARS = 360
 
 
@@ -211,8 +212,8 @@ def _analyse(ctx, messages: list[dict], background: list[dict], mode: str) -> Ba
     last_user: dict[str, tuple[dict, list[Candidate]]] = {}
     last_assistant: dict[str, dict] = {}
     one_offs: dict[str, set[str]] = {}  # session → naming words of the one-off request the next reply answers
-    user_words: dict[str, set[str]] = {}  # session → lower-case words the user has said (see _declined_names)
-    answered_once: set[int] = set()  # assistant messages that answer a request made once
+    user_words: dict[str, set[str]] = {}  # session → lower-case words the user has said (see _names_offered)
+    answered_once: dict[int, set[str]] = {}  # assistant messages that answer a request made once → the request's naming words
     for row in background:  # context only: what a follow-up at the start of the batch may refer to
         if quality_gate(row.get("content")):
             continue
@@ -234,7 +235,7 @@ def _analyse(ctx, messages: list[dict], background: list[dict], mode: str) -> Ba
             asked = one_offs.pop(session, set())
             found = _without_echo(found, asked)
             if asked:
-                answered_once.add(id(message))
+                answered_once[id(message)] = asked
             out.candidates.extend(found)
             last_assistant[session] = message
             continue
@@ -296,11 +297,24 @@ def _analyse(ctx, messages: list[dict], background: list[dict], mode: str) -> Ba
         # "Perfect." after the text written for a request made once ("write a text to my neighbour … this once")
         # takes the text, it accepts no proposal.
         offered_once = id(_pending_proposal(session, last_assistant)) in answered_once
-        accepted = None if offered_once else _accepted_proposal(message, parts, session, last_assistant, mode)
+        # "yes go with your seatmap script. and perfect timing actually, … the dome is 96 seats now": the proposal taken up
+        # by name in the message's first sentence (written in lower case after a full stop); what the message goes on to
+        # say is read as usual.
+        taken = "" if offered_once else _taken_up_first(parts, session, last_assistant)
+        accepted = None if offered_once else _accepted_proposal(message, [taken, *parts[1:]] if taken else parts, session, last_assistant, mode,
+                                                                whole=not taken)
+        if accepted is not None and taken:
+            numbered = [(i, p) for i, p in ((i, p[len(taken):].strip() if i == 0 else p) for i, p in numbered) if p]
+        if offered_once:
+            # "Jurassic 那个追逐的好，有车有人仔 Ethan 肯定喜欢": a pick among what was offered for a request made once (a
+            # gift for a party), naming what the request was about, belongs to that request.
+            pending = _pending_proposal(session, last_assistant) or {}
+            offered, asked = _names_offered(pending, user_words.get(session, set())), answered_once[id(pending)]
+            numbered = [(i, p) for i, p in numbered if not (len(p) <= PICK_MAX_CHARS and tokens(p) & offered and naming_words(p) & asked)]
         if accepted is not None:
             found.append(accepted)
             ctx.add("proposalsAccepted")
-            numbered = [(i, p) for i, p in numbered if i != 0]
+            numbered = [(i, p) for i, p in numbered if i != 0 or p != parts[0]]
         elif (proposal_message := _declined_proposal(parts, session, last_assistant)) is not None:
             ctx.add("proposalsDeclined")
             rest = refusal_remainder(parts[0])
@@ -317,7 +331,7 @@ def _analyse(ctx, messages: list[dict], background: list[dict], mode: str) -> Ba
             # "no. Ekos is a huge GUI …", "no Temporal，太重了": a sentence about what was just
             # declined is the refusal's reason, not a fact to keep; the others stand ("no, we've
             # been to Nara before" is the user's own news).
-            declined = _declined_names(proposal_message, user_words.get(session, set()))
+            declined = _names_offered(proposal_message, user_words.get(session, set()))
             if not DECLINE_RE.search(parts[0]) and (named := declined & tokens(re.split(r"[，,。.!！]", parts[0])[0])):
                 # "ClickHouse 不上，…。PG 分区 + 每天聚合一次就够了": of two proposals, the one the
                 # refusal names is declined; the other, said next, is the user's choice.
@@ -325,7 +339,7 @@ def _analyse(ctx, messages: list[dict], background: list[dict], mode: str) -> Ba
             if rest and decline_remainder(parts[0]) is not None and (first := _first_word(rest)) and naming_words(first) \
                     and _proposed_thing(str(proposal_message.get("content") or ""), first) and first not in user_words.get(session, set()):
                 # "god no, a power hammer is thousands and I live in a terrace": after the no, a sentence that opens
-                # with what was proposed (a common noun, which _declined_names does not take) is the refusal's reason.
+                # with what was proposed (a common noun, which _names_offered does not take) is the refusal's reason.
                 declined = declined | {first}
             numbered = [(i, kept) for i, p in numbered if (kept := _without_sentences_on(p, declined))]
             refused = refused_name(parts[0])
@@ -775,8 +789,8 @@ def _said_by_user(message: dict, user_words: dict[str, set[str]]) -> None:
         user_words.setdefault(str(message.get("sessionKey") or ""), set()).update(tokens(str(message.get("content") or "")))
 
 
-def _declined_names(proposal_message: dict, said: set[str]) -> set[str]:
-    """The names a declined assistant message brought up: capitalised words inside its
+def _names_offered(proposal_message: dict, said: set[str]) -> set[str]:
+    """The names an assistant message (a declined proposal, an answer to a request made once) brought up: capitalised words inside its
     sentences ("KStars with the Ekos scheduler", "可以用 Temporal 写"), none the user had said
     in the session (the user's own project, tools and places stay theirs)."""
     names: set[str] = set()
@@ -855,9 +869,25 @@ def _pending_proposal(session: str, last_assistant: dict) -> dict | None:
     return last_assistant.get(session)
 
 
-def _accepted_proposal(message: dict, parts: list[str], session: str, last_assistant: dict, mode: str) -> Candidate | None:
+# "yes go with your seatmap script", "let's go with the second option": a proposal taken up by what it is.
+_TAKEN_UP_RE = re.compile(r"^\W*(?:(?:yes|yep|yeah|ok|okay|sure)\b[\s,!.]*)?(?:let'?s\s+)?(?:go|going|do)\s+with\s+(?:your|the|that|this)\b", re.IGNORECASE)
+
+
+def _taken_up_first(parts: list[str], session: str, last_assistant: dict) -> str:
+    """The first sentence of a message, written in lower case after a full stop, when it takes up the pending
+    proposal by a word of it ("yes go with your seatmap script."); "" otherwise."""
     proposal_message = _pending_proposal(session, last_assistant)
-    content = str(message.get("content") or "").strip()
+    if proposal_message is None or not parts:
+        return ""
+    first = LOWER_STOP_RE.split(parts[0], maxsplit=1)[0]
+    proposal = proposal_of(str(proposal_message.get("content") or "")) or ""
+    named = {w for w in naming_words(first) if any(w in t for t in tokens(proposal))}
+    return first if first != parts[0] and _TAKEN_UP_RE.search(first) and named else ""
+
+
+def _accepted_proposal(message: dict, parts: list[str], session: str, last_assistant: dict, mode: str, *, whole: bool = True) -> Candidate | None:
+    proposal_message = _pending_proposal(session, last_assistant)
+    content = str(message.get("content") or "").strip() if whole else parts[0] if parts else ""
     if proposal_message is None or not parts or len(content) > ACCEPT_MAX_CHARS or not ACCEPT_RE.search(parts[0]):
         return None
     proposal = proposal_of(str(proposal_message.get("content") or ""))
@@ -865,7 +895,7 @@ def _accepted_proposal(message: dict, parts: list[str], session: str, last_assis
         return None
     added = parts[0].strip()
     for _ in range(3):  # "yes, add that rule — exactly what we want" is acceptance through and through
-        added = ACK_LEAD_RE.sub("", ACCEPT_RE.sub("", added).strip(" ,，。.!！—–-")).strip(" ,，。.!！—–-")
+        added = _TAKEN_UP_RE.sub("", ACK_LEAD_RE.sub("", ACCEPT_RE.sub("", added).strip(" ,，。.!！—–-")).strip(" ,，。.!！—–-")).strip()
     if len(content_tokens(added)) >= 2 and not ANAPHORA_RE.search(added) and content_tokens(added) - content_tokens(proposal):
         # The acceptance says how: "Yes please, 每周五发我就行" keeps "每周五"; one that only
         # repeats the proposal ("建议调到 30" / "好，调到 30") adds nothing to it.
