@@ -2180,6 +2180,13 @@ def test_once_then_back_to_the_usual_is_a_one_off():
        "estranged since the inheritance row over Mum's house, so that's not an easy ask. Actually, forget I said that, "
        "I don't want that kept anywhere.", "user")],
      "estranged", "Gramps"),
+    # (held-out batches 66 and 67) An aside opened with "and tbh" is what "that" is; the news before it stands.
+    ([("ops wants a weekly overdue report: every monday 7am email Gary Pruitt (ops supervisor) the list of overdue hydrants", "user"),
+      ("Will do.", "assistant"),
+      ("wtf. good catch\nother news, Gary retired as of last friday 🎉 Mona Adeyemi has taken over ops, so the monday report goes to "
+       "her now\nand tbh I might not be around forever either, I've got a second interview at Esri in may... actually forget I said "
+       "that, dont keep it anywhere, nobody at work knows", "user")],
+     "Esri", "Mona Adeyemi"),
 ])
 def test_forget_these_things_said_in_the_same_message(chat, l0, run_now, messages, gone, kept):
     l0(chat, [say(f"f{i}", text, i, role=role) for i, (text, role) in enumerate(messages)])
@@ -2210,6 +2217,10 @@ def test_a_duration_said_without_every_never_replaces_how_often_something_happen
     ("我刚才语气不好，你别往心里去", None),
     ("scratch Duncan out of whatever you're keeping, his health's his own business", "Duncan"),
     ("keep the dog out of whatever you are cooking", None),
+    # (held-out batches 66 and 67) "…这段别留"; never mind what held, with what holds now said next, is a change.
+    ("这人真的挺 toxic 的……算了这段别留，当我没说", ""),
+    ("so forget safari, it's chrome on android now", None),
+    ("forget Tuesday, we meet on Thursdays now", None),
 ])
 def test_forget_after_a_pause_kept_in_mind_and_a_name_scratched_out(sentence, subject):
     assert forget_subject(sentence) == subject
@@ -4955,6 +4966,11 @@ def test_an_event_called_off_and_the_one_entered_instead(chat, l0, run_now):
     ("coder", "跨年夜西湖店 GM 要求那一晚所有房型价格手动 override 成 3888，就 12/31 一晚，你直接用 admin CLI 改掉就行，别写成 rule 也别进 code",
      "3888"),
     ("chat", "还有一个：朵朵下周要去同学 Ethan 的生日 party，这次帮我挑个 300 块以内的 set 当礼物吧，他 7 岁，超级喜欢恐龙", "Ethan"),
+    # (held-out batches 66 and 67) "just for <the occasion>", "for tonights publish only … as a one off".
+    ("chat", "Just for Thursday's Women's Institute meeting, could you write me a two-sentence introduction to say before I play?",
+     "Women's Institute"),
+    ("coder", "perfect. for tonights publish only, title the post \"Autumn Open\" instead of \"League Round 6\", Maggie's using tonight as "
+              "a one off invitational. next week it's back to the normal round names", "Autumn Open"),
 ])
 def test_what_a_favour_asked_for_once_is_and_who_wants_it_are_not_kept(mode, said, gone, request, l0, run_now):
     live_now = said_alone(request.getfixturevalue(mode), l0, run_now, said)
@@ -5165,6 +5181,9 @@ def test_dont_save_this_part_forgets_what_the_message_said_before_it(chat, l0, r
     # "行前班…" opens with a word, not with a yes.
     ("我女儿在南京读大四 学会计", "另外，有些机构办行前培训班，讲英国生活、上课方式、怎么写论文，一般两三千人民币，要不要给她报一个？",
      "行前班就不报了 她英语挺好的 大学还当过交换生 学校好像也有免费的线上讲座 够用了", "行前", "大四"),
+    # (held-out batches 66 and 67) The user's own question that led to it ("你说…会不会…", no question mark).
+    ("你说用个植物补光灯会不会开得更好 我在网上看到有人用", "可以试试。冬天和阴雨天光照不足的时候，开一盏全光谱的植物生长灯，每天补 4～6 小时。",
+     "想了想还是不要了 灯开着老陈嫌晃眼 电线拖来拖去也不安全 我就让它自然长", "补光灯", None),
 ])
 def test_a_proposal_refused_leaves_no_record_of_it(first, proposal, refusal, gone, kept, chat, l0, run_now):
     l0(chat, [say("d1", first, 0), say("d2", proposal, 1, role="assistant"), say("d3", refusal, 2)])
@@ -5349,6 +5368,11 @@ def test_one_for_the_list_is_a_task_and_a_setting_said_to_have_changed_too_is_re
               "came over from 12 yrs as a theatre lighting tech so I'm self taught on the dev side, be gentle\n"
               "notify-svc is our booking + show scheduling app. Django 5, Postgres 16, HTMX on the front, one Hetzner VM", "lighting tech"),
     ("coder", "nice。另外一个 task：Q1 要接 Agoda，东南亚客人越来越多。先帮我列个 plan 放到 TODO.md", "Agoda"),
+    # (held-out batches 66 and 67) "one more for the list: …", a tool the user wants.
+    ("coder", "one more for the list: need Madison support before the omnium in november. teams of two, points on sprints go to the "
+              "team. can you put it in TODO.md", "Madison"),
+    ("coder", "/review internal/decoder\nalso I want a tool that replays a captured decoder stream so I can test at home instead of "
+              "going to the track.", "replays"),
 ])
 def test_statements_no_pattern_claimed_before_are_kept(mode, said, kept, request, l0, run_now):
     live_now = said_alone(request.getfixturevalue(mode), l0, run_now, said)
@@ -5374,6 +5398,20 @@ def test_a_note_to_summarising_assistants_after_a_dash_is_an_injection():
     (["saved. my coach is Mags, she said my crossovers are timid", "有 我现在用的是 Garmin 955，上个月测的 LTHR 172"],
      ["update! the fresh meat group has a new coach, Tilly.", "那次之后换了手表，现在用 Coros Vertix 2，轨迹导航比之前稳多了"],
      [("Mags", "Tilly"), ("Garmin", "Coros Vertix 2")]),
+    # (held-out batches 64 and 65) Who the user does it with now replaces the name after that word in the record.
+    (["I play at Clifton Bridge Club on Tuesday afternoons with my partner Colin. We play Acol with a weak no trump, 12-14."],
+     ["Bit of a change. Colin's knees have finally given up and he won't be coming back to the club, bless him. "
+      "So from now on I'm partnering Bhavna."],
+     [("partner Colin", "partner Bhavna")]),
+    # (held-out batches 66 and 67) The one full name said to take over stands where the one who retired is named; a plan
+    # not carried out in the end.
+    (["ok next. ops wants a weekly overdue report — every monday 7am email Gary Pruitt (ops supervisor) the list of overdue hydrants"],
+     ["other news, Gary retired as of last friday 🎉 Mona Adeyemi has taken over ops, so the monday report goes to her now"],
+     [("Gary Pruitt", "email Mona Adeyemi")]),
+    (["I'm renting one of her harps at the moment but I'm thinking of buying a Dusty Strings FH34, everyone on the forums recommends it"],
+     ["News! I didn't get the FH34 in the end. A lady in Ilkley was selling a Camac Excalibur, 34 strings, six years old, and my "
+      "teacher said it was better built than anything new at that price. So she's mine now."],
+     [("FH34", "Camac Excalibur")]),
 ])
 def test_changes_said_in_a_later_session_replace_what_the_records_say(first, then, swaps, chat, l0, run_now):
     l0(chat, [say(f"a{i}", text, i) for i, text in enumerate(first)])
@@ -5438,3 +5476,16 @@ def test_a_proposal_taken_up_by_name_at_the_head_of_a_long_message_is_kept(coder
     live_now = texts(coder)
     assert any("seatmap_gen.py" in t and "go with" not in t for t in live_now), live_now
     assert_swapped(live_now, "112", "96 seats")
+
+
+
+# ------------------------------------------------------------ held-out batches 66 and 67
+
+
+def test_never_mind_what_held_with_what_holds_now_said_next_forgets_nothing(coder, l0, run_now):
+    live_now = told_then(coder, l0, run_now, "this repo is notify-svc, Django 5 + PostGIS, field crews log hydrant inspections with it. "
+                         "crews are supposed to be getting iPads this spring so the forms need to behave on safari",
+                         "procurement update, the iPads fell through. IT standardised on Samsung Galaxy Tab Active5 instead, the rugged "
+                         "ones with glove mode. so forget safari, it's chrome on android now.", cwd=PROJ)
+    assert any("Galaxy Tab" in t for t in live_now), live_now
+    assert any("PostGIS" in t for t in live_now), live_now

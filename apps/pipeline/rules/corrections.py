@@ -54,6 +54,13 @@ _BUT_A_VALUE = r"(?!(?:it|i|we|they|he|she|you|there)\b)"
 # surprise), it puts nothing said before right.
 _ACTUALLY_STRESSES = (r"(?!\s+(?:got|had|made|did|went|won|sold|raised|managed|enjoyed|liked|loved|turned up|showed up|came|finished"
                       r"|ended up|sold out|filled up|worked|helped|reads|does|knows|likes|cares|listens|answers|replies|uses|works|helps|turns up|shows up)\b)")
+# "So from now on I'm partnering Bhavna", "I'm training with Deepa now": who the user does it with now.
+_WITH_NOW_RE = re.compile(r"\b(?:from now on|now)\b[^.!?]{0,20}?\bi'?m\s+(?:partnering|playing with|training with|teamed up with|paired with|pairing with)\s+"
+                          r"(?P<new>(?-i:[A-Z])[\w'-]+(?:\s(?-i:[A-Z])[\w'-]+)?)"
+                          r"|\bi'?m\s+(?:partnering|playing with|training with|teamed up with|paired with|pairing with)\s+"
+                          r"(?P<new2>(?-i:[A-Z])[\w'-]+(?:\s(?-i:[A-Z])[\w'-]+)?)\s+(?:now|from now on)\b", re.IGNORECASE)
+
+
 CORRECTION_RE = re.compile(
     # "Her flying weight is 780 grams. Well, turns out that's her fat weight, … she flies best at 745": found to be
     # otherwise, said of what was just said (a pronoun points back at it; "turns out the bug was in the parser" is news).
@@ -103,6 +110,7 @@ CORRECTION_RE = re.compile(
     r"|从[^，,。；;]{1,20}(?:离职|辞职)了?[，,][^，,。；;]{0,12}?(?:开始)?在"
     r"|之前(?:接|用|走|是|买|选)的?[^，,。；;\s]{2,12}[，,][^，,。；;]{0,20}?(?:换成|改成|换到|改用)"
     r"|\b(?:we're|we are|we'll be|it's|it is|it'll be|they're|they are)\s+(?:now\s+)?(?:on|at|in)\s+[^,.;!?]+?\s+instead\b(?!\s+of\b)"
+    r"|" + _WITH_NOW_RE.pattern +
     # "so I've gone with the Llangollen Railway instead": a choice made in place of another.
     r"|\b(?:i|we)(?:'ve| have)?\s+(?:gone|went|going|go)\s+with\s+[^,.;!?]+?\s+instead\b(?!\s+of\b)"
     # "from the October sale we start closing at 8pm instead": a time or place said to be otherwise.
@@ -217,6 +225,7 @@ _NAME_RUN_RE = re.compile(r"\b(?!I\b)[A-Z][a-z][\w'-]*(?:\s+[A-Z][a-z][\w'-]*)*"
 _GONE_WITH_RE = re.compile(r"\b(?:i|we)(?:'ve| have)?\s+(?:gone|went|going|go)\s+with\s+(?:the\s+)?(?P<new>[^,.;!?]+?)\s+instead\b", re.IGNORECASE)
 _NEW_ONLY: list[re.Pattern[str]] = [
     _GONE_WITH_RE,
+    _WITH_NOW_RE,
     # "so from September we're on the last Sunday of the month instead": where things stand now, said with "instead".
     re.compile(r"\b(?:we're|we are|we'll be|it's|it is|it'll be|they're|they are)\s+(?:now\s+)?(?:on|at|in)\s+(?P<new>[^,.;!?]+?)\s+instead\b", re.IGNORECASE),
     re.compile(r"\bnew (?:date|time|day|deadline|venue|address|price|fee|rent|slot) is\s+(?P<new>(?:[^,.;!]|\.(?=\d))+)", re.IGNORECASE),
@@ -1002,6 +1011,9 @@ _PERSON_ZH = (r"(?:^|(?<=[，,。：:；;\s]))(?<!从 )(?P<old>(?:老|小|阿)[\
               r"(?:就|也)?").replace("TIME", _WHEN_ZH)
 # "we dropped sidekiq", "Biscuit did not stick", "Snowflake 换掉，就按…": a named thing let go.
 _DROPPED = [
+    # "News! I didn't get the FH34 in the end. A lady in Ilkley was selling a Camac Excalibur, …": a plan not carried out.
+    re.compile(r"\b(?:i|we)\s+(?:didn't|did not|never)\s+(?:get|buy|book|take|go with|go for)\s+(?:the\s+|that\s+)?(?P<old>[\w.+-]{3,})\b[^.!?]{0,20}?\bin the end\b",
+               re.IGNORECASE),
     re.compile(r"\b(?:i|we)(?:'ve| have)?\s+(?:just\s+|finally\s+|already\s+)?(?:dropped|ditched|got rid of|moved off|moved away from|stopped using|retired"
                # "I moved us off Railway", "we took the site off Heroku": the one moved named before "off".
                r"|(?:moved|took|got)\s+(?:us|it|everything|it all|(?:the|our)\s+[\w-]+)\s+(?:off|away from))"
@@ -1057,7 +1069,9 @@ _GONE_ELSEWHERE = [
                r"(?:(?:moved|moving)\s+(?:away|(?:up\s+|down\s+|over\s+)?to\s+(?-i:[A-Z])[\w-]+)(?:\s+for\s+(?:a\s+|her\s+|his\s+|their\s+)?(?:new\s+)?(?:job|work))?"
                r"|(?:taken|got|started)\s+a\s+(?:new\s+)?job\b|left\s+(?:the\s+)?(?:company|firm|club|team|school|practice|clinic)"
                # "Malik's leaving us, he's got a job at Rough Trade", "Lucía has stopped teaching online"
-               r"|leaving\s+us\b|(?:stopped|quit)\s+(?:teaching|coaching|tutoring|working)\b)", re.IGNORECASE),
+               r"|leaving\s+us\b|(?:stopped|quit)\s+(?:teaching|coaching|tutoring|working)\b"
+               # "Gary retired as of last friday 🎉 Mona Adeyemi has taken over ops"
+               r"|retired\b)", re.IGNORECASE),
     re.compile(_PERSON_ZH + r"(?:跳槽(?:(?:去了?|到了?)[^，,。；;]{0,12})?了?|回[^，,。；;\s]{0,6}老家[^，,。；;]{0,8}?了"
                r"|去\s?[^，,。；;\s]{1,12}\s?(?:做工|打工|工作|上班)了)"),
 ]
@@ -1208,6 +1222,11 @@ def given_up(parts: list[str], index: int) -> Correction | None:
         kept.insert(0, part[start:end].strip())  # "换教练了，现在跟 Jenny…": what the new one is, said with what it replaced
     chinese = is_chinese(" ".join(kept))
     clause = ("，" if chinese else ", ").join(kept).rstrip(".。!！:： ") + ("。" if chinese else ".")  # ("…erroring anyway:" heads a log)
+    successors = [n for n in dict.fromkeys(_NAME_RUN_RE.findall(text)) if " " in n and old.casefold() not in n.casefold()]
+    if len(successors) == 1 and re.fullmatch(r"[A-Z][\w'-]+(?: [A-Z][\w'-]+)?", old) and _TAKEN_OVER_RE.search(text):
+        # "Gary retired as of last friday 🎉 Mona Adeyemi has taken over ops": the one full name said to take over stands
+        # where the one who went is named ("every monday 7am email Gary Pruitt (ops supervisor) …").
+        return Correction(clause=clause[0].upper() + clause[1:], old=old, new=successors[0])
     return Correction(clause=clause[0].upper() + clause[1:], old=old, new="", ended=True)
 
 
@@ -1558,6 +1577,9 @@ def corrected_content(record: str, correction: Correction) -> str | None:
                 model = re.match(r"\s*" + _MODEL_RE.pattern, record[end:])
                 end += model.end() if model else 0
             new = correction.new
+            surname = re.match(r"\s+[A-Z][a-zà-ÿ'-]+\b", record[end:])
+            if surname and re.fullmatch(r"[A-Z][a-zà-ÿ'-]+", correction.old) and re.fullmatch(r"[A-Z][\w'-]+(?:\s[A-Z][\w'-]+)+", new):
+                end += surname.end()  # "Gary" → "Mona Adeyemi" takes "Gary Pruitt" whole
             said_after = re.match(r"\s+([\w'-]+)", record[end:])
             if said_after and len(new.split()) > 1 and new.split()[-1].casefold() == said_after.group(1).casefold():
                 end += said_after.end()  # "the Severn Valley Railway" → "the Llangollen Railway", not "… Railway Railway"
@@ -2026,13 +2048,20 @@ def counterpart(record: str, correction: Correction) -> str:
                      for name in _full_names(sentence) if not {w.casefold() for w in name.split()} & said}
     else:
         return ""
+    related = set()
+    if len(found) > 1:
+        # "with my partner Colin" / "from now on I'm partnering Bhavna": of the record's names, the one after the word the
+        # change says what the person is to the user with.
+        related = {n for n in found if (before := re.search(r"([A-Za-z]{4,})\s+$", record[: record.find(n)]))
+                   and any(w.startswith(before.group(1).casefold()) for w in said)}
+        found = set(related) or found
     if len(found) != 1:
         return ""
     name = found.pop()
     at = record.find(name)
     clause = _CLAUSE_BREAK_RE.split(record[:at])[-1] + _CLAUSE_BREAK_RE.split(record[at:])[0]
     kinds = {k for k, _ in values(correction.clause)}
-    return name if _context_overlap(clause, correction) or {k for k, _ in values(clause)} & kinds else ""
+    return name if related or _context_overlap(clause, correction) or {k for k, _ in values(clause)} & kinds else ""
 
 
 def supersedes(record: str, correction: Correction) -> float:
@@ -2492,7 +2521,8 @@ _FORGET_PATTERNS: list[re.Pattern[str]] = [
     # "……算了这段你删了吧": the passage just said, deleted where the assistant keeps it.
     # "哎这段 don't save 好了", "… wait 这个 don't remember，跟 kombucha 没关系": this one, not kept (这个 only
     # before "don't": "这个删了吧" deletes a file as often as a memory).
-    re.compile(r"(?:(?:这段|这句|这条|那段|那句|刚才那段)(?:话)?(?:你)?(?:就|也)?(?:删|删掉|删了|删除)(?:了|掉)?吧?"
+    # "算了这段别留，当我没说": not kept either.
+    re.compile(r"(?:(?:这段|这句|这条|那段|那句|刚才那段)(?:话)?(?:你)?(?:就|也)?(?:(?:删|删掉|删了|删除)(?:了|掉)?吧?|(?:别|不要|不用)(?:再)?留(?:着|下)?)"
                r"|(?:这段|这句|这条|那段|那句|刚才那段|这个|那个|这些|\bthis one|\bthat one|\bthis bit|\bthat bit|\bthis part|\bthat part)(?:话)?(?:你)?(?:就|也)?\s*(?:don'?t|dont|do not)\s+(?:save|keep|store|record|remember)\b)(?P<subject>)",
                re.IGNORECASE),
     # "上次 Kevin 那个事你就当没听过哈": heard as if never said, the subject before.
@@ -2508,11 +2538,15 @@ _GENERIC_SUBJECT_EN = re.compile(r"\b(figures?|numbers?|details?|info|informatio
 _GENERIC_SUBJECT_ZH = re.compile(r"(?:那个|这个|那些|这些)(?:数字|号码|信息|内容|部分|细节|事情|事儿|事)?$|(?:数字|号码|信息|内容|部分|细节|事情|事儿)$"
                                   r"|^(?:之前|刚才|上次|前面|我)*(?:说|提|讲)(?:的|过的)")
 # ("even if I forget to ask", "I always forget to log it": forgetting, not a request to.)
+# ("so forget safari, it's chrome on android now", "forget Tuesday, we meet on Thursdays now": never mind what held, what
+# holds now is said next — a change, not a request to forget.)
 _FORGET_GUARD_RE = re.compile(r"\b(don't|dont|do not|never|not) forget\b|\b(?:if|when|whenever|in case|unless)\s+(?:i|we|you)\s+forget\b"
+                              r"|\bforget\s+(?!(?:about|what|that|this|it|everything|anything|all|i|my|me|him|her|them)\b)[^,;.!?]{1,30}[,;—–]\s*"
+                              r"(?:it'?s|it is|it'll be|we'?re|we are|we|they'?re|they|i'?m|i)\b[^.!?]*\b(?:now|instead|these days|from now on)\b"
                               r"|\b(?:i|we)\s+(?:always\s+|sometimes\s+|often\s+|usually\s+|might\s+|may\s+|tend to\s+|keep\s+)?(?:forget|forgetting) to\b|别忘|不要忘|忘了(带|拿|关|锁|交|写|说|告诉)|我忘了", re.IGNORECASE)
 _MEMORY_WORD_RE = re.compile(r"记|\b(?:this|that) (?:one|bit|part) (?:don'?t|do not) (?:save|keep|store|record|remember)\b|(?:别|不要|不用|莫)\s*(?:save|keep|store|record|remember)\b(?=\s*(?:[了啦吧啊哈呀哦喔噢，,。！!]|$))|\b(?:can|could|would) you (?:please )?not (?:keep|store|remember|save)\b|(?:别|不用|不要)(?:再)?(?:存(?:着|下来)?(?=[了啦吧啊哈呀哦喔噢，,。！!]|\s*(?:ok|okay|好吗|行吗|好不好)\s*[?？]|$)|留着)|笔记|"
                              + _YOUR_SIDE_KEEPS + r"|\b(?:whatever|what|everything|anything) you (?:keep|have|store|remember|know|hold)\b|忘掉|忘了吧|忘了它吧|memor|forget|remember|record|note|scratch|strike|drop (the|what)|scrap (the|what)|\bwritten down\b|\bkept\b|\b(?:don't|dont|do not) keep (?:that|it|this)(?: stuff)? (?:around|anywhere|on file)\b|\b(?:don't|dont|do not) keep any of (?:that|this|it)\b|\b(?:don't|dont|do not) keep (?:that|this|it)\s*(?:[.!,;]|$)|\b(?:don't|dont|do not) keep (?:that|this|the) (?:bit|part|stuff|thing) about\b|\b(?:don't|dont|do not) (?:save|store|keep|record) (?:that|this) (?:bit|part)\s*(?:[.!,;—–]|$)|\b(?:don't|dont|do not) (?:save|store) (?:that|this)\s*(?:[.!,;—–]|$)|记录里|记忆里|\bstored\b|hold on ?to|hang on ?to|keep hold of"
-                             r"|(?:删掉|删除|delete\s?掉?)关于|(?:别|不要|不用|莫)(?:往心里记|记(?:在)?心上)|(?:这段|这句|这条|那段|那句|刚才那段)(?:话)?(?:你)?(?:就|也)?(?:(?:删|删掉|删了|删除)(?:了|掉)?吧?|\s*(?:don'?t|do not)\s+(?:save|keep|store|record|remember)\b)|关于.{1,30}?(?:那|这)条|当(?:作|做|成)?(?:我)?没听(?:过|见|到)", re.IGNORECASE)
+                             r"|(?:删掉|删除|delete\s?掉?)关于|(?:别|不要|不用|莫)(?:往心里记|记(?:在)?心上)|(?:这段|这句|这条|那段|那句|刚才那段)(?:话)?(?:你)?(?:就|也)?(?:(?:删|删掉|删了|删除)(?:了|掉)?吧?|(?:别|不要|不用)(?:再)?留(?:着|下)?|\s*(?:don'?t|do not)\s+(?:save|keep|store|record|remember)\b)|关于.{1,30}?(?:那|这)条|当(?:作|做|成)?(?:我)?没听(?:过|见|到)", re.IGNORECASE)
 ANAPHORIC_SUBJECT_RE = re.compile(r"^(it|that|this|those|these|all that|all of that|(?:that |this |the )?(?:bit|part)|what i (just )?said|the last (one|thing)|i (ever |even )?(said|mentioned|told you|brought (it|that|this|any of (it|that|this)) up)( (it|that|this|about it))?( at all)?|这条|这个|这些|那个|那条|刚才(那|说的)?(条|个|些)?|上一条|这|那|)$", re.IGNORECASE)
 
 
@@ -2554,6 +2588,7 @@ def forget_subject(sentence: str) -> str | None:
         # pause (an emoji ends a clause as a full stop does), what the request points at.
         subject = re.split(r"…+|\.{3,}|——|\bwait\b|[\U0001F300-\U0001FAFF\u2600-\u27BF]", subject, flags=re.IGNORECASE)[-1].strip()
         subject = re.sub(r"(?:千万|一定|务必|可|真的)+$", "", subject).strip()
+        subject = re.sub(r"(?:你)?(?:就|也)?(?:别|不要|不用)(?:再)?留(?:着|下)?$", "", subject).strip()  # "算了这段别留，当我没说"
         # "算了 这个你忘掉吧 别记": the request said twice, around no subject.
         subject = re.sub(r"^(?:算了|好了)\s*|\s*(?:你|你就)?(?:忘掉|忘了)(?:它)?吧?$", "", subject).strip()
         subject = re.sub(r"(这个|这条|那个|那条|这件事|这事|的事情?|的内容|这些|那段话?|这段话?)$", "", subject).strip()

@@ -80,7 +80,9 @@ PATTERNS: list[tuple[str, re.Pattern[str]]] = [
                         r"|(?:task|任务|待办|需求)\s*先记(?:一下|下来|着)"
                         r"|\b(?:put|add) (?:this|that|it) (?:on|to) (?:the|my|our) (?:list|to-?do list|backlog)\b|\bon the (?:to-?do list|backlog)\b"
                         # "one for the list, not now: before the end of june we need every incoming item … checked".
-                        r"|\b(?:one|another one|something) for the (?:list|to-?do list|todo list|backlog)\b"
+                        r"|\b(?:one|one more|another one|another|something) for the (?:list|to-?do list|todo list|backlog)\b"
+                        # "also I want a tool that replays a captured decoder stream so I can test at home": a feature wanted.
+                        r"|\bi (?:want|need|'d like) (?:a|an) (?:new )?(?:tool|script|command|page|screen|endpoint|report|button|option|dashboard) (?:that|which|to)\b"
                         r"|(?:加到|放进|记到|列进)(?:待办|todo|清单|backlog)", re.IGNORECASE)),
     ("decision", re.compile(
         r"\b(we|i) (decided|agreed|chose|picked|settled on|will use|'ll use|are going with|switched to|are switching to|moved to|migrated to|are moving to)\b"
@@ -163,7 +165,9 @@ ARTIFACT_RE = re.compile(
 # does not end as a statement ("When you suggest recipes, assume …." and "What I need is …."
 # are statements; "what's a good gift for him" is a question).
 QUESTION_RE = re.compile(
-    r"[?？]\s*$|^(what|how|why|when|where|which|who|can you|could you|do you|is it|are there)\b(?!.*[.。!！]\s*$)|吗[?？]?$|呢[?？]?$",
+    r"[?？]\s*$|^(what|how|why|when|where|which|who|can you|could you|do you|is it|are there)\b(?!.*[.。!！]\s*$)|吗[?？]?$|呢[?？]?$"
+    # "你说用个植物补光灯会不会开得更好 我在网上看到有人用": the user's opinion asked for, without a question mark.
+    r"|^你说[^，,。！!]{0,30}?(?:会不会|能不能|要不要|是不是|好不好|行不行|有没有用)",
     re.IGNORECASE)
 # One-off requests to the assistant ("can you rename this", "帮我看一下") are work, not memory.
 # ("change to the timed sales. from the October sale we start closing at 8pm instead": a change announced, not asked for.)
@@ -475,7 +479,9 @@ ONLY_ONCE_RE = re.compile(r"(?:这次|这回)就(?:行|好|可以)(?!了吧)|(?:
                           r"|just for (this run|this once|today|tonight|tomorrow|now)|for this run only|(just |only )?for this (reply|answer|response|message|question)( only)?|(a |one )?one[- ]off request|normally\b.{0,80}\bbut for this one|(don't|do not|dont) make a habit of (it|this)|(don't|do not) make (it|this) (a|the) (config |new )?default"
                           # "for tonight (2026-09-05) only: …", "tonight only, would you …", "not a regular thing",
                           # "don't change the default in the config".
-                          r"|(for )?(today|tonight)( \([^)]{1,20}\))? only|not a (regular|usual|standing|permanent) thing|(don't|do not) change the default)\b"
+                          r"|(for )?(today|tonight)( \([^)]{1,20}\))? only|not a (regular|usual|standing|permanent) thing|(don't|do not) change the default"
+                          # "for tonights publish only, title the post …", "as a one off invitational".
+                          r"|for (today|tonight)'?s ([\w-]+ ){1,2}only|as a one[- ]off)\b"
                           r"|(?:就|只|仅)今(?:天|晚)|就这(?:两|几)天|临时(?:加(?!班)|改|开|关|挂|换|用)|今天就(?:先)?(?:这样|这么)|(?:今天|这次|这回)就?用[^，。]{1,12}(?:回|答|写|说|讲)(?:我)?(?:一次|一下|几句|两句)"
                           # "这次帮我用繁体写一份…": a script or language asked for this time.
                           # ("这次先帮我用英文写一段", "这次帮我用 BM 写"; "只是这次", "仅此一次").
@@ -494,6 +500,8 @@ ONLY_ONCE_RE = re.compile(r"(?:这次|这回)就(?:行|好|可以)(?!了吧)|(?:
                           # "use --no-verify on this one", "就这一回".
                           r"|^一次性的?(?:啊|哈|哦|喔|啦)?(?=[\s，,。!！])|\b(?:just |only )?on this one\b|\bfor this one only\b|\bjust for this one,?\s+(?=(?:can|could|would|please)\b)|\b(?:only|just) need (?:it|this|that|one) (?:the )?once\b"
                           # "for the 4 July sale only, we need a banner …", "just that one sale": an occasion, not a rule.
+                          # "Just for Thursday's Women's Institute meeting, could you write me …".
+                          r"|\bjust for (?:this|that|the|tonight'?s|tomorrow'?s|today'?s|\w+day'?s|next \w+'?s)\s[^,.;:!?]{0,40}?\b" + _OCCASION + r"\b"
                           r"|\bfor (?:the|this|that|our) [^,.;:!?]{0,30}?\b" + _OCCASION + r" only\b|\b(?:just|only) (?:that|this) one " + _OCCASION + r"\b"
                           r"|就这一次|就这次|就这一回|就这回|(?:就|只)这一?(?:个)?(?:周|星期|礼拜|月)(?=\s*(?:[，,。！!~～]|哈|啊|吧|$))|仅此一次|只此一次|只(?:[用要做跑导发写])?这一回|下不为例|只(?:[补做用要写发跑改]这)?一次|(?:^|[，,。\s])就(?:这|这么)一个(?:文件|类|函数|方法|地方|页面|接口)?\s*[。！!]?$", re.IGNORECASE)
 
@@ -547,7 +555,8 @@ def said_before_the_question(sentence: str) -> str:
 # "就这一次哈，以后还是中文": what holds again after the occasion is no lasting change of its own; nor
 # is the user doing it themselves next time ("就这一回，以后这种我自己写").
 BACK_TO_USUAL_RE = re.compile(r"\b(?:and )?(?:then )?never again\b|以后(?:还是|照常|照旧|恢复)|以后(?:也)?不(?:一定|见得)(?:会)?(?:再)?(?:要|用|需要|做)|以后(?:就)?不用(?:你)?(?:再)?(?:帮我|给我)?(?:写|发|做|弄|搞|管|操心)(?:这个|这些|这种|了)?|以后(?:就)?不用(?:了|啦)?(?=\s*[。.!！~～]*\s*$)|平时(?:还是|照常|照旧)|以后(?:这种|这类|这些)?(?:的)?(?:我|我们|她|他|她们|他们)(?:就)?自己(?:在[^，,。\s]{1,6})?(?:来|写|弄|做|搞|发|看|查|导)"
-                               r"|\b(?:from now on|after this|in future|next time) i'?ll (?:do|write|send|handle) (?:it|them|these|those)(?: myself)?\b|\b(?:otherwise|after that) (?:as usual|back to normal)\b", re.IGNORECASE)
+                               r"|\b(?:from now on|after this|in future|next time) i'?ll (?:do|write|send|handle) (?:it|them|these|those)(?: myself)?\b|\b(?:otherwise|after that) (?:as usual|back to normal)\b"
+                               r"|\b(?:it's|it is|we're|we are|then)\s+back to (?:the )?(?:normal|usual)\b", re.IGNORECASE)
 
 
 # "every" of things, not of times ("wants every Northern Soul 45 we've got", "every job from the last tax

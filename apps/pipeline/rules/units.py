@@ -492,7 +492,9 @@ def _headline(part: str) -> bool:
 # Naming words of a message's own matter (the going-on above has 4; a new matter told at length 13).
 MATTER_OF_ITS_OWN_WORDS = 8
 # A sentence that opens an aside: what it goes on to say is another matter than the sentences before.
-_ASIDE_OPENS_RE = re.compile(r"\s*(?:(?:oh,?\s+and|and also|also|btw|by the way|p\.?s\.?)\b|另外|对了|还有|顺便)", re.IGNORECASE)
+# ("and tbh I might not be around forever either, … actually forget I said that": an aside of its own too.)
+_ASIDE_OPENS_RE = re.compile(r"\s*(?:(?:oh,?\s+and|and also|also|btw|by the way|p\.?s\.?|(?:and\s+)?(?:tbh|to be honest|honestly))\b|另外|对了|还有|顺便)",
+                             re.IGNORECASE)
 _TELLS_MORE_OF_IT_RE = re.compile(r"\b(?:it|that|this|those)\b|这个|那个|这件事|那件事", re.IGNORECASE)
 # "平时回复不用这样哈": the request's way, pointed back at.
 _THIS_WAY_RE = re.compile(r"这样|这么|那样|\blike (?:this|that)\b|\bthat way\b", re.IGNORECASE)
