@@ -879,12 +879,13 @@ def _taken_up_first(parts: list[str], session: str, last_assistant: dict) -> str
     """The first sentence of a message, written in lower case after a full stop, when it takes up the pending
     proposal by a word of it ("yes go with your seatmap script."); "" otherwise."""
     proposal_message = _pending_proposal(session, last_assistant)
-    if proposal_message is None or not parts:
+    if proposal_message is None or not parts or not _TAKEN_UP_RE.search(parts[0]):
         return ""
     first = LOWER_STOP_RE.split(parts[0], maxsplit=1)[0]
+    if first == parts[0]:
+        return ""
     proposal = proposal_of(str(proposal_message.get("content") or "")) or ""
-    named = {w for w in naming_words(first) if any(w in t for t in tokens(proposal))}
-    return first if first != parts[0] and _TAKEN_UP_RE.search(first) and named else ""
+    return first if any(w in t for w in naming_words(first) for t in tokens(proposal)) else ""
 
 
 def _accepted_proposal(message: dict, parts: list[str], session: str, last_assistant: dict, mode: str, *, whole: bool = True) -> Candidate | None:
