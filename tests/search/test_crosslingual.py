@@ -194,9 +194,15 @@ def test_relevance_is_in_range_monotone_and_above_the_threshold(alice, agent_api
 def test_the_threshold_follows_the_profile_setting(alice, agent_api):
     for text in EN_NOISE:
         write_record(alice, text)
+    threshold = services.min_relevance(alice)
+    assert agent_api.ok("recall_l1_records", query=UNRELATED)["noRelevantMemory"] is True
     alice.settings = {"recall.minRelevance": 0.0}
     alice.save()
-    assert len(agent_api.ok("recall_l1_records", query=UNRELATED)["records"]) == 5
+    # At 0.0 the ranked candidates come back, each below the default threshold. (How many the dense side ranks for an
+    # unrelated question depends on the model's numbers on the machine: a record must clear the reference floor to
+    # stand out from nothing, so the test asks for some, not for a full page.)
+    lowered = agent_api.ok("recall_l1_records", query=UNRELATED)["records"]
+    assert lowered and all(r["relevance"] < threshold for r in lowered)
     alice.settings = {"recall.minRelevance": 1.0}
     alice.save()
     assert agent_api.ok("recall_l1_records", query="when does the user go to the gym")["noRelevantMemory"] is True
