@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 
 from apps.pipeline.rules.extract import PROPER_NOUN_RE, QUESTION_RE, TEAM_ROLE_RE
 from apps.pipeline.rules.text import (
+    CJK_CLAUSE_BREAK,
     CJK_SPACE,
     CJK_SPACE_RE,
     DATE_NOTE_RE,
@@ -2335,7 +2336,7 @@ def said_now(correction: Correction) -> str:
         return correction.clause
     # (Unpunctuated Chinese ends a clause at a space between words: "汛限水位降了 不是 186.5 了 现在按 185.8 米" loses
     # "不是 186.5 了".)
-    clauses = re.split(r"(?<=[，,；;])|(?<=[\u4e00-\u9fff])(?=\s+[\u4e00-\u9fff])", correction.clause)
+    clauses = re.split(r"(?<=[，,；;])|" + CJK_CLAUSE_BREAK, correction.clause)
     kept = [c for c in clauses if correction.old.casefold() not in c.casefold()]
     if len(kept) == len(clauses) or not any(correction.new.casefold() in c.casefold() for c in kept):
         return correction.clause
@@ -2369,7 +2370,7 @@ def _history_clauses(text: str, *, reasons: bool = False) -> tuple[list[str], li
     of complaint is one of them: it says why the old one was given up, and names it ("游泳馆换了，
     黄龙太远，…现在改去家门口的奥体中心游泳馆")."""
     # (Unpunctuated Chinese ends a clause at a space between words: "机票改了 原来订的9月12号 … 所以改成9月5号出发了".)
-    clauses = [c for c in re.split(r"(?<=[，,；;。！!？?])|(?<=[.!?])(?=\s)|(?<=[\u4e00-\u9fff])(?=\s+[\u4e00-\u9fff])", text) if c.strip()]
+    clauses = [c for c in re.split(r"(?<=[，,；;。！!？?])|(?<=[.!?])(?=\s)|" + CJK_CLAUSE_BREAK, text) if c.strip()]
     if len(clauses) < 2 or not any(_NOW_CLAUSE_RE.search(c) for c in clauses):
         return clauses, []
     reasons = reasons and bool(_CHANGED_RE.search(text))

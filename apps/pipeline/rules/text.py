@@ -202,6 +202,8 @@ LIST_ITEM_SEP = "; "  # between the items of a list joined into one statement
 # Chinese written with spaces for punctuation ("加工费涨到每百斤 10 元了 电费涨得厉害"): a space between two
 # Chinese characters ends a clause.
 CJK_SPACE = r"(?<=[\u4e00-\u9fff])\s+(?=[\u4e00-\u9fff])"
+# The same boundary as a zero-width split point: the space stays with the clause after it, so clauses join back as written.
+CJK_CLAUSE_BREAK = r"(?<=[\u4e00-\u9fff])(?=\s+[\u4e00-\u9fff])"
 CJK_SPACE_RE = re.compile(CJK_SPACE)
 # A list numbered without a stop after each number ("1 说指法用简谱标 五线谱我看不懂"), under a line that
 # announces it without a colon ("先说几个要求 以后都这样", "几个 rule 你也记一下").
