@@ -2221,6 +2221,13 @@ def test_a_duration_said_without_every_never_replaces_how_often_something_happen
     ("这人真的挺 toxic 的……算了这段别留，当我没说", ""),
     ("so forget safari, it's chrome on android now", None),
     ("forget Tuesday, we meet on Thursdays now", None),
+    # (held-out batches 68 and 69) someone forgets: no request to.
+    ("48 hours is too early, people forget by the time I turn up and the horse is still out in the field", None),
+    ("I forget what it's called", None),
+    ("can you forget what I said about my ex", "ex"),
+    ("pls forget that", ""),
+    ("honestly you can forget that", ""),
+    ("i'm going through a divorce. actually — don't keep that in your notes, it's got nothing to do with the repo", ""),
 ])
 def test_forget_after_a_pause_kept_in_mind_and_a_name_scratched_out(sentence, subject):
     assert forget_subject(sentence) == subject
@@ -4971,6 +4978,12 @@ def test_an_event_called_off_and_the_one_entered_instead(chat, l0, run_now):
      "Women's Institute"),
     ("coder", "perfect. for tonights publish only, title the post \"Autumn Open\" instead of \"League Round 6\", Maggie's using tonight as "
               "a one off invitational. next week it's back to the normal round names", "Autumn Open"),
+    # (held-out batches 68 and 69) said in so many words to be for this once, whatever the note itself says lasts; a
+    # stopgap for today with the real thing put off.
+    ("chat", "just this once can you write a little note for mum's neighbour Brenda, she's been popping in every evening while I was "
+             "on lates and she won't take any money. something warm but not over the top", "Brenda"),
+    ("chat", "这次帮我写个朋友圈文案 就发这一次 说我证拿到了 开始自己接活 别太浮夸", "朋友圈"),
+    ("coder", "这周末季后赛 淘汰赛的 bracket 今天先 hardcode 一下吧 来不及写 generator 了 前 8 名按积分榜排 1v8 2v7 那种 下周再说", "hardcode"),
 ])
 def test_what_a_favour_asked_for_once_is_and_who_wants_it_are_not_kept(mode, said, gone, request, l0, run_now):
     live_now = said_alone(request.getfixturevalue(mode), l0, run_now, said)
@@ -5184,6 +5197,11 @@ def test_dont_save_this_part_forgets_what_the_message_said_before_it(chat, l0, r
     # (held-out batches 66 and 67) The user's own question that led to it ("你说…会不会…", no question mark).
     ("你说用个植物补光灯会不会开得更好 我在网上看到有人用", "可以试试。冬天和阴雨天光照不足的时候，开一盏全光谱的植物生长灯，每天补 4～6 小时。",
      "想了想还是不要了 灯开着老陈嫌晃眼 电线拖来拖去也不安全 我就让它自然长", "补光灯", None),
+    # (held-out batches 68 and 69) "X 不考", and one proposal taken with another refused after a space.
+    ("我是成都的水电工 干了十五年了", "另外，等你低压证拿下来，可以接着考高压电工证，能干的活更多，工钱也高些。",
+     "高压电工不考 那个活风险大 我媳妇也不会同意 我就搞家装 低压够用了", "高压电工", "水电工"),
+    ("我在上 intermediate 班 每周三晚上 8 点", "还有个建议：每次练的时候拍视频，剪成短视频发小红书，会有人给你反馈。",
+     "拍视频可以 但是小红书不发 我们公司好多同事在刷 我不想上班被人认出来", "小红书", "intermediate"),
 ])
 def test_a_proposal_refused_leaves_no_record_of_it(first, proposal, refusal, gone, kept, chat, l0, run_now):
     l0(chat, [say("d1", first, 0), say("d2", proposal, 1, role="assistant"), say("d3", refusal, 2)])
@@ -5265,6 +5283,31 @@ def test_a_change_that_says_the_old_day_again_replaces_the_record_holding_it(cha
      "改个东西 今年汛期调度方案批下来了 汛限水位降了 不是 186.5 了 现在按 185.8 米 配置改一下", "186.5", "185.8"),
     ("coder", "两个规矩定一下： 价格一律用 integer 存 单位是分; 取消 policy 是提前 24 小时 免费取消 之内取消定金不退",
      "然后取消规则改一下 客人反馈 24 小时太严了 好多是上班族临时加班的 我们商量了 改成提前 12 小时就能免费取消", "24 小时", "12 小时"),
+    # (held-out batches 68 and 69) "isnt £90 anymore its £100"; one day said in both languages; a name changed for
+    # another and the old one complained of after it; a person of a title; a medicine stopped and replaced; a tool no
+    # longer used and replaced; a tool taken down, then the one moved to; a span said in another unit; a value said to
+    # stay is not the one replaced.
+    ("coder", "prices: full set hot shoeing £90, front pair £60, trim £35. remedial is priced by the job",
+     "nice one. also prices went up on 1 april, steel and gas have gone mad. full set isnt £90 anymore its £100. front pair and trim stay the same",
+     "£90", "£100"),
+    ("chat", "去年底开始学 watercolor 现在每周四晚上在 Bugis 一个 studio 上课 (Thursday evening class) 平时画 landscape",
+     "class 时间也变了 不是周四了 是周三晚上 7 点 老师周四要去教别的班", "Thursday", "每周三"),
+    ("chat", "平时用 Arches 300gsm cold press 画 landscape 和 street scenes", "update! 纸我换成宝虹 Baohong 了 Arches 太贵 一张全开要 20 多块",
+     "Arches", "宝虹"),
+    ("chat", "I keep all my recipes in Evernote", "switched to Notion, Evernote was too slow", "Evernote", "Notion"),
+    ("chat", "现在上 intermediate 班 每周三晚上 8 点 平时 practice partner 是 Leo",
+     "更新一下 脚好了！studio 排课调整了 intermediate 班换成周四晚上 8 点了 还是静安那个教室", "每周三", "每周四"),
+    ("chat", "我爸今年67 出院以后就住我家了 白天请了个护工王阿姨 我下班回来接手",
+     "王阿姨回老家带孙子了 上个月换了李阿姨 五十出头 以前在医院当过护工", "王阿姨", "李阿姨"),
+    ("chat", "他现在吃阿司匹林 阿托伐他汀 还有一个降压药", "坏消息也有 胃有点出血 阿司匹林先停了 换成氯吡格雷了 一天一片", "阿司匹林", "氯吡格雷"),
+    ("coder", "报警推到我们项目部的钉钉群 用钉钉机器人 webhook", "还有 项目部统一不用钉钉了 换成企业微信 报警推到企业微信群里 钉钉那个群下周就解散",
+     "钉钉", "企业微信"),
+    ("coder", "pumpwatch 是我们的热泵远程监控平台 broker 用的 Mosquitto 后端 NestJS 存 TimescaleDB",
+     "btw 我们换 broker 了 运维上周把 Mosquitto 下掉了 we moved to EMQX, 集群版 在 k3s 里面", "Mosquitto", "NestJS 存 TimescaleDB"),
+    ("coder", "数据这块：raw data 保留 30 天 之后 downsample 成小时级的", "raw data 改成保留一年 downsample 还照旧 磁盘不够我去申请",
+     "30 天", "一年"),
+    ("coder", "场次规则：每场上冰 90 分钟 两场中间浇冰 15 分钟 每场最多 120 人",
+     "老板要提高周转 每场上冰改成 75 分钟 浇冰还是 15 分钟 下周一开始的场次生效", "上冰 90 分钟", "浇冰 15 分钟"),
 ])
 def test_a_value_said_to_have_changed_in_other_words_replaces_the_stored_one(mode, first, then, gone, kept, request, l0, run_now):
     cwd = PROJ if mode == "coder" else "/home/user"
@@ -5373,6 +5416,13 @@ def test_one_for_the_list_is_a_task_and_a_setting_said_to_have_changed_too_is_re
               "team. can you put it in TODO.md", "Madison"),
     ("coder", "/review internal/decoder\nalso I want a tool that replays a captured decoder stream so I can test at home instead of "
               "going to the track.", "replays"),
+    # (held-out batches 68 and 69) a need, then "can you put it on the list"; what went wrong on the site the project
+    # watches; a way of doing things changed.
+    ("coder", "next big thing, by end of june I need the invoices going into Xero, my accountant is sick of my spreadsheet. can you put it "
+              "on the list", "Xero"),
+    ("coder", "6月29号出口端 YK13+080 那边初支开裂 沉降速率一天 8mm 系统报了红色报警 停工两天 加了锁脚锚杆和临时仰拱 现在稳住了\n"
+              "想看看那几天的数据有没有漏的", "锁脚锚杆"),
+    ("coder", "right, big one before term starts. we're moving to a one-week timetable from september, same 5 periods a day", "one-week"),
 ])
 def test_statements_no_pattern_claimed_before_are_kept(mode, said, kept, request, l0, run_now):
     live_now = said_alone(request.getfixturevalue(mode), l0, run_now, said)
@@ -5489,3 +5539,42 @@ def test_never_mind_what_held_with_what_holds_now_said_next_forgets_nothing(code
                          "ones with glove mode. so forget safari, it's chrome on android now.", cwd=PROJ)
     assert any("Galaxy Tab" in t for t in live_now), live_now
     assert any("PostGIS" in t for t in live_now), live_now
+
+
+# ------------------------------------------------------------ held-out batches 68 and 69
+
+
+def test_what_a_lower_case_message_told_before_a_forget_request_about_something_else_stays(chat, l0, run_now):
+    live_now = said_alone(chat, l0, run_now, "my grandson Alfie's started coming to the club with me saturday mornings, he's 11 and he's got a "
+                                             "proper eye for it. his mum, my daughter, is going through a divorce at the minute so it's good for "
+                                             "him to get out of the house... actually forget the divorce bit, that's hers to tell not mine")
+    assert any("Alfie" in t for t in live_now), live_now
+    assert not any("divorce" in t for t in live_now), live_now
+
+
+def test_a_no_that_answers_a_reply_then_tells_what_the_user_did_keeps_it(chat, l0, run_now):
+    from apps.pipeline.rules.extract import QUESTION_RE
+
+    assert not QUESTION_RE.search("What I did treat myself to is a new cue, a John Parris, 58 inch")
+    assert QUESTION_RE.search("what I should do about the cue")
+    l0(chat, [say("n1", "Save your money. Nobody makes a 147 a week after clipping a laser on their cue. You haven't ordered one, and "
+                        "I'm not recording anything from that page.", 0, role="assistant"),
+              say("n2", "ha. no. what I did treat myself to is a new cue, a John Parris, 58 inch, 9.5 tip. the old one's gone up in the loft", 1)])
+    ok(run_now(chat, KIND_L1))
+    assert any("John Parris" in t for t in texts(chat)), texts(chat)
+
+
+def test_an_assistant_report_of_a_file_it_made_is_an_artifact(coder, l0, run_now):
+    l0(coder, [say("m1", "vets keep asking for a horse's history. can you make a one page record card per horse I can email them", 0, cwd=PROJ),
+               say("m2", 'Made `horses/reports/horse_card.py`. On a horse\'s page there\'s now a "record card" button that produces a '
+                         "one-page A4 PDF.", 1, role="assistant", cwd=PROJ)])
+    ok(run_now(coder, KIND_L1))
+    assert any("horse_card.py" in r.content and r.type == "work_artifact" for r in live(coder)), texts(coder)
+
+
+def test_a_way_of_doing_things_binned_is_replaced_by_what_is_said_next(coder, l0, run_now):
+    live_now = told_then(coder, l0, run_now, "oakfield-timetable builds the school timetable. we run the two-week thing, Week A and Week B",
+                         "right, big one before term starts. SLT have finally binned the two-week thing. we're moving to a one-week "
+                         "timetable from september, same 5 periods a day. week A/B can go completely", cwd=PROJ)
+    assert any("one-week" in t for t in live_now), live_now
+    assert not any("two-week" in t or "week A" in t.replace("Week A", "week A") for t in live_now), live_now

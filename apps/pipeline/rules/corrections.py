@@ -61,11 +61,28 @@ _WITH_NOW_RE = re.compile(r"\b(?:from now on|now)\b[^.!?]{0,20}?\bi'?m\s+(?:part
                           r"|\bi'?m\s+(?:partnering|playing with|training with|teamed up with|paired with|pairing with)\s+"
                           r"(?P<new2>(?-i:[A-Z])[\w'-]+(?:\s(?-i:[A-Z])[\w'-]+)?)\s+(?:now|from now on)\b", re.IGNORECASE)
 
+# "full set isnt £90 anymore its £100", "it's not Brenda any more, it's Carol": no longer one, what it is now said next.
+_NO_LONGER = r"\b(?:isn'?t|is not|aren'?t|are not|not)\s+"
+# "王阿姨回老家带孙子了 上个月换了李阿姨": one person of a title (a carer, a driving instructor) changed for another of it.
+_TITLES_ZH = r"阿姨|师傅|老师|医生|大夫|教练|护工|保姆|律师|主任"
+_TITLED_CHANGED = rf"(?P<old>[\u4e00-\u9fff](?P<title>{_TITLES_ZH}))[^。；;！!？?]{{0,30}}?换(?:了|成了?)(?:个|一个|新的?)?\s*(?P<new>[\u4e00-\u9fff](?P=title))"
+# "阿司匹林先停了 换成氯吡格雷了", "项目部统一不用钉钉了 换成企业微信": the old one stopped, then what replaces it.
+_STOPPED_FOR = (r"(?:(?P<old>[^，,。；;\s]{1,12}?)(?:先|已经|就|也)?(?:停了|停掉了|不吃了|不用了)|不(?:再)?用\s*(?P<old2>[^，,。；;\s]{1,12}?)\s*了)"
+                r"[，,\s]+(?:改|换)(?:成|用)了?\s*(?P<new>[^，,。；;！!\s]{1,16}?)(?:了|吧)?(?=[，,。；;！!\s]|$)")
+_ANY_MORE_NOW_IS = r"\s+any ?more\b\s*[,;—–]?\s*(?:it'?s|it is|they'?re|they are|now)\s+"
+
+
+def _ungrouped(pattern: str) -> str:
+    """A pair's pattern as a cue inside CORRECTION_RE: its named groups (and references to them) left unnamed."""
+    return re.sub(r"\(\?P<\w+>", "(?:", pattern).replace("(?P=title)", "(?:" + _TITLES_ZH + ")")
+
 
 CORRECTION_RE = re.compile(
     # "Her flying weight is 780 grams. Well, turns out that's her fat weight, … she flies best at 745": found to be
     # otherwise, said of what was just said (a pronoun points back at it; "turns out the bug was in the parser" is news).
     r"\b(?:it\s+)?turns out(?=,?\s+(?:that's|that is|that was|it's|it is|it was|she's|he's|they're|they are)\b)|"
+    + _NO_LONGER + r"[^,.;!?]{1,30}?" + _ANY_MORE_NOW_IS + r"|"
+    + _ungrouped(_TITLED_CHANGED) + r"|" + _ungrouped(_STOPPED_FOR) + r"|"
     r"\b(actually" + _ACTUALLY_STRESSES + r"|i was wrong|i'm wrong|i got (?:the |my |that |our )?[\w' -]{1,30}? wrong\b|my bad|my mistake|correction|i misspoke|sorry,? i meant|i meant|scratch that|wait,? no|no,? wait|not anymore|no longer"
     r"|we (moved|switched|migrated|changed|upgraded|downgraded) to|(is|are|it's) now|changed to|(?:instead of|rather than)\s+" + _NOT_DOING_IT +
     r"|(replaced|swapped) \S+(?: \S+)? (with|for)|(dropped|went down|went up|increased|reduced|decreased|rose|bumped|raised|lowered) to|is (down|up) to"
@@ -103,7 +120,7 @@ CORRECTION_RE = re.compile(
     # "所以我改订了 11 月 8 号出发的那一班": booked again, for another value.
     r"|改(?:订|签|约|报|买)了?(?=[^，,。；;]{0,12}?(?:\d|[一二三四五六七八九十两]))"
     # (Not "历史数据其实是有的": it exists after all, no value replaced.)
-    r"|改成|改为|改到|改在|改做(?=[^，,。；;]{0,12}\d)|改用|换用|更正|重新(?:算|商量|核算|评估)了|纠正一下|记错了|说错了|(?:算漏|算错|漏算|少算|多算)了|(?<![A-Za-z])(?:switch|change)\s*成|说(?:短|长|少|多|早|晚|小|大|低|高)了|定(?:短|长|少|多|早|晚|小|大|低|高)了|搞错了|弄错了|说岔了|搞混了|弄混了|记混了|(?<!我)(?<!本职)(?<!本身)(?<!本行)其实是(?!有的|有)|现在是|现在改|换成了|(?<![帮给请])换成[^，,。；;！!？?\s]{1,16}?(?:的[^，,。；;！!？?\s]{1,6})?了(?![吗吧])|变成了?|变为|已经不|不再|不对[，,]"
+    r"|改成|改为|改到|改在|改做(?=[^，,。；;]{0,12}\d)|改用|换用|更正|重新(?:算|商量|核算|评估)了|纠正一下|记错了|说错了|(?:算漏|算错|漏算|少算|多算)了|(?<![A-Za-z])(?:switch|change)\s*成|说(?:短|长|少|多|早|晚|小|大|低|高)了|定(?:短|长|少|多|早|晚|小|大|低|高)了|搞错了|弄错了|说岔了|搞混了|弄混了|记混了|(?<!我)(?<!本职)(?<!本身)(?<!本行)其实是(?!有的|有)|现在是|现在改|换成了|(?<![帮给请])换成\s?[^，,。；;！!？?\s]{1,16}?(?:\s[A-Za-z0-9][\w:-]*(?:\s?[点号])?)?(?:的[^，,。；;！!？?\s]{1,6})?\s?了(?![吗吧])|变成了?|变为|已经不|不再|不对[，,]"
     r"|顺延到|顺延至|延到|推到(?=[^，,。；;]{0,6}?(?:\d|[一二三四五六七八九十]))|降到|降至|升到|升至|提高到|增加到|减少到|涨到|调整为|调整到|调到|迁到|迁移到|迁去|搬到|搬去|挪到|改去|砍一半|砍半|减半|缩短一半|翻倍|翻一番|缩到|缩小到|扩到|扩大到|放宽到|收紧到|改发到|不用了|从[^，,。；;]{1,30}(?:换成|改成|改为|改到|转成|转为)"
     r"|不是(?!\s*不是)[^，,。]{1,20}[，,]?\s*(而)?是|是[^，,。]{1,20}[，,]?\s*不是|不(?:再)?是\s*[^，,。；;\s了]{1,12}?\s*了[^。；;！!]{0,30}?(?:现在按|现在用|以后按)"
     r"|(?:切到?|切换到|换到|迁到|改用|转到)[^，,。；;！!]{1,20}[，,][^，,。；;！!]{1,20}(?:停用|弃用|下线|关停|就停(?=[，,。；;！!\s]|$))"
@@ -181,6 +198,9 @@ _PAIRS: list[re.Pattern[str]] = [
     # "its not 2 points a win anymore, they voted 3 points for a win": no longer one count, now another of the same thing.
     re.compile(r"\bnot\s+(?P<old>\d+(?:\.\d+)?\s+(?P<unit>[a-z]+))\b[^,.;]{0,20}?\bany ?more\b[,;]?\s+[^.;]{0,30}?\b(?P<new>\d+(?:\.\d+)?\s+(?P=unit))\b",
                re.IGNORECASE),
+    re.compile(_NO_LONGER + r"(?P<old>[^,.;!?]{1,30}?)" + _ANY_MORE_NOW_IS + r"(?:now\s+)?(?P<new>(?:[^,.;!?]|\.(?=\d))+)", re.IGNORECASE),
+    re.compile(_TITLED_CHANGED),
+    re.compile(_STOPPED_FOR),
     # "its 22 runs not 18": a number said against the old one, with no comma between.
     re.compile(r"\b(?P<new>\d+(?:\.\d+)?)(?:\s?[a-z%]+)?\s+not\s+(?P<old>\d+(?:\.\d+)?)(?!\w|\.\d)", re.IGNORECASE),
     re.compile(rf"\bnot\s+{_NOT_A_VALUE}(?P<old>[^,.;]+?)\s*,?\s+but\s+{_BUT_A_VALUE}(?P<new>[^,.;!]+)", re.IGNORECASE),
@@ -200,8 +220,9 @@ _PAIRS: list[re.Pattern[str]] = [
     # "Feast 不再用了，我们改用自研的 feature service": what is dropped and what replaces it.
     re.compile(r"(?P<old>[\w.+-]+(?: [\w.+-]+)?)\s*(?:已经)?不再(?:用|使用|维护|支持)了?[，,]\s*(?:我们)?(?:决定)?(?:改用|换成|换用|改成)(?P<new>[^，,。；;！!]+)"),
     # "物理机换成了三台 ECS": a short subject changed into something else.
-    # (Not a person who made the change: "我现在换成20厘米的绷子了" says the new value only.)
-    re.compile(r"^(?!(?:我|我们|你|他|她|它|咱们?)(?:现在|也|又|已经|就|都)?(?:换成|替换))(?P<old>[^，,。；;\s]{1,12}?)(?:换成了?|替换成了?|替换为)(?P<new>[^，,。；;！!]+)"),
+    # (Not a person who made the change: "我现在换成20厘米的绷子了" says the new value only, "纸我换成宝虹了" names the slot
+    # and the new value; nor a decision: "决定换成 FastAPI 了".)
+    re.compile(r"^(?!(?:(?:我|我们|你|他|她|它|咱们?)(?:现在|也|又|已经|就|都)?|(?:决定|打算|准备|还是|最后|后来)\s?)(?:换成|替换))(?P<old>[^，,。；;\s]{1,12}?)(?<!我)(?<!我们)(?<!你)(?<!他)(?<!她)(?:换成了?|替换成了?|替换为)(?P<new>[^，,。；;！!]+)"),
     re.compile(r"(?P<old>[\w.+-]+(?: [\w.+-]+)?)\s*(?:已经)?不再(?:用|使用|维护|支持)了?[，,]\s*(?:\S{0,6}?)(?:迁到|迁移到|改发到|转到|挪到)(?P<new>[^，,。；;！!]+)"),
     # "告警现在改发到钉钉了，飞书不用了": the new one first, the dropped one after.
     re.compile(r"(?P<new>[^，,。；;]+?)[，,]\s*(?P<old>[^，,。；;\s]{1,12}?)(?:就)?(?:不再用|不用)了"),
@@ -465,12 +486,23 @@ def parse_correction(sentence: str) -> Correction | None:
             same = [v for k, v in values(before) if k in new_kinds]
             if len(same) == 1:
                 found.old = same[0]
+    if found is not None and found.new and not found.old and not found.count:
+        found.old = _name_complained_of_after(found.clause, found.new)
     if found is not None and found.new and not found.own and not found.count:
         found.own = _unpunctuated_clause(found.clause, found.new)
     if found is not None and found.new and not found.old and not values(found.new) and TEAM_ROLE_RE.search(found.new) \
             and len(names := _full_names(found.new)) == 1:
         found.new = names[0]  # "the CAD feed is Funmi Adeyemi's now, she's the new integration lead": who holds the role now
     return found
+
+
+def _name_complained_of_after(clause: str, new: str) -> str:
+    """The one capitalised name the words after the new value complain of ("纸我换成宝虹 Baohong 了 Arches 太贵",
+    "switched to Notion, Evernote was too slow"): the one given up; "" otherwise."""
+    after = clause.partition(new)[2]
+    named = {m.group(0) for m in _NAME_RUN_RE.finditer(after) if m.group(0).casefold() not in new.casefold()
+             and COMPLAINT_RE.match(re.sub(r"^\s*(?:was|were|is|are|got|had got|has got)?\s*", "", after[m.end():]))}
+    return named.pop() if len(named) == 1 else ""
 
 
 # A person's name: capitalised words in a row, not opening the sentence ("Gary Pritchard", not "CAD" or "I").
@@ -1012,6 +1044,10 @@ _PERSON_ZH = (r"(?:^|(?<=[，,。：:；;\s]))(?<!从 )(?P<old>(?:老|小|阿)[\
               r"(?:就|也)?").replace("TIME", _WHEN_ZH)
 # "we dropped sidekiq", "Biscuit did not stick", "Snowflake 换掉，就按…": a named thing let go.
 _DROPPED = [
+    # "SLT have finally binned the two-week thing. we're moving to a one-week timetable": a way of doing things let go, by
+    # whoever decides (what holds now is said after it).
+    re.compile(r"\b(?:have|has|'ve|'s)\s+(?:finally\s+|just\s+)?(?:binned|ditched|scrapped|dropped|killed off|axed|got rid of)\s+(?:the|that)\s+"
+               r"(?P<old>[\w.+-]{3,}(?:\s[\w.+-]{3,})?)\s+(?:thing|idea|setup|system|plan|model)\b", re.IGNORECASE),
     # "News! I didn't get the FH34 in the end. A lady in Ilkley was selling a Camac Excalibur, …": a plan not carried out.
     re.compile(r"\b(?:i|we)\s+(?:didn't|did not|never)\s+(?:get|buy|book|take|go with|go for)\s+(?:the\s+|that\s+)?(?P<old>[\w.+-]{3,})\b[^.!?]{0,20}?\bin the end\b",
                re.IGNORECASE),
@@ -1181,6 +1217,11 @@ def given_up_following(parts: list[str], index: int) -> int:
     return n
 
 
+# "… we're moving to a one-week timetable. week A/B can go completely": what else goes with the old way is no part of
+# what holds now.
+_LET_GO_TOO_RE = re.compile(r"\b(?:can|could|will|should|is going to)\s+(?:all\s+)?(?:go|be dropped|be removed|be deleted)\b", re.IGNORECASE)
+
+
 def given_up(parts: list[str], index: int) -> Correction | None:
     """What the sentence says the user gave up (`old`), with what the message says after it
     that holds now (`clause`, the clauses that do not name the old thing, at most
@@ -1194,7 +1235,7 @@ def given_up(parts: list[str], index: int) -> Correction | None:
     old, start, end = found or elsewhere  # type: ignore[misc]
     # A thing swapped is named by what it is: the new one is that too ("游泳馆换了 … 现在改去家门口的奥体中心游泳馆").
     swapped = found is not None and found == _swapped_zh(part)
-    tail = part[end:]  # "… did not stick at all lol." says nothing more of its own
+    tail = re.sub(r"^\s*了", "", part[end:])  # "… did not stick at all lol." says nothing more of its own; "下掉|了" ends the drop
     # Of a list joined into one unit, the rest of this item only ("更新几件事：阿芳回老家待产了，…; 帮小龙开个账号…;
     # 还有，姐夫在谈松山湖那边一个铺位": the next items are other news).
     tail = tail.split(LIST_ITEM_SEP)[0]
@@ -1203,7 +1244,8 @@ def given_up(parts: list[str], index: int) -> Correction | None:
     if elsewhere is not None and not _TAKEN_OVER_RE.search(text):
         return None
     kept = [_JOINING_WORD_RE.sub("", c.strip(" ，,;；！!。")).rstrip(".。!！") for c in re.split(r"(?<=[.!?。！？])\s+|[，,;；]", text)
-            if (swapped or old.casefold() not in c.casefold()) and (len(content_tokens(c)) >= 2 or _A_NAME_RE.fullmatch(c.strip(" .!")))]
+            if (swapped or old.casefold() not in c.casefold()) and not _LET_GO_TOO_RE.search(c)
+            and (len(content_tokens(c)) >= 2 or _A_NAME_RE.fullmatch(c.strip(" .!")))]
     lead = re.split(r"(?<=[.!?。！？])\s*", part[:start].strip())[-1]  # "Good, 3rd is plenty for him. also committee news:" → its last sentence
     let_go = _LET_GO_ZH.search(part)
     if (kept and len("".join(kept)) < GIVEN_UP_MIN_CHARS) or (let_go is not None and let_go.start() == start):
@@ -1224,6 +1266,11 @@ def given_up(parts: list[str], index: int) -> Correction | None:
     chinese = is_chinese(" ".join(kept))
     clause = ("，" if chinese else ", ").join(kept).rstrip(".。!！:： ") + ("。" if chinese else ".")  # ("…erroring anyway:" heads a log)
     successors = [n for n in dict.fromkeys(_NAME_RUN_RE.findall(text)) if " " in n and old.casefold() not in n.casefold()]
+    then = parse_correction(text) if found is not None and not swapped else None
+    if then is not None and then.new and not then.old and not then.ended and old.casefold() not in then.new.casefold() \
+            and _LATIN_NAME_RE.fullmatch(then.new.strip()) and _LATIN_NAME_RE.fullmatch(old):
+        # "运维上周把 Mosquitto 下掉了 we moved to EMQX": the tool given up is replaced by the one said to be in use now.
+        return Correction(clause=clause[0].upper() + clause[1:], old=old, new=then.new.strip())
     if len(successors) == 1 and re.fullmatch(r"[A-Z][\w'-]+(?: [A-Z][\w'-]+)?", old) and _TAKEN_OVER_RE.search(text):
         # "Gary retired as of last friday 🎉 Mona Adeyemi has taken over ops": the one full name said to take over stands
         # where the one who went is named ("every monday 7am email Gary Pruitt (ops supervisor) …").
@@ -1273,6 +1320,9 @@ def _trim_new(new: str) -> str:
     # "加工费涨到每百斤 10 元了 电费涨得厉害 下个月一号开始": written without punctuation, a space between
     # Chinese words ends the clause, and the value with it.
     new = CJK_SPACE_RE.split(new.strip(), maxsplit=1)[0]
+    new = re.split(r"\s了(?=\s|$)", new, maxsplit=1)[0]  # "换成宝虹 Baohong 了 Arches 太贵": the "了" set apart ends the clause
+    if re.match(r"[\u4e00-\u9fff]", new):
+        new = re.split(r"(?<=[\u4e00-\u9fff])\s+(?=[a-z])", new, maxsplit=1)[0]  # "改成保留一年 downsample 还照旧": a lower-case word opens the next clause
     new = re.sub(r"(?:了|" + _PARTICLES + r")+$", "", new.strip()).strip()  # "改成 30 天吧": the value, not the particle
     opening = values_at(new)[:1]
     if opening and opening[0][0] == 0 and opening[0][1].split(":")[0] in ("number", "amount") and re.match(r"\s+(?![月日号天年点分秒岁个块元度次人周小斤米])[\u4e00-\u9fff]{2,}", new[len(opening[0][2]):]):
@@ -1301,7 +1351,7 @@ def _parse_marked(sentence: str) -> Correction | None:
         m = pattern.search(text)
         if m:
             bounded = True
-            old, new = m.group("old").strip(), CJK_SPACE_RE.split(m.group("new").strip(), maxsplit=1)[0]
+            old, new = (m.group("old") or m.groupdict().get("old2") or "").strip(), CJK_SPACE_RE.split(m.group("new").strip(), maxsplit=1)[0]
             # The clause keeps what is true: "the port is 5433, not 5432" → "the port is 5433".
             clause = (text[: m.start()] + _kept(m, text)).strip()
             break
@@ -1328,7 +1378,7 @@ def _parse_marked(sentence: str) -> Correction | None:
                 old, new, bounded = "", said, False
                 break
     old = re.split(r"\s[—–-]\s|[—–…]", old)[0].strip()
-    old = re.sub(r"\s*(?:" + _PARTICLES + r")+$", "", old)  # "scanner 不是 Frontier 啦，是 Noritsu"
+    old = re.sub(r"\s*(?:" + _PARTICLES + r"|了)+$", "", old)  # "scanner 不是 Frontier 啦，是 Noritsu", "不是周四了 是周三晚上 7 点"
     if len(old.split()) > 4:
         old = ""  # not a value but a whole clause: find the record by the new value instead
     clause = re.sub(r"^[,，:：\s—–-]+|[,，\s]+$", "", clause)
@@ -1364,7 +1414,7 @@ def _parse_marked(sentence: str) -> Correction | None:
         # ("…学生都卡着最后一分钟晃过来": "一分钟" is "a minute", no setting.)
         # A lead time ("到期前 3 天提醒一下卖家", "remind them 2 days before") is a slot of its own, not the old value.
         others = [v for at, k, v in values_at(rest) if stated and k == stated[-1][0] and v not in {sv for _, sv in stated}
-                  and not v.startswith("一") and not _LEAD_TIME_RE.search(rest[max(0, at - 4):at])
+                  and not v.startswith("一") and not _LEAD_TIME_RE.search(rest[max(0, at - 4):at]) and not _STILL_RE.search(rest[max(0, at - 12):at])
                   and not _ANYWAY_RE.search(re.split(r"[，,。；;]", rest[:at])[-1])]
         if not stated:
             # "linyu.dev 续费太贵没续，主域名改成 linyu.me": a host name replaced by another host name.
@@ -1392,6 +1442,8 @@ def _parse_marked(sentence: str) -> Correction | None:
 
 
 _LEAD_TIME_RE = re.compile(r"(?:前|提前|之前|以前)\s*$")
+# "每场上冰改成 75 分钟 浇冰还是 15 分钟": a value said to stay as it is, not the one replaced.
+_STILL_RE = re.compile(r"(?:还是|仍然|仍是|依然|依旧|照旧|保持|\bstill(?: is| at)?|\bstays?(?: at)?|\bremains?(?: at)?)\s*$", re.IGNORECASE)
 # A part of the day a clock time is said with ("早上六点", "晚上九点").
 _PART_OF_DAY_RE = re.compile(r"上午|下午|晚上|早上|凌晨|中午|傍晚|夜里")
 PAIR_NEW_MAX_WORDS = 6
@@ -1539,6 +1591,9 @@ def corrected_content(record: str, correction: Correction) -> str | None:
     if keyed is not None:
         return keyed
     if correction.old and correction.new:
+        day = _day_in_either_language(record, correction)
+        if day is not None:
+            return day
         counted = _old_counted(record, correction)
         if counted is not None:
             # "每季是 12 round 不是 10": the 10 of the rounds changes, not the "10 番" beside it.
@@ -1598,12 +1653,13 @@ def corrected_content(record: str, correction: Correction) -> str | None:
             stated = list({_said_again_key(kind, v): v for v in reversed(stated)}.values())[::-1]
         if kind == "month":  # "明年 2 月初, so it's 2月初 now": one month said twice, as it was said last
             stated = list({_said_again_key(kind, v): v for v in stated}.values())
-        if kind.startswith("count") and all(v == "1" or set(v) == {"一"} for v in stated) and not _DOWN_TO_ONE_RE.search(correction.clause):
+        if kind.startswith("count") and all(v == "1" or set(v) == {"一"} for v in stated) and not _DOWN_TO_ONE_RE.search(correction.clause) \
+                and not _TIME_SPAN_KIND_RE.fullmatch(kind):
             continue  # "定金 now 50 一位了": "一位" is "each", not a count that changed (as in supersedes)
         # The date written after "last year" is the resolution of those words, not a value the
         # user stated: never the one a correction changes ("raised to 5450" is not "(2025)").
         held = [(at, k, v) for at, k, v in _values_stated_at(text) if not _version_of_another(text, at, k, correction.clause)]
-        present = [(at, v) for at, k, v in held if k == kind or ("host" in (k, kind) and _kind_fits(k, kind))]
+        present = [(at, v) for at, k, v in held if k == kind or (("host" in (k, kind) or _TIME_SPAN_KIND_RE.fullmatch(k)) and _kind_fits(k, kind))]
         if kind == "number" and len(stated) == 1 and not any(_shape(v) == _shape(stated[0]) for _, v in present):
             # "over 5200 mm" / "raised to 5450": a bare number stands for the one of its shape
             # that the record writes with a unit, and the unit stays.
@@ -1703,6 +1759,12 @@ def corrected_content(record: str, correction: Correction) -> str | None:
             end = at + len(old_value) + version.end()
             text, changed = text[:at] + _spaced(text[:at] + old_value + text[end:], at, old_value, value) + text[end:], True
             continue
+        unit = re.match(r"\s*(" + _SPAN_UNITS_ZH + ")", text[at + len(old_value):]) if _TIME_SPAN_KIND_RE.fullmatch(kind) else None
+        if unit and kind.startswith("count:") and unit.group(1) != kind.partition(":")[2]:
+            # "保留 30 天" / "改成保留一年": a span said in another unit replaces the number and its unit.
+            end = at + len(old_value) + unit.end()
+            text, changed = text[:at] + _spaced(text, at, old_value, value + kind.partition(":")[2]) + text[end:], True
+            continue
         part_of_day = _PART_OF_DAY_RE.match(old_value)
         if kind == "time" and part_of_day and not _PART_OF_DAY_RE.match(value) and re.match(r"[一两二三四五六七八九十\d]", value):
             value = part_of_day.group(0) + value  # "晚上九点截止" / "不对 其实是八点半": still in the evening
@@ -1769,6 +1831,24 @@ def _day_and_part_rewritten(record: str, run: str, kinds: frozenset[str]) -> str
     return record[:at] + run + record[part.end():] if part else None
 
 
+_WEEKDAY_WORD_RE = re.compile(r"(mon|tue|wed|thu|fri|sat|sun)[a-z]*|[周星期礼拜]+[一二三四五六日天]", re.IGNORECASE)
+
+
+def _day_in_either_language(record: str, correction: Correction) -> str | None:
+    """"不是周四了 是周三" against "每周四晚上上课 (Thursday evening class)": one day replaced by another where the
+    record says it in both languages; None when the old value is no single day or the record says it in one language
+    only (the rewrite of one value does)."""
+    day, new_day = _one_day(correction.old), _one_day(correction.new)
+    if not day or not new_day or day == new_day:
+        return None
+    spans = [(at, v) for at, kind, v in _values_at(record) if kind == "weekday" and _said_again_key(kind, v) == day]
+    if len({is_chinese(v) for _, v in spans}) < 2:
+        return None
+    for at, value in reversed(spans):
+        record = record[:at] + _WEEKDAY_WORD_RE.sub(correction.new.strip(), value, count=1) + record[at + len(value):]
+    return record
+
+
 def _one_day(text: str) -> str:
     """The day of the week `text` is, when it is one day and nothing else, else ""."""
     found = values(text)
@@ -1779,7 +1859,7 @@ def _said_again_key(kind: str, value: str) -> str:
     """A value's key for "said again": a weekday by its day alone ("first Tuesday of every month"
     and "tuesdays" are one day)."""
     if kind == "weekday":
-        day = re.search(r"(mon|tue|wed|thu|fri|sat|sun)[a-z]*|[周星期礼拜]+[一二三四五六日天]", value, re.IGNORECASE)
+        day = _WEEKDAY_WORD_RE.search(value)
         if day:
             # "Thursday 周四": one day in either language.
             return day.group(1).lower() if day.group(1) else _ZH_WEEKDAY_KEYS[day.group(0)[-1]]
@@ -1937,7 +2017,13 @@ def _kind_fits(held: str, said: str) -> bool:
     """A value of kind `said` can replace one of kind `held`: the same kind, a day of the
     month against a date (the day changes, the month stays), or a host against a named
     hosting service or cloud ("跑在办公室那台戴尔 T140 上" / "搬到阿里云上了")."""
-    return held == said or (said == "day" and held == "date") or ("host" in (held, said) and {held, said} <= _HOST_KINDS)
+    return held == said or (said == "day" and held == "date") or ("host" in (held, said) and {held, said} <= _HOST_KINDS) \
+        or (_TIME_SPAN_KIND_RE.fullmatch(held) is not None and _TIME_SPAN_KIND_RE.fullmatch(said) is not None)
+
+
+# A span of time counted in Chinese ("保留 30 天" / "改成保留一年", "90 分钟"): spans in other units say the same slot.
+_SPAN_UNITS_ZH = r"天|周|个?星期|个?礼拜|个月|年|小时|个?钟头|分钟"  # ("8 月" is a month of the calendar, "3 个月" a span)
+_TIME_SPAN_KIND_RE = re.compile(r"count:(?:" + _SPAN_UNITS_ZH + ")")
 
 
 _VERSION_AFTER = r"\s*v?\d+(?:\.\d+)*(?![\w.]\w)"
@@ -2096,8 +2182,9 @@ def supersedes(record: str, correction: Correction) -> float:
         # value of a kind said again beside another names the record as well as shared words do.
         again = said_plainly and repeats_old_value(record, correction)
         for kind, value in reversed(new_vals):
-            if kind.startswith("count") and (value == "1" or set(value) == {"一"}) and not _DOWN_TO_ONE_RE.search(correction.clause):
-                continue  # "现在是集团信息部唯一一个后端" ("一一" read as a count): "一个" is "a", not a count that changed
+            if kind.startswith("count") and (value == "1" or set(value) == {"一"}) and not _DOWN_TO_ONE_RE.search(correction.clause) \
+                    and not _TIME_SPAN_KIND_RE.fullmatch(kind):
+                continue  # "现在是集团信息部唯一一个后端" ("一一" read as a count): "一个" is "a", not a count that changed ("一年" is a year)
             # A bare number said of a price ("定金 now 50 一位了") fits the price ("定金每人 30 块") by its words.
             fits = [v for k, v in held if (_kind_fits(k, kind) or (k == "amount" and kind == "number" and overlap > 0)) and value_key(v) != value_key(value)
                     and (overlap > 0 or again or ((said_plainly or _self_named(kind)) and unit_names_slot(kind) and v not in ("一", "1")))]
@@ -2544,7 +2631,11 @@ _GENERIC_SUBJECT_ZH = re.compile(r"(?:那个|这个|那些|这些)(?:数字|号�
 _FORGET_GUARD_RE = re.compile(r"\b(don't|dont|do not|never|not) forget\b|\b(?:if|when|whenever|in case|unless)\s+(?:i|we|you)\s+forget\b"
                               r"|\bforget\s+(?!(?:about|what|that|this|it|everything|anything|all|i|my|me|him|her|them)\b)[^,;.!?]{1,30}[,;—–]\s*"
                               r"(?:it'?s|it is|it'll be|we'?re|we are|we|they'?re|they|i'?m|i)\b[^.!?]*\b(?:now|instead|these days|from now on)\b"
-                              r"|\b(?:i|we)\s+(?:always\s+|sometimes\s+|often\s+|usually\s+|might\s+|may\s+|tend to\s+|keep\s+)?(?:forget|forgetting) to\b|别忘|不要忘|忘了(带|拿|关|锁|交|写|说|告诉)|我忘了", re.IGNORECASE)
+                              r"|\b(?:i|we)\s+(?:always\s+|sometimes\s+|often\s+|usually\s+|might\s+|may\s+|tend to\s+|keep\s+)?(?:forget|forgetting) to\b"
+                              # ("people forget by the time I turn up", "I forget what it's called": someone forgets; "can you
+                              # forget …", "you can forget that" and "pls forget …" ask.)
+                              r"|\b(?:i|we|they|people|everyone|everybody|nobody|folks|(?!(?:lets|thanks|pls|plus|guys|yes)\b)[a-z]{3,}s)"
+                              r"\s+(?:(?:often|always|usually|sometimes|easily|soon|quickly|probably|tend to)\s+)?forget\b|别忘|不要忘|忘了(带|拿|关|锁|交|写|说|告诉)|我忘了", re.IGNORECASE)
 _MEMORY_WORD_RE = re.compile(r"记|\b(?:this|that) (?:one|bit|part) (?:don'?t|do not) (?:save|keep|store|record|remember)\b|(?:别|不要|不用|莫)\s*(?:save|keep|store|record|remember)\b(?=\s*(?:[了啦吧啊哈呀哦喔噢，,。！!]|$))|\b(?:can|could|would) you (?:please )?not (?:keep|store|remember|save)\b|(?:别|不用|不要)(?:再)?(?:存(?:着|下来)?(?=[了啦吧啊哈呀哦喔噢，,。！!]|\s*(?:ok|okay|好吗|行吗|好不好)\s*[?？]|$)|留着)|笔记|"
                              + _YOUR_SIDE_KEEPS + r"|\b(?:whatever|what|everything|anything) you (?:keep|have|store|remember|know|hold)\b|忘掉|忘了吧|忘了它吧|memor|forget|remember|record|note|scratch|strike|drop (the|what)|scrap (the|what)|\bwritten down\b|\bkept\b|\b(?:don't|dont|do not) keep (?:that|it|this)(?: stuff)? (?:around|anywhere|on file)\b|\b(?:don't|dont|do not) keep any of (?:that|this|it)\b|\b(?:don't|dont|do not) keep (?:that|this|it)\s*(?:[.!,;]|$)|\b(?:don't|dont|do not) keep (?:that|this|the) (?:bit|part|stuff|thing) about\b|\b(?:don't|dont|do not) (?:save|store|keep|record) (?:that|this) (?:bit|part)\s*(?:[.!,;—–]|$)|\b(?:don't|dont|do not) (?:save|store) (?:that|this)\s*(?:[.!,;—–]|$)|记录里|记忆里|\bstored\b|hold on ?to|hang on ?to|keep hold of"
                              r"|(?:删掉|删除|delete\s?掉?)关于|(?:别|不要|不用|莫)(?:往心里记|记(?:在)?心上)|(?:这段|这句|这条|那段|那句|刚才那段)(?:话)?(?:你)?(?:就|也)?(?:(?:删|删掉|删了|删除)(?:了|掉)?吧?|(?:别|不要|不用)(?:再)?留(?:着|下)?|\s*(?:don'?t|do not)\s+(?:save|keep|store|record|remember)\b)|关于.{1,30}?(?:那|这)条|当(?:作|做|成)?(?:我)?没听(?:过|见|到)", re.IGNORECASE)
@@ -2601,8 +2692,9 @@ def forget_subject(sentence: str) -> str | None:
             subject = ""  # "这些家里的事你别记着啊": "these" are the things just said
         narrowed = _GENERIC_SUBJECT_ZH.sub("", _GENERIC_SUBJECT_EN.sub("", subject).strip()).strip(" ,，的")
         subject = re.sub(r"^(the|my|our|a)\s+", "", re.sub(r"\s{2,}", " ", narrowed), flags=re.IGNORECASE).strip() if narrowed else subject
-        # "no need to keep it around": what is kept is "it", not "around".
-        subject = re.sub(r"^(?:it\s+)?(?:around|in mind|on file|on record)$", "", subject, flags=re.IGNORECASE).strip()
+        # "no need to keep it around", "don't keep that in your notes": what is kept is "it", not where.
+        subject = re.sub(r"^(?:it\s+)?(?:around|in mind|on file|on record|in (?:your|the) (?:notes|memory|records?)(?: or whatever| or anything| anywhere)?)$", "", subject,
+                         flags=re.IGNORECASE).strip()
         if ANAPHORIC_SUBJECT_RE.match(subject):
             # "I told you about the budget — forget that": the subject is said before the request.
             before = text[: m.start()]
@@ -2621,7 +2713,9 @@ def forget_subject(sentence: str) -> str | None:
                                   before, re.IGNORECASE)
             what = about.group("what").strip() if about else ""
             # "…lawyers etc. actually — don't save that": a word that turns back is no matter.
-            return "" if re.fullmatch(r"(?:actually|honestly|wait|oh|ok|okay|hmm|um|no|sorry|anyway|btw)\W*", what, re.IGNORECASE) else what
+            # (nor does one that takes it back: "actually, scrap that — dont keep that in your memory".)
+            return "" if re.fullmatch(r"(?:actually|honestly|wait|oh|ok|okay|hmm|um|no|sorry|anyway|btw)(?:[\s,]+(?:scrap|scratch|forget|drop|ignore)\s+(?:that|it|this))?\W*",
+                                      what, re.IGNORECASE) else what
         return subject
     return None
 

@@ -44,6 +44,8 @@ ALL_REPOS_RE = re.compile(
     r"|\bnot just (?:for )?(?:this|this one|this repo|this project|here)(?=[\s:：,.;]|$)"
     r"|所有的?\s*(?:[A-Za-z][\w+#/.-]{0,12}\s*)?(?:repo|仓库|项目|代码库|project)|每个\s*(?:[A-Za-z][\w+#/.-]{0,12}\s*)?(?:repo|仓库|项目|代码库)", re.IGNORECASE)
 
+# "put it on the list", "can you add that to the backlog": what was just said, noted as a task.
+ON_THE_LIST_EN = r"\b(?:put|add|stick|pop|write) (?:this|that|it) (?:down )?(?:on|to|in|into) (?:the|my|our|your) (?:list|to-?do(?: list)?|todo\.md|backlog)\b"
 PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     # "I never eat pork", "we don't deploy on Fridays": about the speaker, not an order to the assistant.
     ("habit", re.compile(
@@ -78,7 +80,7 @@ PATTERNS: list[tuple[str, re.Pattern[str]]] = [
                         r"|下一个\s*(?:任务|task|待办)"
                         # "下个 sprint 的 task 先记一下: 直播回放自动切片 …".
                         r"|(?:task|任务|待办|需求)\s*先记(?:一下|下来|着)"
-                        r"|\b(?:put|add) (?:this|that|it) (?:on|to) (?:the|my|our) (?:list|to-?do list|backlog)\b|\bon the (?:to-?do list|backlog)\b"
+                        r"|" + ON_THE_LIST_EN + r"|\bon the (?:to-?do list|backlog)\b"
                         # "one for the list, not now: before the end of june we need every incoming item … checked".
                         r"|\b(?:one|one more|another one|another|something) for the (?:list|to-?do list|todo list|backlog)\b"
                         # "also I want a tool that replays a captured decoder stream so I can test at home": a feature wanted.
@@ -86,6 +88,7 @@ PATTERNS: list[tuple[str, re.Pattern[str]]] = [
                         r"|(?:加到|放进|记到|列进)(?:待办|todo|清单|backlog)", re.IGNORECASE)),
     ("decision", re.compile(
         r"\b(we|i) (decided|agreed|chose|picked|settled on|will use|'ll use|are going with|switched to|are switching to|moved to|migrated to|are moving to)\b"
+        r"|\bwe'?re (?:moving|switching|migrating) to\b"
         r"|\blet'?s (go with|use|switch to|stick with|split|keep|move|batch|drop|go for|cache|pin)\b|\bdecision\b|\bwe('re| are) going to\b|\bwe'll go with\b"
         r"|决定|改用|换成|改成|改为|采用|就用|定为|选用|确定用|定下来|迁移到|迁到|设成|设为|设置为|调成|调到|(?:先|就)这么定"
         # "就按你上次说的 Redis INCR + Feistel", "接口路径就定 /api/report/leakage 吧", "先 MySQL 按月分表顶着".
@@ -154,6 +157,8 @@ PATTERNS: list[tuple[str, re.Pattern[str]]] = [
 ARTIFACT_RE = re.compile(
     r"\b(created|added|wrote|generated|saved|new file|new (?:management )?command|new (?:script|endpoint|migration|module|table)|renamed|moved|exported|published|updated|modified|edited|rewrote"
     r"|changed|fixed|replaced|converted|refactored|switched)\b"
+    # "Made `horses/reports/horse_card.py`.", "I built …": done by the one who reports it ("InfluxDB is built for …" is no report).
+    r"|(?:^|\b(?:i|we|i've|we've|i have|we have)\s+)(?:made(?! sure\b)|built|implemented)\b"
     r"|创建了?|新建了?|生成了?|写了|添加了?|保存(了|到)|导出了?|已修改|修改了|已更新|更新了|改写了|已替换"
     # A change said as done ("我在 store.go 里改成了 …", "feature_client.py … 改成 pipeline 批量取了").
     r"|改(成|为)了|改(了|好了)|修(好)?了|替换了|换成了|补了|加了|(改成|改为)[^，,。；;]{1,40}了"
@@ -165,7 +170,8 @@ ARTIFACT_RE = re.compile(
 # does not end as a statement ("When you suggest recipes, assume …." and "What I need is …."
 # are statements; "what's a good gift for him" is a question).
 QUESTION_RE = re.compile(
-    r"[?？]\s*$|^(what|how|why|when|where|which|who|can you|could you|do you|is it|are there)\b(?!.*[.。!！]\s*$)|吗[?？]?$|呢[?？]?$"
+    # ("What I did treat myself to is a new cue, …": what the user did, said as "what … is".)
+    r"[?？]\s*$|^(what(?!\s+(?:i|we)\s[^?]{0,50}?\b(?:is|was|are|were)\b)|how|why|when|where|which|who|can you|could you|do you|is it|are there)\b(?!.*[.。!！]\s*$)|吗[?？]?$|呢[?？]?$"
     # "你说用个植物补光灯会不会开得更好 我在网上看到有人用": the user's opinion asked for, without a question mark.
     r"|^你说[^，,。！!]{0,30}?(?:会不会|能不能|要不要|是不是|好不好|行不行|有没有用)",
     re.IGNORECASE)
@@ -213,7 +219,9 @@ ANAPHORA_RE = re.compile(
     # "…用 FastCDC 切块。这个先记 TODO，下个月再搞": note down what was just said.
     r"|^(这个|这些|这条|这事|那个)(先|也|就)?(记|写|放|加)(一下|下来|下)?(进|到|在)?\s*(todo|待办|清单|list)"
     # "…挂到商品详情页. 写进 TODO": the sentence before, noted down.
-    r"|^(先|也|就)?(写|记|放|加)(进|到|在)\s*(todo(\.md)?|待办|清单|backlog)\s*(里|吧|哈)?\s*[。.!！]?$",
+    r"|^(先|也|就)?(写|记|放|加)(进|到|在)\s*(todo(\.md)?|待办|清单|backlog)\s*(里|吧|哈)?\s*[。.!！]?$"
+    # "… I need the invoices going into Xero. can you put it on the list".
+    r"|^(?:(?:can|could|would) you |please |pls )?" + ON_THE_LIST_EN,
     re.IGNORECASE,
 )
 # A user's acceptance of what the assistant just proposed.
@@ -243,7 +251,8 @@ DECLINE_LEAD_RE = re.compile(
 # "Casbin先不要。", "耳机那个不行不行。", "free-standing 的不要啦": the proposal's name and a refusal, nothing else (one of the
 # refusals below; refused_name() reads the name from it).
 _REFUSAL_BY_NAME = (r"^(?P<name>[A-Za-z][A-Za-z0-9.+-]{1,30}(?:\s+[A-Za-z][A-Za-z0-9.+-]*)?|[\u4e00-\u9fff]{2,6}?)\s*(?:那个|这个|的)?\s*"
-                    r"(?:就|还是|先|暂时)?(?:不要|不用|算了|免了|不考虑|不上|不搞|不做|不弄|不加|不报|不买|不租|不装|不试|(?<!的)不接|不行(?:不行)?"
+                    # ("高压电工不考 那个活风险大", "小红书不发 …")
+                    r"(?:就|还是|先|暂时)?(?:不要|不用|算了|免了|不考虑|不上|不搞|不做|不弄|不加|不报|不买|不租|不装|不试|不考|不学|不发|(?<!的)不接|不行(?:不行)?"
                     # "水光针 no no no 我晕针": an English no after a Chinese name, in mixed writing ("wait no, …" refuses nothing).
                     r"|(?:(?<=[\u4e00-\u9fff])|(?<=[\u4e00-\u9fff]\s))no(?:\s+no)*(?!\s+(?:longer|more|one|way|need|idea|problem)\b)"
                     # "Duolingo, no. I had a 200-day streak …": the name, a comma, a no of its own.
@@ -263,7 +272,7 @@ _DONT_NAMED_RE = re.compile(r"^(?:不要|不用|不加|不考虑|不搞|不做|�
 # "佳明那个一千多块呢，算了不买了。".
 # The sentence is the refusal and its reason: not a fact to keep.
 # "录音复盘可以，": one proposal taken, before another is refused.
-_TAKEN_THEN = r"^[^，,。.!！?？]{1,20}?(?:可以|没问题)[，,]\s*"
+_TAKEN_THEN = r"^[^，,。.!！?？]{1,20}?(?:可以|没问题)(?:[，,]\s*|\s+)(?:但是?|不过|就是)?\s*"  # ("拍视频可以 但是小红书不发")
 NAMED_DECLINE_RE = re.compile(
     r"^(?:(?:nah|no|nope|ok|okay|hmm)[,，.!\s]*)?skip\b|[,，]\s*pass\s*[.。!！]*$"
     # "no digital chanter. the whole point is the real sound", "超声波 pass，我还是信时间": the proposal named and
@@ -276,7 +285,7 @@ NAMED_DECLINE_RE = re.compile(
     r"|^leave\s+(?:the\s+)?[\w.+'-]+(?:\s+[\w.+'-]+)?\s+out\b(?!\s+of\b)"
     r"|^[^，,。.!！?？]{0,16}?(?:就|还是|先|暂时)?(?:算了|免了|不(?:买|租|装|用|要|试|加|考虑|上)了)|[，,]\s*(?:那)?(?:就|还是)?算了"
     # "录音复盘可以，发抖音不行": one proposal taken, the other refused after it.
-    r"|" + _TAKEN_THEN + r"[^，,。.!！?？]{1,12}?(?:不行|不要|算了|免了|不考虑|不搞|不做)"
+    r"|" + _TAKEN_THEN + r"[^，,。.!！?？]{1,12}?(?:不行|不要|算了|免了|不考虑|不搞|不做|不发)"
     # "Clash 我 demo 过一次 … Blade 用惯了 不想换": the proposed name first, the refusal last.
     r"|^[A-Za-z][\w.+-]{1,30}\s.*(?:不想换|不换了|不想(?:买|试|用|要|折腾)了?)\s*[。.!！]?\s*$"
     # "sevDesk 那种一个月十几欧的 subscription 我真的不想再加了，…我用 Google Sheets 自己记就行": the
@@ -565,8 +574,20 @@ _EVERY_THING_RE = re.compile(r"\bevery\s+(?!(?:time|day|week|month|year|morning|
                              re.IGNORECASE)
 
 
+# Said in so many words that it is for this once ("just this once can you write a little note for mum's neighbour
+# Brenda, she's been popping in every evening", "这次帮我写个朋友圈文案 就发这一次 说我证拿到了 开始自己接活"): only
+# a word of what holds from now on makes it last; "every evening" and "开始" tell what the note says.
+# "bracket 今天先 hardcode 一下吧 来不及写 generator 了 … 下周再说": a stopgap for now, the real thing put off.
+_SAID_ONCE_RE = re.compile(r"\b(?:just|only) this once\b|\bthis one time only\b|就(?:发|写|用|做|弄|这么)?这一次"
+                           r"|(?:今天|今晚|这次|这回)先[^，,。；;！!]{1,24}?吧(?=.*(?:下周|下次|回头|以后|之后|明天|改天)再(?:说|弄|搞|写|做))", re.IGNORECASE)
+_PUT_OFF_RE = re.compile(r"(?:下周|下次|回头|以后|之后|明天|改天)再(?:说|弄|搞|写|做)")
+_FROM_NOW_ON_RE = re.compile(r"\b(?:from now on|going forward|in (?:the )?future|as a rule)\b|以后|今后|从现在起|一律", re.IGNORECASE)
+
+
 def one_off(sentence: str) -> bool:
     """An instruction for the occasion only: not a memory (SPEC §5: one-off requests)."""
+    if _SAID_ONCE_RE.search(sentence) and not _FROM_NOW_ON_RE.search(BACK_TO_USUAL_RE.sub("", _PUT_OFF_RE.sub("", sentence))):
+        return True
     if _exception_for_now(sentence) or (ONLY_ONCE_RE.search(sentence)
                                         and not LASTING_RE.search(BACK_TO_USUAL_RE.sub("", _EVERY_THING_RE.sub("", sentence)))):
         return True
@@ -716,6 +737,8 @@ INCIDENT_RE = re.compile(r"\b(?:fell over|blew up|went down|outage|it was chaos|
                          r"|出事了|事故|宕机|大事件|返工|投诉|差评|一星|翻车了|骂了|断网了|停电了|(?:系统|服务器|网站|小程序)(?:挂了|崩了|瘫了)"
                          # "上周台风过境 7月28号那天12个site断网 数据断了差不多20小时"
                          r"|台风|暴雨|断网|断电|数据断了"
+                         # "出口端那边初支开裂 … 系统报了红色报警 停工两天": what went wrong on the site the project watches.
+                         r"|停工|开裂|塌方|险情|漏水|报了[^，,。\s]{0,4}报警"
                          # "磅房那根串口线被雷击了 连着地磅仪表一起烧了 停了两天收购"
                          r"|被雷(?:击|劈)|烧(?:坏|毁|掉)?了|停(?:了)?[一二两三四五六七八九十几\d]+天", re.IGNORECASE)
 CONDITIONAL_RE = re.compile(r"^(?:if|when|whenever|in case|如果|要是|万一|假如|每次|一旦)", re.IGNORECASE)
@@ -886,6 +909,8 @@ def extract_from_message(message: dict, *, mode: str, sentences: list[str] | Non
             # "I write in British English: 'organise'. Please stick to that in anything you write
             # for me.": the rule is the pointer's, its content the sentence it points at.
             category, (_, earlier_position, earlier) = classify(sentence, role=role), unmatched
+            if category is None and role == "user" and re.search(ON_THE_LIST_EN, sentence, re.IGNORECASE):
+                category = "task"  # "can you put it on the list" asks, and what it puts there is the sentence before
             unmatched = None
             joined = earlier.rstrip() + ("" if is_chinese(sentence) else " ") + sentence
             cand = unit(joined, category, earlier_position, restated[n]) if category else None

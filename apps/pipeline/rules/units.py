@@ -293,6 +293,11 @@ def _analyse(ctx, messages: list[dict], background: list[dict], mode: str) -> Ba
             # every sentence about its subject; the rest of the message is said as usual.
             numbered = [(i, p) for i, p in numbered if subjects[i] is None
                         and not forget_matches(p, subject) and not (abs(i - position) == 1 and _says_more_of_the_request(p))]
+            if subject and (told := _told_before_forgetting(parts[position], subject)):
+                # "my grandson Alfie's started coming to the club with me …. his mum … is going through a divorce …
+                # actually forget the divorce bit": in lower case, one sentence to the splitter; what it told before the
+                # request, of other things than the subject, stands.
+                numbered = sorted([*numbered, (position, told)])
         found: list[Candidate] = []
         # "Perfect." after the text written for a request made once ("write a text to my neighbour … this once")
         # takes the text, it accepts no proposal.
@@ -747,6 +752,17 @@ def _news_before_question(part: str) -> Correction | None:
 # next to the request that only points back at it is the request said again.
 _POINTS_AT_IT_RE = re.compile(r"\b(?:that|it|this|those)\b|这种话|这些话|这件事|那件事|这个|那个|这条|那条", re.IGNORECASE)
 REQUEST_ECHO_MAX_WORDS = 8
+
+
+def _told_before_forgetting(part: str, subject: str) -> str:
+    """The sentences run together in lower case before a request to forget said in the same part, without those about
+    its subject."""
+    pieces = LOWER_STOP_RE.split(part)
+    asked = next((i for i, piece in enumerate(pieces) if forget_subject(piece) is not None), 0)
+    told = [*pieces[:asked], re.split(r"…+|\.{3,}|[—–]", pieces[asked])[0] if asked < len(pieces) else ""]
+    if not any(forget_matches(p, subject) for p in told):
+        return ""  # the subject is none of what the part told ("don't keep that in your notes"): all of it goes
+    return " ".join(p.strip() for p in pieces[:asked] if not forget_matches(p, subject)).strip()
 
 
 def _says_more_of_the_request(sentence: str) -> bool:
