@@ -70,6 +70,9 @@ _TITLED_CHANGED = rf"(?P<old>[\u4e00-\u9fff](?P<title>{_TITLES_ZH}))[^。；;！
 _STOPPED_FOR = (r"(?:(?P<old>[^，,。；;\s]{1,12}?)(?:先|已经|就|也)?(?:停了|停掉了|不吃了|不用了)|不(?:再)?用\s*(?P<old2>[^，,。；;\s]{1,12}?)\s*了)"
                 r"[，,\s]+(?:改|换)(?:成|用)了?\s*(?P<new>[^，,。；;！!\s]{1,16}?)(?:了|吧)?(?=[，,。；;！!\s]|$)")
 _ANY_MORE_NOW_IS = r"\s+any ?more\b\s*[,;—–]?\s*(?:it'?s|it is|they'?re|they are|now)\s+"
+# "she's not doing tuesdays and fridays anymore, they've merged groups so it's wednesdays only now": the reason between.
+_NO_LONGER_THEN_NOW = (_NO_LONGER + r"(?:doing\s+|going\s+(?:on\s+|to\s+)?|on\s+)?(?P<old>[^,.;!?]{1,30}?)\s+any ?more\b[^.;!?]{0,50}?"
+                       r"\b(?:it'?s|it is|they'?re|they are)\s+(?P<new>[^,.;!?]+?)\s+(?:only\s+)?now\b")
 
 
 def _ungrouped(pattern: str) -> str:
@@ -82,7 +85,7 @@ CORRECTION_RE = re.compile(
     # otherwise, said of what was just said (a pronoun points back at it; "turns out the bug was in the parser" is news).
     r"\b(?:it\s+)?turns out(?=,?\s+(?:that's|that is|that was|it's|it is|it was|she's|he's|they're|they are)\b)|"
     + _NO_LONGER + r"[^,.;!?]{1,30}?" + _ANY_MORE_NOW_IS + r"|"
-    + _ungrouped(_TITLED_CHANGED) + r"|" + _ungrouped(_STOPPED_FOR) + r"|"
+    + _ungrouped(_TITLED_CHANGED) + r"|" + _ungrouped(_STOPPED_FOR) + r"|" + _ungrouped(_NO_LONGER_THEN_NOW) + r"|"
     r"\b(actually" + _ACTUALLY_STRESSES + r"|i was wrong|i'm wrong|i got (?:the |my |that |our )?[\w' -]{1,30}? wrong\b|my bad|my mistake|correction|i misspoke|sorry,? i meant|i meant|scratch that|wait,? no|no,? wait|not anymore|no longer"
     r"|we (moved|switched|migrated|changed|upgraded|downgraded) to|(is|are|it's) now|changed to|(?:instead of|rather than)\s+" + _NOT_DOING_IT +
     r"|(replaced|swapped) \S+(?: \S+)? (with|for)|(dropped|went down|went up|increased|reduced|decreased|rose|bumped|raised|lowered) to|is (down|up) to"
@@ -120,7 +123,7 @@ CORRECTION_RE = re.compile(
     # "所以我改订了 11 月 8 号出发的那一班": booked again, for another value.
     r"|改(?:订|签|约|报|买)了?(?=[^，,。；;]{0,12}?(?:\d|[一二三四五六七八九十两]))"
     # (Not "历史数据其实是有的": it exists after all, no value replaced.)
-    r"|改成|改为|改到|改在|改做(?=[^，,。；;]{0,12}\d)|改用|换用|更正|重新(?:算|商量|核算|评估)了|纠正一下|记错了|说错了|(?:算漏|算错|漏算|少算|多算)了|(?<![A-Za-z])(?:switch|change)\s*成|说(?:短|长|少|多|早|晚|小|大|低|高)了|定(?:短|长|少|多|早|晚|小|大|低|高)了|搞错了|弄错了|说岔了|搞混了|弄混了|记混了|(?<!我)(?<!本职)(?<!本身)(?<!本行)其实是(?!有的|有)|现在是|现在改|换成了|(?<![帮给请])换成\s?[^，,。；;！!？?\s]{1,16}?(?:\s[A-Za-z0-9][\w:-]*(?:\s?[点号])?)?(?:的[^，,。；;！!？?\s]{1,6})?\s?了(?![吗吧])|变成了?|变为|已经不|不再|不对[，,]"
+    r"|改成|改为|改到|改在|改做(?=[^，,。；;]{0,12}\d)|改用|换用|更正|重新(?:算|商量|核算|评估)了|纠正一下|记错了|说错了|(?:算漏|算错|漏算|少算|多算)了|(?<![A-Za-z])(?:switch|change)\s*成|说(?:短|长|少|多|早|晚|小|大|低|高)了|定(?:短|长|少|多|早|晚|小|大|低|高)了|搞错了|弄错了|说岔了|搞混了|弄混了|记混了|(?<!我)(?<!本职)(?<!本身)(?<!本行)其实是(?!有的|有)|现在是|现在改|换成了|(?<![帮给请])换成[^，,。；;！!？?\s]{1,16}?(?:\s[A-Za-z0-9][\w:-]*(?:\s?[点号])?)?(?:的[^，,。；;！!？?\s]{1,6})?\s?了(?![吗吧])|变成了?|变为|已经不|不再|不对[，,]"
     r"|顺延到|顺延至|延到|推到(?=[^，,。；;]{0,6}?(?:\d|[一二三四五六七八九十]))|降到|降至|升到|升至|提高到|增加到|减少到|涨到|调整为|调整到|调到|迁到|迁移到|迁去|搬到|搬去|挪到|改去|砍一半|砍半|减半|缩短一半|翻倍|翻一番|缩到|缩小到|扩到|扩大到|放宽到|收紧到|改发到|不用了|从[^，,。；;]{1,30}(?:换成|改成|改为|改到|转成|转为)"
     r"|不是(?!\s*不是)[^，,。]{1,20}[，,]?\s*(而)?是|是[^，,。]{1,20}[，,]?\s*不是|不(?:再)?是\s*[^，,。；;\s了]{1,12}?\s*了[^。；;！!]{0,30}?(?:现在按|现在用|以后按)"
     r"|(?:切到?|切换到|换到|迁到|改用|转到)[^，,。；;！!]{1,20}[，,][^，,。；;！!]{1,20}(?:停用|弃用|下线|关停|就停(?=[，,。；;！!\s]|$))"
@@ -199,6 +202,7 @@ _PAIRS: list[re.Pattern[str]] = [
     re.compile(r"\bnot\s+(?P<old>\d+(?:\.\d+)?\s+(?P<unit>[a-z]+))\b[^,.;]{0,20}?\bany ?more\b[,;]?\s+[^.;]{0,30}?\b(?P<new>\d+(?:\.\d+)?\s+(?P=unit))\b",
                re.IGNORECASE),
     re.compile(_NO_LONGER + r"(?P<old>[^,.;!?]{1,30}?)" + _ANY_MORE_NOW_IS + r"(?:now\s+)?(?P<new>(?:[^,.;!?]|\.(?=\d))+)", re.IGNORECASE),
+    re.compile(_NO_LONGER_THEN_NOW, re.IGNORECASE),
     re.compile(_TITLED_CHANGED),
     re.compile(_STOPPED_FOR),
     # "its 22 runs not 18": a number said against the old one, with no comma between.
@@ -1217,6 +1221,11 @@ def given_up_following(parts: list[str], index: int) -> int:
     return n
 
 
+# "老宋", "小陈", "阿杰": a person called by the short form of a name; "以后我跟老宋搭", "现在我和小林一起练": who the user goes on with.
+_SHORT_NAME_ZH_RE = re.compile(r"(?:老|小|阿)[\u4e00-\u9fff]")
+_NEW_PARTNER_ZH_RE = re.compile(r"(?:以后|现在|之后|往后)(?:我)?(?:就)?(?:跟|和)(?P<new>(?:老|小|阿)[\u4e00-\u9fff])(?:搭|一起|配|练|合作|搭档)")
+
+
 # "… we're moving to a one-week timetable. week A/B can go completely": what else goes with the old way is no part of
 # what holds now.
 _LET_GO_TOO_RE = re.compile(r"\b(?:can|could|will|should|is going to)\s+(?:all\s+)?(?:go|be dropped|be removed|be deleted)\b", re.IGNORECASE)
@@ -1266,6 +1275,11 @@ def given_up(parts: list[str], index: int) -> Correction | None:
     chinese = is_chinese(" ".join(kept))
     clause = ("，" if chinese else ", ").join(kept).rstrip(".。!！:： ") + ("。" if chinese else ".")  # ("…erroring anyway:" heads a log)
     successors = [n for n in dict.fromkeys(_NAME_RUN_RE.findall(text)) if " " in n and old.casefold() not in n.casefold()]
+    partner = _NEW_PARTNER_ZH_RE.search(text) if _SHORT_NAME_ZH_RE.fullmatch(old) else None
+    if partner and partner.group("new") != old:
+        # "小陈调去北京工作了 … 以后我跟老宋搭": the one the user goes on with now stands where the one who went is named
+        # ("搭档是小陈" → "搭档是老宋"), not a tombstone for every record that names them.
+        return Correction(clause=clause[0].upper() + clause[1:], old=old, new=partner.group("new"))
     then = parse_correction(text) if found is not None and not swapped else None
     if then is not None and then.new and not then.old and not then.ended and old.casefold() not in then.new.casefold() \
             and _LATIN_NAME_RE.fullmatch(then.new.strip()) and _LATIN_NAME_RE.fullmatch(old):
@@ -1633,6 +1647,11 @@ def corrected_content(record: str, correction: Correction) -> str | None:
                 model = re.match(r"\s*" + _MODEL_RE.pattern, record[end:])
                 end += model.end() if model else 0
             new = correction.new
+            clock = values_at(record[end:])[:1]
+            if clock and clock[0][1] == "time" and not record[end:end + clock[0][0]].strip() and any(k == "time" for k, _ in values(new)):
+                end += clock[0][0] + len(clock[0][2])  # "每周三晚上七点半" / "不是周三晚上了 改成每周日下午两点": its hour goes with it
+            if new.startswith("每") and record[:start].endswith("每"):
+                new = new[1:]  # "…每周三…" / "改成每周日…": one "每"
             surname = re.match(r"\s+[A-Z][a-zà-ÿ'-]+\b", record[end:])
             if surname and re.fullmatch(r"[A-Z][a-zà-ÿ'-]+", correction.old) and re.fullmatch(r"[A-Z][\w'-]+(?:\s[A-Z][\w'-]+)+", new):
                 end += surname.end()  # "Gary" → "Mona Adeyemi" takes "Gary Pruitt" whole
@@ -1654,7 +1673,7 @@ def corrected_content(record: str, correction: Correction) -> str | None:
         if kind == "month":  # "明年 2 月初, so it's 2月初 now": one month said twice, as it was said last
             stated = list({_said_again_key(kind, v): v for v in stated}.values())
         if kind.startswith("count") and all(v == "1" or set(v) == {"一"} for v in stated) and not _DOWN_TO_ONE_RE.search(correction.clause) \
-                and not _TIME_SPAN_KIND_RE.fullmatch(kind):
+                and not _a_span_of_one(kind, correction.clause):
             continue  # "定金 now 50 一位了": "一位" is "each", not a count that changed (as in supersedes)
         # The date written after "last year" is the resolution of those words, not a value the
         # user stated: never the one a correction changes ("raised to 5450" is not "(2025)").
@@ -2026,6 +2045,12 @@ _SPAN_UNITS_ZH = r"天|周|个?星期|个?礼拜|个月|年|小时|个?钟头|�
 _TIME_SPAN_KIND_RE = re.compile(r"count:(?:" + _SPAN_UNITS_ZH + ")")
 
 
+def _a_span_of_one(kind: str, clause: str) -> bool:
+    """"改成保留一年": one year is a span that can replace "30 天"; "一周两次上门" is "twice a week", where "一周" counts nothing."""
+    unit = kind.partition(":")[2]
+    return _TIME_SPAN_KIND_RE.fullmatch(kind) is not None and not re.search(rf"一\s*{re.escape(unit)}\s*[一二两三四五六七八九十几\d]+\s*次", clause)
+
+
 _VERSION_AFTER = r"\s*v?\d+(?:\.\d+)*(?![\w.]\w)"
 
 
@@ -2183,7 +2208,7 @@ def supersedes(record: str, correction: Correction) -> float:
         again = said_plainly and repeats_old_value(record, correction)
         for kind, value in reversed(new_vals):
             if kind.startswith("count") and (value == "1" or set(value) == {"一"}) and not _DOWN_TO_ONE_RE.search(correction.clause) \
-                    and not _TIME_SPAN_KIND_RE.fullmatch(kind):
+                    and not _a_span_of_one(kind, correction.clause):
                 continue  # "现在是集团信息部唯一一个后端" ("一一" read as a count): "一个" is "a", not a count that changed ("一年" is a year)
             # A bare number said of a price ("定金 now 50 一位了") fits the price ("定金每人 30 块") by its words.
             fits = [v for k, v in held if (_kind_fits(k, kind) or (k == "amount" and kind == "number" and overlap > 0)) and value_key(v) != value_key(value)

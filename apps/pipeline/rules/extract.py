@@ -31,7 +31,7 @@ STRONG_RE = re.compile(r"\b(never|always|must|must not|under no circumstances)\b
 
 # "don't forget to add the e2e tests" is a task, not a rule about how to work.
 REMINDER_RE = re.compile(
-    r"\b(don't|do not|dont) forget (to|about)\b|\bdon't let me forget\b|\bremind me to\b|\bremember to\b|\bnot forget to\b|别忘了|不要忘了|提醒我|记得(要|把|去|给|提醒)?", re.IGNORECASE)
+    r"\b(don't|do not|dont) forget (to|about)\b|\bdon't let me forget\b|\bremind me (?:[^.!?]{0,50}? )?to\b|\bremember to\b|\bnot forget to\b|别忘了|不要忘了|提醒我|记得(要|把|去|给|提醒)?", re.IGNORECASE)
 
 # "one thing that goes for every repo of mine: Conventional Commits", "btw 我所有 repo 都用 pnpm": a convention
 # of the user's work wherever it is done (l1 scopes it global).
@@ -46,6 +46,9 @@ ALL_REPOS_RE = re.compile(
 
 # "put it on the list", "can you add that to the backlog": what was just said, noted as a task.
 ON_THE_LIST_EN = r"\b(?:put|add|stick|pop|write) (?:this|that|it) (?:down )?(?:on|to|in|into) (?:the|my|our|your) (?:list|to-?do(?: list)?|todo\.md|backlog)\b"
+# "not now, just write it down so it doesnt get lost": what the message says, noted for later ("don't write that down"
+# asks to forget).
+NOTE_IT_DOWN_EN = r"(?<!n't )(?<!nt )(?<!not )(?<!never )\b(?:just\s+)?(?:write|jot|note) (?:it|that|this) down\b(?!\s+anywhere)"
 PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     # "I never eat pork", "we don't deploy on Fridays": about the speaker, not an order to the assistant.
     ("habit", re.compile(
@@ -80,7 +83,7 @@ PATTERNS: list[tuple[str, re.Pattern[str]]] = [
                         r"|下一个\s*(?:任务|task|待办)"
                         # "下个 sprint 的 task 先记一下: 直播回放自动切片 …".
                         r"|(?:task|任务|待办|需求)\s*先记(?:一下|下来|着)"
-                        r"|" + ON_THE_LIST_EN + r"|\bon the (?:to-?do list|backlog)\b"
+                        r"|" + ON_THE_LIST_EN + r"|" + NOTE_IT_DOWN_EN + r"|\bon the (?:to-?do list|backlog)\b"
                         # "one for the list, not now: before the end of june we need every incoming item … checked".
                         r"|\b(?:one|one more|another one|another|something) for the (?:list|to-?do list|todo list|backlog)\b"
                         # "also I want a tool that replays a captured decoder stream so I can test at home": a feature wanted.
@@ -277,8 +280,9 @@ NAMED_DECLINE_RE = re.compile(
     r"^(?:(?:nah|no|nope|ok|okay|hmm)[,，.!\s]*)?skip\b|[,，]\s*pass\s*[.。!！]*$"
     # "no digital chanter. the whole point is the real sound", "超声波 pass，我还是信时间": the proposal named and
     # turned down in a few words of their own.
-    # "not doing the green banner. everyone I know who's had Open to Work on says …": what was proposed, not done.
-    r"|^not (?:doing|using|adding|trying|getting|buying|going with) (?:the |a |an |any |that )?[\w.+'-]+(?:\s+[\w.+'-]+){0,3}\s*[.!]+(?:\s|$)"
+    # "not doing the green banner. everyone I know who's had Open to Work on says …", "nah not doing masters. went once
+    # years ago, …": what was proposed, not done.
+    r"|^(?:(?:nah|no|nope)[,，.!\s]+)?not (?:doing|using|adding|trying|getting|buying|going with) (?:the |a |an |any |that )?[\w.+'-]+(?:\s+[\w.+'-]+){0,3}\s*[.!]+(?:\s|$)"
     # "no guided walk thanks, I've looked at them.": with its thanks.
     r"|^(?:no|not(?:\s+the)?)\s+[\w.+'-]+(?:\s+[\w.+'-]+){0,2}(?:\s*[.!]+|,?\s+(?:thanks|thank you|ta|cheers)\s*[.!,]*)(?:\s|$)|^[^，,。.!！?？\s]{1,20}\s*pass(?=\s*[，,。.!！]|\s*$)"
     # "no, leave PagerDuty out.": the proposal left out by name.
@@ -418,10 +422,17 @@ class Candidate:
     restated: bool = False  # the user says it again ("as I said", "提醒一下", "还是…的事"): dedup takes it for a repeat more readily
 
 
+# "can you remind me on the 1st of every month to order mum's repeat prescription": asked, but for every time it comes round.
+_RECURRING_REMINDER_RE = re.compile(r"\bremind me\b[^.!?]{0,60}?\b(?:every|each)\b|\b(?:every|each)\b[^.!?]{0,40}?\bremind me\b"
+                                    r"|每(?:天|周|个?星期|个?礼拜|个?月|年)[^。！？!?]{0,20}提醒我|提醒我[^。！？!?]{0,20}每(?:天|周|个?星期|个?礼拜|个?月|年)",
+                                    re.IGNORECASE)
+
+
 def classify(sentence: str, *, role: str) -> str | None:
     if QUESTION_RE.search(sentence):
         return None
-    if REQUEST_RE.search(sentence) and not STRONG_RE.search(sentence):
+    if REQUEST_RE.search(sentence) and not STRONG_RE.search(sentence) and not _RECURRING_REMINDER_RE.search(sentence) \
+            and not re.search(NOTE_IT_DOWN_EN, sentence, re.IGNORECASE):
         return None
     if role == "assistant":
         # An assistant's prose is mostly narration; only the files it produced are facts.
@@ -578,7 +589,9 @@ _EVERY_THING_RE = re.compile(r"\bevery\s+(?!(?:time|day|week|month|year|morning|
 # Brenda, she's been popping in every evening", "这次帮我写个朋友圈文案 就发这一次 说我证拿到了 开始自己接活"): only
 # a word of what holds from now on makes it last; "every evening" and "开始" tell what the note says.
 # "bracket 今天先 hardcode 一下吧 来不及写 generator 了 … 下周再说": a stopgap for now, the real thing put off.
-_SAID_ONCE_RE = re.compile(r"\b(?:just|only) this once\b|\bthis one time only\b|就(?:发|写|用|做|弄|这么)?这一次"
+_SAID_ONCE_RE = re.compile(r"\b(?:just|only) this once\b|\bthis one time only\b|就(?:发|写|用|做|弄|这么)?这一次|\bjust (?:for )?this week\b|\bthis week only\b"
+                           # "今天就用天津话跟我聊": a way of talking for today.
+                           r"|(?:今天|今晚|这次|这回)就?用[^，,。\s]{1,8}?(?:话|语|文|腔)(?:跟我|和我|给我)?(?:聊|说|讲|回|写)"
                            r"|(?:今天|今晚|这次|这回)先[^，,。；;！!]{1,24}?吧(?=.*(?:下周|下次|回头|以后|之后|明天|改天)再(?:说|弄|搞|写|做))", re.IGNORECASE)
 _PUT_OFF_RE = re.compile(r"(?:下周|下次|回头|以后|之后|明天|改天)再(?:说|弄|搞|写|做)")
 _FROM_NOW_ON_RE = re.compile(r"\b(?:from now on|going forward|in (?:the )?future|as a rule)\b|以后|今后|从现在起|一律", re.IGNORECASE)

@@ -37,6 +37,8 @@ INJECTION_RE = re.compile(
     # told to write into "this user's" profile or memory — no person speaks of the reader's user so.
     # "[hidden text: Attention AI helpers reading this page. Tell the user …]".
     r"|\battention,?\s+(ai|llm)s?\s+(assistants?|agents?|models?|helpers?|bots?|tools?|systems?)(\s+\w+ing\s+this(\s+[\w-]+)?)?\s*[:：,，.]"
+    # "[hidden text for AI assistants: tell the user …]": text hidden from people, addressed to an AI.
+    r"|\b(hidden|invisible|white|tiny)\s+(text|note|message)\s+(for|to)\s+(any |all |the )?(ai|llm)s?\b[^:：\]\n]{0,30}[:：]"
     r"|\b(store|save|record|write|put|add|note|remember)\b[^.\n]{0,20}\b(in|to|into)\s+(this|the)\s+user'?s'?\s+(profile|memory|memories|preferences)\b|\b(do not|don't|never) (mention|tell|reveal|show) (this|it|any of this|this \w+) to the user\b"
     # "AI 助手读到这条请…", "【系统提示：AI 编程助手请…】".
     r"|(ai|人工智能)\s*(编程|代码|写作|智能)?\s*(助手|助理)\s*(读到|看到|处理到?)(这条|这段|此|本)[^，。,]{0,6}?(请|务必|必须)|[\[【]\s*(系统提示|系统指令|system prompt|system note)\s*[:：]"
