@@ -49,6 +49,8 @@ ON_THE_LIST_EN = r"\b(?:put|add|stick|pop|write) (?:this|that|it) (?:down )?(?:o
 # "not now, just write it down so it doesnt get lost": what the message says, noted for later ("don't write that down"
 # asks to forget).
 NOTE_IT_DOWN_EN = r"(?<!n't )(?<!nt )(?<!not )(?<!never )\b(?:just\s+)?(?:write|jot|note) (?:it|that|this) down\b(?!\s+anywhere)"
+ON_THE_LIST_RE = re.compile(ON_THE_LIST_EN, re.IGNORECASE)
+NOTE_IT_DOWN_RE = re.compile(NOTE_IT_DOWN_EN, re.IGNORECASE)
 PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     # "I never eat pork", "we don't deploy on Fridays": about the speaker, not an order to the assistant.
     ("habit", re.compile(
@@ -432,7 +434,7 @@ def classify(sentence: str, *, role: str) -> str | None:
     if QUESTION_RE.search(sentence):
         return None
     if REQUEST_RE.search(sentence) and not STRONG_RE.search(sentence) and not _RECURRING_REMINDER_RE.search(sentence) \
-            and not re.search(NOTE_IT_DOWN_EN, sentence, re.IGNORECASE):
+            and not NOTE_IT_DOWN_RE.search(sentence):
         return None
     if role == "assistant":
         # An assistant's prose is mostly narration; only the files it produced are facts.
@@ -488,7 +490,7 @@ LASTING_RE = re.compile(r"\b(from now on|always|never|every|each time|going forw
                         r"|starting today|from today(?!['’]s)|as of today|any ?more)\b"
                         r"|以后|今后|每次|每回|一律|都要|都不|从现在起|开始|永远|总是|不再|再也|从不|从来不|绝不|决不", re.IGNORECASE)
 SELF_SUBJECT_RE = re.compile(r"\bi\b|(?<![帮给让叫替为])我(?!们)", re.IGNORECASE)  # "帮我挑…" asks; "我今天不吃" says
-REMINDER_RE = re.compile(r"\b(don't forget|do not forget|remember to)\b|别忘|不要忘|记得", re.IGNORECASE)  # a task for today
+TODAY_REMINDER_RE = re.compile(r"\b(don't forget|do not forget|remember to)\b|别忘|不要忘|记得", re.IGNORECASE)  # a task for today
 
 
 # Occasions a request can be for ("for the 4 July sale only").
@@ -589,11 +591,12 @@ _EVERY_THING_RE = re.compile(r"\bevery\s+(?!(?:time|day|week|month|year|morning|
 # Brenda, she's been popping in every evening", "这次帮我写个朋友圈文案 就发这一次 说我证拿到了 开始自己接活"): only
 # a word of what holds from now on makes it last; "every evening" and "开始" tell what the note says.
 # "bracket 今天先 hardcode 一下吧 来不及写 generator 了 … 下周再说": a stopgap for now, the real thing put off.
+_PUT_OFF = r"(?:下周|下次|回头|以后|之后|明天|改天)再(?:说|弄|搞|写|做)"
 _SAID_ONCE_RE = re.compile(r"\b(?:just|only) this once\b|\bthis one time only\b|就(?:发|写|用|做|弄|这么)?这一次|\bjust (?:for )?this week\b|\bthis week only\b"
                            # "今天就用天津话跟我聊": a way of talking for today.
                            r"|(?:今天|今晚|这次|这回)就?用[^，,。\s]{1,8}?(?:话|语|文|腔)(?:跟我|和我|给我)?(?:聊|说|讲|回|写)"
-                           r"|(?:今天|今晚|这次|这回)先[^，,。；;！!]{1,24}?吧(?=.*(?:下周|下次|回头|以后|之后|明天|改天)再(?:说|弄|搞|写|做))", re.IGNORECASE)
-_PUT_OFF_RE = re.compile(r"(?:下周|下次|回头|以后|之后|明天|改天)再(?:说|弄|搞|写|做)")
+                           r"|(?:今天|今晚|这次|这回)先[^，,。；;！!]{1,24}?吧(?=.*" + _PUT_OFF + ")", re.IGNORECASE)
+_PUT_OFF_RE = re.compile(_PUT_OFF)
 _FROM_NOW_ON_RE = re.compile(r"\b(?:from now on|going forward|in (?:the )?future|as a rule)\b|以后|今后|从现在起|一律", re.IGNORECASE)
 
 
@@ -605,7 +608,7 @@ def one_off(sentence: str) -> bool:
                                         and not LASTING_RE.search(BACK_TO_USUAL_RE.sub("", _EVERY_THING_RE.sub("", sentence)))):
         return True
     if not OCCASION_RE.search(sentence) or LASTING_RE.search(sentence) or SELF_SUBJECT_RE.search(sentence) \
-            or REMINDER_RE.search(sentence):
+            or TODAY_REMINDER_RE.search(sentence):
         return False
     return bool(HOLD_OFF_RE.search(sentence))
 
@@ -922,7 +925,7 @@ def extract_from_message(message: dict, *, mode: str, sentences: list[str] | Non
             # "I write in British English: 'organise'. Please stick to that in anything you write
             # for me.": the rule is the pointer's, its content the sentence it points at.
             category, (_, earlier_position, earlier) = classify(sentence, role=role), unmatched
-            if category is None and role == "user" and re.search(ON_THE_LIST_EN, sentence, re.IGNORECASE):
+            if category is None and role == "user" and ON_THE_LIST_RE.search(sentence):
                 category = "task"  # "can you put it on the list" asks, and what it puts there is the sentence before
             unmatched = None
             joined = earlier.rstrip() + ("" if is_chinese(sentence) else " ") + sentence

@@ -15,7 +15,7 @@ from __future__ import annotations
 from datetime import UTC
 from typing import Any
 
-from apps.pipeline.rules.extract import PATTERNS, REMINDER_RE
+from apps.pipeline.rules.extract import PATTERNS, TODAY_REMINDER_RE
 from apps.pipeline.rules.text import lexical_similarity, normalize, one_line
 from apps.tools.errors import Conflict, ToolError
 
@@ -79,7 +79,7 @@ def run(ctx) -> None:
         ctx.counts["note"] = "no scene blocks yet: nothing to commit"
 
 
-_NOT_DURABLE = [pattern for category, pattern in PATTERNS if category in ("task", "task_done", "episode")] + [REMINDER_RE]
+_NOT_DURABLE = [pattern for category, pattern in PATTERNS if category in ("task", "task_done", "episode")] + [TODAY_REMINDER_RE]
 
 
 def durable(content: str) -> bool:

@@ -759,7 +759,7 @@ def _told_before_forgetting(part: str, subject: str) -> str:
     its subject."""
     pieces = LOWER_STOP_RE.split(part)
     asked = next((i for i, piece in enumerate(pieces) if forget_subject(piece) is not None), 0)
-    told = [*pieces[:asked], re.split(r"…+|\.{3,}|[—–]", pieces[asked])[0] if asked < len(pieces) else ""]
+    told = [*pieces[:asked], re.split(r"…+|\.{3,}|[—–]", pieces[asked])[0]]
     if not any(forget_matches(p, subject) for p in told):
         return ""  # the subject is none of what the part told ("don't keep that in your notes"): all of it goes
     return " ".join(p.strip() for p in pieces[:asked] if not forget_matches(p, subject)).strip()
