@@ -67,7 +67,9 @@ _NO_LONGER = r"\b(?:isn'?t|is not|aren'?t|are not|not)\s+"
 _TITLES_ZH = r"阿姨|师傅|老师|医生|大夫|教练|护工|保姆|律师|主任"
 _TITLED_CHANGED = rf"(?P<old>[\u4e00-\u9fff](?P<title>{_TITLES_ZH}))[^。；;！!？?]{{0,30}}?换(?:了|成了?)(?:个|一个|新的?)?\s*(?P<new>[\u4e00-\u9fff](?P=title))"
 # "阿司匹林先停了 换成氯吡格雷了", "项目部统一不用钉钉了 换成企业微信": the old one stopped, then what replaces it.
-_STOPPED_FOR = (r"(?:(?P<old>[^，,。；;\s]{1,12}?)(?:先|已经|就|也)?(?:停了|停掉了|不吃了|不用了)|不(?:再)?用\s*(?P<old2>[^，,。；;\s]{1,12}?)\s*了)"
+# ("USDA 那个我们 drop 了, 改用 MyFCD": the one named, then what was done with it.)
+_STOPPED_FOR = (r"(?:(?P<old>[^，,。；;\s]{1,12}?)\s*(?:那个|这个)?\s*(?:我们|我)?\s*(?:先|已经|就|也)?(?:停了|停掉了|不吃了|不用了|drop\s*(?:掉)?了|砍掉?了)"
+                r"|不(?:再)?用\s*(?P<old2>[^，,。；;\s]{1,12}?)\s*了)"
                 r"[，,\s]+(?:改|换)(?:成|用)了?\s*(?P<new>[^，,。；;！!\s]{1,16}?)(?:了|吧)?(?=[，,。；;！!\s]|$)")
 _ANY_MORE_NOW_IS = r"\s+any ?more\b\s*[,;—–]?\s*(?:it'?s|it is|they'?re|they are|now)\s+"
 # "she's not doing tuesdays and fridays anymore, they've merged groups so it's wednesdays only now": the reason between.
@@ -124,7 +126,7 @@ CORRECTION_RE = re.compile(
     r"|改(?:订|签|约|报|买)了?(?=[^，,。；;]{0,12}?(?:\d|[一二三四五六七八九十两]))"
     # (Not "历史数据其实是有的": it exists after all, no value replaced.)
     r"|改成|改为|改到|改在|改做(?=[^，,。；;]{0,12}\d)|改用|换用|更正|重新(?:算|商量|核算|评估)了|纠正一下|记错了|说错了|(?:算漏|算错|漏算|少算|多算)了|(?<![A-Za-z])(?:switch|change)\s*成|说(?:短|长|少|多|早|晚|小|大|低|高)了|定(?:短|长|少|多|早|晚|小|大|低|高)了|搞错了|弄错了|说岔了|搞混了|弄混了|记混了|(?<!我)(?<!本职)(?<!本身)(?<!本行)其实是(?!有的|有)|现在是|现在改|换成了|(?<![帮给请])换成[^，,。；;！!？?\s]{1,16}?(?:\s[A-Za-z0-9][\w:-]*(?:\s?[点号])?)?(?:的[^，,。；;！!？?\s]{1,6})?\s?了(?![吗吧])|变成了?|变为|已经不|不再|不对[，,]"
-    r"|顺延到|顺延至|延到|推到(?=[^，,。；;]{0,6}?(?:\d|[一二三四五六七八九十]))|降到|降至|升到|升至|提高到|增加到|减少到|涨到|调整为|调整到|调到|迁到|迁移到|迁去|搬到|搬去|挪到|改去|砍一半|砍半|减半|缩短一半|翻倍|翻一番|缩到|缩小到|扩到|扩大到|放宽到|收紧到|改发到|不用了|从[^，,。；;]{1,30}(?:换成|改成|改为|改到|转成|转为)"
+    r"|顺延到|顺延至|延到|推到(?=[^，,。；;]{0,6}?(?:\d|[一二三四五六七八九十]))|降到|降至|升到|升至|提高到|增加到|减少到|涨到|(?:涨|降|调|提)价到|调整为|调整到|调到|迁到|迁移到|迁去|搬到|搬去|挪到|改去|砍一半|砍半|减半|缩短一半|翻倍|翻一番|缩到|缩小到|扩到|扩大到|放宽到|收紧到|改发到|不用了|从[^，,。；;]{1,30}(?:换成|改成|改为|改到|转成|转为)"
     r"|不是(?!\s*不是)[^，,。]{1,20}[，,]?\s*(而)?是|是[^，,。]{1,20}[，,]?\s*不是|不(?:再)?是\s*[^，,。；;\s了]{1,12}?\s*了[^。；;！!]{0,30}?(?:现在按|现在用|以后按)"
     r"|(?:切到?|切换到|换到|迁到|改用|转到)[^，,。；;！!]{1,20}[，,][^，,。；;！!]{1,20}(?:停用|弃用|下线|关停|就停(?=[，,。；;！!\s]|$))"
     r"|(?:迁到|迁移到|搬到|换到|切到)了?[^，,。；;！!]{1,30}[，,][^，,。；;！!]{1,20}(?:没续|不续了|退掉了|退了|停了|关了|不用了)"
@@ -147,7 +149,9 @@ _CHANGE_VERBS_EN = (r"moved|moves|moving|shifted|shifts|shifting|changed|changin
                     r"|pushed|postponed|rescheduled|brought|slipped|dropped|upped|capped|tightened|loosened|relaxed"
                     r"|widened|narrowed|doubled|halved|tripled|lengthened|lifted|knocked|dialled|dialed|turned"
                     # "we've put the target up to £2,500" (not "put the kids to bed").
-                    r"|put(?=\s+(?:[\w'-]+\s+){0,3}(?:up|down)\s+to\b)")
+                    r"|put(?=\s+(?:[\w'-]+\s+){0,3}(?:up|down)\s+to\b)"
+                    # "voted to bring the same-day cut-off forward to 13:30" (not "bring the kids to school").
+                    r"|bring(?=\s+(?:[\w'-]+\s+){0,4}(?:forward|back)\s+to\b)")
 CHANGE_TO_RE = re.compile(
     rf"\b(?:{_CHANGE_VERBS_EN})\b(?:\s+(?:up|back|down|forward|out))?(?:\s+(?!(?:on)?to\b)[\w'-]+){{0,4}}?,?\s+(?:on)?to\s+(?P<new>(?:[^,;!.?]|[.,](?=\d))+)"
     # "timeout tighten 到 90 秒": an English verb before the Chinese "到" in mixed writing.
@@ -255,7 +259,7 @@ _NEW_ONLY: list[re.Pattern[str]] = [
     # "so from September we're on the last Sunday of the month instead": where things stand now, said with "instead".
     re.compile(r"\b(?:we're|we are|we'll be|it's|it is|it'll be|they're|they are)\s+(?:now\s+)?(?:on|at|in)\s+(?P<new>[^,.;!?]+?)\s+instead\b", re.IGNORECASE),
     re.compile(r"\bnew (?:date|time|day|deadline|venue|address|price|fee|rent|slot) is\s+(?P<new>(?:[^,.;!]|\.(?=\d))+)", re.IGNORECASE),
-    re.compile(r"(?:(?<![A-Za-z])(?:switch|change)\s*成|改成了?|改为|改到|改用|换用|统一成|统一为|换成了?|换到|变成了?|变为|现在是|其实是|降到|降至|升到|升至|提高到|增加到|减少到|涨到|调整为|调整到|调到|迁到|迁移到|迁去|搬到|搬去|改去|缩到|缩小到|扩到|扩大到|放宽到|收紧到|改发到)(?P<new>[^，,。；;！!]+)"),
+    re.compile(r"(?:(?<![A-Za-z])(?:switch|change)\s*成|改成了?|改为|改到|改用|换用|统一成|统一为|换成了?|换到|变成了?|变为|现在是|其实是|降到|降至|升到|升至|提高到|增加到|减少到|涨到|(?:涨|降|调|提)价到|调整为|调整到|调到|迁到|迁移到|迁去|搬到|搬去|改去|缩到|缩小到|扩到|扩大到|放宽到|收紧到|改发到)(?P<new>[^，,。；;！!]+)"),
     re.compile(r"\b(?:moved(?: up| down| over| back| out)?|changed|switched|postponed|pushed back|pushed|brought forward|rescheduled|shifted|moves|shifts|switches|is moving|is switching|is shifting) to"
                r"\s+(?P<new>(?:[^,.;!]|\.(?=\d))+)", re.IGNORECASE),
     re.compile(r"(?:^[\w ]{2,30} update|^update(?: on [^:：]{1,40})?)\s*[:：]\s*(?P<new>[^.;!。；！]+)", re.IGNORECASE),
@@ -633,6 +637,11 @@ _NAME_WORD = r"[A-Z][A-Za-z+#.-]*[A-Za-z+#]"
 _NAMED_RUN_VERSION_RE = re.compile(rf"(?<![\w.-])(?:{_NAME_WORD}\s)*{_NAME_WORD}\s?v?\d+(?:\.\d+)*(?![\w.])")
 
 
+# Of a thing, not of the speaker ("I can stretch the rent to £800 a month now" is a value changed), and no "can't" ("Dale
+# can't begin until June 2 now").
+_NEWLY_POSSIBLE_RE = re.compile(r"(?<!\bi )(?<!\bwe )\b(?:can|could)\b(?!['’]t|not)|\b(?:is|are) able to\b", re.IGNORECASE)
+
+
 def _said_now(sentence: str) -> Correction | None:
     """A typed value said with a word that says it holds now ("现在", "now", "from now on")."""
     for cue in WEAK_CUE_RE.finditer(sentence):
@@ -644,6 +653,8 @@ def _said_now(sentence: str) -> Correction | None:
         start = max([sentence.rfind(ch, 0, cue.start()) + 1 for ch in "，,;；。"] + [m.end() for m in _STOP_RE.finditer(sentence, 0, cue.start())])
         ends = [i for i in (sentence.find(ch, cue.end()) for ch in "，,;；。") if i >= 0] + [m.start() for m in _STOP_RE.finditer(sentence, cue.end())][:1]
         own = sentence[start: min(ends) + 1 if ends else len(sentence)]
+        if _NEWLY_POSSIBLE_RE.search(sentence, start, cue.start()):
+            continue  # "we've bought 2 Urban Arrows, so bulky stuff up to 80kg can go by bike now": a thing newly possible
         said = values(own)
         if said:
             # "from now on" says a rule as often as a change: only its own clause is the change.
@@ -1059,6 +1070,9 @@ _DROPPED = [
                # "I moved us off Railway", "we took the site off Heroku": the one moved named before "off".
                r"|(?:moved|took|got)\s+(?:us|it|everything|it all|(?:the|our)\s+[\w-]+)\s+(?:off|away from))"
                r"\s+(?:the\s+|our\s+|my\s+)?(?P<old>[\w.+-]{3,})\b", re.IGNORECASE),
+    # "right, infra. moved us off the droplet over the weekend, we're on a Hetzner CX32": who moved goes unsaid.
+    re.compile(r"(?:^|[.:!,]\s*)(?:moved|took|got)\s+(?:us|it all|everything)\s+(?:off|away from)\s+(?:the\s+|our\s+|my\s+)?(?P<old>[\w.+-]{3,})\b",
+               re.IGNORECASE),
     re.compile(r"(?:^|[.:!]\s+|:\s*)(?P<old>[A-Z][\w.+-]{2,})\s+(?:did not|didn't|never)\s+(?:really\s+)?st(?:ick|uck)\b"),
     # "we're not on OpenRouteService at all any more", "we no longer use Mailgun": a named thing no longer in use
     # (a capitalised name: "I'm not on nights any more" is no thing given up).
@@ -1135,7 +1149,7 @@ _LET_GO_ZH = re.compile(r"(?:^|(?<=[，,。！!：:\s]))(?P<old>[\u4e00-\u9fff]{
                         # "闲鱼我不弄了": a thing the user did, stopped ("我" before it; "beach 我是不去了" names no thing).
                         r"|(?:我|我们)(?:就|也|已经)?不(?:再)?(?:弄|搞|用|卖|挂|做|考)了)")
 # "宝塔我卸了": a Chinese name before the verb (the run of characters after the last function character).
-_DROPPED_ZH_VERB = re.compile(r"(?:我|我们)?(?:那套|这套)?\s*(?:就|也|已经|全|全都|都)?(?:换掉了?|去掉了|拿掉了|弃用了|下掉了|撤掉了?|撤了|卸了|卸载了)")
+_DROPPED_ZH_VERB = re.compile(r"(?:我|我们)?(?:那套|这套)?\s*(?:就|也|已经|全|全都|都)?(?:换掉了?|去掉了|拿掉了|弃用了|下掉了|撤掉了?|撤了|卸了|卸载了|不搞了)")
 _NOT_A_NAME_ZH = frozenset(["一个", "这个", "那个", "已经", "现在", "之前", "我们", "他们", "东西", "全部", "所有"])
 
 
@@ -1145,7 +1159,7 @@ def _dropped_zh(part: str) -> tuple[str, int, int] | None:
         return None
     run = re.search(r"[\u4e00-\u9fff]{2,8}$", part[: m.start()].rstrip())
     # "另一个是宝塔" → 宝塔; "时序库那块我决定换掉了" → 时序库
-    pieces = [p for p in re.split(r"[是把的个了在将和与就也]|那块|这块|那边|我?决定", run.group(0)) if len(p) >= 2] if run else []
+    pieces = [p for p in re.split(r"[是把的个了在将和与就也]|那块|这块|那边|我?决定|另外|还有|然后|对了", run.group(0)) if len(p) >= 2] if run else []
     last = pieces[-1] if pieces else ""
     if not last or last in _NOT_A_NAME_ZH:
         return None
@@ -1155,7 +1169,7 @@ def _dropped_zh(part: str) -> tuple[str, int, int] | None:
 # "big news，换拍了！", "音箱换了！", "还有面粉换了！", "我换 paddle 了", "换琴了": the thing in use swapped for another. The records
 # name what was used by what it is ("拍子是 Yonex Astrox 88D", "先科的拉杆音箱"), so that word is what is given up.
 # Not "就能换气了" (what one can do), "换了两个 night shift" (a swap of something else, named after it).
-_SWAPPED_ZH = re.compile(r"(?<![能会可就要想得该])换\s?(?P<slot>[\u4e00-\u9fff]{1,2}?|[A-Za-z]{3,})\s?了(?=[！!。.，,~～\s]|$)"
+_SWAPPED_ZH = re.compile(r"(?<![能会可就要想得该交转切替])换\s?(?P<slot>[\u4e00-\u9fff]{1,2}?|[A-Za-z]{3,})\s?了(?=[！!。.，,~～\s]|$)"
                          r"|(?:^|(?<=[，,。！!：:\s]))(?:还有|另外|对了|然后)?(?P<slot2>[\u4e00-\u9fff]{2,3}|[A-Za-z]{3,})\s?(?:也|又)?换了(?=[！!。.，,~～\s]|$)")
 # Words after "换" that are no thing ("换个", "换成"), and slots that hold values the value rules change (a time, a place).
 _NOT_A_SLOT_ZH = frozenset(["个", "成", "到", "掉", "好", "完", "过", "一", "人", "我们", "已经", "现在", "今天", "最近", "终于", "时间", "地址", "日子",
@@ -2695,7 +2709,7 @@ def forget_subject(sentence: str) -> str | None:
         subject = re.sub(r"^(?:之前|上次|上回|前面)?(?:我)?(?:跟你|和你)?(?:说|提|讲)(?:过|到)?的", "", subject).strip()  # "之前跟你提的我身体…"
         subject = re.sub(r"^(?:你|你们)(?:那边|这边|那里|这里|那儿)(?:的)?(?:就|也|都)?", "", subject).strip()  # "你那边就别留着了": where, not what
         subject = re.sub(r"^(about|that|what i said about|me|my|the|请|帮我|麻烦|你|我的|我)\s*", "", subject, flags=re.IGNORECASE).strip()
-        subject = re.sub(r"\b(please|pls|thanks|thank you)\b", "", subject, flags=re.IGNORECASE).strip(" ,，")
+        subject = re.sub(r"\b(please|pls|thanks|thank you|actually)\b", "", subject, flags=re.IGNORECASE).strip(" ,，")
         subject = re.sub(r"^(把|关于)", "", subject).strip()
         subject = re.sub(r"(?:你|你们)(?:还是|就|也|都|先)?$", "", subject).strip()  # "王科长那段你别存啊": who keeps it, not what
         subject = re.sub(r"^[\W_]+", "", subject).strip()  # "……刚才说…"

@@ -72,7 +72,7 @@ PATTERNS: list[tuple[str, re.Pattern[str]]] = [
         r"|^(?:and |also |oh and )?(?:no (?!thanks|worries|problem|rush|idea|need)[\w-]+(?: [\w-]+){0,3},? please\b|please,? no [\w-]+)"
         # "Distances in miles please.", "answers in bullet points please": the form to give things in.
         r"|^(?:and |also )?(?!(?:put|leave|drop|throw|place|store|stick|set)\b)[\w-]+(?: [\w-]+)?\s+in\s+[\w-]+(?: [\w-]+)?,?\s+(?:please|pls)\s*[.!]?\s*$"
-        r"|以后|今后|总是|永远|不要|别再|务必|必须|禁止|一律|记住|请(始终|总是|用|使用|回答|回复|保持|避免)|统一(用|使用)?|避免|尽量|只用|只能|规则|约定|规范|规矩|不允许|不许|不准"
+        r"|以后|今后|总是|永远|不要|别再|务必|必须|禁止|一律|记住|请(始终|总是|用|使用|回答|回复|保持|避免)|统一(用|使用)?|避免|尽量|只用|只能|规则|约定|规范|规矩|不允许|不许|不准(?=\s*[\w\u4e00-\u9fff])"
         r"|才能(合并|上线|发布|提交|部署)|以上才|至少要|\b(before|to) (merge|merging|release|deploy)\b"
         r"|要求\s*[^，,。；;]{0,8}?\d|\b(requires?|required|needs? to be|has to be)\b[^.;,]{0,30}?\d"  # a requirement with its figure ("要求 1 秒内可见")
         r"|叫我(?!去|来|们)|(回答|回复|解释|跟我说话|和我说话|跟我聊天|给我|推荐)[^，,。；]{0,12}?的时候|(?:^|[，,。；;])\s*别(?!人|的|处)", re.IGNORECASE)),
@@ -90,7 +90,10 @@ PATTERNS: list[tuple[str, re.Pattern[str]]] = [
                         r"|\b(?:one|one more|another one|another|something) for the (?:list|to-?do list|todo list|backlog)\b"
                         # "also I want a tool that replays a captured decoder stream so I can test at home": a feature wanted.
                         r"|\bi (?:want|need|'d like) (?:a|an) (?:new )?(?:tool|script|command|page|screen|endpoint|report|button|option|dashboard) (?:that|which|to)\b"
-                        r"|(?:加到|放进|记到|列进)(?:待办|todo|清单|backlog)", re.IGNORECASE)),
+                        r"|(?:加到|放进|记到|列进)(?:待办|todo|清单|backlog)"
+                        # "before end of June I want scaffold hire as its own line on quotes": what is wanted, by when.
+                        r"|\b(?:before|by) (?:the )?end of \w+\b[^.!?]{0,30}?\b(?:i|we) (?:want|need)\b|\b(?:i|we) (?:want|need)\b[^.!?]{0,60}?\b(?:before|by) (?:the )?end of \w+",
+                        re.IGNORECASE)),
     ("decision", re.compile(
         r"\b(we|i) (decided|agreed|chose|picked|settled on|will use|'ll use|are going with|switched to|are switching to|moved to|migrated to|are moving to)\b"
         r"|\bwe'?re (?:moving|switching|migrating) to\b"
@@ -107,7 +110,9 @@ PATTERNS: list[tuple[str, re.Pattern[str]]] = [
         # "明年开春之前要上车牌识别 … 先记下来": by when, and said to be noted.
         r"|之前要|先记下来|先记着"
         # "9 月开学前要上一个入学查验的功能": a feature to build, by when.
-        r"|(?<=前)要(?=上|做|加|写|搞|开发|完成|交)|要(?:上|做|加|开发|写)(?:一个|个)[^，,。；;]{1,20}?(?:功能|模块|页面|接口|报表)", re.IGNORECASE)),
+        r"|(?<=前)要(?=上|做|加|写|搞|开发|完成|交)|要(?:上|做|加|开发|写)(?:一个|个)[^，,。；;]{1,20}?(?:功能|模块|页面|接口|报表)"
+        # "正事: 要加 food diary 的 photo upload": what is to be added, said first.
+        r"|(?:^|[:：]\s*)要加\s*(?=[A-Za-z]|[\u4e00-\u9fff]{2,}(?:的|功能|模块|页面))(?!班|油|钱|急|快|强|上)", re.IGNORECASE)),
     ("persona", re.compile(
         r"\b(i am|i'm|im) (a|an|the)\b|\bmy name is\b|\bi work (as|at|in|on|for|from)\b|\b(my )?day job\b|\bi (do|run|maintain) this (as|in|on) (a |my )?(volunteer|hobby|side project|spare time|free time)\b|\bi live (in|near|with)\b|\bi(?:'m| am) from\b"
         r"|\b(i|we) (don't|do not|never|can't|cannot) (eat|drink|have|take|touch|do)\b|\ballergic\b|\ballergy\b|\bintolerant\b"
@@ -137,6 +142,7 @@ PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     ("fact", re.compile(
         r"\b(uses|is using|runs on|runs in|lives on|sits on|is hosted on|runs every|runs nightly|depends on|is deployed|is hosted|listens on|port \d+|version\s*(?:is\s*|=\s*|:\s*|是\s*|为\s*)?v?\d+|is stored in|lives in|is configured"
         r"|is written in|is built (with|on)|talks to|writes to|reads from|is backed by|is served by|(pulls|loads|reads|writes|pushes|sends|syncs|publishes) (from|into|to))\b"
+        r"|\b(?:is|are) valid for \d+ (?:days?|weeks?|months?)\b"  # "quotes are valid for 30 days": a term of the business
         r"|\b(is|are) (the|a|an|our) ([\w+.-]+ ){0,3}(service|app|application|tool|library|package|repo|repository|project|cli|api|backend|front ?end|pipeline|job|bot|site|website|system|module|monorepo|chart)\b"
         # "wicketbook = club app for Hollins Green CC": a name set equal to what it is.
         r"|^(?:context[.:]\s*)?[\w.-]{3,30}\s*=\s*(?:the |a |an |our )?([\w+.-]+ ){0,3}(app|application|tool|service|site|website|system|bot|platform|backend|api)\b"
@@ -151,7 +157,7 @@ PATTERNS: list[tuple[str, re.Pattern[str]]] = [
         # "我本身是学工业设计的，code 半路出家": who is writing the code.
         r"|我(?:本身|其实|自己|本来)?是(?:学|读|做|搞)[^，,。；;]{2,12}?(?:的|出身)|我(?:本人)?(?:以前|之前|原来|本来)在[^，,。；;]{1,12}(?:干|做|当|上班|工作)"
         r"|我(?:本科|大学|研究生|硕士)?学的是?[^，,。；;]{2,10}|我(?:本职|本行|本身|平时|其实|本来)*是(?:一名|一个|个)?[^，,。；;]{0,8}?(?:工程师|设计师|程序员|老师|教师|医生|护士|会计|律师|产品经理|分析师|研究员)"
-        r"|每(周|天|月|年|个?星期|个月)|在.{1,20}上(跑|运行|训练|部署)|部署在|运行在|跑在|(?:用|通过)[^，,。]{1,16}?部署|服务器是|依赖|端口|版本|配置在|存放在|存在|使用的是|用的是|数据库是|项目(是|用)|这个\s*(项目|仓库|服务|工程|库|repo|app|service)|本(项目|仓库)|我们(用|使用|的)|我们有(?:[一两二三四五六七八九十几\d])|基于|写的"
+        r"|每(周|天|月|年|个?星期|个月)|在.{1,20}上(跑|运行|训练|部署)|部署在|运行在|跑在|(?:用|通过)[^，,。]{1,16}?部署|服务器是|依赖|端口|版本|配置在|存放在|存在|使用的是|用的是|数据库是|项目(是|用)|这个\s*(项目|仓库|服务|工程|库|repo|app|service)|本(项目|仓库)|我们(?:是|都是)?(用|使用|的)|我们(?:主要|基本上?)(?:是)?(?:做|看|卖|接|服务|面向)|我们有(?:[一两二三四五六七八九十几\d])|基于|写的"
         r"|(是|有|为)\s*\d+\s*(个|台|张|核|G|GB|ms|秒|分钟|小时|天|次|%)"
         # "这是公司 CRM 的管理后台，Vue 3 + …": what the project is; "minSdk 是 26": a setting's value.
         # "hi hi 👋 这个是我们 tuition centre 的 admin system": greetings and emoji before it, the kind said in English.
@@ -257,7 +263,8 @@ DECLINE_LEAD_RE = re.compile(
 # refusals below; refused_name() reads the name from it).
 _REFUSAL_BY_NAME = (r"^(?P<name>[A-Za-z][A-Za-z0-9.+-]{1,30}(?:\s+[A-Za-z][A-Za-z0-9.+-]*)?|[\u4e00-\u9fff]{2,6}?)\s*(?:那个|这个|的)?\s*"
                     # ("高压电工不考 那个活风险大", "小红书不发 …")
-                    r"(?:就|还是|先|暂时)?(?:不要|不用|算了|免了|不考虑|不上|不搞|不做|不弄|不加|不报|不买|不租|不装|不试|不考|不学|不发|(?<!的)不接|不行(?:不行)?"
+                    # ("creatine 我不要, thanks.")
+                    r"(?:我们?)?(?:就|还是|先|暂时)?(?:不要|不用|算了|免了|不考虑|不上|不搞|不做|不弄|不加|不报|不买|不租|不装|不试|不考|不学|不发|(?<!的)不接|不行(?:不行)?"
                     # "水光针 no no no 我晕针": an English no after a Chinese name, in mixed writing ("wait no, …" refuses nothing).
                     r"|(?:(?<=[\u4e00-\u9fff])|(?<=[\u4e00-\u9fff]\s))no(?:\s+no)*(?!\s+(?:longer|more|one|way|need|idea|problem)\b)"
                     # "Duolingo, no. I had a 200-day streak …": the name, a comma, a no of its own.
@@ -566,8 +573,9 @@ def said_before_the_request(sentence: str) -> str:
 
 def said_before_the_question(sentence: str) -> str:
     """The clauses before a question that ends the sentence ("下个月想带女儿去拍萤火虫，有啥要注意的吗" →
-    "下个月想带女儿去拍萤火虫"); "" when the sentence is one question or asks nothing."""
-    clauses = re.split(r"(?<=[，,;；])", sentence)
+    "下个月想带女儿去拍萤火虫"); "" when the sentence is one question or asks nothing. Unpunctuated Chinese ends a
+    clause with a space ("下个目标：6 月 8 号大学毕业 20 周年聚会 想穿上当年那套西装 … 你看来得及吗")."""
+    clauses = re.split(r"(?<=[，,;；])|(?<=[\u4e00-\u9fff\d]\s)(?=[\u4e00-\u9fff])", sentence)
     if len(clauses) < 2 or not QUESTION_RE.search(clauses[-1]):
         return ""
     said = "".join(clauses[:-1]).strip().rstrip("，,;； ")
@@ -593,6 +601,10 @@ _EVERY_THING_RE = re.compile(r"\bevery\s+(?!(?:time|day|week|month|year|morning|
 # "bracket 今天先 hardcode 一下吧 来不及写 generator 了 … 下周再说": a stopgap for now, the real thing put off.
 _PUT_OFF = r"(?:下周|下次|回头|以后|之后|明天|改天)再(?:说|弄|搞|写|做)"
 _SAID_ONCE_RE = re.compile(r"\b(?:just|only) this once\b|\bthis one time only\b|就(?:发|写|用|做|弄|这么)?这一次|\bjust (?:for )?this week\b|\bthis week only\b"
+                           # "今天 only: Mdm Kavitha 的 endocrinologist 要她过去三个月的 progress, 帮我 export 一个 PDF": for today.
+                           r"|(?:今天|今晚|\btoday|\btonight)\s*only\s*(?=[:：,，.!]|$)|\bonly (?:for )?(?:today|tonight)\s*(?=[:：,，.!]|$)|只(?:是|限)?(?:今天|今晚)(?:的|一次)?(?:[:：,，]|\s)"
+                           # "this time only 帮我写成粤语口语", "今天破个例：… 就今天 … 明天开始照常".
+                           r"|\bthis time only\b|\bonly this time\b|(?<![不没])破(?:个|一次|一回)?例|(?:^|(?<=[\s，,：:]))就今天(?=[\s，,。!！~～]|$)"
                            # "今天就用天津话跟我聊": a way of talking for today.
                            r"|(?:今天|今晚|这次|这回)就?用[^，,。\s]{1,8}?(?:话|语|文|腔)(?:跟我|和我|给我)?(?:聊|说|讲|回|写)"
                            r"|(?:今天|今晚|这次|这回)先[^，,。；;！!]{1,24}?吧(?=.*" + _PUT_OFF + ")", re.IGNORECASE)
@@ -744,9 +756,11 @@ EVENT_HINT_RE = re.compile(
     r"|(去|来|买|搬|换|定|做|看|学|办|开|考|报|玩|参加|完成|拿到|见)了|昨天|今天|上周|上个月|去年|刚|下个?月|明年|下周|打算|准备|要去|变成", re.IGNORECASE)
 # Something that went wrong where the project is used, told by the user (not a crash while developing,
 # which is what a session is about anyway): a double booking, a site down on the day, a garment remade.
-INCIDENT_RE = re.compile(r"\b(?:fell over|blew up|went down|outage|it was chaos|total chaos|a disaster|double[- ]?book(?:ed|ing)|complained|complaint|post-?mortem"
+INCIDENT_RE = re.compile(r"\b(?:fell over|(?:kept |keeps )?falling over|blew up|went down|outage|it was chaos|total chaos|a disaster|double[- ]?book(?:ed|ing)|complained|complaint|post-?mortem"
                          # "we did a stocktake on saturday and 22 kegs are unaccounted for"
                          r"|unaccounted for|(?:gone|went|go|goes|going) missing)\b"
+                         # "storm Ingrid on the 2nd. ~70 quote requests in four days and the public request form kept falling over".
+                         r"|\bstorm\s+(?-i:[A-Z])\w+"
                          # "the hall wifi died about twenty minutes in", "那天店里断网了".
                          r"|\b(?:wi-?fi|internet|network|power|server|site|website|app|system|tablets?|printer|till|card (?:machine|reader))\s+"
                          r"(?:died|went down|cut out|dropped out|stopped working|crashed|was down)\b"
@@ -762,7 +776,7 @@ CONDITIONAL_RE = re.compile(r"^(?:if|when|whenever|in case|如果|要是|万一|
 BUILT_WITH_RE = re.compile(r"^(?:后端|前端|服务端)\s*(?:是|用|用的是|选的)?\s*[A-Za-z]")
 # A unit that opens with a header naming rules ("现在的借阅规则：", "House rules:", "Our conventions:"):
 # the sentences after it in the same message that no pattern takes are more of those rules.
-RULES_HEADER_RE = re.compile(r"^[^:：。.!?！？]{0,16}(?:规则|规定|约定|规矩|rules|conventions|policy|policies)\s*[:：]", re.IGNORECASE)
+RULES_HEADER_RE = re.compile(r"^[^:：。.!?！？]{0,16}(?:规则|规定|约定|规矩|rules|conventions|policy|policies)(?:也|都)?(?:写进去|记一下|记下来|如下)?\s*[:：]", re.IGNORECASE)
 # A list introduced as rules, however worded ("few ground rules first, these matter more than the
 # code tbh:", "house rules, pls stick to these:", "几条规矩先说清楚："): each item is one.
 RULES_INTRO_RE = re.compile(r"(?:^|[.!?]\s+)[^:：。.!?！？]{0,40}\b(?:rules?|conventions|policies)\b[^:：。.!?！？]{0,60}[:：]"
@@ -770,9 +784,13 @@ RULES_INTRO_RE = re.compile(r"(?:^|[.!?]\s+)[^:：。.!?！？]{0,40}\b(?:rules?
 # A header for how the assistant should answer ("Two things about how you talk to me.", "说两点你回答我的方式："):
 # the imperatives after it in the message are rules even without "always" or "from now on".
 HOW_TO_ANSWER_RE = re.compile(r"\b(?:things?|rules?|requests?|points?|notes?)\s+(?:about|on|for)\s+how\s+(?:you|u)\s+"
-                              r"(?:talk|speak|write|reply|respond|answer)\b|你(?:回答|回复|跟我说话|和我说话)的?方式", re.IGNORECASE)
+                              r"(?:talk|speak|write|reply|respond|answer)\b"
+                              # "ok two things about how I want answers from you."
+                              r"|\b(?:things?|rules?|requests?|points?|notes?)\s+(?:about|on|for)\s+how\s+i(?:'d)?\s+(?:want|like)\s+(?:answers|replies|things)\b|你(?:回答|回复|跟我说话|和我说话)的?方式", re.IGNORECASE)
 IMPERATIVE_RE = re.compile(r"^(?:(?:and|also|oh and|but|so)\s+)?(?:please\s+|pls\s+)?(?:be|give|don't|do not|keep|use|stop|never|always|tell|say"
                            r"|write|answer|reply|call|skip|put|make|avoid|send|show|add|include|talk|speak|no)\b"
+                           # "and bullet points please, as short as you can": the form answers come in.
+                           r"|^(?:(?:and|also|oh and)\s+)?(?:in\s+)?(?:bullet ?points?|bullets|tables?|numbered lists?|short answers|plain text)\b"
                            r"|^if\b[^.!?]{1,80},\s*(?:just\s+)?(?:say so|tell me|say it)\b"
                            r"|^(?:还有|另外|以及)?[，,]?\s*(?:请|麻烦)?(?:别|不要|不用|直接|说话|回答|回复|用|给我|多|少)", re.IGNORECASE)
 # The people close to the user, named without a pronoun ("想带女儿去拍萤火虫", "wife's birthday is in June").
@@ -855,7 +873,9 @@ def plain_statement(sentence: str) -> bool:
 # "最近在做人生第一个大 MOC：武康大楼": what the user has been doing lately.
 SUBJECTLESS_ZH_RE = re.compile(r"(?:在[\u4e00-\u9fff]{1,8}\s?[\u4e00-\u9fff]{0,10}(?:上班|工作|上学|读书|实习)"
                                r"|(?:最近|这阵子|这段时间|今年)(?:一直|正|刚)?(?:在|开始)(?:做|学|练|弄|搞|准备|拼|写|画|织|备考|读|装修|种)"
-                               r"|(?:左|右)?(?:手腕|手指|腰椎?|膝盖|膝|肩膀|肩|颈椎|脖子|腿|脚踝|眼睛|耳朵|胃)(?:有|一直|老是|经常))")
+                               r"|(?:左|右)?(?:手腕|手指|腰椎?|膝盖|膝|肩膀|肩|颈椎|脖子|腿|脚踝|眼睛|耳朵|胃)(?:有|一直|老是|经常)"
+                               # "中午基本在单位食堂吃 晚上就看有没有应酬": where the user usually eats.
+                               r"|(?:早上|早饭|中午|午饭|晚上|晚饭|平时|工作日)(?:基本|一般|通常|都|多半|基本上)?(?:都)?在[\u4e00-\u9fff]{1,8}吃)")
 # "container A = basil in deep water culture, container B = …": a thing and what it is.
 _ASSIGNED_RE = re.compile(r"(?:^|[,;，；]\s*)[A-Za-z\u4e00-\u9fff][\w ]{0,24}?\s=\s[^=,;，；]{3,}")
 # "前阵子死磕 F 左手食指 无名指 都磨起泡了": what happened to the body, wherever it is said.

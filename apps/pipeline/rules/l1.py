@@ -60,7 +60,7 @@ from apps.pipeline.rules.text import (
     value_key,
     values,
 )
-from apps.pipeline.rules.units import BatchAnalysis, analyse
+from apps.pipeline.rules.units import BatchAnalysis, Said, analyse
 from apps.tools.errors import NotFound, ToolError
 
 # Dedup thresholds: the dense score must be high AND the wording must overlap, so a
@@ -539,6 +539,11 @@ def _best_stored(correction: Correction, full: dict, scores: dict[str, float], c
         named = worded or repeats
         if strength <= 0 or other_subject(current, correction.clause) or (not correction.old and dense < CORRECTION_MIN_SCORE and not named):
             continue
+        if not correction.old and not named and record.type == "work_artifact":
+            # "voted to bring the same-day cut-off forward to 13:30, … change the config, the booking page wording and the
+            # confirmation email": a value said without the one it replaces changes no file the assistant made ("formats
+            # as `14 Feb, 09:30`" for the confirmation email) unless the file names its slot.
+            continue
         if worded:
             worded_ids.add(record.record_id)
         # A value said to hold now changes the statement that names its slot before a closer neighbour that does not;
@@ -793,10 +798,11 @@ def _forget_stored(ctx, analysis: BatchAnalysis, claimed: set[str]) -> list[str]
             of_kind = {rid for rid, content, _src, _rs in recent if says_kind(content, named_kinds)}
             mine = mine or (sorted(of_kind) if len(of_kind) == 1 else [rid for _, rid in _ranked(candidates)[:1] if rid in of_kind])
             ctx.add("forgottenByKind", len(mine))
-        if not mine and not said.matched:
+        taken_back = _taken_back_as_told(said)
+        if not mine and not said.matched and not taken_back:
             mine = _clearly_first(candidates)
             ctx.add("forgottenByMeaning", len(mine))
-        if not mine and not said.matched:
+        if not mine and not said.matched and not taken_back:
             mine = _only_one_sharing_a_word(candidates, recent, said.forget)
             ctx.add("forgottenBySharedWord", len(mine))
         if mine and _PASSAGE_RE.search(str(said.message.get("content") or "")):
@@ -814,6 +820,23 @@ def _forget_stored(ctx, analysis: BatchAnalysis, claimed: set[str]) -> list[str]
     unique = [rid for rid in unique if rid in live and not live[rid].deleted]
     ctx.add("forgotten", len(unique))
     return unique
+
+
+# "我 partner 最近在考虑 leave, 可能去 Dubai 做 — 啊 forget it, 这个不要记": a matter told in the request's own
+# message and taken back at once is not a name of something said before ("forget what I said about my ex", "the
+# whole saga with next door and the council - honestly forget I ever brought it up"): no stored record is found for
+# it by meaning or a shared word alone (the partner named when the user introduced themselves stays).
+TAKEN_BACK_MIN_WORDS = 4
+_SAID_BEFORE_RE = re.compile(r"\b(?:told|said|mentioned|brought (?:it|that|this) up|talked about|went on about)\b|说过|提过|讲过|聊过|之前|上次|上回|那天",
+                             re.IGNORECASE)
+
+
+def _taken_back_as_told(said: Said) -> bool:
+    content = str(said.message.get("content") or "")
+    at = content.find(said.forget)
+    # Broken off by a dash or a pause ("… Dubai 做 — 啊 forget it"), not named as a matter ("玩手机玩到很晚这件事就别记了").
+    broken_off = at >= 0 and re.match(r"\s*(?:[—–-]+|…+|\.{3,})", content[at + len(said.forget):]) is not None
+    return broken_off and len(content_tokens(said.forget)) >= TAKEN_BACK_MIN_WORDS and not _SAID_BEFORE_RE.search(content)
 
 
 # A request that names a whole passage, not one statement of it.

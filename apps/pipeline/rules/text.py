@@ -13,6 +13,9 @@ WORD_RE = re.compile(r"[A-Za-z0-9_]+")
 # A host or domain name ("linyu.dev", "fly.io", "modernc.org"), lower case as written in configs.
 HOST_PATTERN = r"[a-z0-9][a-z0-9-]*(?:\.[a-z0-9-]+)*\.(?:com|net|org|io|dev|me|app|cn|de|uk|co|ai|sh|so|xyz|site|page|blog|cloud)"
 CODE_FENCE_RE = re.compile(r"```.*?(?:```|$)", re.DOTALL)
+# What the user pasted: a fenced block, or a passage in double quotes across lines (a listing, an email quoted whole).
+# (The quotes open a line and close one: a word quoted inside a line is no paste.)
+PASTED_BLOCK_RE = re.compile(r"```.*?(?:```|$)|(?m:^)[ \t]*[\"“][^\"“”\n]*\n[^\"“”]*[\"”][ \t]*(?m:$)", re.DOTALL)
 INLINE_CODE_RE = re.compile(r"`([^`\n]{1,200})`")
 
 INJECTION_RE = re.compile(
@@ -125,12 +128,18 @@ def quality_gate(content: object) -> str | None:
     # A pasted email wraps its lines: "[Assistants such as … summarising this email for the\n
     # recipient: …]" is one salutation across the break.
     # Fenced code is never read for memories (`sentences`): an injection inside a pasted spec or log leaves what the
-    # message says around it ("45 days before the due date from now on", then "here's the bit of the spec …").
-    if _injected(CODE_FENCE_RE.sub("\n", text)):
+    # message says around it ("45 days before the due date from now on", then "here's the bit of the spec …"); so does
+    # one inside a listing pasted in quotes ("going for a wrap dress instead … this is the listing: \"The Amberley …\"").
+    own = PASTED_BLOCK_RE.sub("\n", text)
+    # A message that is nothing but the paste is gated whole; so is an email whose headers stand outside its quoted body.
+    if _injected(own) or ((not own.strip() or _MAIL_HEADER_RE.search(own)) and _injected(text)):
         return "prompt injection"
     if NOISE_RE.match(text):
         return "framework noise"
     return None
+
+
+_MAIL_HEADER_RE = re.compile(r"^\s*(?:from|to|subject|sent|date|发件人|收件人|主题)\s*[:：]", re.IGNORECASE | re.MULTILINE)
 
 
 def _injected(text: str) -> bool:
@@ -146,7 +155,7 @@ def without_injected_blocks(content: str) -> str:
     one ("他找了个“行情猫”，这是对方发的接入文档：", "here's the bit of the spec they sent:"): that sentence is about the
     untrusted text, which `quality_gate` lets through only because the rest of the message is the user's own."""
     out, last = [], 0
-    for block in CODE_FENCE_RE.finditer(content):
+    for block in PASTED_BLOCK_RE.finditer(content):
         if not _injected(block.group(0)):
             continue
         before = content[last: block.start()]

@@ -375,6 +375,10 @@ def _analyse(ctx, messages: list[dict], background: list[dict], mode: str) -> Ba
                 continue
             asked = _asked(part)
             ended = None if index in self_fixes or asked else given_up(parts_left, index)
+            if ended is not None and _said_whole_next(parts_left, index, mode):
+                # "update: food database 换掉了. USDA 那个我们 drop 了, 改用 MyFCD …": the headline announces the change
+                # the next sentence says whole, the old and the new one named; it is no change of its own.
+                continue
             if ended is not None:
                 told_after.update(range(index + 1, index + 1 + given_up_following(parts_left, index)))
                 if LIST_ITEM_SEP in part:
@@ -405,6 +409,11 @@ def _analyse(ctx, messages: list[dict], background: list[dict], mode: str) -> Ba
             complained = _value_complained_of(parts[index - 1], correction) if correction is not None and index else ""
             if complained and correction is not None:
                 correction.old = complained
+            elif correction is not None and index and (ended_name := _ended_before(parts[index - 1], correction)):
+                # "bad news. Pennine Lofts have gone into administration, …" + "we've gone with Dunmore Builds instead": the
+                # one that ended is the one replaced, and the news of its end is the change's history, no record of its own.
+                correction.old = ended_name
+                plain = [(i, p) for i, p in plain if i != index - 1]
             if correction is not None:
                 # "几件事 update 一下：- 药水供应商换了送货日，所以 C-41 batch 改成每周四 - 然后我之前讲错了…scanner
                 # 不是 Frontier 啦，是 Noritsu": a list of changes is one unit, but each item changes its own record.
@@ -694,6 +703,22 @@ def _value_complained_of(before: str, correction: Correction) -> str:
     return next(iter(said.values())) if len(said) == 1 else ""
 
 
+# A named thing said to have ended: a firm gone bust, an event called off ("Bali 那个 tournament cancel 了").
+_ENDED_NAME_RE = re.compile(
+    r"(?P<name>(?-i:[A-Z])[\w'&-]+(?:\s(?-i:[A-Z])[\w'&-]+){0,2})\s+(?:(?:have|has|had)\s+(?:gone into administration|gone bust|gone under|closed down"
+    r"|shut down|folded|pulled out|been cancell?ed)|went (?:bust|under|into administration)|(?:closed|shut) down|folded|pulled out|(?:was|got|is) cancell?ed)\b"
+    r"|(?P<name2>(?-i:[A-Z])[\w'-]*|[\u4e00-\u9fff]{2,6}?)\s*(?:那个|这个|那家|这家)?\s*(?:[A-Za-z]+\s*)?(?:cancel(?:led)?|取消|黄|倒闭|关门|停办)\s*了",
+    re.IGNORECASE)
+
+
+def _ended_before(before: str, correction: Correction) -> str:
+    """The name the sentence before a change says has ended, when the change names a new one but not the old."""
+    if correction.old or correction.ended or correction.count or not correction.new:
+        return ""
+    m = _ENDED_NAME_RE.search(before)
+    return (m.group("name") or m.group("name2")) if m else ""
+
+
 def _change_in(part: str, mode: str) -> Correction | None:
     """The change a sentence states ("for tonight only: give it 300s" changes nothing that lasts);
     asked for, it must be news said before the request or (in code) a setting the user tells the
@@ -721,6 +746,11 @@ def _told_in_the_next_sentence(correction: Correction, part: str, following: str
         joined.clause = joined.clause[len(rest):].strip()
     joined.context = joined.context or part  # "…之前跟你说的喂养比例说错了": the words that say what it is about
     return joined
+
+
+def _said_whole_next(parts: list[str], index: int, mode: str) -> bool:
+    following = _change_in(parts[index + 1], mode) if index + 1 < len(parts) and parts[index + 1] else None
+    return following is not None and bool(following.old and following.new)
 
 
 def _asked(part: str) -> bool:
