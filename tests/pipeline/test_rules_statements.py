@@ -1181,6 +1181,8 @@ def test_money_lent_is_information_about_money():
     ("今天 only: Mdm Kavitha 的 endocrinologist 要她过去三个月的 progress, 帮我 export 一个 PDF (weight, HbA1c).", True),
     ("最后一个, this time only 帮我写成粤语口语, 我要 send 给我妈, 教她怎么 claim 爸爸这次的住院费.", True),
     ("今天破个例：晚上部门聚餐 吃火锅 就今天 你帮我想想怎么点不至于太离谱 明天开始照常", True),
+    # "today only" inside a statement says no scope.
+    ("today only 3 riders turned up because of the snow", False),
 ])
 def test_an_exception_made_for_once_is_one_off(sentence, expected):
     from apps.pipeline.rules.extract import one_off

@@ -508,7 +508,7 @@ ONLY_ONCE_RE = re.compile(r"(?:这次|这回)就(?:行|好|可以)(?!了吧)|(?:
                           r"|just for (this run|this once|today|tonight|tomorrow|now)|for this run only|(just |only )?for this (reply|answer|response|message|question)( only)?|(a |one )?one[- ]off request|normally\b.{0,80}\bbut for this one|(don't|do not|dont) make a habit of (it|this)|(don't|do not) make (it|this) (a|the) (config |new )?default"
                           # "for tonight (2026-09-05) only: …", "tonight only, would you …", "not a regular thing",
                           # "don't change the default in the config".
-                          r"|(for )?(today|tonight)( \([^)]{1,20}\))? only|not a (regular|usual|standing|permanent) thing|(don't|do not) change the default"
+                          r"|for (today|tonight)( \([^)]{1,20}\))? only|(today|tonight)( \([^)]{1,20}\))? only(?=\s*[:：,，.!]|\s*$)|not a (regular|usual|standing|permanent) thing|(don't|do not) change the default"
                           # "for tonights publish only, title the post …", "as a one off invitational".
                           r"|for (today|tonight)'?s ([\w-]+ ){1,2}only|as a one[- ]off)\b"
                           r"|(?:就|只|仅)今(?:天|晚)|就这(?:两|几)天|临时(?:加(?!班)|改|开|关|挂|换|用)|今天就(?:先)?(?:这样|这么)|(?:今天|这次|这回)就?用[^，。]{1,12}(?:回|答|写|说|讲)(?:我)?(?:一次|一下|几句|两句)"
