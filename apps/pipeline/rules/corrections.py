@@ -151,7 +151,10 @@ _CHANGE_VERBS_EN = (r"moved|moves|moving|shifted|shifts|shifting|changed|changin
                     # "we've put the target up to £2,500" (not "put the kids to bed").
                     r"|put(?=\s+(?:[\w'-]+\s+){0,3}(?:up|down)\s+to\b)"
                     # "voted to bring the same-day cut-off forward to 13:30" (not "bring the kids to school").
-                    r"|bring(?=\s+(?:[\w'-]+\s+){0,4}(?:forward|back)\s+to\b)")
+                    r"|bring(?=\s+(?:[\w'-]+\s+){0,4}(?:forward|back)\s+to\b)"
+                    # "prices go up on 1 April: follow-up goes to €65" (to a figure; not "she goes to Leeds"; "goes up to £310
+                    # from 1 april" is a value said to hold from then, read as such).
+                    r"|(?:goes|go|went)(?=\s+to\s+[£$€¥]?\d)")
 CHANGE_TO_RE = re.compile(
     rf"\b(?:{_CHANGE_VERBS_EN})\b(?:\s+(?:up|back|down|forward|out))?(?:\s+(?!(?:on)?to\b)[\w'-]+){{0,4}}?,?\s+(?:on)?to\s+(?P<new>(?:[^,;!.?]|[.,](?=\d))+)"
     # "timeout tighten 到 90 秒": an English verb before the Chinese "到" in mixed writing.
@@ -1155,8 +1158,8 @@ _NOT_A_NAME_ZH = frozenset(["一个", "这个", "那个", "已经", "现在", "�
 
 def _dropped_zh(part: str) -> tuple[str, int, int] | None:
     m = _DROPPED_ZH_VERB.search(part)
-    if m is None:
-        return None
+    if m is None or re.search(r"(?:你|帮我|麻烦你?|请)把[^，,。；;！!\s]{1,12}?(?:那块|这块|那边|这部分)?$", part[: m.start()].rstrip()):
+        return None  # "你把下运单那块换掉": asked of the assistant, nothing given up yet
     run = re.search(r"[\u4e00-\u9fff]{2,8}$", part[: m.start()].rstrip())
     # "另一个是宝塔" → 宝塔; "时序库那块我决定换掉了" → 时序库
     pieces = [p for p in re.split(r"[是把的个了在将和与就也]|那块|这块|那边|我?决定|另外|还有|然后|对了", run.group(0)) if len(p) >= 2] if run else []
@@ -1357,7 +1360,7 @@ def _trim_new(new: str) -> str:
         new = opening[0][2]  # "一级护理调到 4200 二级三级不动": the value, not the words after its space
     if re.search(r"[\u4e00-\u9fff]", new):
         return new
-    kept = re.split(r"\s+(?:last|this|next|yesterday|today|tomorrow|since|because|as of|after|before|when|so|over|during)\b", new,
+    kept = re.split(r"\s+(?:last|this|next|yesterday|today|tomorrow|since|because|as of|from|after|before|when|so|over|during)\b", new,
                     maxsplit=1, flags=re.IGNORECASE)[0].strip()
     # "the last Sunday of the month": "last" opens the value itself, nothing before it is one.
     return kept if content_tokens(kept) else new
@@ -2678,7 +2681,9 @@ _FORGET_GUARD_RE = re.compile(r"\b(don't|dont|do not|never|not) forget\b|\b(?:if
 _MEMORY_WORD_RE = re.compile(r"记|\b(?:this|that) (?:one|bit|part) (?:don'?t|do not) (?:save|keep|store|record|remember)\b|(?:别|不要|不用|莫)\s*(?:save|keep|store|record|remember)\b(?=\s*(?:[了啦吧啊哈呀哦喔噢，,。！!]|$))|\b(?:can|could|would) you (?:please )?not (?:keep|store|remember|save)\b|(?:别|不用|不要)(?:再)?(?:存(?:着|下来)?(?=[了啦吧啊哈呀哦喔噢，,。！!]|\s*(?:ok|okay|好吗|行吗|好不好)\s*[?？]|$)|留着)|笔记|"
                              + _YOUR_SIDE_KEEPS + r"|\b(?:whatever|what|everything|anything) you (?:keep|have|store|remember|know|hold)\b|忘掉|忘了吧|忘了它吧|memor|forget|remember|record|note|scratch|strike|drop (the|what)|scrap (the|what)|\bwritten down\b|\bkept\b|\b(?:don't|dont|do not) keep (?:that|it|this)(?: stuff)? (?:around|anywhere|on file)\b|\b(?:don't|dont|do not) keep any of (?:that|this|it)\b|\b(?:don't|dont|do not) keep (?:that|this|it)\s*(?:[.!,;]|$)|\b(?:don't|dont|do not) keep (?:that|this|the) (?:bit|part|stuff|thing) about\b|\b(?:don't|dont|do not) (?:save|store|keep|record) (?:that|this) (?:bit|part)\s*(?:[.!,;—–]|$)|\b(?:don't|dont|do not) (?:save|store) (?:that|this)\s*(?:[.!,;—–]|$)|记录里|记忆里|\bstored\b|hold on ?to|hang on ?to|keep hold of"
                              r"|(?:删掉|删除|delete\s?掉?)关于|(?:别|不要|不用|莫)(?:往心里记|记(?:在)?心上)|(?:这段|这句|这条|那段|那句|刚才那段)(?:话)?(?:你)?(?:就|也)?(?:(?:删|删掉|删了|删除)(?:了|掉)?吧?|(?:别|不要|不用)(?:再)?留(?:着|下)?|\s*(?:don'?t|do not)\s+(?:save|keep|store|record|remember)\b)|关于.{1,30}?(?:那|这)条|当(?:作|做|成)?(?:我)?没听(?:过|见|到)", re.IGNORECASE)
-ANAPHORIC_SUBJECT_RE = re.compile(r"^(it|that|this|those|these|all that|all of that|(?:that |this |the )?(?:bit|part)|what i (just )?said|the last (one|thing)|i (ever |even )?(said|mentioned|told you|brought (it|that|this|any of (it|that|this)) up)( (it|that|this|about it))?( at all)?|这条|这个|这些|那个|那条|刚才(那|说的)?(条|个|些)?|上一条|这|那|)$", re.IGNORECASE)
+ANAPHORIC_SUBJECT_RE = re.compile(r"^(it|that|this|those|these|all that|all of that|(?:that |this |the )?(?:bit|part)|what i (just )?said|the last (one|thing)"
+                                  # "forget I said that last bit" ("bit" left out as a generic word).
+                                  r"|(?:i (?:ever |even |just )?(?:said|mentioned|told you) )?(?:that |this |the )?last(?: (?:bit|part|thing|one|sentence))?|i (ever |even )?(said|mentioned|told you|brought (it|that|this|any of (it|that|this)) up)( (it|that|this|about it))?( at all)?|这条|这个|这些|那个|那条|刚才(那|说的)?(条|个|些)?|上一条|这|那|)$", re.IGNORECASE)
 
 
 def forget_subject(sentence: str) -> str | None:
@@ -2708,6 +2713,7 @@ def forget_subject(sentence: str) -> str | None:
         subject = re.sub(r"^(?:(?:btw|by the way|oh|also|and)\b|哦|噢|嗯|啊|诶|哎|唉)?[,，\s]*(?:对了|另外|还有)?[,，\s]*", "", subject, flags=re.IGNORECASE).strip()
         subject = re.sub(r"^(?:之前|上次|上回|前面)?(?:我)?(?:跟你|和你)?(?:说|提|讲)(?:过|到)?的", "", subject).strip()  # "之前跟你提的我身体…"
         subject = re.sub(r"^(?:你|你们)(?:那边|这边|那里|这里|那儿)(?:的)?(?:就|也|都)?", "", subject).strip()  # "你那边就别留着了": where, not what
+        subject = re.sub(r"^i (?:ever |even )?(?:said|mentioned|told you) (?:anything |something )?about\s+", "", subject, flags=re.IGNORECASE)
         subject = re.sub(r"^(about|that|what i said about|me|my|the|请|帮我|麻烦|你|我的|我)\s*", "", subject, flags=re.IGNORECASE).strip()
         subject = re.sub(r"\b(please|pls|thanks|thank you|actually)\b", "", subject, flags=re.IGNORECASE).strip(" ,，")
         subject = re.sub(r"^(把|关于)", "", subject).strip()

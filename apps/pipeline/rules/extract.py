@@ -45,7 +45,7 @@ ALL_REPOS_RE = re.compile(
     r"|所有的?\s*(?:[A-Za-z][\w+#/.-]{0,12}\s*)?(?:repo|仓库|项目|代码库|project)|每个\s*(?:[A-Za-z][\w+#/.-]{0,12}\s*)?(?:repo|仓库|项目|代码库)", re.IGNORECASE)
 
 # "put it on the list", "can you add that to the backlog": what was just said, noted as a task.
-ON_THE_LIST_EN = r"\b(?:put|add|stick|pop|write) (?:this|that|it) (?:down )?(?:on|to|in|into) (?:the|my|our|your) (?:list|to-?do(?: list)?|todo\.md|backlog)\b"
+ON_THE_LIST_EN = r"\b(?:put|add|stick|pop|write) (?:this|that|it) (?:down |up )?(?:on|to|in|into) (?:(?:the|my|our|your) )?(?:list|to-?do(?: list)?|todo\.md|backlog)\b"
 # "not now, just write it down so it doesnt get lost": what the message says, noted for later ("don't write that down"
 # asks to forget).
 NOTE_IT_DOWN_EN = r"(?<!n't )(?<!nt )(?<!not )(?<!never )\b(?:just\s+)?(?:write|jot|note) (?:it|that|this) down\b(?!\s+anywhere)"
@@ -75,13 +75,13 @@ PATTERNS: list[tuple[str, re.Pattern[str]]] = [
         r"|以后|今后|总是|永远|不要|别再|务必|必须|禁止|一律|记住|请(始终|总是|用|使用|回答|回复|保持|避免)|统一(用|使用)?|避免|尽量|只用|只能|规则|约定|规范|规矩|不允许|不许|不准(?=\s*[\w\u4e00-\u9fff])"
         r"|才能(合并|上线|发布|提交|部署)|以上才|至少要|\b(before|to) (merge|merging|release|deploy)\b"
         r"|要求\s*[^，,。；;]{0,8}?\d|\b(requires?|required|needs? to be|has to be)\b[^.;,]{0,30}?\d"  # a requirement with its figure ("要求 1 秒内可见")
-        r"|叫我(?!去|来|们)|(回答|回复|解释|跟我说话|和我说话|跟我聊天|给我|推荐)[^，,。；]{0,12}?的时候|(?:^|[，,。；;])\s*别(?!人|的|处)", re.IGNORECASE)),
+        r"|叫我(?!去|来|们)|(回答|回复|解释|跟我说话|和我说话|跟我聊天|给我|推荐)[^，,。；]{0,12}?的时候|(?:回复|回答|回我)(?:里|中|时)?\s*(?:别|不要|少)(?=\s*[用带加写发])|(?:^|[，,。；;])\s*别(?!人|的|处)", re.IGNORECASE)),
     ("preference", re.compile(
         r"\b(i|we) (really )?(prefer|like|love|hate|dislike|enjoy|favou?r|tend to|can't stand|am into|'m into)\b|\bmy (preferred|favou?rite)\b|\bi'?d rather\b"
         r"|\b(i'm|i am|we're|we are) (not )?(a big fan|not a fan|fond|big on|a fan of|into)\b|\bi (think|feel|believe) (that )?\w+"
         r"|我(比较|更|很|不|最|特别|超)?(喜欢|偏好|习惯|讨厌|爱|倾向|受不了)|我们(习惯|偏好)|偏好|我觉得", re.IGNORECASE)),
     # An explicit to-do wins over the decision it may mention ("下一步要把负采样改成…").
-    ("task", re.compile(r"\b(todo|to-do|next step|still have to|need to|needs to|for the backlog|next task)\b|^next\s*:|^\W*(?:(?:yes|yeah|yep|sure|thanks|thank you|cool|great|nice|perfect|lovely|brilliant)\b[^.!?:]{0,12}[.!,]\s*)?(?:(?:ok|okay|so|right)[,，]?\s+)?(?:next|first|second|another)(?: real| big| bigger| small| main)? (?:thing|task|item|job|feature|piece of work|bit of work)\b[^:：.!?]{0,40}[:：]|^(?:下一个|下个|接下来的?|第一个|另一个|另外一个|还有一个)\s*(?:(?:大|小|big |small )?\s*(?:活|任务|需求|事|功能|item|task|thing|feature)|大的|小的)\s*[:：]|^(?:下一个|下个|接下来)(?:想|要|打算)做的(?:是|就是)|待办|下一步|接下来要|还要|要把|还需要"
+    ("task", re.compile(r"\b(todo|to-do|next step|still have to|need to|needs to|for the backlog|next task)\b|^next\s*:|^\W*(?:(?:yes|yeah|yep|sure|thanks|thank you|cool|great|nice|perfect|lovely|brilliant)\b[^.!?:]{0,12}[.!,]\s*)?(?:(?:ok|okay|so|right)[,，]?\s+)?(?:next|first|second|another|bigger|big|main)(?: real| big| bigger| small| main)? (?:thing|task|item|job|feature|piece of work|bit of work)\b[^:：.!?]{0,40}[:：]|^(?:下一个|下个|接下来的?|第一个|另一个|另外一个|还有一个)\s*(?:(?:大|小|big |small )?\s*(?:活|任务|需求|事|功能|item|task|thing|feature)|大的|小的)\s*[:：]|^(?:下一个|下个|接下来)(?:想|要|打算)做的(?:是|就是)|待办|下一步|接下来要|还要|要把|还需要"
                         r"|下一个\s*(?:任务|task|待办)"
                         # "下个 sprint 的 task 先记一下: 直播回放自动切片 …".
                         r"|(?:task|任务|待办|需求)\s*先记(?:一下|下来|着)"
@@ -110,6 +110,8 @@ PATTERNS: list[tuple[str, re.Pattern[str]]] = [
         # "明年开春之前要上车牌识别 … 先记下来": by when, and said to be noted.
         r"|之前要|先记下来|先记着"
         # "9 月开学前要上一个入学查验的功能": a feature to build, by when.
+        # "然后要能出报价单 PDF 发给客户": what the system must be able to do.
+        r"|(?:^|然后|还|也)要能(?=\s*(?:出|导出|生成|打印|发|查|看|搜))"
         r"|(?<=前)要(?=上|做|加|写|搞|开发|完成|交)|要(?:上|做|加|开发|写)(?:一个|个)[^，,。；;]{1,20}?(?:功能|模块|页面|接口|报表)"
         # "正事: 要加 food diary 的 photo upload": what is to be added, said first.
         r"|(?:^|[:：]\s*)要加\s*(?=[A-Za-z]|[\u4e00-\u9fff]{2,}(?:的|功能|模块|页面))(?!班|油|钱|急|快|强|上)", re.IGNORECASE)),
@@ -691,7 +693,7 @@ def stack_list(sentence: str) -> bool:
 def _with_split(item: str) -> list[str] | None:
     """"SQLite with Litestream streaming backups to a bucket": a technical name with another one, two items
     ("plain server-rendered templates with a sprinkle of htmx" is one)."""
-    m = re.match(r"^(\S+)\s+with\s+(.+)$", item, re.IGNORECASE)
+    m = re.match(r"^(\S+(?:\s+v?\d[\w.]*)?)\s+with\s+(.+)$", item, re.IGNORECASE)  # ("Django 5 with HTMX on the front")
     return [m.group(1), m.group(2)] if m and _technical(m.group(1)) else None
 
 
@@ -761,6 +763,8 @@ INCIDENT_RE = re.compile(r"\b(?:fell over|(?:kept |keeps )?falling over|blew up|
                          r"|unaccounted for|(?:gone|went|go|goes|going) missing)\b"
                          # "storm Ingrid on the 2nd. ~70 quote requests in four days and the public request form kept falling over".
                          r"|\bstorm\s+(?-i:[A-Z])\w+"
+                         # "the certificate had expired and caddy couldn't renew it".
+                         r"|\b(?:certificate|cert|domain)\s+(?:had |has )?expired\b"
                          # "the hall wifi died about twenty minutes in", "那天店里断网了".
                          r"|\b(?:wi-?fi|internet|network|power|server|site|website|app|system|tablets?|printer|till|card (?:machine|reader))\s+"
                          r"(?:died|went down|cut out|dropped out|stopped working|crashed|was down)\b"
