@@ -1181,6 +1181,8 @@ def test_money_lent_is_information_about_money():
     ("今天 only: Mdm Kavitha 的 endocrinologist 要她过去三个月的 progress, 帮我 export 一个 PDF (weight, HbA1c).", True),
     ("最后一个, this time only 帮我写成粤语口语, 我要 send 给我妈, 教她怎么 claim 爸爸这次的住院费.", True),
     ("今天破个例：晚上部门聚餐 吃火锅 就今天 你帮我想想怎么点不至于太离谱 明天开始照常", True),
+    # (held-out batches 74 and 75) "中英文都要" wants both languages; it says nothing lasts.
+    ("今天是这季最后一次 practice 了 这次就帮我写个 pep talk 给小朋友 1 分钟以内 中英文都要", True),
     # "today only" inside a statement says no scope.
     ("today only 3 riders turned up because of the snow", False),
 ])
@@ -5233,6 +5235,10 @@ def test_dont_save_this_part_forgets_what_the_message_said_before_it(chat, l0, r
     # (held-out batches 72 and 73) the name, then "我不要".
     ("我 hamstring 以前拉伤过", "要不要试试 creatine? 每天 5g 对 sprint 和恢复都有帮助。",
      "creatine 我不要, thanks. 我 sister 是 pharmacist, 她也说我没需要", "creatine", "hamstring"),
+    # (held-out batches 74 and 75) "no thanks on the X".
+    ("I play second oboe in the Kirkstall Valley Sinfonia", "For the jaw tension, an Alexander Technique teacher could help a lot; "
+     "there's one in Headingley who works with musicians.",
+     "no thanks on the Alexander Technique. did a block of it in my twenties and it just wasn't for me.", "Alexander", "Kirkstall"),
 ])
 def test_a_proposal_refused_leaves_no_record_of_it(first, proposal, refusal, gone, kept, chat, l0, run_now):
     l0(chat, [say("d1", first, 0), say("d2", proposal, 1, role="assistant"), say("d3", refusal, 2)])
@@ -5725,3 +5731,10 @@ def test_a_thing_newly_possible_now_changes_no_value_said_before(coder, l0, run_
     live_now = texts(coder)
     assert any("(1 may)" in t for t in live_now), live_now
     assert any("Urban Arrows" in t for t in live_now), live_now
+
+
+def test_a_refusal_by_name_may_call_it_that_kind():
+    from apps.pipeline.rules.extract import refused_name
+
+    assert refused_name("bungee 那种就算了 lol 你知道的") == "bungee"
+    assert refused_name("bungee jumping sounds fun, tell me more") == ""

@@ -263,7 +263,7 @@ DECLINE_LEAD_RE = re.compile(
 
 # "Casbin先不要。", "耳机那个不行不行。", "free-standing 的不要啦": the proposal's name and a refusal, nothing else (one of the
 # refusals below; refused_name() reads the name from it).
-_REFUSAL_BY_NAME = (r"^(?P<name>[A-Za-z][A-Za-z0-9.+-]{1,30}(?:\s+[A-Za-z][A-Za-z0-9.+-]*)?|[\u4e00-\u9fff]{2,6}?)\s*(?:那个|这个|的)?\s*"
+_REFUSAL_BY_NAME = (r"^(?P<name>[A-Za-z][A-Za-z0-9.+-]{1,30}(?:\s+[A-Za-z][A-Za-z0-9.+-]*)?|[\u4e00-\u9fff]{2,6}?)\s*(?:那个|这个|那种|这种|的)?\s*"
                     # ("高压电工不考 那个活风险大", "小红书不发 …")
                     # ("creatine 我不要, thanks.")
                     r"(?:我们?)?(?:就|还是|先|暂时)?(?:不要|不用|算了|免了|不考虑|不上|不搞|不做|不弄|不加|不报|不买|不租|不装|不试|不考|不学|不发|(?<!的)不接|不行(?:不行)?"
@@ -295,7 +295,9 @@ NAMED_DECLINE_RE = re.compile(
     # years ago, …": what was proposed, not done.
     r"|^(?:(?:nah|no|nope)[,，.!\s]+)?not (?:doing|using|adding|trying|getting|buying|going with) (?:the |a |an |any |that )?[\w.+'-]+(?:\s+[\w.+'-]+){0,3}\s*[.!]+(?:\s|$)"
     # "no guided walk thanks, I've looked at them.": with its thanks.
-    r"|^(?:no|not(?:\s+the)?)\s+[\w.+'-]+(?:\s+[\w.+'-]+){0,2}(?:\s*[.!]+|,?\s+(?:thanks|thank you|ta|cheers)\s*[.!,]*)(?:\s|$)|^[^，,。.!！?？\s]{1,20}\s*pass(?=\s*[，,。.!！]|\s*$)"
+    r"|^(?:no|not(?:\s+the)?)\s+[\w.+'-]+(?:\s+[\w.+'-]+){0,2}(?:\s*[.!]+|,?\s+(?:thanks|thank you|ta|cheers)\s*[.!,]*)(?:\s|$)"
+    # "no thanks on the Alexander Technique.": the thanks first, then what is turned down.
+    r"|^no,?\s+(?:thanks|thank you)\s+(?:on|to)\s+(?:the\s+)?[\w.+'-]+(?:\s+[\w.+'-]+){0,2}\s*[.!]*(?:\s|$)|^[^，,。.!！?？\s]{1,20}\s*pass(?=\s*[，,。.!！]|\s*$)"
     # "no, leave PagerDuty out.": the proposal left out by name.
     r"|^leave\s+(?:the\s+)?[\w.+'-]+(?:\s+[\w.+'-]+)?\s+out\b(?!\s+of\b)"
     r"|^[^，,。.!！?？]{0,16}?(?:就|还是|先|暂时)?(?:算了|免了|不(?:买|租|装|用|要|试|加|考虑|上)了)|[，,]\s*(?:那)?(?:就|还是)?算了"
@@ -497,7 +499,8 @@ EXCEPTION_RE = re.compile(r"^(?:(?:ok|okay|and|oh|please|but),?\s+)*(?:make|keep
                           re.IGNORECASE)
 LASTING_RE = re.compile(r"\b(from now on|always|never|every|each time|going forward|in future|in the future|as a rule"
                         r"|starting today|from today(?!['’]s)|as of today|any ?more)\b"
-                        r"|以后|今后|每次|每回|一律|都要|都不|从现在起|开始|永远|总是|不再|再也|从不|从来不|绝不|决不", re.IGNORECASE)
+                        # ("中英文都要": both are wanted, not always.)
+                        r"|以后|今后|每次|每回|一律|(?<![中英文语])都要|都不|从现在起|开始|永远|总是|不再|再也|从不|从来不|绝不|决不", re.IGNORECASE)
 SELF_SUBJECT_RE = re.compile(r"\bi\b|(?<![帮给让叫替为])我(?!们)", re.IGNORECASE)  # "帮我挑…" asks; "我今天不吃" says
 TODAY_REMINDER_RE = re.compile(r"\b(don't forget|do not forget|remember to)\b|别忘|不要忘|记得", re.IGNORECASE)  # a task for today
 
