@@ -1156,9 +1156,12 @@ _DROPPED_ZH_VERB = re.compile(r"(?:我|我们)?(?:那套|这套)?\s*(?:就|也|�
 _NOT_A_NAME_ZH = frozenset(["一个", "这个", "那个", "已经", "现在", "之前", "我们", "他们", "东西", "全部", "所有"])
 
 
+_ASKED_TO_DROP_RE = re.compile(r"(?:你|帮我|麻烦你?|请)把[^，,。；;！!\s]{1,12}?(?:那块|这块|那边|这部分)?$")
+
+
 def _dropped_zh(part: str) -> tuple[str, int, int] | None:
     m = _DROPPED_ZH_VERB.search(part)
-    if m is None or re.search(r"(?:你|帮我|麻烦你?|请)把[^，,。；;！!\s]{1,12}?(?:那块|这块|那边|这部分)?$", part[: m.start()].rstrip()):
+    if m is None or _ASKED_TO_DROP_RE.search(part[: m.start()].rstrip()):
         return None  # "你把下运单那块换掉": asked of the assistant, nothing given up yet
     run = re.search(r"[\u4e00-\u9fff]{2,8}$", part[: m.start()].rstrip())
     # "另一个是宝塔" → 宝塔; "时序库那块我决定换掉了" → 时序库

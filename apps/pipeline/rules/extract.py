@@ -576,11 +576,14 @@ def said_before_the_request(sentence: str) -> str:
     return ""
 
 
+_QUESTION_CLAUSES_RE = re.compile(r"(?<=[，,;；])|(?<=[\u4e00-\u9fff\d]\s)(?=[\u4e00-\u9fff])")
+
+
 def said_before_the_question(sentence: str) -> str:
     """The clauses before a question that ends the sentence ("下个月想带女儿去拍萤火虫，有啥要注意的吗" →
     "下个月想带女儿去拍萤火虫"); "" when the sentence is one question or asks nothing. Unpunctuated Chinese ends a
     clause with a space ("下个目标：6 月 8 号大学毕业 20 周年聚会 想穿上当年那套西装 … 你看来得及吗")."""
-    clauses = re.split(r"(?<=[，,;；])|(?<=[\u4e00-\u9fff\d]\s)(?=[\u4e00-\u9fff])", sentence)
+    clauses = _QUESTION_CLAUSES_RE.split(sentence)
     if len(clauses) < 2 or not QUESTION_RE.search(clauses[-1]):
         return ""
     said = "".join(clauses[:-1]).strip().rstrip("，,;； ")

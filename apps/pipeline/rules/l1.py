@@ -831,11 +831,14 @@ _SAID_BEFORE_RE = re.compile(r"\b(?:told|said|mentioned|brought (?:it|that|this)
                              re.IGNORECASE)
 
 
+_BROKEN_OFF_RE = re.compile(r"\s*(?:[—–-]+|…+|\.{3,})")
+
+
 def _taken_back_as_told(said: Said) -> bool:
     content = str(said.message.get("content") or "")
     at = content.find(said.forget)
     # Broken off by a dash or a pause ("… Dubai 做 — 啊 forget it"), not named as a matter ("玩手机玩到很晚这件事就别记了").
-    broken_off = at >= 0 and re.match(r"\s*(?:[—–-]+|…+|\.{3,})", content[at + len(said.forget):]) is not None
+    broken_off = at >= 0 and _BROKEN_OFF_RE.match(content, at + len(said.forget)) is not None
     return broken_off and len(content_tokens(said.forget)) >= TAKEN_BACK_MIN_WORDS and not _SAID_BEFORE_RE.search(content)
 
 
