@@ -609,8 +609,9 @@ _EVERY_THING_RE = re.compile(r"\bevery\s+(?!(?:time|day|week|month|year|morning|
 # "bracket 今天先 hardcode 一下吧 来不及写 generator 了 … 下周再说": a stopgap for now, the real thing put off.
 _PUT_OFF = r"(?:下周|下次|回头|以后|之后|明天|改天)再(?:说|弄|搞|写|做)"
 _SAID_ONCE_RE = re.compile(r"\b(?:just|only) this once\b|\bthis one time only\b|就(?:发|写|用|做|弄|这么)?这一次|\bjust (?:for )?this week\b|\bthis week only\b"
-                           # "今天 only: Mdm Kavitha 的 endocrinologist 要她过去三个月的 progress, 帮我 export 一个 PDF": for today.
-                           r"|(?:今天|今晚|\btoday|\btonight)\s*only\s*(?=[:：,，.!]|$)|\bonly (?:for )?(?:today|tonight)\s*(?=[:：,，.!]|$)|只(?:是|限)?(?:今天|今晚)(?:的|一次)?(?:[:：,，]|\s)"
+                           # "今天 only: Mdm Kavitha 的 endocrinologist 要她过去三个月的 progress, 帮我 export 一个 PDF": for today
+                           # (ONLY_ONCE_RE reads "today only:" and "只今天").
+                           r"|(?:今天|今晚)\s*only\s*(?=[:：,，.!]|$)|\bonly (?:for )?(?:today|tonight)\s*(?=[:：,，.!]|$)|只(?:是|限)(?:今天|今晚)(?:的|一次)?(?:[:：,，]|\s)"
                            # "this time only 帮我写成粤语口语", "今天破个例：… 就今天 … 明天开始照常".
                            r"|\bthis time only\b|\bonly this time\b|(?<![不没])破(?:个|一次|一回)?例|(?:^|(?<=[\s，,：:]))就今天(?=[\s，,。!！~～]|$)"
                            # "今天就用天津话跟我聊": a way of talking for today.

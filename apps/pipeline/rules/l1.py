@@ -829,8 +829,6 @@ def _forget_stored(ctx, analysis: BatchAnalysis, claimed: set[str]) -> list[str]
 TAKEN_BACK_MIN_WORDS = 4
 _SAID_BEFORE_RE = re.compile(r"\b(?:told|said|mentioned|brought (?:it|that|this) up|talked about|went on about)\b|说过|提过|讲过|聊过|之前|上次|上回|那天",
                              re.IGNORECASE)
-
-
 _BROKEN_OFF_RE = re.compile(r"\s*(?:[—–-]+|…+|\.{3,})")
 
 

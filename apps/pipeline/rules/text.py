@@ -15,7 +15,7 @@ HOST_PATTERN = r"[a-z0-9][a-z0-9-]*(?:\.[a-z0-9-]+)*\.(?:com|net|org|io|dev|me|a
 CODE_FENCE_RE = re.compile(r"```.*?(?:```|$)", re.DOTALL)
 # What the user pasted: a fenced block, or a passage in double quotes across lines (a listing, an email quoted whole).
 # (The quotes open a line and close one: a word quoted inside a line is no paste.)
-PASTED_BLOCK_RE = re.compile(r"```.*?(?:```|$)|(?m:^)[ \t]*[\"“][^\"“”\n]*\n[^\"“”]*[\"”][ \t]*(?m:$)", re.DOTALL)
+PASTED_BLOCK_RE = re.compile(CODE_FENCE_RE.pattern + r"|(?m:^)[ \t]*[\"“][^\"“”\n]*\n[^\"“”]*[\"”][ \t]*(?m:$)", re.DOTALL)
 INLINE_CODE_RE = re.compile(r"`([^`\n]{1,200})`")
 
 INJECTION_RE = re.compile(
