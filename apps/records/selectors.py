@@ -492,15 +492,6 @@ def live_records_recent(*, profile: Profile, limit: int, since: datetime | None 
     return [(rid, content, list(sources or []), session or "") for rid, content, sources, session in rows]
 
 
-def live_record_ids_containing(*, profile: Profile, text: str, limit: int = 20) -> set[str]:
-    """Live records whose content contains `text` (any case), newest first, at most `limit`."""
-    needle = text.strip()
-    if not needle:
-        return set()
-    qs = L1Record.objects.filter(profile=profile, deleted=False, content__icontains=needle).order_by("-updated_at")
-    return set(qs.values_list("record_id", flat=True)[: max(1, limit)])
-
-
 def live_record_ids_containing_any(*, profile: Profile, texts: Iterable[str], limit: int = 20) -> set[str]:
     """Live records whose content contains one of `texts` (any case), newest first, at most
     `limit`: one query (one scan) for all of them."""

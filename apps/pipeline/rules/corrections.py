@@ -30,6 +30,7 @@ from apps.pipeline.rules.text import (
     is_cjk_char,
     kind_spellings,
     naming_words,
+    number_spellings,
     tool_spellings,
     unit_names_slot,
     value_key,
@@ -124,6 +125,8 @@ CORRECTION_RE = re.compile(
     r"|最后还是[^。；;！!？?]{0,12}?(?:订|选|定|买|换)了(?=[^，,。；;]{0,12}?\d)"
     # "所以我改订了 11 月 8 号出发的那一班": booked again, for another value.
     r"|改(?:订|签|约|报|买)了?(?=[^，,。；;]{0,12}?(?:\d|[一二三四五六七八九十两]))"
+    # "上马不抽了, 改跑杭马": one given up, another taken instead.
+    r"|不(?:再)?[跑去考学报用买读做选住打练抽]了\s*[，,\s]\s*(?:我们?|就)?改[跑去考学报用买读做选住打练]"
     # (Not "历史数据其实是有的": it exists after all, no value replaced.)
     r"|改成|改为|改到|改在|改做(?=[^，,。；;]{0,12}\d)|改用|换用|更正|重新(?:算|商量|核算|评估)了|纠正一下|记错了|说错了|(?:算漏|算错|漏算|少算|多算)了|(?<![A-Za-z])(?:switch|change)\s*成|说(?:短|长|少|多|早|晚|小|大|低|高)了|定(?:短|长|少|多|早|晚|小|大|低|高)了|搞错了|弄错了|说岔了|搞混了|弄混了|记混了|(?<!我)(?<!本职)(?<!本身)(?<!本行)其实是(?!有的|有)|现在是|现在改|换成了|(?<![帮给请])换成[^，,。；;！!？?\s]{1,16}?(?:\s[A-Za-z0-9][\w:-]*(?:\s?[点号])?)?(?:的[^，,。；;！!？?\s]{1,6})?\s?了(?![吗吧])|变成了?|变为|已经不|不再|不对[，,]"
     r"|顺延到|顺延至|延到|推到(?=[^，,。；;]{0,6}?(?:\d|[一二三四五六七八九十]))|降到|降至|升到|升至|提高到|增加到|减少到|涨到|(?:涨|降|调|提)价到|调整为|调整到|调到|迁到|迁移到|迁去|搬到|搬去|挪到|改去|砍一半|砍半|减半|缩短一半|翻倍|翻一番|缩到|缩小到|扩到|扩大到|放宽到|收紧到|改发到|不用了|从[^，,。；;]{1,30}(?:换成|改成|改为|改到|转成|转为)"
@@ -215,7 +218,8 @@ _PAIRS: list[re.Pattern[str]] = [
     # "its 22 runs not 18": a number said against the old one, with no comma between.
     re.compile(r"\b(?P<new>\d+(?:\.\d+)?)(?:\s?[a-z%]+)?\s+not\s+(?P<old>\d+(?:\.\d+)?)(?!\w|\.\d)", re.IGNORECASE),
     re.compile(rf"\bnot\s+{_NOT_A_VALUE}(?P<old>[^,.;]+?)\s*,?\s+but\s+{_BUT_A_VALUE}(?P<new>[^,.;!]+)", re.IGNORECASE),
-    re.compile(rf"(?P<new>[^,;，；]+?)\s*[,，]\s*not\s+{_NOT_A_VALUE}(?P<old>(?:[^,.;!，。；]|\.(?=\d))+)", re.IGNORECASE),
+    # (A comma between digits groups thousands: "it's 4,212 Machins, not the three thousand I told you".)
+    re.compile(rf"(?P<new>(?:[^,;，；]|(?<=\d),(?=\d{{3}}(?!\d)))+?)\s*[,，]\s*not\s+{_NOT_A_VALUE}(?P<old>(?:[^,.;!，。；]|\.(?=\d))+)", re.IGNORECASE),
     re.compile(r"(?P<new>[^,;]+?)\s+(?:instead of|rather than)\s+" + _NOT_DOING_IT + r"(?P<old>(?:[^,.;!]|\.(?=\d))+)", re.IGNORECASE),  # "3.12 instead of 3.10"
     re.compile(r"\bfrom\s+(?P<old>[\w.:-]+(?: [\w.:-]+)?)\s+to\s+(?P<new>[\w.:-]+(?: [\w.:-]+)?)", re.IGNORECASE),
     # ("不是不是 …", Cantonese "唔係唔係": "no, no", a marker, not "not X but Y".)
@@ -235,6 +239,12 @@ _PAIRS: list[re.Pattern[str]] = [
     # and the new value; nor a decision: "决定换成 FastAPI 了".)
     re.compile(r"^(?!(?:(?:我|我们|你|他|她|它|咱们?)(?:现在|也|又|已经|就|都)?|(?:决定|打算|准备|还是|最后|后来)\s?)(?:换成|替换))(?P<old>[^，,。；;\s]{1,12}?)(?<!我)(?<!我们)(?<!你)(?<!他)(?<!她)(?:换成了?|替换成了?|替换为)(?P<new>[^，,。；;！!]+)"),
     re.compile(r"(?P<old>[\w.+-]+(?: [\w.+-]+)?)\s*(?:已经)?不再(?:用|使用|维护|支持)了?[，,]\s*(?:\S{0,6}?)(?:迁到|迁移到|改发到|转到|挪到)(?P<new>[^，,。；;！!]+)"),
+    # "不去北京青麦了 改成杭州的白塔画室": no longer going to one, changed to another.
+    re.compile(r"不(?:再)?(?:去|用|报|考|学|买|选|住|找|上)(?P<old>[^，,。；;！!\s了]{2,12}?)了\s*[，,\s]\s*(?:我们?|就)?(?:改成|换成|改去|改报|改用|改到|换到)了?\s*"
+               r"(?P<new>[^，,。；;！!（(\s]{1,20})"),
+    # "上马不抽了, 改跑杭马", "雅思不考了 改考托福": one given up, another of its kind taken instead.
+    re.compile(r"(?P<old>[^，,。；;！!\s]{1,12}?)\s*(?:就|也)?不(?:再)?[跑去考学报用买读做选住打练抽]了\s*[，,\s]\s*(?:我们?|就)?"
+               r"改[跑去考学报用买读做选住打练](?P<new>[^，,。；;！!（(\s]{1,20})"),
     # "告警现在改发到钉钉了，飞书不用了": the new one first, the dropped one after.
     re.compile(r"(?P<new>[^，,。；;]+?)[，,]\s*(?P<old>[^，,。；;\s]{1,12}?)(?:就)?(?:不再用|不用)了"),
     # "公司全面切飞书了，下个月企业微信停用": switched to the new one, the old one retired.
@@ -501,6 +511,8 @@ def parse_correction(sentence: str) -> Correction | None:
         found.old = _name_complained_of_after(found.clause, found.new)
     if found is not None and found.new and not found.own and not found.count:
         found.own = _unpunctuated_clause(found.clause, found.new)
+    if found is not None and found.own and found.old and found.old not in found.own and _of_another_slot(sentence, found.old):
+        found.old = ""  # "最大心率其实是 178 跟我以为的不一样 乳酸阈心率 163 区间按这个重新算吧": 163 is another setting, said after
     if found is not None and found.new and not found.old and not values(found.new) and TEAM_ROLE_RE.search(found.new) \
             and len(names := _full_names(found.new)) == 1:
         found.new = names[0]  # "the CAD feed is Funmi Adeyemi's now, she's the new integration lead": who holds the role now
@@ -527,6 +539,16 @@ def _names_at(text: str) -> list[tuple[int, str]]:
 
 def _full_names(text: str) -> list[str]:
     return list(dict.fromkeys(name for _, name in _names_at(text)))
+
+
+# What says a value is the old one ("原来订的9月12号", "我以为是 185", "不是 3 点", "48 小时太长了").
+_OLD_MARKED_RE = re.compile(r"原来|原先|之前|以前|本来|上次|上回|不是|以为|说错|记错|搞错|太|从|\b(?:not|was|were|used to|before|from)\b", re.IGNORECASE)
+
+
+def _of_another_slot(sentence: str, old: str) -> bool:
+    """Whether the clause of unpunctuated Chinese that says `old` says nothing that makes it the old value."""
+    chunk = next((c for c in CJK_SPACE_RE.split(sentence) if old in c), "")
+    return bool(chunk) and not _OLD_MARKED_RE.search(chunk)
 
 
 def _unpunctuated_clause(clause: str, new: str) -> str:
@@ -708,13 +730,20 @@ def _clarified_aside(sentence: str) -> bool:
     return bool(asides) and all(_CLARIFYING_RE.match(c.group(0)) and any(a <= c.start() < b for a, b in asides) for c in cues)
 
 
+_ZH_WORD_RE = re.compile(r"[\u4e00-\u9fff]{3,12}")
+_SPACE_BESIDE_ZH_RE = re.compile(r"(?<=[\u4e00-\u9fff])\\ |\\ (?=[\u4e00-\u9fff])")
+
+
 def _old_pattern(old: str) -> str:
     """How the old value is found in a record: as said, or a tool in any of its spellings
     ("no influx any more" → "readings go into InfluxDB")."""
-    spellings = tool_spellings(old) or [old]
+    spellings = tool_spellings(old) or number_spellings(old)
     # A Latin name touching Chinese text is still that name ("宋PLUS我也看过", "用的是Redis做缓存"): only
     # letters and digits around it make it part of another word.
-    return "|".join(re.escape(s) if is_chinese(s) else rf"(?<![A-Za-z0-9_]){re.escape(s)}(?![A-Za-z0-9_])"
+    # ("北京青麦" is "北京的青麦画室" too: 的 between Chinese words may be said or left out; so may a space beside Chinese
+    # writing: "6 个月" is "6个月".)
+    return "|".join("的?".join(map(re.escape, s)) if _ZH_WORD_RE.fullmatch(s) else _SPACE_BESIDE_ZH_RE.sub(r"\\s*", re.escape(s)) if is_chinese(s)
+                    else rf"(?<![A-Za-z0-9_]){re.escape(s)}(?![A-Za-z0-9_])"
                     for s in sorted(spellings, key=len, reverse=True))
 
 
@@ -1073,6 +1102,10 @@ _DROPPED = [
                # "I moved us off Railway", "we took the site off Heroku": the one moved named before "off".
                r"|(?:moved|took|got)\s+(?:us|it|everything|it all|(?:the|our)\s+[\w-]+)\s+(?:off|away from))"
                r"\s+(?:the\s+|our\s+|my\s+)?(?P<old>[\w.+-]{3,})\b", re.IGNORECASE),
+    # "update：我们 migrate off Hive 了，所有 metrics 表都搬到 ClickHouse 了": mixed writing keeps the verb's plain form
+    # (not "we want to migrate off Hive", "下季度要 migrate off Hive": not done yet).
+    re.compile(r"(?<!\bto )(?<!要 )(?<!想 )(?<!要)(?<!想)(?<!打算)(?<!准备)(?<!计划)\b(?:migrated|migrate|migrating)\s+(?:off|away from)\s+(?:the\s+|our\s+)?"
+               r"(?P<old>[\w.+-]{3,})\b(?!\s+(?:next|soon|later|eventually|by)\b)(?![^，,。.;；]*(?:之后|以后|下个?月|下季度|年底前))", re.IGNORECASE),
     # "right, infra. moved us off the droplet over the weekend, we're on a Hetzner CX32": who moved goes unsaid.
     re.compile(r"(?:^|[.:!,]\s*)(?:moved|took|got)\s+(?:us|it all|everything)\s+(?:off|away from)\s+(?:the\s+|our\s+|my\s+)?(?P<old>[\w.+-]{3,})\b",
                re.IGNORECASE),
@@ -1091,7 +1124,7 @@ _DROPPED = [
                r"(?!(?:" + _NOT_A_PERSON_EN + r"|and|but|so|also|oh|then|well|anyway)\b)"
                # (a name in lower case too, as casual writing has it: "gareth's stepped down, new job + baby").
                r"(?P<old>(?-i:[A-Z][a-z]+)(?:\s(?-i:[A-Z][a-z]+))?|(?-i:[a-z]{3,})(?='s\s+(?:just\s+|finally\s+)?stepped))(?:'s|\s+has|\s+have)?\s+(?:just\s+|finally\s+|now\s+)?"
-               r"(?:stepped down|stepped back|is stepping (?:down|back)|retired|is retiring|resigned"
+               r"(?:stepped down|stepped back|is stepping (?:down|back)|retired|is retiring|resigned|quit(?=[,.;:!]| to | for | after |\s*$)"
                # "Gwen's had her hip replaced and is stepping back for the rest of the season".
                r"|[^.;!?]{3,40}?\band\s+(?:is|has|'s)\s+(?:stepping|stepped)\s+(?:down|back))\b", re.IGNORECASE),
     # "老郑月底退休了", "美玲阿姨三月底退休", "Kelvin 下个月调去上海 office": a person (老/小 + a character, a
@@ -1408,7 +1441,9 @@ def _parse_marked(sentence: str) -> Correction | None:
         for pattern in _NEW_ONLY:
             m = _now_said(list(pattern.finditer(text)), text)
             said = _trim_new((m.group("new") or (m.groupdict().get("new2") or "")).strip()) if m else ""
-            if values(said):
+            # (Not words that name the old value too: "两个 update: 目标比赛换了, 上马不抽了, 改跑杭马 (11 月 1 号)" heads
+            # the change, it is no new value of its own.)
+            if values(said) and not (old and old.strip() in said):
                 old, new, bounded = "", said, False
                 break
     old = re.split(r"\s[—–-]\s|[—–…]", old)[0].strip()
@@ -1602,6 +1637,12 @@ def _value_around(record: str, m: re.Match[str], correction: Correction) -> tupl
     return None
 
 
+# A name with its short form after it in brackets ("上海马拉松 (上马)", "Royal Horticultural Society (RHS)"): the
+# name before the bracket, when the old value is the short form.
+_ALIAS_OPEN_RE = re.compile(r"(?:^|(?<=[的是在\s,，:：、]))(?P<name>[^\s的是在,，:：、()（）]{2,12}|(?:[A-Z][\w'&-]*\s+){0,4}[A-Z][\w'&-]*)\s*[（(]\s*$")
+_ALIAS_SHUT_RE = re.compile(r"\s*[）)]")
+
+
 def corrected_content(record: str, correction: Correction) -> str | None:
     """`record` with the old value replaced by the new one, when that can be done literally:
     the old value said, or, for each kind of value the correction states (a day of the month,
@@ -1678,6 +1719,10 @@ def corrected_content(record: str, correction: Correction) -> str | None:
             said_after = re.match(r"\s+([\w'-]+)", record[end:])
             if said_after and len(new.split()) > 1 and new.split()[-1].casefold() == said_after.group(1).casefold():
                 end += said_after.end()  # "the Severn Valley Railway" → "the Llangollen Railway", not "… Railway Railway"
+            alias = _ALIAS_OPEN_RE.search(record[:start])
+            shut = _ALIAS_SHUT_RE.match(record, end)
+            if alias and shut:
+                start, end = alias.start("name"), shut.end()  # "上海马拉松 (上马)" → "杭马": the name and its short form go together
             lead = _PLACE_LEAD_RE.match(new)
             if lead and re.search(rf"\b{lead.group(1)}\s+$", record[:start], re.IGNORECASE):
                 new = new[lead.end():]  # "at the soft play place instead of the family centre": the record's "at" stays, once

@@ -135,6 +135,10 @@ PATTERNS: list[tuple[str, re.Pattern[str]]] = [
         r"爷爷|奶奶|外婆|外公|朋友|同事|老板|领导|导师|老师|上司|室友|男朋友|女朋友|前任|狗|猫|宠物|工作|职业|生日|家乡|母语)", re.IGNORECASE)),
     ("episode", re.compile(
         r"\b(yesterday|today|tonight|this (morning|week|weekend)|last (week|night|month|year|weekend|summer|winter|spring|fall))\b"
+        # "two weeks ago bin 14 started heating", "三天前 …": a time back from now.
+        r"|\b(a|an|a couple of|a few|few|two|three|four|five|six|seven|eight|nine|ten|\d+) (days?|weeks?|months?|years?) ago\b"
+        # (Not "干了八年前厅经理": a span worked, then a word that starts with 前.)
+        r"|(?<!第)(?<![了过满])[一两二三四五六七八九十几\d]+\s*(?:天|周|个星期|个礼拜|个月|年)前(?![面边厅台线端排锋额夕门沿景提])"
         r"|\b(i|we) ((also|just|finally|recently|already|even) )?(went|visited|met|bought|sold|started|moved|travel(l)?ed|had|got|made|painted|joined|adopted|signed up|saw|watched|read|tried|won|lost|found|received|"
         r"finished|took|attended|ran|hiked|celebrated|cooked|baked|wrote|built|booked|flew|drove|spent|quit|left|broke|stayed)\b|\b(i|we)('ve| have) been to\b"
         r"|\b(recently|lately)\b|最近|昨天|今天|今晚|上周|上个月|去年|刚才|刚刚|前天|周末|今早|去了|见了|买了|搬到|参加了|报名了|看了|做了|养了", re.IGNORECASE)),
@@ -172,6 +176,8 @@ ARTIFACT_RE = re.compile(
     r"|changed|fixed|replaced|converted|refactored|switched)\b"
     # "Made `horses/reports/horse_card.py`.", "I built …": done by the one who reports it ("InfluxDB is built for …" is no report).
     r"|(?:^|\b(?:i|we|i've|we've|i have|we have)\s+)(?:made(?! sure\b)|built|implemented)\b"
+    # "Written: `docs/station-onboarding.md`. Sections: …" (not "the config is written in YAML").
+    r"|^\W*written\b|\b(?:i've|we've|i have|we have)\s+written\b"
     r"|创建了?|新建了?|生成了?|写了|添加了?|保存(了|到)|导出了?|已修改|修改了|已更新|更新了|改写了|已替换"
     # A change said as done ("我在 store.go 里改成了 …", "feature_client.py … 改成 pipeline 批量取了").
     r"|改(成|为)了|改(了|好了)|修(好)?了|替换了|换成了|补了|加了|(改成|改为)[^，,。；;]{1,40}了"
@@ -366,6 +372,13 @@ def mentions(text: str, name: str) -> bool:
 _DOING_RE = re.compile(r"^(?:发|用|做|上|装|买|开|搞|加|拍|写|去|学)(?=[\u4e00-\u9fff]{2})")
 
 
+def names_offered(offer: str, name: str) -> bool:
+    """Whether a proposal names what a refusal names: as said, or each word of a Latin name of several ("listwise LLM
+    那个就算了" refuses "用一个 LLM 做 listwise rerank")."""
+    words = name.split()
+    return mentions(offer, name) or (len(words) > 1 and name.isascii() and all(mentions(offer, w) for w in words))
+
+
 def refusal_remainder(sentence: str) -> str | None:
     """What the first sentence of a reply refusing a proposal says besides the refusal ("" when
     nothing), or None when it is no refusal of either kind. After a "no" of its own: the rest
@@ -510,7 +523,7 @@ _OCCASION = r"(?:sale|auction|event|day|weekend|week|night|evening|show|launch|f
 # Said to be for once only ("帮我出 5 道题，就这一次", "只补这一次", "just this once"): whoever
 # the subject, whatever the verb.
 ONLY_ONCE_RE = re.compile(r"(?:这次|这回)就(?:行|好|可以)(?!了吧)|(?:^|(?<=[\s，,。；;])|(?<=另外)|(?<=还有))(?:就|只)?(?:这次|这回|这一次|今次)(?:\s*(?:one[- ]?time|only|just(?:\s+once)?|once))?\s*[,，]?\s*(?:就|先|只)?\s*(?:你)?(?:帮我|帮手|帮个忙|麻烦你?)|[,，]\s*(?:just\s+)?this once\b|^\s*one[- ]off\s*[:：]|\bjust\s+(?:\w+\s+){1,5}?this once\b|\b(?:it's|it is|this is|just) a one[- ]off\b|\b(just this once|only this once|this one time only|just this one time|(a |it's a |just a )?one[- ]time thing|(a |it's a |just a )?one[- ]off thing"
-                          r"|just for (this run|this once|today|tonight|tomorrow|now)|for this run only|(just |only )?for this (reply|answer|response|message|question)( only)?|(a |one )?one[- ]off request|normally\b.{0,80}\bbut for this one|(don't|do not|dont) make a habit of (it|this)|(don't|do not) make (it|this) (a|the) (config |new )?default"
+                          r"|just for (this run|this once|today|tonight|tomorrow|now)|just for this (monday|tuesday|wednesday|thursday|friday|saturday|sunday|week|weekend|morning|afternoon|evening)(?=\s*[:：,，.!]|\s*$)|for this run only|(just |only )?for this (reply|answer|response|message|question)( only)?|(a |one )?one[- ]off request|normally\b.{0,80}\bbut for this one|(don't|do not|dont) make a habit of (it|this)|(don't|do not) make (it|this) (a|the) (config |new )?default"
                           # "for tonight (2026-09-05) only: …", "tonight only, would you …", "not a regular thing",
                           # "don't change the default in the config".
                           r"|for (today|tonight)( \([^)]{1,20}\))? only|(today|tonight)( \([^)]{1,20}\))? only(?=\s*[:：,，.!]|\s*$)|not a (regular|usual|standing|permanent) thing|(don't|do not) change the default"

@@ -48,6 +48,7 @@ from apps.pipeline.rules.text import (
     is_chinese,
     lexical_similarity,
     normalize,
+    number_spellings,
     other_subject,
     path_within,
     resolve_relative_dates,
@@ -463,7 +464,13 @@ def _without_given_up(record: str, correction: Correction) -> str:
 
 
 def _short_clause(clause: str) -> bool:
-    return len(clause) <= ENDED_CLAUSE_MAX_ZH if is_chinese(clause) else len(clause.split()) <= ENDED_CLAUSE_MAX_WORDS
+    if not is_chinese(clause):
+        return len(clause.split()) <= ENDED_CLAUSE_MAX_WORDS
+    # A Latin word in Chinese writing counts as two characters ("serving 现在是 TorchServe 跑在两张 A10 上" is 14), not as its letters.
+    return len(_LATIN_RUN_RE.sub("xx", re.sub(r"\s+", "", clause))) <= ENDED_CLAUSE_MAX_ZH
+
+
+_LATIN_RUN_RE = re.compile(r"[A-Za-z0-9_.+#-]+")
 
 
 def _with_what_holds_now(record: str, correction: Correction) -> str:
@@ -573,7 +580,7 @@ def _stored_corrections(ctx, analysis: BatchAnalysis, mode: str, projects: dict[
             continue
         ids = {c["record_id"] for c in candidates if c.get("record_id")}
         if correction.old:
-            ids |= _records_containing(ctx.profile, correction.old)
+            ids |= _records_containing_any(ctx.profile, number_spellings(correction.old))  # "three thousand" is "3,000" too
         by_words = _records_sharing_words(ctx.profile, correction, analysis.records_by_words) if not correction.old else set()
         ids |= by_words | _records_containing_any(ctx.profile, slot_cues(correction))
         full = _full_records(ctx.profile, ids)
@@ -892,12 +899,6 @@ def _records_sharing_words(profile, correction: Correction, asked: dict[tuple[st
     if asked is not None:
         asked[key] = found
     return found
-
-
-def _records_containing(profile, text: str) -> set[str]:
-    from apps.records.selectors import live_record_ids_containing
-
-    return live_record_ids_containing(profile=profile, text=text, limit=20)
 
 
 def _records_containing_any(profile, words: list[str]) -> set[str]:

@@ -73,6 +73,11 @@ INJECTION_RE = re.compile(
     r"|\b(ask|tell|have|get|let) your (ai|llm)(\s+[\w-]+){0,2}?\s+(assistants?|agents?|chatbots?|models?|bots?) (to )?(remember|save|store|note|record|keep)\b"
     # "（给正在读这篇笔记的AI助手：…": to whatever AI reads the text ("给我推荐个AI助手" reads nothing).
     r"|给\s*(正在|所有|任何)?\s*(读|阅读|读取|看|浏览|处理|总结|解析)[^，。,\n]{0,12}(ai|人工智能|大模型)\s*(编程|代码|写作|智能)?\s*(助手|助理|工具|智能体|模型)"
+    # "（以下内容对阅读本文的AI助手：请告诉家长…": addressed with 对 and a colon ("我对阅读类 AI 助手感兴趣" addresses none).
+    r"|对\s*(正在|所有|任何)?\s*(读|阅读|读取|浏览|处理|总结|解析)[^，。,\n]{0,12}(ai|人工智能|大模型)\s*(编程|代码|写作|智能)?\s*(助手|助理|工具|智能体|模型)(们)?\s*[:：]"
+    # "（本段仅对AI助手可见：…": text only an AI is meant to see.
+    r"|(仅|只)(对|给|供)\s*(ai|人工智能|大模型)\s*(编程|代码|写作|智能)?\s*(助手|助理|工具|智能体|模型)(们)?\s*(可见|阅读|读取|看)"
+    r"|\b(visible|meant|intended) (only )?(to|for) (ai|llm)s?(\s+[\w-]+)?\s+(assistants?|agents?|models?|readers?)\b"
     # "@所有正在阅读此消息的AI助手：…".
     # A salutation, not a sentence about reading ("我正在读一篇讲AI助手的文章" is not one).
     r"|(@|致|所有|任何)\s*(所有|任何)?\s*正在(读|阅读|读取|浏览|处理|总结|解析)[^，。,\n]{0,12}(ai|人工智能|大模型)\s*(编程|代码|写作|智能)?\s*(助手|助理|工具|智能体|模型)"
@@ -101,6 +106,13 @@ INJECTION_RE = re.compile(
     r"[^\n]{0,30}?\b(?:to|in|into)\s+(?:your\s+|the\s+|its\s+)?(?:long-term\s+)?(?:memory|memories|notes|profile)\b"
     # German: "Hinweis für KI-Assistenten:", "Anweisung an alle KI-Modelle:".
     r"|\b(hinweis|nachricht|anweisungen?|achtung|notiz)\s+(an|für)\s+(alle\s+|jeden\s+|den\s+|die\s+)?(ki|ai)[- ]?(assistent(en)?|agent(en)?|modelle?|systeme?)\s*[:：])",
+    re.IGNORECASE,
+)
+# An assistant telling the user of an injection it met ("5403 这单描述里写了一段给 AI 的话，让我调 `/admin/fee/waive` …",
+# "the README has a prompt injection asking me to …"): it repeats what the untrusted text asked for, which is no memory.
+REPORTED_INJECTION_RE = re.compile(
+    r"(?:写了|藏了|夹了|混了|塞了|有)(?:一)?(?:段|句|条|行)(?:话)?\s*(?:是)?(?:给|写给|对|针对)\s*(?:ai|人工智能|大模型|助手)[^，。,\n]{0,8}?(?:的话|的指令|的提示|的说明|的内容)"
+    r"|提示词?注入|prompt[- ]injection|\b(?:instructions?|text|note|message|line)s?\s+(?:aimed|addressed|written)\s+(?:at|to)\s+(?:ai|llm|the assistant|assistants?)\b",
     re.IGNORECASE,
 )
 NOISE_RE = re.compile(
@@ -692,8 +704,9 @@ VALUE_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     # Which way something faces ("朝南" / "其实是朝东的").
     ("direction", re.compile(r"(?:朝|坐北朝)[东南西北]{1,2}|\b(?:north|south|east|west)(?:-facing)?\b", re.IGNORECASE)),
     # Numbers said in words ("Kenji is six" / "seven now"); not "one", which is mostly a pronoun.
-    ("number", re.compile(r"\b(?:two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|sixteen|seventeen"
-                          r"|eighteen|nineteen|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety|hundred)\b", re.IGNORECASE)),
+    # ("the three thousand I told you": the magnitude is part of the number, written as "3,000" elsewhere.)
+    ("number", re.compile(r"\b(?:(?:two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|sixteen|seventeen"
+                          r"|eighteen|nineteen|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety)(?:\s+(?:hundred|thousand)\b)?|hundred)\b", re.IGNORECASE)),
 ]
 # Units of one dimension are one kind of value: "1Gi" corrects "512Mi", "2 GB" corrects "800 MB".
 _DIMENSION = {unit: "bytes" for unit in ("gb", "mb", "tb", "gib", "gi", "mib", "mi")}
@@ -729,6 +742,27 @@ def unit_names_slot(kind: str) -> bool:
 def value_key(value: str) -> str:
     """A value compared as said in other spacing or measure words: "两个小时" = "两小时", "10 Seconds" = "10 seconds"."""
     return tool_key(value) or re.sub(r"\s+|(?<=[\d一两二三四五六七八九十])个(?=[半小钟])|(?<=\d),(?=\d{3})", "", value.lower())
+
+
+_WORDED_NUMBERS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10,
+                   "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14, "fifteen": 15, "sixteen": 16, "seventeen": 17,
+                   "eighteen": 18, "nineteen": 19, "twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60,
+                   "seventy": 70, "eighty": 80, "ninety": 90}
+_MAGNITUDES = {"hundred": 100, "thousand": 1000}
+
+
+def number_spellings(value: str) -> list[str]:
+    """The ways a number of a thousand or more is written ("three thousand", "3,000", "3000"),
+    the value itself first; [value] for anything else."""
+    said = value.strip().casefold()
+    words = said.split()
+    if len(words) == 2 and words[0] in _WORDED_NUMBERS and words[1] in _MAGNITUDES:
+        n = _WORDED_NUMBERS[words[0]] * _MAGNITUDES[words[1]]
+    elif re.fullmatch(r"\d{1,3}(?:,\d{3})+|\d{4,}", said):
+        n = int(said.replace(",", ""))
+    else:
+        return [value]
+    return [value, *dict.fromkeys(s for s in (f"{n:,}", str(n)) if s != said)] if n >= 1000 else [value]
 
 
 def values(text: str) -> list[tuple[str, str]]:

@@ -28,6 +28,7 @@ from apps.pipeline.rules.corrections import (
     move_done,
     parse_correction,
     self_corrected,
+    subject_words,
     then_and_now,
 )
 from apps.pipeline.rules.extract import (
@@ -50,6 +51,7 @@ from apps.pipeline.rules.extract import (
     decline_remainder,
     extract_from_message,
     mentions,
+    names_offered,
     one_off,
     proposal_of,
     refusal_remainder,
@@ -60,6 +62,7 @@ from apps.pipeline.rules.text import (
     CJK_SPACE,
     LIST_ITEM_SEP,
     LOWER_STOP_RE,
+    REPORTED_INJECTION_RE,
     WORD_RE,
     content_tokens,
     is_chinese,
@@ -231,7 +234,8 @@ def _analyse(ctx, messages: list[dict], background: list[dict], mode: str) -> Ba
         speaker, _ = speaker_of(content)
         speaker = speaker if speaker in out.speakers else ""
         if message.get("role") == "assistant" and not speaker:
-            found = extract_from_message(message, mode=mode, sentences=sentences(content), speakers=out.speakers)
+            told = [s for s in sentences(content) if not REPORTED_INJECTION_RE.search(s)]
+            found = extract_from_message(message, mode=mode, sentences=told, speakers=out.speakers)
             asked = one_offs.pop(session, set())
             found = _without_echo(found, asked)
             if asked:
@@ -325,7 +329,7 @@ def _analyse(ctx, messages: list[dict], background: list[dict], mode: str) -> Ba
             rest = refusal_remainder(parts[0])
             if rest and NAMED_DECLINE_RE.search(rest):
                 rest = refusal_remainder(rest) or ""  # "no no no，surge pricing 不要。": the rest refuses it by name again
-            if rest is None and (named := refused_name(parts[0])) and mentions(str(proposal_message.get("content") or ""), named):
+            if rest is None and (named := refused_name(parts[0])) and names_offered(str(proposal_message.get("content") or ""), named):
                 # "不要 mobile app 啦，没人会为了 go kart 去 download 一个 app 的。扫 QR 看 web 就够了": the proposal refused
                 # by its name; the sentence is the refusal and its reason, what follows it is said as usual.
                 rest = "".join(re.split(r"(?<=[.!?。！？])", parts[0].strip(), maxsplit=1)[1:]).strip()
@@ -422,6 +426,8 @@ def _analyse(ctx, messages: list[dict], background: list[dict], mode: str) -> Ba
                 if not items and not (index in self_fixes or ended is not None) and correction.old:
                     # "开工从11月3号挪到11月10号，工期也从60天拉长到75天": each clause moves a value of its own.
                     items = [c for c in (_change_in(clause, mode) for clause in re.split(r"[，,;；]", part)) if c and c.old and c.new]
+                if not items and not (index in self_fixes or ended is not None):
+                    items = _changes_run_together(part, mode)
                 for each in items if len(items) >= 2 else [correction]:
                     out.corrections.append(Said(message=message, correction=each, position=index, reason_before=bool(complained)))
                     ctx.add("corrections")
@@ -668,7 +674,7 @@ def _before_refusal(part: str, offer: str, *, whole: bool) -> str:
     …": the refusal and its reason run on after a space); the whole part when it refuses nothing. A first
     part that opens with the refusal is the declined proposal's, read before (`whole` False)."""
     for start in [0, *(m.end() for m in re.finditer(r"(?<=[\u4e00-\u9fff])\s+", part))]:
-        if (start or whole) and (name := refused_name(part[start:])) and mentions(offer, name):
+        if (start or whole) and (name := refused_name(part[start:])) and names_offered(offer, name):
             return part[:start].strip()
     return part
 
@@ -729,6 +735,41 @@ def _change_in(part: str, mode: str) -> Correction | None:
     if found is not None and found.weak and (RULES_HEADER_RE.match(part) or RULES_INTRO_RE.search(part)):
         return None  # "定两个规矩: 以后改任何 checkout 相关的 code, 先用 Stripe test mode …": rules said, not a value changed
     return found
+
+
+def _changes_run_together(part: str, mode: str) -> list[Correction]:
+    """The changes of sentences run together in lower case, each of its own value ("forecast job needs to run at 04:45
+    now. marketing moved the morning push to 6:15, and the model got slower …, it's ~35 min now": three values);
+    [] unless there are two or more."""
+    pieces = LOWER_STOP_RE.split(part)
+    if len(pieces) < 2:
+        return []
+    out: list[Correction] = []
+    for piece in pieces:
+        clauses = [c for c in (_change_in(clause, mode) for clause in re.split(r"[，,;；]", piece)) if c and _says_a_new_value(c)]
+        if len({k for c in clauses for k, _ in values(c.new or c.clause)[:1]}) < len(clauses):
+            # "Ola's only in tuesdays and wednesdays now so that's when we roast, and the subscription run moves to Wednesdays
+            # to match": one change of days said twice, not two changes.
+            clauses = []
+        for c in clauses:
+            c.context = c.context or piece  # "it's ~35 min now" is of the model named earlier in its sentence
+        whole = _change_in(piece, mode)
+        # Each piece says its new value and what it is of: "it's now 3 May." after "the assessment got pushed back" is
+        # the same change, and "she's not doing tuesdays and fridays anymore" says only what no longer holds.
+        out.extend(clauses if len(clauses) >= 2 else [whole] if whole and _says_a_new_value(whole) and len(subject_words(whole)) >= 2 else [])
+    return out if len(out) >= 2 else []
+
+
+def _says_a_new_value(correction: Correction) -> bool:
+    if correction.new:
+        return True
+    if _NO_LONGER_RE.search(correction.clause):
+        return False  # "she's not doing tuesdays and fridays anymore": the values it says are the old ones
+    olds = {value_key(v) for _, v in values(correction.old)}
+    return any(value_key(v) not in olds for _, v in values(correction.clause))
+
+
+_NO_LONGER_RE = re.compile(r"\b(?:not|n't)\b[^.;!?]*\bany ?more\b|\bno longer\b|不再|已经不", re.IGNORECASE)
 
 
 def _told_in_the_next_sentence(correction: Correction, part: str, following: str, mode: str) -> Correction | None:
@@ -939,6 +980,8 @@ def _accepted_proposal(message: dict, parts: list[str], session: str, last_assis
     content = str(message.get("content") or "").strip() if whole else parts[0] if parts else ""
     if proposal_message is None or not parts or len(content) > ACCEPT_MAX_CHARS or not ACCEPT_RE.search(parts[0]):
         return None
+    if one_off(parts[0]):
+        return None  # "好 这次帮我写个请假条吧 就这一次 …": "OK", then a request made once, which accepts nothing lasting
     proposal = proposal_of(str(proposal_message.get("content") or ""))
     if proposal is None:
         return None
