@@ -5411,6 +5411,31 @@ def test_a_change_that_says_the_old_day_again_replaces_the_record_holding_it(cha
               "the morning push at 7, so that's the window.",
      "forecast job needs to run at 04:45 now. marketing moved the morning push to 6:15, and the model got slower since Tomasz added the "
      "humidity + wind features, it's ~35 min now", "05:30", "04:45"),
+    # (held-out batches 78 and 79) "改考 X 了, 不考 Y 了"; one returned and another bought, its model going with the brand;
+    # "没做 X 选了 Y" against a record that weighed both; a person who "packed in"; one sold and another bought; a day said with
+    # another form of the record's verb, in sentences run together; a clock time after a count of what is told.
+    ("chat", "语言的话 我打算考 IELTS, 上次考是三年前读书的时候, 总分 6.5, 这次目标 CLB 9", "update: 我改考 CELPIP 了, 不考 IELTS 了. 听说是电脑考",
+     "IELTS", "CELPIP"),
+    ("chat", "gear：鞋子我已经买了 Salomon X Ultra 4 mid GTX，还没 break in。",
+     "然后我就把 Salomon 退了，换了 La Sportiva TX4 mid，大了一码，toe box 宽很多，试了两次下坡都不顶", "Ultra", "La Sportiva TX4 mid"),
+    ("chat", "医生给了两个方案 金属自锁托槽 2万2 隐适美 3万8 我想了下先定自锁吧 便宜一万多 而且听说自锁快一点",
+     "最后没做自锁 选了隐适美 一是镍过敏 陆医生也说我这种最好别用金属的 二是我要出镜 戴一嘴钢牙太明显了", "自锁", "选了隐适美"),
+    ("chat", "I fly saturdays, winch launches in the club K-21. my instructor's Carol, ex RAF, terrifying but brilliant.",
+     "update from the airfield. Carol's packed in instructing, her back's gone. I've been handed over to Dev for the rest of my Bronze",
+     "Carol", "Dev"),
+    ("chat", "I fly saturdays, winch launches in the club K-21. 14 launches so far",
+     "BIG news. work's gone to a four day week so I've got wednesdays off, and I'm flying wednesdays now. way quieter than the weekend, I "
+     "get 6 or 7 launches a day instead of 3", "saturdays", "wednesdays"),
+    ("coder", "qsolog is my logger, flask for the little web ui, sqlite for the log itself. rig is an Icom IC-7300, CAT over USB",
+     "other news, I sold the IC-7300 to a bloke in Swindon last week and bought a Yaesu FT-710, so the CAT side needs redoing.",
+     "IC-7300", "FT-710"),
+    ("coder", "the public website pulls the talks schedule from keeperlog too. penguin feeding talk is 11:00 every day, can you add it. "
+              "keepers on the penguin section should get a reminder on the handheld 15 min before",
+     "two things. the penguin talk is at quarter to twelve now, 11:45, from the easter timetable onwards. they shifted it so it doesn't "
+     "clash with the sea lion display. update it pls", "11:00", "11:45"),
+    # Words that lead in or say when ("👌 另外 btw 我们上周") name no slot the record must share.
+    ("coder", "这个 repo 是 voucher-center，所有优惠券的 issue / claim / redeem 都走这里。 Spring Boot 3 + Java 17，MySQL 8，跟 order-service 之间走 "
+              "Kafka，config 放在 Apollo", "👌 另外 btw 我们上周从 Apollo 迁到 Nacos 了，ops 统一搞的，所有 service 都迁。", "Apollo", "Nacos"),
 ])
 def test_a_value_said_to_have_changed_in_other_words_replaces_the_stored_one(mode, first, then, gone, kept, request, l0, run_now):
     cwd = PROJ if mode == "coder" else "/home/user"
@@ -5566,6 +5591,10 @@ def test_one_for_the_list_is_a_task_and_a_setting_said_to_have_changed_too_is_re
     ("coder", "for context on why I care: two weeks ago bin 14 (canola, about 900 tonnes) started heating and nobody caught it for days.",
      "bin 14"),
     ("coder", "三天前 3 号机的模具裂了 停了一个班", "模具裂了"),
+    # (held-out batches 78 and 79) how the team works, said before a short request that closes the message.
+    ("coder", "ta. tomasz is the other part-timer, he does tues/thurs and i do mon/wed/fri. how we work: nothing goes to main directly, "
+              "everything is a PR and whichever of us didn't write it reviews it before it's merged. so branch + PR for this please",
+     "everything is a PR"),
 ])
 def test_statements_no_pattern_claimed_before_are_kept(mode, said, kept, request, l0, run_now):
     live_now = said_alone(request.getfixturevalue(mode), l0, run_now, said)
@@ -5841,3 +5870,50 @@ def test_a_report_headed_written_names_the_file_it_made(coder, l0, run_now):
     from apps.pipeline.rules.extract import classify
 
     assert classify("the config in `deploy/app.yaml` is written in YAML", role="assistant") is None
+
+
+# ------------------------------------------------------------ held-out batches 78 and 79
+
+
+@pytest.mark.parametrize(("sentence", "old", "new"), [
+    ("update: 我改考 CELPIP 了, 不考 IELTS 了.", "IELTS", "CELPIP"),
+    ("台面最后没用岩板 量尺的师傅说我水槽要做台下盆 开孔那块岩板容易裂 就改成石英石了 白色带一点点纹路的", "岩板", "石英石"),
+    ("2 物流不用顺丰冷运了 年前他们涨价涨得太狠 换成京东冷链 合同上周签的", "顺丰冷运", "京东冷链"),
+    ("日志那块 我上周已经把 logrus 全换成 zap 了 结构化 JSON 输出", "logrus", "zap"),
+])
+def test_one_not_taken_and_another_taken_in_chinese(sentence, old, new):
+    c = parse_correction(sentence)
+    assert c is not None and (c.old, c.new) == (old, new), c
+
+
+def test_a_thing_described_rather_than_named_is_no_old_value():
+    assert parse_correction("终于把客厅那台小的卖掉了，换了一台 EuroCave 的 50 瓶 dual-zone，放在书房。") is None
+
+
+def test_what_a_correcting_sentence_goes_on_to_say_is_kept_beside_the_rewritten_record(coder, chat, l0, run_now):
+    live_now = told_then(coder, l0, run_now, "日志现在是 logrus 打的 格式有点乱 这个先不管",
+                         "日志那块 我上周已经把 logrus 全换成 zap 了 结构化 JSON 输出 你以后写新代码也用 zap 别再引 logrus 进来", cwd=PROJ)
+    assert any("zap 打的" in t for t in live_now), live_now
+    assert any("以后写新代码也用 zap" in t for t in live_now), live_now
+    live_now = told_then(chat, l0, run_now, "他现在每晚点一滴 0.01% 的阿托品 已经点了半年",
+                         "上周复查 医生说度数还在涨 阿托品浓度加到 0.05%，同时给他配了OK镜，晚上戴")
+    assert any("0.05%" in t and "阿托品" in t for t in live_now), live_now
+    assert any("OK镜" in t for t in live_now), live_now
+    assert not any("0.01%" in t for t in live_now), live_now
+
+
+def test_a_problem_that_may_happen_again_is_not_said_again():
+    from apps.pipeline.rules.extract import RESTATE_MARK_RE
+
+    assert not RESTATE_MARK_RE.search("i cleared it by hand but can you make sure it can't happen again")
+    assert RESTATE_MARK_RE.search("keep answers short, again.")
+
+
+def test_a_ratio_and_a_count_of_what_is_told_change_no_value(chat, l0, run_now):
+    live_now = told_then(chat, l0, run_now, "both, obviously. two things before we go any further. first, call me Bron, everyone does, only my "
+                                            "mother says Bronwen. second, keep answers short. if it's over 150 words i'm not going to read it",
+                         "BRACE YOURSELF. the woman playing Madame Arcati has had to pull out, hip replacement, she's fine, and they've asked "
+                         "ME to take over. the mad medium. the part everyone comes to see. i said yes before my brain had caught up with my "
+                         "mouth and now i have about four times as many lines and eleven weeks to learn them")
+    assert any("150 words" in t for t in live_now), live_now
+    assert not any("four words" in t for t in live_now), live_now

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 
-from apps.pipeline.rules.extract import PROPER_NOUN_RE, QUESTION_RE, TEAM_ROLE_RE
+from apps.pipeline.rules.extract import PROPER_NOUN_RE, QUESTION_RE, REQUEST_RE, STRONG_RE, TEAM_ROLE_RE, classify
 from apps.pipeline.rules.text import (
     CJK_CLAUSE_BREAK,
     CJK_SPACE,
@@ -125,7 +125,15 @@ CORRECTION_RE = re.compile(
     r"|最后还是[^。；;！!？?]{0,12}?(?:订|选|定|买|换)了(?=[^，,。；;]{0,12}?\d)"
     # "所以我改订了 11 月 8 号出发的那一班": booked again, for another value.
     r"|改(?:订|签|约|报|买)了?(?=[^，,。；;]{0,12}?(?:\d|[一二三四五六七八九十两]))"
-    # "上马不抽了, 改跑杭马": one given up, another taken instead.
+    # "上马不抽了, 改跑杭马": one given up, another taken instead; "我改考 CELPIP 了, 不考 IELTS 了"; "把 Salomon 退了，换了 La
+    # Sportiva"; "已经把 logrus 全换成 zap 了".
+    r"|改[跑去考学报用买读做选住打练][^，,。；;！!]{1,24}[，,\s]\s*(?:就|也)?不(?:再)?[跑去考学报用买读做选住打练][^，,。；;！!]{1,20}了"
+    # "I sold the IC-7300 … and bought a Yaesu FT-710".
+    r"|\b(?:i|we)(?:'ve| have)?\s+(?:just\s+|finally\s+)?(?:sold|returned|traded in|got rid of)\s+(?:the\s+|my\s+|our\s+)?(?:[\w.+-]+(?:\s[\w.+-]+){0,2}?)(?=\s+(?:to|for|on|at|last|this|back|and)\b|[,;])[^.;!?]{0,60}?(?:\band|,)\s+(?:then\s+)?(?:i\s+|we\s+)?(?:bought|got|picked up)\s+(?:a\s+|an\s+|the\s+)?(?:[A-Z][\w.+-]*(?:\s[\w.+-]+){0,3}?)(?=[,.;!?]|\s+(?:so|and|which|for|from|to|because|instead|off)\b|$)"
+    # "最后没做自锁 选了隐适美".
+    r"|(?:没|不再|不)(?:用|做|选|买|去|报|装|订|考)\s*(?:[^，,。；;！!\s了]{1,12}?)\s*了?(?=[，,\s])[^。；;！!]{0,60}?(?:选了|改成了?|换成了?|改用了?|用了|买了|订了|装了|报了|去了)\s*(?:[^，,。；;！!（(\s了]{1,20})"
+    r"|(?<![要想])把\s*(?![那这])[^，,。；;！!\s的]{1,20}?\s*(?:退|卖|扔|退掉|卖掉|扔掉|送人|转手)了\s*[，,\s]\s*(?:又|就|然后)?\s*(?:换了|买了|换成|改用)"
+    r"|(?<![要想])(?<!打算)(?<!准备)(?<!计划)把[^，,。；;！!]{1,20}(?:全|都|全部|统一)(?:换成|改成|替换成|迁到|切到)了?[^，,。；;！!]{1,20}了"
     r"|不(?:再)?[跑去考学报用买读做选住打练抽]了\s*[，,\s]\s*(?:我们?|就)?改[跑去考学报用买读做选住打练]"
     # (Not "历史数据其实是有的": it exists after all, no value replaced.)
     r"|改成|改为|改到|改在|改做(?=[^，,。；;]{0,12}\d)|改用|换用|更正|重新(?:算|商量|核算|评估)了|纠正一下|记错了|说错了|(?:算漏|算错|漏算|少算|多算)了|(?<![A-Za-z])(?:switch|change)\s*成|说(?:短|长|少|多|早|晚|小|大|低|高)了|定(?:短|长|少|多|早|晚|小|大|低|高)了|搞错了|弄错了|说岔了|搞混了|弄混了|记混了|(?<!我)(?<!本职)(?<!本身)(?<!本行)其实是(?!有的|有)|现在是|现在改|换成了|(?<![帮给请])换成[^，,。；;！!？?\s]{1,16}?(?:\s[A-Za-z0-9][\w:-]*(?:\s?[点号])?)?(?:的[^，,。；;！!？?\s]{1,6})?\s?了(?![吗吧])|变成了?|变为|已经不|不再|不对[，,]"
@@ -239,6 +247,21 @@ _PAIRS: list[re.Pattern[str]] = [
     # and the new value; nor a decision: "决定换成 FastAPI 了".)
     re.compile(r"^(?!(?:(?:我|我们|你|他|她|它|咱们?)(?:现在|也|又|已经|就|都)?|(?:决定|打算|准备|还是|最后|后来)\s?)(?:换成|替换))(?P<old>[^，,。；;\s]{1,12}?)(?<!我)(?<!我们)(?<!你)(?<!他)(?<!她)(?:换成了?|替换成了?|替换为)(?P<new>[^，,。；;！!]+)"),
     re.compile(r"(?P<old>[\w.+-]+(?: [\w.+-]+)?)\s*(?:已经)?不再(?:用|使用|维护|支持)了?[，,]\s*(?:\S{0,6}?)(?:迁到|迁移到|改发到|转到|挪到)(?P<new>[^，,。；;！!]+)"),
+    # "最后没做自锁 选了隐适美", "台面最后没用岩板 … 就改成石英石了", "物流不用顺丰冷运了 年前他们涨价涨得太狠 换成京东冷链": the one
+    # not taken (its reason may come between), then the one taken.
+    re.compile(r"(?:没|不再|不)(?:用|做|选|买|去|报|装|订|考)\s*(?P<old>[^，,。；;！!\s了]{1,12}?)\s*了?(?=[，,\s])[^。；;！!]{0,60}?(?:选了|改成了?|换成了?|改用了?|用了|买了|订了|装了|报了|去了)\s*(?P<new>[^，,。；;！!（(\s了]{1,20})"),
+    # "我改考 CELPIP 了, 不考 IELTS 了": the new one taken, then the old one given up.
+    re.compile(r"改(?P<verb>[跑去考学报用买读做选住打练])\s*(?P<new>[^，,。；;！!\s了]{1,20}?)\s*了?\s*[，,\s]\s*(?:就|也)?不(?:再)?(?P=verb)\s*"
+               r"(?P<old>[^，,。；;！!\s了]{1,20}?)\s*了"),
+    # "I sold the IC-7300 to a bloke in Swindon last week and bought a Yaesu FT-710": one sold or returned, another bought.
+    re.compile(r"\b(?:i|we)(?:'ve| have)?\s+(?:just\s+|finally\s+)?(?:sold|returned|traded in|got rid of)\s+(?:the\s+|my\s+|our\s+)?(?P<old>[\w.+-]+(?:\s[\w.+-]+){0,2}?)(?=\s+(?:to|for|on|at|last|this|back|and)\b|[,;])[^.;!?]{0,60}?(?:\band|,)\s+(?:then\s+)?(?:i\s+|we\s+)?(?:bought|got|picked up)\s+(?:a\s+|an\s+|the\s+)?(?P<new>[A-Z][\w.+-]*(?:\s[\w.+-]+){0,3}?)(?=[,.;!?]|\s+(?:so|and|which|for|from|to|because|instead|off)\b|$)", re.IGNORECASE),
+    # "然后我就把 Salomon 退了，换了 La Sportiva TX4 mid": one taken back or sold, another got instead.
+    # (What is given up is named, not described: "把客厅那台小的卖掉了" names no value.)
+    re.compile(r"(?<![要想])把\s*(?P<old>(?![那这])[^，,。；;！!\s的]{1,20}?)\s*(?:退|卖|扔|退掉|卖掉|扔掉|送人|转手)了\s*[，,\s]\s*(?:又|就|然后)?\s*(?:换了|买了|换成了?|改用了?)\s*"
+               r"(?:个|一个|双|一双|台|一台|块|一块|款)?\s*(?P<new>[^，,。；;！!]{1,24}?)(?=\s*[，,。；;！!]|$)"),
+    # "我上周已经把 logrus 全换成 zap 了": replaced everywhere, said as done (not "要把 …", "打算把 …").
+    re.compile(r"(?<![要想])(?<!打算)(?<!准备)(?<!计划)把\s*(?P<old>[^，,。；;！!\s]{1,20}?)\s*(?:全|都|全部|统一)(?:换成|改成|替换成|迁到|切到)了?\s*"
+               r"(?P<new>[^，,。；;！!\s]{1,20})\s*了"),
     # "不去北京青麦了 改成杭州的白塔画室": no longer going to one, changed to another.
     re.compile(r"不(?:再)?(?:去|用|报|考|学|买|选|住|找|上)(?P<old>[^，,。；;！!\s了]{2,12}?)了\s*[，,\s]\s*(?:我们?|就)?(?:改成|换成|改去|改报|改用|改到|换到)了?\s*"
                r"(?P<new>[^，,。；;！!（(\s]{1,20})"),
@@ -334,6 +357,10 @@ _SLOT_NOISE = frozenset({
 })
 
 
+_SLOT_FILLER_ZH_RE = re.compile(r"^(?:\s|[^\w\s]|另外|还有|对了|顺便|\b(?:btw|fyi|also|oh|and|so|ok|okay)\b|我们|我|他们|公司|团队|已经|终于|最近|上周|上个?月|"
+                                r"昨天|前天|今天|刚刚|上礼拜|上星期|把)+", re.IGNORECASE)
+
+
 def _from_to(sentence: str) -> Correction | None:
     text = _strip_lead(sentence)
     m = _FROM_TO_EN.search(text)
@@ -354,7 +381,8 @@ def _from_to(sentence: str) -> Correction | None:
         slot = (before[clause_start:] + " " + m.group("between")).strip()
     else:
         new = re.sub(r"\s*(?:了|啦|的|上|去|来)+$", "", new).strip()
-        slot = re.sub(r"^\s*(?:我们|我|他们|公司|团队)?(?:已经|终于|最近)?把?", "", before[clause_start:]).strip()
+        # ("👌 另外 btw 我们上周从 Apollo 迁到 Nacos 了": words that lead in or say when name no slot.)
+        slot = _SLOT_FILLER_ZH_RE.sub("", before[clause_start:]).strip()
     # Numbers and other typed values have their own rules (a value of the kind next to the same
     # words); this one is for names: hosts, tools, products, places — and for a move between
     # two values of one kind ("the wedding moved from June 14 to June 21").
@@ -542,7 +570,7 @@ def _full_names(text: str) -> list[str]:
 
 
 # What says a value is the old one ("原来订的9月12号", "我以为是 185", "不是 3 点", "48 小时太长了").
-_OLD_MARKED_RE = re.compile(r"原来|原先|之前|以前|本来|上次|上回|不是|以为|说错|记错|搞错|太|从|\b(?:not|was|were|used to|before|from)\b", re.IGNORECASE)
+_OLD_MARKED_RE = re.compile(r"原来|原先|之前|以前|本来|上次|上回|不|没|以为|说错|记错|搞错|太|从|\b(?:not|was|were|used to|before|from)\b", re.IGNORECASE)
 
 
 def _of_another_slot(sentence: str, old: str) -> bool:
@@ -1124,7 +1152,7 @@ _DROPPED = [
                r"(?!(?:" + _NOT_A_PERSON_EN + r"|and|but|so|also|oh|then|well|anyway)\b)"
                # (a name in lower case too, as casual writing has it: "gareth's stepped down, new job + baby").
                r"(?P<old>(?-i:[A-Z][a-z]+)(?:\s(?-i:[A-Z][a-z]+))?|(?-i:[a-z]{3,})(?='s\s+(?:just\s+|finally\s+)?stepped))(?:'s|\s+has|\s+have)?\s+(?:just\s+|finally\s+|now\s+)?"
-               r"(?:stepped down|stepped back|is stepping (?:down|back)|retired|is retiring|resigned|quit(?=[,.;:!]| to | for | after |\s*$)"
+               r"(?:stepped down|stepped back|is stepping (?:down|back)|retired|is retiring|resigned|quit(?=[,.;:!]| to | for | after |\s*$)|packed (?:it )?in"
                # "Gwen's had her hip replaced and is stepping back for the rest of the season".
                r"|[^.;!?]{3,40}?\band\s+(?:is|has|'s)\s+(?:stepping|stepped)\s+(?:down|back))\b", re.IGNORECASE),
     # "老郑月底退休了", "美玲阿姨三月底退休", "Kelvin 下个月调去上海 office": a person (老/小 + a character, a
@@ -1637,6 +1665,9 @@ def _value_around(record: str, m: re.Match[str], correction: Correction) -> tupl
     return None
 
 
+# The words of a model after its brand, to the end of the clause ("Salomon X Ultra 4 mid GTX，"): capitalised, digits, or
+# the few lower-case words model names use.
+_MODEL_WORDS_RE = re.compile(r"(?:\s+(?:[A-Z0-9][\w.+-]*|mid|low|high|pro|max|plus|lite|mini)){2,}(?=\s*(?:[，,。.;；!！?？)）]|$))")
 # A name with its short form after it in brackets ("上海马拉松 (上马)", "Royal Horticultural Society (RHS)"): the
 # name before the bracket, when the old value is the short form.
 _ALIAS_OPEN_RE = re.compile(r"(?:^|(?<=[的是在\s,，:：、]))(?P<name>[^\s的是在,，:：、()（）]{2,12}|(?:[A-Z][\w'&-]*\s+){0,4}[A-Z][\w'&-]*)\s*[（(]\s*$")
@@ -1707,6 +1738,8 @@ def corrected_content(record: str, correction: Correction) -> str | None:
                 # "Frontier SP-500" → "Noritsu HS-1800": the old name's model goes with it.
                 model = re.match(r"\s*" + _MODEL_RE.pattern, record[end:])
                 end += model.end() if model else 0
+            if re.fullmatch(r"[A-Z][\w-]+", correction.old.strip()) and len(correction.new.split()) >= 2 and (run := _MODEL_WORDS_RE.match(record, end)):
+                end = run.end()  # "Salomon X Ultra 4 mid GTX" → "La Sportiva TX4 mid": the brand's model goes with it
             new = correction.new
             clock = values_at(record[end:])[:1]
             if clock and clock[0][1] == "time" and not record[end:end + clock[0][0]].strip() and any(k == "time" for k, _ in values(new)):
@@ -2019,7 +2052,16 @@ def _values_stated_at(text: str) -> list[tuple[int, str, str]]:
     last night (2026-03-12). 7:58": the user stated the time, not 2026, 03 and 12)."""
     notes = [m.span() for m in DATE_NOTE_RE.finditer(text)] + [m.span() for m in _FROM_DAY_RE.finditer(text)]
     return [(at, kind, value) for at, kind, value in values_at(text) if not any(a <= at < b for a, b in notes)
-            and not (kind == "weekday" and _PAST_DAY_RE.search(text[max(0, at - 12):at]))]
+            and not (kind == "weekday" and _PAST_DAY_RE.search(text[max(0, at - 12):at]))
+            and not (kind.startswith(("number", "count")) and (_TOLD_COUNT_RE.match(text, at + len(value)) or _CLOCK_WORDS_RE.search(text[max(0, at - 14):at])))]
+
+
+# A count of what is being told ("two things.", "三个 update", "两件事"), and a clock time said in words ("quarter to twelve",
+# written as 11:45 beside it): no value that changes.
+# So is a ratio ("four times as many lines").
+_TOLD_COUNT_RE = re.compile(r"\s*(?:(?:quick|small|more|big)\s+)?(?:things?|updates?|questions?|points?|changes?|bits of news)\b|\s*(?:个\s*update|件事|个事|个问题|个变化|个更新)"
+                            r"|\s*times\s+(?:as|more|less|bigger|smaller|longer|faster|slower)\b|\s*倍", re.IGNORECASE)
+_CLOCK_WORDS_RE = re.compile(r"\b(?:quarter|half)\s+(?:to|past)\s+$", re.IGNORECASE)
 
 
 # "update: 上个 Sunday handover 又吵起来", "last Tuesday the import failed": the day something happened, no value set.
@@ -2522,6 +2564,35 @@ def said_now(correction: Correction) -> str:
     return (lead.group(0) + text) if lead and not text.startswith(lead.group(0)) else text
 
 
+# A clause that adds something of its own after a change ("，同时给他配了OK镜", "also …").
+_ALSO_CLAUSE_RE = re.compile(r"^\s*(?:同时|另外|还有|顺便|而且|并且|also|and also|plus)\b|^\s*(?:同时|另外|还有|顺便|而且|并且)", re.IGNORECASE)
+SAID_AFTER_MIN_WORDS = 4  # what the correcting sentence says after the change must say this much to be kept
+
+
+def said_after_the_change(correction: Correction) -> str:
+    """What the correcting sentence goes on to say after the clause of the change, when the change is written into the
+    stored record and that clause is all the record takes: in Chinese written without punctuation, the clauses after it
+    ("我上周已经把 logrus 全换成 zap 了 结构化 JSON 输出 你以后写新代码也用 zap 别再引 logrus 进来"); in punctuated writing, a
+    clause that opens by adding something ("阿托品浓度加到 0.05%，同时给他配了OK镜"). "" when there is none."""
+    clause, marks = correction.clause, (correction.new or correction.old).strip()
+    if not marks:
+        return ""
+    if not re.search(r"[，,。；;！!？?]", clause):
+        chunks = CJK_SPACE_RE.split(clause)
+        at = next((i for i, c in enumerate(chunks) if marks in c), None)
+        # Not a reason that names the old value ("不是周四了 是周三晚上 7 点 老师周四要去教别的班"), unless it is a rule ("别再引
+        # logrus 进来"); not a request to the assistant ("你把 repo 里跟 Vercel 相关的东西清一下").
+        rest = " ".join(c for c in chunks[at + 1:] if not (correction.old and correction.old in c and classify(c, role="user") != "instruction")
+                        and not (REQUEST_RE.search(c) and not STRONG_RE.search(c))) if at is not None else ""
+    else:
+        parts = re.split(r"(?<=[，,；;。])", clause)
+        at = next((i for i, c in enumerate(parts) if marks in c), None)
+        also = next((i for i in range(at + 1, len(parts)) if _ALSO_CLAUSE_RE.match(parts[i])), None) if at is not None else None
+        rest = "".join(parts[also:]) if also is not None else ""
+    rest = rest.strip().strip("，,；;")
+    return rest if len(content_tokens(rest)) >= SAID_AFTER_MIN_WORDS else ""
+
+
 # A clause that tells what held before ("之前在我家客厅", "之前那个大豆蜡…", "上次我说用的是黑陶泥", "上礼拜
 # （…）本来要去签 Fullerton 的 contract", "we used to ship with Royal Mail"), opening the clause. Not a
 # life story ("我以前在电梯公司干了八年维修工", "以前在三甲医院药剂科干了八年": kept as said), not "本来就"
@@ -2621,7 +2692,10 @@ def _context_overlap(record: str, correction: Correction) -> float:
     words = subject_words(correction)
     if not words:
         return 0.0
-    return len({w for w in words & content_tokens(record) if _names_more_than_when(w)}) / len(words)
+    held = content_tokens(record)
+    # A Latin word in another form counts ("I'm flying wednesdays now" / "I fly saturdays").
+    stems = {_stem(t) for t in held if t.isascii() and len(t) >= 3}
+    return len({w for w in words if (w in held or (w.isascii() and len(w) >= 4 and _stem(w) in stems)) and _names_more_than_when(w)}) / len(words)
 
 
 _WHEN_WORDS = frozenset({"now", "nowadays", "currently", "every", "day", "days", "daily", "week", "weekly", "month", "mid"})

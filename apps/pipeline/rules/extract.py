@@ -482,7 +482,9 @@ RESTATED_RE = re.compile(
 # Said as a repeat of something said before, anywhere in the sentence.
 RESTATE_MARK_RE = re.compile(
     r"\b(as i (said|mentioned|told you)|like i (said|told you|mentioned)|i told you(?! (?:something |the )?wrong\b| \w+ (?:wrong|incorrect)\b)|as i said before|reminder|just to repeat|as before|once again"
-    r"|same as (always|before|usual|last time)|as (always|usual)|(and|oh|also|plus) the usual)\b|^again\b|\bagain[.!]?$"
+    r"|same as (always|before|usual|last time)|as (always|usual)|(and|oh|also|plus) the usual)\b|^again\b"
+    # ("make sure it can't happen again": the thing may recur, nothing is said again.)
+    r"|\b(?<!happen )(?<!happens )(?<!occur )(?<!recur )(?<!break )(?<!fail )(?<!crash )(?<!go down )again[.!]?$"
     r"|之前说过|我说过|说过了|还是那句|还是.{1,10}的事|提醒一下|再说一[遍次]|老规矩|再强调一(?:下|遍|次)|重申|照旧|老样子|(这个|节奏|安排|计划)不变"
     r"|(跟|和|同)(以前|之前|往常|平时|上次)(说的|讲的|定的|说过的)?一样|像往常一样|一如既往|(这条|这个|这点)(别动|不动|不变|保持不变)",
     re.IGNORECASE,
@@ -803,7 +805,8 @@ BUILT_WITH_RE = re.compile(r"^(?:后端|前端|服务端)\s*(?:是|用|用的是
 RULES_HEADER_RE = re.compile(r"^[^:：。.!?！？]{0,16}(?:规则|规定|约定|规矩|rules|conventions|policy|policies)(?:也|都)?(?:写进去|记一下|记下来|如下)?\s*[:：]", re.IGNORECASE)
 # A list introduced as rules, however worded ("few ground rules first, these matter more than the
 # code tbh:", "house rules, pls stick to these:", "几条规矩先说清楚："): each item is one.
-RULES_INTRO_RE = re.compile(r"(?:^|[.!?]\s+)[^:：。.!?！？]{0,40}\b(?:rules?|conventions|policies)\b[^:：。.!?！？]{0,60}[:：]"
+RULES_INTRO_RE = re.compile(r"(?:^|[.!?]\s+)[^:：。.!?！？]{0,40}\b(?:rules?|conventions|policies|how we work|how we do things|our (?:process|workflow))\b"
+                            r"[^:：。.!?！？]{0,60}[:：]"
                             r"|^[^:：。!?！？]{0,20}(?:规则|规定|约定|规矩)[^:：。!?！？]{0,20}[:：]", re.IGNORECASE)
 # A header for how the assistant should answer ("Two things about how you talk to me.", "说两点你回答我的方式："):
 # the imperatives after it in the message are rules even without "always" or "from now on".

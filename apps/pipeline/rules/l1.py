@@ -30,6 +30,7 @@ from apps.pipeline.rules.corrections import (
     forget_shares_word,
     names_the_slot,
     repeats_old_value,
+    said_after_the_change,
     said_now,
     says_kind,
     slot_cues,
@@ -37,7 +38,7 @@ from apps.pipeline.rules.corrections import (
     supersedes,
     without_history,
 )
-from apps.pipeline.rules.extract import ALL_REPOS_RE, Candidate, candidate_for, extract_from_message
+from apps.pipeline.rules.extract import ALL_REPOS_RE, Candidate, candidate_for, extract_from_message, mentions
 from apps.pipeline.rules.script import simplified
 from apps.pipeline.rules.text import (
     ZH_STOP_CHARS,
@@ -486,6 +487,16 @@ def _holds_already(record: str, correction: Correction) -> bool:
     return bool(stated) and all(value_key(v) in held for _, v in stated)
 
 
+def _chosen_among(record: str, correction: Correction, whole: Correction) -> str:
+    """What the correcting sentence says without the clause of the one it gives up, when the record names both the old and
+    the new name (it weighed them) and that stands alone; "" otherwise."""
+    if not (correction.old and correction.new) or values(correction.new) or not mentions(record, correction.old) \
+            or not mentions(record, correction.new):
+        return ""
+    chosen = said_now(replace(whole, old=correction.old, new=correction.new))
+    return chosen if chosen != whole.clause and _standalone(replace(correction, clause=chosen)) else ""
+
+
 def _says_much_else(record: str, correction: Correction) -> bool:
     """Whether a record says so much the change does not that the change's clause cannot stand for it."""
     return len(content_tokens(record) - content_tokens(correction.clause)) >= STANDALONE_KEEPS_RECORD_WORDS
@@ -604,8 +615,11 @@ def _stored_corrections(ctx, analysis: BatchAnalysis, mode: str, projects: dict[
             # other facts, and what holds now is a record of its own (a later forget of one matter
             # does not take the other with it).
             out.extend(_stated(ctx, said, correction.clause, analysis, mode, projects))
-        rewritten = None if correction.ended else corrected_content(current, correction)
-        if not correction.ended and rewritten is None and not _holds_already(current, correction) and _says_much_else(current, correction):
+        # "医生给了两个方案 金属自锁托槽 2万2 隐适美 3万8 我想了下先定自锁吧" / "最后没做自锁 选了隐适美 …": a record that names both
+        # weighs them; the choice replaces it whole, without the clause that names the one not taken.
+        chosen = _chosen_among(current, correction, whole)
+        rewritten = None if correction.ended or chosen else corrected_content(current, correction)
+        if not correction.ended and not chosen and rewritten is None and not _holds_already(current, correction) and _says_much_else(current, correction):
             # "the flock is six hens now. …" against "im a paramedic, live just outside Bristol, … got four
             # hens …, theyre called Pearl, Mabel, …": the change cannot be written into a record that
             # says this much else, and replacing it by the change would lose the rest. What holds now
@@ -613,7 +627,7 @@ def _stored_corrections(ctx, analysis: BatchAnalysis, mode: str, projects: dict[
             out.extend(_stated(ctx, said, said_now(whole), analysis, mode, projects))
             ctx.add("correctionsBeside")
             continue
-        new_content = (left or correction.clause) if correction.ended else (
+        new_content = (left or correction.clause) if correction.ended else chosen or (
             rewritten or (None if _holds_already(current, correction) else _standalone(correction)))
         if not new_content or normalize(new_content) == normalize(current):
             continue
@@ -626,6 +640,10 @@ def _stored_corrections(ctx, analysis: BatchAnalysis, mode: str, projects: dict[
             corrected_here[best.record_id] = _replacement_of(ctx, best, new_content, said.message, mode, projects, claimed)
             out.append(corrected_here[best.record_id])
         ctx.add("correctionsOfStored")
+        if rewritten and (after := said_after_the_change(correction)):
+            # "… 把 logrus 全换成 zap 了 … 你以后写新代码也用 zap 别再引 logrus 进来": the change is written into the record it
+            # corrects; what the sentence goes on to say is kept as said (only what a pattern claims).
+            out.extend(_stated(ctx, said, after, analysis, mode, projects, claimed_only=True))
         # Only a change that names nothing but the new tool ("决定换成 Dramatiq") is of the tool wherever it is
         # used; "we moved the marketing site from Vercel to Render" is of that site, not of the docs preview.
         given_up = _naming_the_tool_given_up(ctx.profile, current, new_content, full) if not correction.old else set()
@@ -690,15 +708,15 @@ def _folded(kind: str, value: str) -> str:
     return key[:-1] if kind == "weekday" and key.endswith("days") else key
 
 
-def _stated(ctx, said, text: str, analysis: BatchAnalysis, mode: str, projects: dict[str, dict]) -> list[Planned]:
+def _stated(ctx, said, text: str, analysis: BatchAnalysis, mode: str, projects: dict[str, dict], *, claimed_only: bool = False) -> list[Planned]:
     """What a correction says holds now, as records of their own: the units a pattern claims, or
-    one fact when none does and the correction says enough to stand alone."""
+    one fact when none does and the correction says enough to stand alone (not with `claimed_only`)."""
     found = extract_from_message(said.message, mode=mode, sentences=[simplified(text)], speakers=analysis.speakers)
     for cand in found:
         cand.content = analysis.restore(cand.content)
     # A tool said to be in use now ("现在全部在 Telegram 了") is a fact even with a weak cue.
     taken_up = bool(said.correction.new) and all(k.startswith("tool:") for k, _ in values(said.correction.new))
-    if not found and _standalone(said.correction) and (not said.correction.weak or taken_up or CHANGE_SAID_RE.search(text)):
+    if not found and not claimed_only and _standalone(said.correction) and (not said.correction.weak or taken_up or CHANGE_SAID_RE.search(text)):
         fact = candidate_for(resolve_relative_dates(text, said.message.get("timestamp")), "fact", said.message, mode=mode)
         found = [fact] if fact is not None else []
     out = []

@@ -195,7 +195,9 @@ def is_chinese(text: str) -> bool:
 # ("… no alt contigs. can you check config?"): the request is a sentence of its own.
 # ("…我会自己发 email 解释. 然后因为顺丰国际涨价, …": mixed writing ends a Chinese sentence with ". " too.)
 _SPLIT_RE = re.compile(r"(?<=[。！？])\s*|(?<=[!?])(?=\s|[\u4e00-\u9fff])\s*|(?<=[a-z0-9)\]\"'\u4e00-\u9fff]\.)\s+(?=[A-Z\u4e00-\u9fff\"'(])"
-                       r"|(?<=[a-z0-9)\]\"']\.)\s+(?=(?:can|could|would|will) you\b|(?:please|pls)\b)")
+                       r"|(?<=[a-z0-9)\]\"']\.)\s+(?=(?:can|could|would|will) you\b|(?:please|pls)\b)"
+                       # "… before it's merged. so branch + PR for this please": a short request closing the message.
+                       r"|(?<=[a-z0-9)\]\"']\.)\s+(?=(?:so|and|then|ok|anyway)\b[^.!?\n]{1,60}\b(?:please|pls)[.!]?[ \t]*(?:\n|$))")
 # A full stop and a word in lower case: casual writing starts its next sentence there. The split
 # above leaves them joined (it would cut "v2. then" or "see fig. 3" too), except in a sentence
 # too long to be one (LONG_SENTENCE, the longest sentence the extractor reads as one unit).

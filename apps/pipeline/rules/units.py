@@ -426,7 +426,7 @@ def _analyse(ctx, messages: list[dict], background: list[dict], mode: str) -> Ba
                 if not items and not (index in self_fixes or ended is not None) and correction.old:
                     # "开工从11月3号挪到11月10号，工期也从60天拉长到75天": each clause moves a value of its own.
                     items = [c for c in (_change_in(clause, mode) for clause in re.split(r"[，,;；]", part)) if c and c.old and c.new]
-                if not items and not (index in self_fixes or ended is not None):
+                if len(items) < 2 and not (index in self_fixes or ended is not None):
                     items = _changes_run_together(part, mode)
                 for each in items if len(items) >= 2 else [correction]:
                     out.corrections.append(Said(message=message, correction=each, position=index, reason_before=bool(complained)))
