@@ -5434,6 +5434,10 @@ def test_a_change_that_says_the_old_day_again_replaces_the_record_holding_it(cha
      "two things. the penguin talk is at quarter to twelve now, 11:45, from the easter timetable onwards. they shifted it so it doesn't "
      "clash with the sea lion display. update it pls", "11:00", "11:45"),
     # Words that lead in or say when ("👌 另外 btw 我们上周") name no slot the record must share.
+    # (held-out batches 80 and 81) "我们 moved off X 了" in mixed writing.
+    ("coder", "同义词现在是放在 repo 里的 config/synonyms.txt，改完要 reindex 才生效，挺痛的",
+     "另外同义词我们 moved off synonyms.txt 了，现在放 Apollo 配置中心，用 search-time 的 synonym_graph，改了不用 reindex。", "config/synonyms.txt",
+     "Apollo"),
     ("coder", "这个 repo 是 voucher-center，所有优惠券的 issue / claim / redeem 都走这里。 Spring Boot 3 + Java 17，MySQL 8，跟 order-service 之间走 "
               "Kafka，config 放在 Apollo", "👌 另外 btw 我们上周从 Apollo 迁到 Nacos 了，ops 统一搞的，所有 service 都迁。", "Apollo", "Nacos"),
 ])
@@ -5880,6 +5884,9 @@ def test_a_report_headed_written_names_the_file_it_made(coder, l0, run_now):
     ("台面最后没用岩板 量尺的师傅说我水槽要做台下盆 开孔那块岩板容易裂 就改成石英石了 白色带一点点纹路的", "岩板", "石英石"),
     ("2 物流不用顺丰冷运了 年前他们涨价涨得太狠 换成京东冷链 合同上周签的", "顺丰冷运", "京东冷链"),
     ("日志那块 我上周已经把 logrus 全换成 zap 了 结构化 JSON 输出", "logrus", "zap"),
+    # (held-out batches 80 and 81) "没在 X 做 换到 Y 了".
+    ("更新一下 最后没在浙二做 换到邵逸夫了 运动医学科有个主任专门做 ACL 重建", "浙二", "邵逸夫"),
+    ("also binned the fitbit and switched to an Oura ring. battery lasts a week", "fitbit", "Oura ring"),
 ])
 def test_one_not_taken_and_another_taken_in_chinese(sentence, old, new):
     c = parse_correction(sentence)

@@ -131,7 +131,7 @@ CORRECTION_RE = re.compile(
     # "I sold the IC-7300 … and bought a Yaesu FT-710".
     r"|\b(?:i|we)(?:'ve| have)?\s+(?:just\s+|finally\s+)?(?:sold|returned|traded in|got rid of)\s+(?:the\s+|my\s+|our\s+)?(?:[\w.+-]+(?:\s[\w.+-]+){0,2}?)(?=\s+(?:to|for|on|at|last|this|back|and)\b|[,;])[^.;!?]{0,60}?(?:\band|,)\s+(?:then\s+)?(?:i\s+|we\s+)?(?:bought|got|picked up)\s+(?:a\s+|an\s+|the\s+)?(?:[A-Z][\w.+-]*(?:\s[\w.+-]+){0,3}?)(?=[,.;!?]|\s+(?:so|and|which|for|from|to|because|instead|off)\b|$)"
     # "最后没做自锁 选了隐适美".
-    r"|(?:没|不再|不)(?:用|做|选|买|去|报|装|订|考)\s*(?:[^，,。；;！!\s了]{1,12}?)\s*了?(?=[，,\s])[^。；;！!]{0,60}?(?:选了|改成了?|换成了?|改用了?|用了|买了|订了|装了|报了|去了)\s*(?:[^，,。；;！!（(\s了]{1,20})"
+    r"|(?:没|不再|不)(?:用|做|选|买|去|报|装|订|考|在)\s*(?:[^，,。；;！!\s了]{1,12}?)\s*(?:做|看|住|办|读)?\s*了?(?=[，,\s])[^。；;！!]{0,60}?(?:选了|改成了?|换成了?|换到了?|改到了?|转到了?|改用了?|用了|买了|订了|装了|报了|去了)\s*(?:[^，,。；;！!（(\s了]{1,20})"
     r"|(?<![要想])把\s*(?![那这])[^，,。；;！!\s的]{1,20}?\s*(?:退|卖|扔|退掉|卖掉|扔掉|送人|转手)了\s*[，,\s]\s*(?:又|就|然后)?\s*(?:换了|买了|换成|改用)"
     r"|(?<![要想])(?<!打算)(?<!准备)(?<!计划)把[^，,。；;！!]{1,20}(?:全|都|全部|统一)(?:换成|改成|替换成|迁到|切到)了?[^，,。；;！!]{1,20}了"
     r"|不(?:再)?[跑去考学报用买读做选住打练抽]了\s*[，,\s]\s*(?:我们?|就)?改[跑去考学报用买读做选住打练]"
@@ -249,10 +249,13 @@ _PAIRS: list[re.Pattern[str]] = [
     re.compile(r"(?P<old>[\w.+-]+(?: [\w.+-]+)?)\s*(?:已经)?不再(?:用|使用|维护|支持)了?[，,]\s*(?:\S{0,6}?)(?:迁到|迁移到|改发到|转到|挪到)(?P<new>[^，,。；;！!]+)"),
     # "最后没做自锁 选了隐适美", "台面最后没用岩板 … 就改成石英石了", "物流不用顺丰冷运了 年前他们涨价涨得太狠 换成京东冷链": the one
     # not taken (its reason may come between), then the one taken.
-    re.compile(r"(?:没|不再|不)(?:用|做|选|买|去|报|装|订|考)\s*(?P<old>[^，,。；;！!\s了]{1,12}?)\s*了?(?=[，,\s])[^。；;！!]{0,60}?(?:选了|改成了?|换成了?|改用了?|用了|买了|订了|装了|报了|去了)\s*(?P<new>[^，,。；;！!（(\s了]{1,20})"),
+    re.compile(r"(?:没|不再|不)(?:用|做|选|买|去|报|装|订|考|在)\s*(?P<old>[^，,。；;！!\s了]{1,12}?)\s*(?:做|看|住|办|读)?\s*了?(?=[，,\s])[^。；;！!]{0,60}?(?:选了|改成了?|换成了?|换到了?|改到了?|转到了?|改用了?|用了|买了|订了|装了|报了|去了)\s*(?P<new>[^，,。；;！!（(\s了]{1,20})"),
     # "我改考 CELPIP 了, 不考 IELTS 了": the new one taken, then the old one given up.
     re.compile(r"改(?P<verb>[跑去考学报用买读做选住打练])\s*(?P<new>[^，,。；;！!\s了]{1,20}?)\s*了?\s*[，,\s]\s*(?:就|也)?不(?:再)?(?P=verb)\s*"
                r"(?P<old>[^，,。；;！!\s了]{1,20}?)\s*了"),
+    # "also binned the fitbit and switched to an Oura ring": one let go, and what replaced it.
+    re.compile(r"\b(?:binned|ditched|dropped|scrapped|got rid of)\s+(?:the\s+|my\s+|our\s+)?(?P<old>[\w.+-]+(?:\s[\w.+-]+)?)\s+(?:and|,)\s+(?:then\s+)?"
+               r"(?:i\s+|we\s+)?(?:switched|moved|went over|changed)\s+to\s+(?:an?\s+|the\s+)?(?P<new>[^,.;!?]+?)(?=[,.;!?]|$)", re.IGNORECASE),
     # "I sold the IC-7300 to a bloke in Swindon last week and bought a Yaesu FT-710": one sold or returned, another bought.
     re.compile(r"\b(?:i|we)(?:'ve| have)?\s+(?:just\s+|finally\s+)?(?:sold|returned|traded in|got rid of)\s+(?:the\s+|my\s+|our\s+)?(?P<old>[\w.+-]+(?:\s[\w.+-]+){0,2}?)(?=\s+(?:to|for|on|at|last|this|back|and)\b|[,;])[^.;!?]{0,60}?(?:\band|,)\s+(?:then\s+)?(?:i\s+|we\s+)?(?:bought|got|picked up)\s+(?:a\s+|an\s+|the\s+)?(?P<new>[A-Z][\w.+-]*(?:\s[\w.+-]+){0,3}?)(?=[,.;!?]|\s+(?:so|and|which|for|from|to|because|instead|off)\b|$)", re.IGNORECASE),
     # "然后我就把 Salomon 退了，换了 La Sportiva TX4 mid": one taken back or sold, another got instead.
@@ -1132,7 +1135,7 @@ _DROPPED = [
                r"\s+(?:the\s+|our\s+|my\s+)?(?P<old>[\w.+-]{3,})\b", re.IGNORECASE),
     # "update：我们 migrate off Hive 了，所有 metrics 表都搬到 ClickHouse 了": mixed writing keeps the verb's plain form
     # (not "we want to migrate off Hive", "下季度要 migrate off Hive": not done yet).
-    re.compile(r"(?<!\bto )(?<!要 )(?<!想 )(?<!要)(?<!想)(?<!打算)(?<!准备)(?<!计划)\b(?:migrated|migrate|migrating)\s+(?:off|away from)\s+(?:the\s+|our\s+)?"
+    re.compile(r"(?<!\bto )(?<!要 )(?<!想 )(?<!要)(?<!想)(?<!打算)(?<!准备)(?<!计划)\b(?:migrated|migrate|migrating|moved|move|moving)\s+(?:off|away from)\s+(?:the\s+|our\s+)?"
                r"(?P<old>[\w.+-]{3,})\b(?!\s+(?:next|soon|later|eventually|by)\b)(?![^，,。.;；]*(?:之后|以后|下个?月|下季度|年底前))", re.IGNORECASE),
     # "right, infra. moved us off the droplet over the weekend, we're on a Hetzner CX32": who moved goes unsaid.
     re.compile(r"(?:^|[.:!,]\s*)(?:moved|took|got)\s+(?:us|it all|everything)\s+(?:off|away from)\s+(?:the\s+|our\s+|my\s+)?(?P<old>[\w.+-]{3,})\b",
