@@ -5599,6 +5599,10 @@ def test_one_for_the_list_is_a_task_and_a_setting_said_to_have_changed_too_is_re
     ("coder", "ta. tomasz is the other part-timer, he does tues/thurs and i do mon/wed/fri. how we work: nothing goes to main directly, "
               "everything is a PR and whichever of us didn't write it reviews it before it's merged. so branch + PR for this please",
      "everything is a PR"),
+    # (held-out batches 80 and 81) what the team does with all its work here; "future thing, not now:" heads a task.
+    ("coder", "then /commit. we squash-merge everything here and the commit title starts with the jira key, this one is PID-412", "squash-merge"),
+    ("coder", "future thing, not now: the Line 3 extension to Harrowfield opens in September, 6 new stops. we'll need the new stops and "
+              "the route geometry loaded before it opens.", "Harrowfield"),
 ])
 def test_statements_no_pattern_claimed_before_are_kept(mode, said, kept, request, l0, run_now):
     live_now = said_alone(request.getfixturevalue(mode), l0, run_now, said)
