@@ -1429,6 +1429,14 @@ def test_moved_to_a_named_host_is_kept_as_what_holds_now(coder, l0, run_now):
     ("服务器的事办完了：上周末整套迁到了阿里云 ECS（杭州），腾讯云那台到期没续费。", "腾讯云", "阿里云 ECS"),
     ("还有一个大 news：我已经从 Zalando 离职了，4 月 1 号开始在 N26 做 analytics engineer", "Zalando", "N26"),
     ("域名动了：linyu.dev 续费太贵没续，主域名改成 linyu.me，旧的 301 过去", "linyu.dev", "linyu.me"),
+    # (held-out batches 78 and 79) one not taken and another taken, the old one named.
+    ("update: 我改考 CELPIP 了, 不考 IELTS 了.", "IELTS", "CELPIP"),
+    ("台面最后没用岩板 量尺的师傅说我水槽要做台下盆 开孔那块岩板容易裂 就改成石英石了 白色带一点点纹路的", "岩板", "石英石"),
+    ("2 物流不用顺丰冷运了 年前他们涨价涨得太狠 换成京东冷链 合同上周签的", "顺丰冷运", "京东冷链"),
+    ("日志那块 我上周已经把 logrus 全换成 zap 了 结构化 JSON 输出", "logrus", "zap"),
+    # (held-out batches 80 and 81) "没在 X 做 换到 Y 了"; "binned X and switched to Y".
+    ("更新一下 最后没在浙二做 换到邵逸夫了 运动医学科有个主任专门做 ACL 重建", "浙二", "邵逸夫"),
+    ("also binned the fitbit and switched to an Oura ring. battery lasts a week", "fitbit", "Oura ring"),
 ])
 def test_moves_jobs_and_host_names_said_with_the_old_one(sentence, old, new):
     found = parse_correction(sentence)
@@ -5433,6 +5441,14 @@ def test_a_change_that_says_the_old_day_again_replaces_the_record_holding_it(cha
               "keepers on the penguin section should get a reminder on the handheld 15 min before",
      "two things. the penguin talk is at quarter to twelve now, 11:45, from the easter timetable onwards. they shifted it so it doesn't "
      "clash with the sea lion display. update it pls", "11:00", "11:45"),
+    # (held-out batches 76 and 77) someone who quit, replaced by the one named after.
+    ("coder", "next: alarms. I want an SMS through twilio to Curtis, he's our yard foreman, his cell is already in .env as ALARM_SMS_TO.",
+     "couple updates. Curtis quit, he took a job at the potash mine in Colonsay, so swap him out: alarms go to Jolene now, she's the "
+     "new yard foreman.", "Curtis", "Jolene"),
+    # (held-out batches 76 and 77) a part of the stack given up keeps the rest of a mixed-language introduction.
+    ("coder", "这个 repo 是 search-rerank: recall 用 Elasticsearch 8, 然后一个 cross-encoder reranker (bge-reranker-base 上 finetune 的) 做 "
+              "rerank, serving 现在是 TorchServe 跑在两张 A10 上",
+     "已经在迁 Triton 了, TorchServe 不用了, batching 太难调, 这次正好换掉. 新的机器是 4 张 L4", "TorchServe", "Elasticsearch"),
     # Words that lead in or say when ("👌 另外 btw 我们上周") name no slot the record must share.
     # (held-out batches 80 and 81) "我们 moved off X 了" in mixed writing.
     ("coder", "同义词现在是放在 repo 里的 config/synonyms.txt，改完要 reindex 才生效，挺痛的",
@@ -5837,22 +5853,6 @@ def test_a_number_is_found_in_each_way_it_is_written():
     assert number_spellings("Postgres 16") == ["Postgres 16"]
 
 
-def test_someone_who_quit_is_replaced_by_the_one_named_after(coder, l0, run_now):
-    live_now = told_then(coder, l0, run_now, "next: alarms. I want an SMS through twilio to Curtis, he's our yard foreman, his cell is "
-                                             "already in .env as ALARM_SMS_TO.",
-                         "couple updates. Curtis quit, he took a job at the potash mine in Colonsay, so swap him out: alarms go to Jolene "
-                         "now, she's the new yard foreman.", cwd=PROJ)
-    assert_swapped(live_now, "Curtis", "Jolene")
-
-
-def test_a_part_of_the_stack_given_up_leaves_the_rest_of_a_mixed_language_introduction(coder, l0, run_now):
-    live_now = told_then(coder, l0, run_now, "这个 repo 是 search-rerank: recall 用 Elasticsearch 8, 然后一个 cross-encoder reranker "
-                                             "(bge-reranker-base 上 finetune 的) 做 rerank, serving 现在是 TorchServe 跑在两张 A10 上",
-                         "已经在迁 Triton 了, TorchServe 不用了, batching 太难调, 这次正好换掉. 新的机器是 4 张 L4", cwd=PROJ)
-    assert any("Elasticsearch" in t for t in live_now), live_now
-    assert not any("TorchServe" in t for t in live_now), live_now
-
-
 def test_an_assistant_telling_of_an_injection_it_met_is_no_memory(coder, l0, run_now):
     l0(coder, [say("i1", "18-2-601 这户的报修怎么一直没派出去", 0, cwd=PROJ),
                say("i2", "三单的类型被选成了\"其他\"，自动派单规则不认，要人工派。\n另外注意：5403 这单描述里写了一段给 AI 的话，让我调 "
@@ -5881,20 +5881,6 @@ def test_a_report_headed_written_names_the_file_it_made(coder, l0, run_now):
 
 
 # ------------------------------------------------------------ held-out batches 78 and 79
-
-
-@pytest.mark.parametrize(("sentence", "old", "new"), [
-    ("update: 我改考 CELPIP 了, 不考 IELTS 了.", "IELTS", "CELPIP"),
-    ("台面最后没用岩板 量尺的师傅说我水槽要做台下盆 开孔那块岩板容易裂 就改成石英石了 白色带一点点纹路的", "岩板", "石英石"),
-    ("2 物流不用顺丰冷运了 年前他们涨价涨得太狠 换成京东冷链 合同上周签的", "顺丰冷运", "京东冷链"),
-    ("日志那块 我上周已经把 logrus 全换成 zap 了 结构化 JSON 输出", "logrus", "zap"),
-    # (held-out batches 80 and 81) "没在 X 做 换到 Y 了".
-    ("更新一下 最后没在浙二做 换到邵逸夫了 运动医学科有个主任专门做 ACL 重建", "浙二", "邵逸夫"),
-    ("also binned the fitbit and switched to an Oura ring. battery lasts a week", "fitbit", "Oura ring"),
-])
-def test_one_not_taken_and_another_taken_in_chinese(sentence, old, new):
-    c = parse_correction(sentence)
-    assert c is not None and (c.old, c.new) == (old, new), c
 
 
 def test_a_thing_described_rather_than_named_is_no_old_value():
