@@ -23,6 +23,7 @@ from apps.pipeline.rules.text import (
     SLOT_CUES,
     STOPWORDS,
     SURNAME_ZH,
+    WORDED_NUMBERS,
     ZH_DIGITS,
     ZH_STOP_CHARS,
     content_tokens,
@@ -78,9 +79,40 @@ _NO_LONGER_THEN_NOW = (_NO_LONGER + r"(?:doing\s+|going\s+(?:on\s+|to\s+)?|on\s+
                        r"\b(?:it'?s|it is|they'?re|they are)\s+(?P<new>[^,.;!?]+?)\s+(?:only\s+)?now\b")
 
 
+# One not taken and another taken, the old one named ("最后没做自锁 选了隐适美", "我改考 CELPIP 了, 不考 IELTS 了", "I sold the
+# IC-7300 … and bought a Yaesu FT-710"): pairs of old and new, and (ungrouped) cues of a correction.
+_CHOICE_VERB = r"[跑去考学报用买读做选住打练]"  # a verb of doing or taking something: 考, 跑, 报, 用 …
+_CHOICE_PAIRS = (
+    # "最后没做自锁 选了隐适美", "台面最后没用岩板 … 就改成石英石了", "物流不用顺丰冷运了 年前他们涨价涨得太狠 换成京东冷链": the one
+    # not taken (its reason may come between), then the one taken.
+    r"(?:没|不再|不)(?:用|做|选|买|去|报|装|订|考|在)\s*(?P<old>[^，,。；;！!\s了]{1,12}?)\s*(?:做|看|住|办|读)?\s*了?(?=[，,\s])[^。；;！!]{0,60}?(?:选了|改成了?|换成了?|换到了?|改到了?|转到了?|改用了?|用了|买了|订了|装了|报了|去了)\s*(?P<new>[^，,。；;！!（(\s了]{1,20})",
+    # "我改考 CELPIP 了, 不考 IELTS 了": the new one taken, then the old one given up.
+    r"改(?P<verb>" + _CHOICE_VERB + r")\s*(?P<new>[^，,。；;！!\s了]{1,20}?)\s*了?\s*[，,\s]\s*(?:就|也)?不(?:再)?(?P=verb)\s*"
+    r"(?P<old>[^，,。；;！!\s了]{1,20}?)\s*了",
+    # "also binned the fitbit and switched to an Oura ring": one let go, and what replaced it.
+    r"\b(?:binned|ditched|dropped|scrapped|got rid of)\s+(?:the\s+|my\s+|our\s+)?(?P<old>[\w.+-]+(?:\s[\w.+-]+)?)\s+(?:and|,)\s+(?:then\s+)?"
+    r"(?:i\s+|we\s+)?(?:switched|moved|went over|changed)\s+to\s+(?:an?\s+|the\s+)?(?P<new>[^,.;!?]+?)(?=[,.;!?]|$)",
+    # "I sold the IC-7300 to a bloke in Swindon last week and bought a Yaesu FT-710": one sold or returned, another bought.
+    r"\b(?:i|we)(?:'ve| have)?\s+(?:just\s+|finally\s+)?(?:sold|returned|traded in|got rid of)\s+(?:the\s+|my\s+|our\s+)?(?P<old>[\w.+-]+(?:\s[\w.+-]+){0,2}?)(?=\s+(?:to|for|on|at|last|this|back|and)\b|[,;])[^.;!?]{0,60}?(?:\band|,)\s+(?:then\s+)?(?:i\s+|we\s+)?(?:bought|got|picked up)\s+(?:a\s+|an\s+|the\s+)?(?P<new>[A-Z][\w.+-]*(?:\s[\w.+-]+){0,3}?)(?=[,.;!?]|\s+(?:so|and|which|for|from|to|because|instead|off)\b|$)",
+    # "然后我就把 Salomon 退了，换了 La Sportiva TX4 mid": one taken back or sold, another got instead.
+    # (What is given up is named, not described: "把客厅那台小的卖掉了" names no value.)
+    r"(?<![要想])把\s*(?P<old>(?![那这])[^，,。；;！!\s的]{1,20}?)\s*(?:退|卖|扔|退掉|卖掉|扔掉|送人|转手)了\s*[，,\s]\s*(?:又|就|然后)?\s*(?:换了|买了|换成了?|改用了?)\s*"
+    r"(?:个|一个|双|一双|台|一台|块|一块|款)?\s*(?P<new>[^，,。；;！!]{1,24}?)(?=\s*[，,。；;！!]|$)",
+    # "我上周已经把 logrus 全换成 zap 了": replaced everywhere, said as done (not "要把 …", "打算把 …").
+    r"(?<![要想])(?<!打算)(?<!准备)(?<!计划)把\s*(?P<old>[^，,。；;！!\s]{1,20}?)\s*(?:全|都|全部|统一)(?:换成|改成|替换成|迁到|切到)了?\s*"
+    r"(?P<new>[^，,。；;！!\s]{1,20})\s*了",
+    # "不去北京青麦了 改成杭州的白塔画室": no longer going to one, changed to another.
+    r"不(?:再)?(?:去|用|报|考|学|买|选|住|找|上)(?P<old>[^，,。；;！!\s了]{2,12}?)了\s*[，,\s]\s*(?:我们?|就)?(?:改成|换成|改去|改报|改用|改到|换到)了?\s*"
+    r"(?P<new>[^，,。；;！!（(\s]{1,20})",
+    # "上马不抽了, 改跑杭马", "雅思不考了 改考托福": one given up, another of its kind taken instead.
+    r"(?P<old>[^，,。；;！!\s]{1,12}?)\s*(?:就|也)?不(?:再)?(?:" + _CHOICE_VERB + r"|抽)了\s*[，,\s]\s*(?:我们?|就)?"
+    r"改" + _CHOICE_VERB + r"(?P<new>[^，,。；;！!（(\s]{1,20})",
+)
+
+
 def _ungrouped(pattern: str) -> str:
     """A pair's pattern as a cue inside CORRECTION_RE: its named groups (and references to them) left unnamed."""
-    return re.sub(r"\(\?P<\w+>", "(?:", pattern).replace("(?P=title)", "(?:" + _TITLES_ZH + ")")
+    return re.sub(r"\(\?P<\w+>", "(?:", pattern).replace("(?P=title)", "(?:" + _TITLES_ZH + ")").replace("(?P=verb)", _CHOICE_VERB)
 
 
 CORRECTION_RE = re.compile(
@@ -125,16 +157,7 @@ CORRECTION_RE = re.compile(
     r"|最后还是[^。；;！!？?]{0,12}?(?:订|选|定|买|换)了(?=[^，,。；;]{0,12}?\d)"
     # "所以我改订了 11 月 8 号出发的那一班": booked again, for another value.
     r"|改(?:订|签|约|报|买)了?(?=[^，,。；;]{0,12}?(?:\d|[一二三四五六七八九十两]))"
-    # "上马不抽了, 改跑杭马": one given up, another taken instead; "我改考 CELPIP 了, 不考 IELTS 了"; "把 Salomon 退了，换了 La
-    # Sportiva"; "已经把 logrus 全换成 zap 了".
-    r"|改[跑去考学报用买读做选住打练][^，,。；;！!]{1,24}[，,\s]\s*(?:就|也)?不(?:再)?[跑去考学报用买读做选住打练][^，,。；;！!]{1,20}了"
-    # "I sold the IC-7300 … and bought a Yaesu FT-710".
-    r"|\b(?:i|we)(?:'ve| have)?\s+(?:just\s+|finally\s+)?(?:sold|returned|traded in|got rid of)\s+(?:the\s+|my\s+|our\s+)?(?:[\w.+-]+(?:\s[\w.+-]+){0,2}?)(?=\s+(?:to|for|on|at|last|this|back|and)\b|[,;])[^.;!?]{0,60}?(?:\band|,)\s+(?:then\s+)?(?:i\s+|we\s+)?(?:bought|got|picked up)\s+(?:a\s+|an\s+|the\s+)?(?:[A-Z][\w.+-]*(?:\s[\w.+-]+){0,3}?)(?=[,.;!?]|\s+(?:so|and|which|for|from|to|because|instead|off)\b|$)"
-    # "最后没做自锁 选了隐适美".
-    r"|(?:没|不再|不)(?:用|做|选|买|去|报|装|订|考|在)\s*(?:[^，,。；;！!\s了]{1,12}?)\s*(?:做|看|住|办|读)?\s*了?(?=[，,\s])[^。；;！!]{0,60}?(?:选了|改成了?|换成了?|换到了?|改到了?|转到了?|改用了?|用了|买了|订了|装了|报了|去了)\s*(?:[^，,。；;！!（(\s了]{1,20})"
-    r"|(?<![要想])把\s*(?![那这])[^，,。；;！!\s的]{1,20}?\s*(?:退|卖|扔|退掉|卖掉|扔掉|送人|转手)了\s*[，,\s]\s*(?:又|就|然后)?\s*(?:换了|买了|换成|改用)"
-    r"|(?<![要想])(?<!打算)(?<!准备)(?<!计划)把[^，,。；;！!]{1,20}(?:全|都|全部|统一)(?:换成|改成|替换成|迁到|切到)了?[^，,。；;！!]{1,20}了"
-    r"|不(?:再)?[跑去考学报用买读做选住打练抽]了\s*[，,\s]\s*(?:我们?|就)?改[跑去考学报用买读做选住打练]"
+    + "".join("|" + _ungrouped(p) for p in _CHOICE_PAIRS) +
     # (Not "历史数据其实是有的": it exists after all, no value replaced.)
     r"|改成|改为|改到|改在|改做(?=[^，,。；;]{0,12}\d)|改用|换用|更正|重新(?:算|商量|核算|评估)了|纠正一下|记错了|说错了|(?:算漏|算错|漏算|少算|多算)了|(?<![A-Za-z])(?:switch|change)\s*成|说(?:短|长|少|多|早|晚|小|大|低|高)了|定(?:短|长|少|多|早|晚|小|大|低|高)了|搞错了|弄错了|说岔了|搞混了|弄混了|记混了|(?<!我)(?<!本职)(?<!本身)(?<!本行)其实是(?!有的|有)|现在是|现在改|换成了|(?<![帮给请])换成[^，,。；;！!？?\s]{1,16}?(?:\s[A-Za-z0-9][\w:-]*(?:\s?[点号])?)?(?:的[^，,。；;！!？?\s]{1,6})?\s?了(?![吗吧])|变成了?|变为|已经不|不再|不对[，,]"
     r"|顺延到|顺延至|延到|推到(?=[^，,。；;]{0,6}?(?:\d|[一二三四五六七八九十]))|降到|降至|升到|升至|提高到|增加到|减少到|涨到|(?:涨|降|调|提)价到|调整为|调整到|调到|迁到|迁移到|迁去|搬到|搬去|挪到|改去|砍一半|砍半|减半|缩短一半|翻倍|翻一番|缩到|缩小到|扩到|扩大到|放宽到|收紧到|改发到|不用了|从[^，,。；;]{1,30}(?:换成|改成|改为|改到|转成|转为)"
@@ -247,30 +270,7 @@ _PAIRS: list[re.Pattern[str]] = [
     # and the new value; nor a decision: "决定换成 FastAPI 了".)
     re.compile(r"^(?!(?:(?:我|我们|你|他|她|它|咱们?)(?:现在|也|又|已经|就|都)?|(?:决定|打算|准备|还是|最后|后来)\s?)(?:换成|替换))(?P<old>[^，,。；;\s]{1,12}?)(?<!我)(?<!我们)(?<!你)(?<!他)(?<!她)(?:换成了?|替换成了?|替换为)(?P<new>[^，,。；;！!]+)"),
     re.compile(r"(?P<old>[\w.+-]+(?: [\w.+-]+)?)\s*(?:已经)?不再(?:用|使用|维护|支持)了?[，,]\s*(?:\S{0,6}?)(?:迁到|迁移到|改发到|转到|挪到)(?P<new>[^，,。；;！!]+)"),
-    # "最后没做自锁 选了隐适美", "台面最后没用岩板 … 就改成石英石了", "物流不用顺丰冷运了 年前他们涨价涨得太狠 换成京东冷链": the one
-    # not taken (its reason may come between), then the one taken.
-    re.compile(r"(?:没|不再|不)(?:用|做|选|买|去|报|装|订|考|在)\s*(?P<old>[^，,。；;！!\s了]{1,12}?)\s*(?:做|看|住|办|读)?\s*了?(?=[，,\s])[^。；;！!]{0,60}?(?:选了|改成了?|换成了?|换到了?|改到了?|转到了?|改用了?|用了|买了|订了|装了|报了|去了)\s*(?P<new>[^，,。；;！!（(\s了]{1,20})"),
-    # "我改考 CELPIP 了, 不考 IELTS 了": the new one taken, then the old one given up.
-    re.compile(r"改(?P<verb>[跑去考学报用买读做选住打练])\s*(?P<new>[^，,。；;！!\s了]{1,20}?)\s*了?\s*[，,\s]\s*(?:就|也)?不(?:再)?(?P=verb)\s*"
-               r"(?P<old>[^，,。；;！!\s了]{1,20}?)\s*了"),
-    # "also binned the fitbit and switched to an Oura ring": one let go, and what replaced it.
-    re.compile(r"\b(?:binned|ditched|dropped|scrapped|got rid of)\s+(?:the\s+|my\s+|our\s+)?(?P<old>[\w.+-]+(?:\s[\w.+-]+)?)\s+(?:and|,)\s+(?:then\s+)?"
-               r"(?:i\s+|we\s+)?(?:switched|moved|went over|changed)\s+to\s+(?:an?\s+|the\s+)?(?P<new>[^,.;!?]+?)(?=[,.;!?]|$)", re.IGNORECASE),
-    # "I sold the IC-7300 to a bloke in Swindon last week and bought a Yaesu FT-710": one sold or returned, another bought.
-    re.compile(r"\b(?:i|we)(?:'ve| have)?\s+(?:just\s+|finally\s+)?(?:sold|returned|traded in|got rid of)\s+(?:the\s+|my\s+|our\s+)?(?P<old>[\w.+-]+(?:\s[\w.+-]+){0,2}?)(?=\s+(?:to|for|on|at|last|this|back|and)\b|[,;])[^.;!?]{0,60}?(?:\band|,)\s+(?:then\s+)?(?:i\s+|we\s+)?(?:bought|got|picked up)\s+(?:a\s+|an\s+|the\s+)?(?P<new>[A-Z][\w.+-]*(?:\s[\w.+-]+){0,3}?)(?=[,.;!?]|\s+(?:so|and|which|for|from|to|because|instead|off)\b|$)", re.IGNORECASE),
-    # "然后我就把 Salomon 退了，换了 La Sportiva TX4 mid": one taken back or sold, another got instead.
-    # (What is given up is named, not described: "把客厅那台小的卖掉了" names no value.)
-    re.compile(r"(?<![要想])把\s*(?P<old>(?![那这])[^，,。；;！!\s的]{1,20}?)\s*(?:退|卖|扔|退掉|卖掉|扔掉|送人|转手)了\s*[，,\s]\s*(?:又|就|然后)?\s*(?:换了|买了|换成了?|改用了?)\s*"
-               r"(?:个|一个|双|一双|台|一台|块|一块|款)?\s*(?P<new>[^，,。；;！!]{1,24}?)(?=\s*[，,。；;！!]|$)"),
-    # "我上周已经把 logrus 全换成 zap 了": replaced everywhere, said as done (not "要把 …", "打算把 …").
-    re.compile(r"(?<![要想])(?<!打算)(?<!准备)(?<!计划)把\s*(?P<old>[^，,。；;！!\s]{1,20}?)\s*(?:全|都|全部|统一)(?:换成|改成|替换成|迁到|切到)了?\s*"
-               r"(?P<new>[^，,。；;！!\s]{1,20})\s*了"),
-    # "不去北京青麦了 改成杭州的白塔画室": no longer going to one, changed to another.
-    re.compile(r"不(?:再)?(?:去|用|报|考|学|买|选|住|找|上)(?P<old>[^，,。；;！!\s了]{2,12}?)了\s*[，,\s]\s*(?:我们?|就)?(?:改成|换成|改去|改报|改用|改到|换到)了?\s*"
-               r"(?P<new>[^，,。；;！!（(\s]{1,20})"),
-    # "上马不抽了, 改跑杭马", "雅思不考了 改考托福": one given up, another of its kind taken instead.
-    re.compile(r"(?P<old>[^，,。；;！!\s]{1,12}?)\s*(?:就|也)?不(?:再)?[跑去考学报用买读做选住打练抽]了\s*[，,\s]\s*(?:我们?|就)?"
-               r"改[跑去考学报用买读做选住打练](?P<new>[^，,。；;！!（(\s]{1,20})"),
+    *(re.compile(p, re.IGNORECASE) for p in _CHOICE_PAIRS),
     # "告警现在改发到钉钉了，飞书不用了": the new one first, the dropped one after.
     re.compile(r"(?P<new>[^，,。；;]+?)[，,]\s*(?P<old>[^，,。；;\s]{1,12}?)(?:就)?(?:不再用|不用)了"),
     # "公司全面切飞书了，下个月企业微信停用": switched to the new one, the old one retired.
@@ -412,9 +412,8 @@ def _from_to(sentence: str) -> Correction | None:
 # replica", "我们加了第三个副本", "又买了第二台打印机"): the count of that thing is now the ordinal's
 # number, and the record that counts it ("three nodes", "replicas: 2", "两个副本") holds the old one.
 _ORDINAL_TEXT = "second third fourth fifth sixth seventh eighth ninth tenth eleventh twelfth"
-_NUMBER_TEXT = "one two three four five six seven eight nine ten eleven twelve"
 _ORDINALS_EN = {w: i for i, w in enumerate(_ORDINAL_TEXT.split(), start=2)}
-_NUMBER_WORDS_EN = {w: i for i, w in enumerate(_NUMBER_TEXT.split(), start=1)}
+_NUMBER_WORDS_EN = {w: n for w, n in WORDED_NUMBERS.items() if n <= 12}
 _COUNT_ADDED_EN = re.compile(
     r"\b(?:got|gained|added|bought|hired|adopted|welcomed|spun up|brought up|set up|opened|now has|now have|has now|have now)\b"
     r"(?:\s+(?!a\b|an\b)[\w'-]+){0,4}?\s+(?:a|an|its|our|their|his|her|my)\s+"

@@ -746,7 +746,7 @@ def value_key(value: str) -> str:
     return tool_key(value) or re.sub(r"\s+|(?<=[\d一两二三四五六七八九十])个(?=[半小钟])|(?<=\d),(?=\d{3})", "", value.lower())
 
 
-_WORDED_NUMBERS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10,
+WORDED_NUMBERS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10,
                    "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14, "fifteen": 15, "sixteen": 16, "seventeen": 17,
                    "eighteen": 18, "nineteen": 19, "twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60,
                    "seventy": 70, "eighty": 80, "ninety": 90}
@@ -758,8 +758,8 @@ def number_spellings(value: str) -> list[str]:
     the value itself first; [value] for anything else."""
     said = value.strip().casefold()
     words = said.split()
-    if len(words) == 2 and words[0] in _WORDED_NUMBERS and words[1] in _MAGNITUDES:
-        n = _WORDED_NUMBERS[words[0]] * _MAGNITUDES[words[1]]
+    if len(words) == 2 and words[0] in WORDED_NUMBERS and words[1] in _MAGNITUDES:
+        n = WORDED_NUMBERS[words[0]] * _MAGNITUDES[words[1]]
     elif re.fullmatch(r"\d{1,3}(?:,\d{3})+|\d{4,}", said):
         n = int(said.replace(",", ""))
     else:
