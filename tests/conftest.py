@@ -28,6 +28,12 @@ def _recall_hit_files_written_in_the_test(request, monkeypatch):
     from apps.hitstats import services
 
     monkeypatch.setattr(services, "RECALL_FILE_IN_BACKGROUND", request.node.get_closest_marker("background_hit_stats") is not None)
+    # A writer left waiting by an earlier test would write this test's file whenever its own
+    # wait ends: each test starts and ends with none (what a test left pending is dropped:
+    # its database and data folder may already be gone).
+    services.hit_stats_writer_stop(discard=True)
+    yield
+    services.hit_stats_writer_stop(discard=True)
 
 
 @pytest.fixture

@@ -9,7 +9,6 @@ import logging
 import os
 import tempfile
 import threading
-import time
 from typing import Any
 
 from django.db import IntegrityError, connection, transaction
@@ -228,6 +227,9 @@ RECALL_FILE_IN_BACKGROUND = True
 _pending: set[int] = set()
 _pending_lock = threading.Lock()
 _writer: threading.Thread | None = None
+# Set to end the writer's wait early (`hit_stats_writer_stop`): a writer left sleeping by
+# one caller must not write another's file at a moment nobody chose.
+_wake = threading.Event()
 
 
 def _export_after_commit(profile: Profile, *, recall: bool = False) -> None:
@@ -270,11 +272,25 @@ def hit_stats_flush() -> None:
 atexit.register(hit_stats_flush)
 
 
+def hit_stats_writer_stop(timeout: float = 5.0, *, discard: bool = False) -> None:
+    """Wake the background writer, let it write what is pending (or drop it: `discard`) and
+    end, and wait for it. The next schedule starts a fresh writer that waits a whole
+    COALESCE_SECONDS again."""
+    if discard:
+        with _pending_lock:
+            _pending.clear()
+    writer = _writer
+    if writer is not None and writer.is_alive():
+        _wake.set()
+        writer.join(timeout)
+    _wake.clear()
+
+
 def _writer_loop() -> None:
     from django.db import connection
 
     while True:
-        time.sleep(COALESCE_SECONDS)
+        _wake.wait(COALESCE_SECONDS)
         with _pending_lock:
             batch = list(_pending)
             _pending.clear()

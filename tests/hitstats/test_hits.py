@@ -132,11 +132,11 @@ def test_large_profiles_rewrite_hit_stats_in_the_background_within_a_second(alic
 def test_a_recall_leaves_the_file_to_the_background_writer_whatever_the_profile_size(alice, monkeypatch):
     import time
 
-    monkeypatch.setattr(services, "COALESCE_SECONDS", 0.2)
+    monkeypatch.setattr(services, "COALESCE_SECONDS", 0.5)
     services.hits_record(profile=alice, query="q", results=[("l1_a", 0.5)])  # committed: the hits are counted
     path = services.hit_stats_path(alice)
-    assert RecordHits.objects.get(profile=alice, record_id="l1_a").hits == 1
     assert not path.exists()  # a small profile, yet the answer did not wait for the file
+    assert RecordHits.objects.get(profile=alice, record_id="l1_a").hits == 1
     deadline = time.monotonic() + 5
     while time.monotonic() < deadline and not path.exists():
         time.sleep(0.05)
@@ -152,6 +152,18 @@ def test_pending_hit_files_are_written_by_a_flush_at_exit(alice, monkeypatch):
     assert not path.exists()
     services.hit_stats_flush()  # what the interpreter runs at exit
     assert set(json.loads(path.read_text())["records"]) == {"l1_a", "l1_b"}
+
+
+@pytest.mark.background_hit_stats
+@pytest.mark.django_db(transaction=True)
+def test_stopping_the_writer_writes_what_it_was_waiting_to_write(alice, monkeypatch):
+    monkeypatch.setattr(services, "COALESCE_SECONDS", 30)
+    services.hits_record(profile=alice, query="q", results=[("l1_a", 0.5)])
+    path = services.hit_stats_path(alice)
+    assert not path.exists()
+    services.hit_stats_writer_stop()  # wakes the writer long before its 30 s are up
+    assert json.loads(path.read_text())["records"]["l1_a"]["hits"] == 1
+    assert services._writer is None
 
 
 @pytest.mark.django_db(transaction=True)
