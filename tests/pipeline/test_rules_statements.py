@@ -1192,6 +1192,11 @@ def test_money_lent_is_information_about_money():
     # (held-out batches 76 and 77) "just for this thursday:".
     ("also, just for this thursday: my mother-in-law Birgit is watching them while I'm at a dentist appointment.", True),
     ("I work nights every thursday, it suits me", False),
+    # (held-out batches 82 and 83) "just for this:", "one-time job:", "这次 help 我".
+    ("ok can you help me with one quick thing, just for this: an out-of-office reply for my school email", True),
+    ("perfect. last thing, one-time job: Denzil, our accountant, wants every 2025 order as a CSV.", True),
+    ("最后 这次 help 我写一封 email 给管委会, 问他们可不可以让我们在 entrance 放一个 standee.", True),
+    ("I built this just for this project", False),
 ])
 def test_an_exception_made_for_once_is_one_off(sentence, expected):
     from apps.pipeline.rules.extract import one_off
@@ -5456,6 +5461,30 @@ def test_a_change_that_says_the_old_day_again_replaces_the_record_holding_it(cha
      "Apollo"),
     ("coder", "这个 repo 是 voucher-center，所有优惠券的 issue / claim / redeem 都走这里。 Spring Boot 3 + Java 17，MySQL 8，跟 order-service 之间走 "
               "Kafka，config 放在 Apollo", "👌 另外 btw 我们上周从 Apollo 迁到 Nacos 了，ops 统一搞的，所有 service 都迁。", "Apollo", "Nacos"),
+    # (held-out batches 82 and 83) a sum offered up to ("给到"); "X 不做了, 改成 Y" with Latin words and spaces; "以后都是" a
+    # time; a price ", not £7.50 any more"; "之前说的不对" and the value after; "现在叫" a new name with the old one complained
+    # of in the next sentence; "cut 到" in mixed writing after ". " and a word in lower case; a place given up before
+    # "instead"; someone who stopped and "新来的是" who replaced them.
+    ("chat", "Lumo 的 HR 口头说 base 45k × 15 薪，office 在嘉定。", "HR 昨天打电话来，base 给到 52k 了，还是 15 薪，另外给 5 万 sign-on",
+     "45k", "52k"),
+    ("chat", "我有 PCOS, 所以 period 一直很乱. Dr Lim 说先用 long protocol",
+     "update: baseline scan 出来了, AFC 很高, Dr Lim 怕我 OHSS, 所以 long protocol 不做了, 改成 antagonist protocol.", "long protocol",
+     "antagonist protocol"),
+    ("chat", "今天 nurse 教我打针了, Lupron, 每晚 9pm 打, 打在肚子.", "打针时间以后都是 7:30pm, Jay 下班回来刚好可以帮我打", "9pm", "7:30pm"),
+    ("coder", "peak games are £7.50 each, Fri 17:00 to Sun close, off-peak is a fiver.",
+     "prices go up on 1 April btw. peak is £8.25 a game from then, not £7.50 any more. off-peak stays at a fiver", "7.50", "8.25"),
+    ("coder", "录音规格统一 44.1kHz 16bit 单声道 WAV",
+     "对了录音规格之前说的不对 实验室那台 Zoom 录音笔一直是 48kHz 录的 我记成老项目的设置了 校验按 48kHz 来", "44.1kHz", "48kHz"),
+    ("chat", "店名叫 Silver Halide. 现在每周大概花 10 小时在上面, 基本都是周末.",
+     "对了 店名改了, 现在叫 半格 Studio, 小红书和闲鱼都改好了. 原来那个 Silver Halide 太难念, 买家老是拼成 silver halid", "Silver Halide",
+     "半格 Studio"),
+    ("chat", "现在每周大概花 10 小时在上面, 基本都是周末.",
+     "然后我升职了 🎉 变成 brand manager, 但工作量大很多. side hustle 只能 cut 到每周 6 小时, 就周六下午.", "10 小时", "6 小时"),
+    ("chat", "I've been asked to do a table at the Christmas craft fair at Church Stretton in November.",
+     "The craft fair's moved. They've lost the church hall at Church Stretton, so it's going to be in the town hall at Bishop's Castle "
+     "instead, same weekend in November.", "Church Stretton", "Bishop's Castle"),
+    ("chat", "护工找好了 张阿姨 一天 280 白天晚上都在 我每周六早上坐高铁回去",
+     "张阿姨不做了 说她儿媳妇要生了 得回安徽带孙子 新来的是刘阿姨 绍兴本地人 会说绍兴话", "张阿姨", "刘阿姨"),
 ])
 def test_a_value_said_to_have_changed_in_other_words_replaces_the_stored_one(mode, first, then, gone, kept, request, l0, run_now):
     cwd = PROJ if mode == "coder" else "/home/user"
@@ -5914,3 +5943,47 @@ def test_a_ratio_and_a_count_of_what_is_told_change_no_value(chat, l0, run_now):
                          "mouth and now i have about four times as many lines and eleven weeks to learn them")
     assert any("150 words" in t for t in live_now), live_now
     assert not any("four words" in t for t in live_now), live_now
+
+
+# ------------------------------------------------------------ held-out batches 82 and 83
+
+
+def test_a_quantity_that_moved_within_a_story_changes_no_stored_record(chat, l0, run_now):
+    live_now = told_then(chat, l0, run_now, "我爸 60 了 有高血压 一直在吃药",
+                         "在嘉峪关那天早上我爸量血压 170 多 我们赶紧去了附近一个社区诊所 医生说是前一天开车坐太久 让他休息半天 下午降到 140 了 后面几天都正常")
+    assert any("我爸 60 了" in t for t in live_now), live_now
+    assert any("社区诊所" in t for t in live_now), live_now
+    assert parse_correction("早上量血压 170 多 赶紧去了诊所 下午降到 140 了").old == "170"
+
+
+def test_rather_you_did_not_keep_it_forgets_what_was_just_said(chat, l0, run_now):
+    l0(chat, [say("d1", "My son Dylan hasn't spoken to me since Christmas after a row about money, and having something to do with my hands "
+                        "helps. Actually, leave that out. I'd rather you didn't keep that.", 0)])
+    ok(run_now(chat, KIND_L1))
+    assert not any("Dylan" in t for t in texts(chat)), texts(chat)
+
+
+@pytest.mark.parametrize(("mode", "said", "kept"), [
+    # A test result told without "my"; a plan the weather called off; a big piece of work announced; a file a check was
+    # made into; news said done before how it went.
+    ("chat", "news! crossmatch came back negative, which apparently is exactly what you want.", "crossmatch"),
+    ("coder", "回来了. 今年 fieldwork 很惨: 8 月去 service AWS 那天 helicopter 因为 weather 取消了, 我们三个人背着 battery 走上去, 6 个小时.",
+     "helicopter"),
+    ("coder", "9 月开学要干一件大事：2019 年那批磁带数字化的老录音 1200 来条 要批量导进平台 元数据在一个 Excel 里", "磁带"),
+    ("chat", "手术做完了！周二做的 两个多小时 医生说很顺利 外婆醒过来第一句话是问我吃饭了没有", "手术做完了！ 周二做的"),
+])
+def test_statements_of_batches_82_and_83_are_kept(mode, said, kept, request, l0, run_now):
+    assert any(kept in t for t in said_alone(request.getfixturevalue(mode), l0, run_now, said))
+
+
+def test_a_check_written_into_a_file_of_its_own_is_an_artifact(coder, l0, run_now):
+    l0(coder, [say("c1", "先做个标注校验", 0, cwd=PROJ),
+               say("c2", "标注保存前做校验：声调只能是数字串。校验逻辑单独写成了 `scripts/check_ipa.py`，也可以对已有数据批量跑一遍：", 1,
+                   role="assistant", cwd=PROJ)])
+    ok(run_now(coder, KIND_L1))
+    assert any("check_ipa.py" in t for t in texts(coder)), texts(coder)
+
+
+def test_a_price_said_against_the_old_one_names_both():
+    found = parse_correction("peak is £8.25 a game from then, not £7.50 any more.")
+    assert (found.old, found.new) == ("£7.50", "£8.25")

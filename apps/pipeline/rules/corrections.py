@@ -104,9 +104,12 @@ _CHOICE_PAIRS = (
     # "不去北京青麦了 改成杭州的白塔画室": no longer going to one, changed to another.
     r"不(?:再)?(?:去|用|报|考|学|买|选|住|找|上)(?P<old>[^，,。；;！!\s了]{2,12}?)了\s*[，,\s]\s*(?:我们?|就)?(?:改成|换成|改去|改报|改用|改到|换到)了?\s*"
     r"(?P<new>[^，,。；;！!（(\s]{1,20})",
+    # "张阿姨不做了 说她儿媳妇要生了 得回安徽带孙子 新来的是刘阿姨": someone who stopped, and who came in their place.
+    r"(?P<old>[^，,。；;！!\s]{2,8}?)\s*(?:不(?:做|干)了|走了|辞职了)[^。；;！!]{0,40}?新来的(?:是|叫)\s*(?P<new>[^，,。；;！!\s]{2,8})",
     # "上马不抽了, 改跑杭马", "雅思不考了 改考托福": one given up, another of its kind taken instead.
-    r"(?P<old>[^，,。；;！!\s]{1,12}?)\s*(?:就|也)?不(?:再)?(?:" + _CHOICE_VERB + r"|抽)了\s*[，,\s]\s*(?:我们?|就)?"
-    r"改" + _CHOICE_VERB + r"(?P<new>[^，,。；;！!（(\s]{1,20})",
+    # ("所以 long protocol 不做了, 改成 antagonist protocol": names of Latin words, spaces and all.)
+    r"(?P<old>(?:[A-Za-z][\w.+-]*\s+){0,2}[^，,。；;！!\s]{1,12}?)\s*(?:就|也)?不(?:再)?(?:" + _CHOICE_VERB + r"|抽)了\s*[，,\s]\s*(?:我们?|就)?"
+    r"改(?:[成为]|" + _CHOICE_VERB + r")\s*(?P<new>[A-Za-z][\w.+-]*(?:\s[A-Za-z][\w+-]*)?|[^，,。；;！!（(\s]{1,20})",
 )
 
 
@@ -143,7 +146,7 @@ CORRECTION_RE = re.compile(
     r"|(?:^|(?<=[，,。；;\s]))新(?:店|地址|址|场地|办公室|门店|仓库|工作室)(?:在|是|开在|搬到)"
     # "合作社定了10月28号就开摘，提前了一个多礼拜": a date, then said to have moved.
     r"|\d{1,2}\s*月\s*\d{1,2}\s*[号日][^，,。；;]{0,12}[，,]\s*(?:又)?(?:提前|推迟|延后|延期|推后)了"
-    rf"|\bnot\s+{_NOT_A_VALUE}[^,.;]+?,?\s+but\s+{_BUT_A_VALUE}|[,，]\s*not\s+{_NOT_A_VALUE}\w|(?<!for )(?<!until )(?<!right )(?<!not )(?<!do it )(?<!do that )(?<!do this )\bnow\s*[.!]?\s*$"
+    rf"|\bnot\s+{_NOT_A_VALUE}[^,.;]+?,?\s+but\s+{_BUT_A_VALUE}|[,，]\s*not\s+{_NOT_A_VALUE}[\w$€£¥]|(?<!for )(?<!until )(?<!right )(?<!not )(?<!do it )(?<!do that )(?<!do this )\bnow\s*[.!]?\s*$"
     # "还有目标改了 年底要攒五万": what changed, then its new value in the next clause.
     # (Not "不要再手动去改了，…就这一个库": told not to change by hand, and "一个" is "a".)
     r"|[\u4e00-\u9fff]{1,6}(?<![去再])(?:改了|变了)(?=[\s，,：:]+[^，,。；;]{0,16}?(?:\d|[两二三四五六七八九十]+\s*(?:万|千|百|块|元|点|号|天)))"
@@ -159,14 +162,14 @@ CORRECTION_RE = re.compile(
     r"|改(?:订|签|约|报|买)了?(?=[^，,。；;]{0,12}?(?:\d|[一二三四五六七八九十两]))"
     + "".join("|" + _ungrouped(p) for p in _CHOICE_PAIRS) +
     # (Not "历史数据其实是有的": it exists after all, no value replaced.)
-    r"|改成|改为|改到|改在|改做(?=[^，,。；;]{0,12}\d)|改用|换用|更正|重新(?:算|商量|核算|评估)了|纠正一下|记错了|说错了|(?:算漏|算错|漏算|少算|多算)了|(?<![A-Za-z])(?:switch|change)\s*成|说(?:短|长|少|多|早|晚|小|大|低|高)了|定(?:短|长|少|多|早|晚|小|大|低|高)了|搞错了|弄错了|说岔了|搞混了|弄混了|记混了|(?<!我)(?<!本职)(?<!本身)(?<!本行)其实是(?!有的|有)|现在是|现在改|换成了|(?<![帮给请])换成[^，,。；;！!？?\s]{1,16}?(?:\s[A-Za-z0-9][\w:-]*(?:\s?[点号])?)?(?:的[^，,。；;！!？?\s]{1,6})?\s?了(?![吗吧])|变成了?|变为|已经不|不再|不对[，,]"
-    r"|顺延到|顺延至|延到|推到(?=[^，,。；;]{0,6}?(?:\d|[一二三四五六七八九十]))|降到|降至|升到|升至|提高到|增加到|减少到|涨到|(?:涨|降|调|提)价到|调整为|调整到|调到|迁到|迁移到|迁去|搬到|搬去|挪到|改去|砍一半|砍半|减半|缩短一半|翻倍|翻一番|缩到|缩小到|扩到|扩大到|放宽到|收紧到|改发到|不用了|从[^，,。；;]{1,30}(?:换成|改成|改为|改到|转成|转为)"
+    r"|改成|改为|改到|改在|改做(?=[^，,。；;]{0,12}\d)|改用|换用|更正|重新(?:算|商量|核算|评估)了|纠正一下|记错了|说错了|(?:算漏|算错|漏算|少算|多算)了|(?<![A-Za-z])(?:switch|change)\s*成|说(?:短|长|少|多|早|晚|小|大|低|高)了|定(?:短|长|少|多|早|晚|小|大|低|高)了|搞错了|弄错了|(?:说|写|讲)的不对(?=[\s，,。：:]|$)|说岔了|搞混了|弄混了|记混了|(?<!我)(?<!本职)(?<!本身)(?<!本行)其实是(?!有的|有)|现在是|以后(?:都|就)是(?=\s*\d)|(?:现在|改)叫|改名(?:叫|为|成)|现在改|换成了|(?<![帮给请])换成[^，,。；;！!？?\s]{1,16}?(?:\s[A-Za-z0-9][\w:-]*(?:\s?[点号])?)?(?:的[^，,。；;！!？?\s]{1,6})?\s?了(?![吗吧])|变成了?|变为|已经不|不再|不对[，,]"
+    r"|顺延到|顺延至|延到|推到(?=[^，,。；;]{0,6}?(?:\d|[一二三四五六七八九十]))|降到|降至|升到|升至|提高到|增加到|(?:给|开|加|压|砍)到(?=\s*(?:\d|[一二三四五六七八九十两]))|(?<![A-Za-z])cut\s*到(?=[^，,。；;]{0,4}?\d)|减少到|涨到|(?:涨|降|调|提)价到|调整为|调整到|调到|迁到|迁移到|迁去|搬到|搬去|挪到|改去|砍一半|砍半|减半|缩短一半|翻倍|翻一番|缩到|缩小到|扩到|扩大到|放宽到|收紧到|改发到|不用了|从[^，,。；;]{1,30}(?:换成|改成|改为|改到|转成|转为)"
     r"|不是(?!\s*不是)[^，,。]{1,20}[，,]?\s*(而)?是|是[^，,。]{1,20}[，,]?\s*不是|不(?:再)?是\s*[^，,。；;\s了]{1,12}?\s*了[^。；;！!]{0,30}?(?:现在按|现在用|以后按)"
     r"|(?:切到?|切换到|换到|迁到|改用|转到)[^，,。；;！!]{1,20}[，,][^，,。；;！!]{1,20}(?:停用|弃用|下线|关停|就停(?=[，,。；;！!\s]|$))"
     r"|(?:迁到|迁移到|搬到|换到|切到)了?[^，,。；;！!]{1,30}[，,][^，,。；;！!]{1,20}(?:没续|不续了|退掉了|退了|停了|关了|不用了)"
     r"|从[^，,。；;]{1,20}(?:离职|辞职)了?[，,][^，,。；;]{0,12}?(?:开始)?在"
     r"|之前(?:接|用|走|是|买|选)的?[^，,。；;\s]{2,12}[，,][^，,。；;]{0,20}?(?:换成|改成|换到|改用)"
-    r"|\b(?:we're|we are|we'll be|it's|it is|it'll be|they're|they are)\s+(?:now\s+)?(?:on|at|in)\s+[^,.;!?]+?\s+instead\b(?!\s+of\b)"
+    r"|\b(?:we're|we are|we'll be|it's|it is|it'll be|they're|they are)\s+(?:now\s+)?(?:going to be\s+|gonna be\s+)?(?:on|at|in)\s+[^,.;!?]+?\s+instead\b(?!\s+of\b)"
     r"|" + _WITH_NOW_RE.pattern +
     # "so I've gone with the Llangollen Railway instead": a choice made in place of another.
     r"|\b(?:i|we)(?:'ve| have)?\s+(?:gone|went|going|go)\s+with\s+[^,.;!?]+?\s+instead\b(?!\s+of\b)"
@@ -296,9 +299,9 @@ _NEW_ONLY: list[re.Pattern[str]] = [
     _GONE_WITH_RE,
     _WITH_NOW_RE,
     # "so from September we're on the last Sunday of the month instead": where things stand now, said with "instead".
-    re.compile(r"\b(?:we're|we are|we'll be|it's|it is|it'll be|they're|they are)\s+(?:now\s+)?(?:on|at|in)\s+(?P<new>[^,.;!?]+?)\s+instead\b", re.IGNORECASE),
+    re.compile(r"\b(?:we're|we are|we'll be|it's|it is|it'll be|they're|they are)\s+(?:now\s+)?(?:going to be\s+|gonna be\s+)?(?:on|at|in)\s+(?P<new>[^,.;!?]+?)\s+instead\b", re.IGNORECASE),
     re.compile(r"\bnew (?:date|time|day|deadline|venue|address|price|fee|rent|slot) is\s+(?P<new>(?:[^,.;!]|\.(?=\d))+)", re.IGNORECASE),
-    re.compile(r"(?:(?<![A-Za-z])(?:switch|change)\s*成|改成了?|改为|改到|改用|换用|统一成|统一为|换成了?|换到|变成了?|变为|现在是|其实是|降到|降至|升到|升至|提高到|增加到|减少到|涨到|(?:涨|降|调|提)价到|调整为|调整到|调到|迁到|迁移到|迁去|搬到|搬去|改去|缩到|缩小到|扩到|扩大到|放宽到|收紧到|改发到)(?P<new>[^，,。；;！!]+)"),
+    re.compile(r"(?:(?<![A-Za-z])(?:switch|change)\s*成|改成了?|改为|改到|改用|换用|统一成|统一为|换成了?|换到|变成了?|变为|现在是|以后(?:都|就)是(?=\s*\d)|(?:现在|改)叫|改名(?:叫|为|成)|其实是|降到|降至|升到|升至|提高到|增加到|(?:给|开|加|压|砍)到(?=\s*(?:\d|[一二三四五六七八九十两]))|(?<![A-Za-z])cut\s*到(?=[^，,。；;]{0,4}?\d)|减少到|涨到|(?:涨|降|调|提)价到|调整为|调整到|调到|迁到|迁移到|迁去|搬到|搬去|改去|缩到|缩小到|扩到|扩大到|放宽到|收紧到|改发到)(?P<new>[^，,。；;！!]+)"),
     re.compile(r"\b(?:moved(?: up| down| over| back| out)?|changed|switched|postponed|pushed back|pushed|brought forward|rescheduled|shifted|moves|shifts|switches|is moving|is switching|is shifting) to"
                r"\s+(?P<new>(?:[^,.;!]|\.(?=\d))+)", re.IGNORECASE),
     re.compile(r"(?:^[\w ]{2,30} update|^update(?: on [^:：]{1,40})?)\s*[:：]\s*(?P<new>[^.;!。；！]+)", re.IGNORECASE),
@@ -543,10 +546,41 @@ def parse_correction(sentence: str) -> Correction | None:
         found.own = _unpunctuated_clause(found.clause, found.new)
     if found is not None and found.own and found.old and found.old not in found.own and _of_another_slot(sentence, found.old):
         found.old = ""  # "最大心率其实是 178 跟我以为的不一样 乳酸阈心率 163 区间按这个重新算吧": 163 is another setting, said after
+    if found is not None and found.new and not found.old and not found.count:
+        found.old = _value_before_the_move(found.clause, found.new) or _place_before_instead(found.clause, found.new)
     if found is not None and found.new and not found.old and not values(found.new) and TEAM_ROLE_RE.search(found.new) \
             and len(names := _full_names(found.new)) == 1:
         found.new = names[0]  # "the CAD feed is Funmi Adeyemi's now, she's the new integration lead": who holds the role now
     return found
+
+
+# A quantity said to have gone up or down ("早上量血压 170 多 … 下午降到 140 了", "my resting HR was 62 in
+# January and dropped to 55"): the one value of its kind said before the verb, in the same sentence, is
+# what moved; a stored record holding another value of that kind ("我爸 60 了") is not the one it changes.
+_QUANTITY_MOVED_RE = re.compile(r"降到|降至|升到|升至|涨到|跌到|掉到|回落到|(?:给|开|加|压|砍)到"
+                                r"|\b(?:dropped|fell|went down|went up|rose|came down|climbed|crept up) to\b", re.IGNORECASE)
+
+
+def _value_before_the_move(clause: str, new: str) -> str:
+    move = _QUANTITY_MOVED_RE.search(clause)
+    if move is None:
+        return ""
+    kinds = {kind for kind, _ in values(new)}
+    same = [value for kind, value in values(clause[: move.start()]) if kind in kinds]
+    return same[0] if len(same) == 1 else ""
+
+
+# "They've lost the church hall at Church Stretton, so it's going to be in the town hall at Bishop's Castle
+# instead": the one place named before the new one in a sentence that says "instead" is the one it replaces.
+_PLACE_NAMED_RE = re.compile(r"\b(?:at|in|from)\s+(?:the\s+)?(?P<place>(?-i:[A-Z])[a-z][\w'-]*(?:\s+(?-i:[A-Z])[a-z][\w'-]*)*)", re.IGNORECASE)
+
+
+def _place_before_instead(clause: str, new: str) -> str:
+    at = clause.find(new)
+    if at <= 0 or not re.search(r"\binstead\b", clause[at:], re.IGNORECASE):
+        return ""
+    places = {m.group("place") for m in _PLACE_NAMED_RE.finditer(clause[:at]) if m.group("place").casefold() not in new.casefold()}
+    return places.pop() if len(places) == 1 else ""
 
 
 def _name_complained_of_after(clause: str, new: str) -> str:
@@ -2802,7 +2836,7 @@ _FORGET_GUARD_RE = re.compile(r"\b(don't|dont|do not|never|not) forget\b|\b(?:if
                               # forget …", "you can forget that" and "pls forget …" ask.)
                               r"|\b(?:i|we|they|people|everyone|everybody|nobody|folks|(?!(?:lets|thanks|pls|plus|guys|yes)\b)[a-z]{3,}s)"
                               r"\s+(?:(?:often|always|usually|sometimes|easily|soon|quickly|probably|tend to)\s+)?forget\b|别忘|不要忘|忘了(带|拿|关|锁|交|写|说|告诉)|我忘了", re.IGNORECASE)
-_MEMORY_WORD_RE = re.compile(r"记|\b(?:this|that) (?:one|bit|part) (?:don'?t|do not) (?:save|keep|store|record|remember)\b|(?:别|不要|不用|莫)\s*(?:save|keep|store|record|remember)\b(?=\s*(?:[了啦吧啊哈呀哦喔噢，,。！!]|$))|\b(?:can|could|would) you (?:please )?not (?:keep|store|remember|save)\b|(?:别|不用|不要)(?:再)?(?:存(?:着|下来)?(?=[了啦吧啊哈呀哦喔噢，,。！!]|\s*(?:ok|okay|好吗|行吗|好不好)\s*[?？]|$)|留着)|笔记|"
+_MEMORY_WORD_RE = re.compile(r"记|\brather you (?:didn't|did not|don't|wouldn't) (?:keep|store|save|hold on ?to|hang on to|keep hold of)\b|\b(?:this|that) (?:one|bit|part) (?:don'?t|do not) (?:save|keep|store|record|remember)\b|(?:别|不要|不用|莫)\s*(?:save|keep|store|record|remember)\b(?=\s*(?:[了啦吧啊哈呀哦喔噢，,。！!]|$))|\b(?:can|could|would) you (?:please )?not (?:keep|store|remember|save)\b|(?:别|不用|不要)(?:再)?(?:存(?:着|下来)?(?=[了啦吧啊哈呀哦喔噢，,。！!]|\s*(?:ok|okay|好吗|行吗|好不好)\s*[?？]|$)|留着)|笔记|"
                              + _YOUR_SIDE_KEEPS + r"|\b(?:whatever|what|everything|anything) you (?:keep|have|store|remember|know|hold)\b|忘掉|忘了吧|忘了它吧|memor|forget|remember|record|note|scratch|strike|drop (the|what)|scrap (the|what)|\bwritten down\b|\bkept\b|\b(?:don't|dont|do not) keep (?:that|it|this)(?: stuff)? (?:around|anywhere|on file)\b|\b(?:don't|dont|do not) keep any of (?:that|this|it)\b|\b(?:don't|dont|do not) keep (?:that|this|it)\s*(?:[.!,;]|$)|\b(?:don't|dont|do not) keep (?:that|this|the) (?:bit|part|stuff|thing) about\b|\b(?:don't|dont|do not) (?:save|store|keep|record) (?:that|this) (?:bit|part)\s*(?:[.!,;—–]|$)|\b(?:don't|dont|do not) (?:save|store) (?:that|this)\s*(?:[.!,;—–]|$)|记录里|记忆里|\bstored\b|hold on ?to|hang on ?to|keep hold of"
                              r"|(?:删掉|删除|delete\s?掉?)关于|(?:别|不要|不用|莫)(?:往心里记|记(?:在)?心上)|(?:这段|这句|这条|那段|那句|刚才那段)(?:话)?(?:你)?(?:就|也)?(?:(?:删|删掉|删了|删除)(?:了|掉)?吧?|(?:别|不要|不用)(?:再)?留(?:着|下)?|\s*(?:don'?t|do not)\s+(?:save|keep|store|record|remember)\b)|关于.{1,30}?(?:那|这)条|当(?:作|做|成)?(?:我)?没听(?:过|见|到)", re.IGNORECASE)
 ANAPHORIC_SUBJECT_RE = re.compile(r"^(it|that|this|those|these|all that|all of that|(?:that |this |the )?(?:bit|part)|what i (just )?said|the last (one|thing)"

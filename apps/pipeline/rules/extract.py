@@ -111,6 +111,8 @@ PATTERNS: list[tuple[str, re.Pattern[str]]] = [
         r"|待办|需要|要做|下一步|回头|稍后|还没|得把|还要|计划|打算|准备(去|要)?|(下周|下个?月|下礼拜|明天|这周|今天|之后|月底前?)要|要把|截止"
         # "明年开春之前要上车牌识别 … 先记下来": by when, and said to be noted.
         r"|之前要|先记下来|先记着"
+        # "9 月开学要干一件大事：2019 年那批磁带录音要批量导进平台": a big piece of work announced.
+        r"|(?:要|得)(?:干|做|搞)(?:一件|件|个|一个)大(?:事|活|工程|项目)"
         # "9 月开学前要上一个入学查验的功能": a feature to build, by when.
         # "然后要能出报价单 PDF 发给客户": what the system must be able to do.
         r"|(?:^|然后|还|也)要能(?=\s*(?:出|导出|生成|打印|发|查|看|搜))"
@@ -184,7 +186,8 @@ ARTIFACT_RE = re.compile(
     # A change said as done ("我在 store.go 里改成了 …", "feature_client.py … 改成 pipeline 批量取了").
     r"|改(成|为)了|改(了|好了)|修(好)?了|替换了|换成了|补了|加了|(改成|改为)[^，,。；;]{1,40}了"
     # "写好了，在 src/report/export-grades.ts", "写在 strategies/low_turnover_roe.py", "我把 signal 整体 shift(1)".
-    r"|写好了|写在|实现了|建好了|加好了|^我把",
+    # "校验逻辑单独写成了 `scripts/check_ipa.py`": made into a file of its own.
+    r"|写好了|写在|写成了|实现了|建好了|加好了|^我把",
     re.IGNORECASE,
 )
 # A question: a question mark, "吗/呢" at the end, or an interrogative opening a sentence that
@@ -526,8 +529,8 @@ TODAY_REMINDER_RE = re.compile(r"\b(don't forget|do not forget|remember to)\b|�
 _OCCASION = r"(?:sale|auction|event|day|weekend|week|night|evening|show|launch|fair|match|game|trip|party|meeting|release|demo|open day|market)"
 # Said to be for once only ("帮我出 5 道题，就这一次", "只补这一次", "just this once"): whoever
 # the subject, whatever the verb.
-ONLY_ONCE_RE = re.compile(r"(?:这次|这回)就(?:行|好|可以)(?!了吧)|(?:^|(?<=[\s，,。；;])|(?<=另外)|(?<=还有))(?:就|只)?(?:这次|这回|这一次|今次)(?:\s*(?:one[- ]?time|only|just(?:\s+once)?|once))?\s*[,，]?\s*(?:就|先|只)?\s*(?:你)?(?:帮我|帮手|帮个忙|麻烦你?)|[,，]\s*(?:just\s+)?this once\b|^\s*one[- ]off\s*[:：]|\bjust\s+(?:\w+\s+){1,5}?this once\b|\b(?:it's|it is|this is|just) a one[- ]off\b|\b(just this once|only this once|this one time only|just this one time|(a |it's a |just a )?one[- ]time thing|(a |it's a |just a )?one[- ]off thing"
-                          r"|just for (this run|this once|today|tonight|tomorrow|now)|just for this (monday|tuesday|wednesday|thursday|friday|saturday|sunday|week|weekend|morning|afternoon|evening)(?=\s*[:：,，.!]|\s*$)|for this run only|(just |only )?for this (reply|answer|response|message|question)( only)?|(a |one )?one[- ]off request|normally\b.{0,80}\bbut for this one|(don't|do not|dont) make a habit of (it|this)|(don't|do not) make (it|this) (a|the) (config |new )?default"
+ONLY_ONCE_RE = re.compile(r"(?:这次|这回)就(?:行|好|可以)(?!了吧)|(?:^|(?<=[\s，,。；;])|(?<=另外)|(?<=还有))(?:就|只)?(?:这次|这回|这一次|今次)(?:\s*(?:one[- ]?time|only|just(?:\s+once)?|once))?\s*[,，]?\s*(?:就|先|只)?\s*(?:你)?(?:帮我|帮手|帮个忙|麻烦你?|help\s?我)|[,，]\s*(?:just\s+)?this once\b|^\s*one[- ]off\s*[:：]|\bone[- ](?:time|off) (?:job|thing|task|request|favou?r)\s*[:：]|\bjust\s+(?:\w+\s+){1,5}?this once\b|\b(?:it's|it is|this is|just) a one[- ]off\b|\b(just this once|only this once|this one time only|just this one time|(a |it's a |just a )?one[- ]time thing|(a |it's a |just a )?one[- ]off thing"
+                          r"|just for (this run|this once|today|tonight|tomorrow|now)|just for this( (monday|tuesday|wednesday|thursday|friday|saturday|sunday|week|weekend|morning|afternoon|evening))?(?=\s*[:：,，.!]|\s*$)|for this run only|(just |only )?for this (reply|answer|response|message|question)( only)?|(a |one )?one[- ]off request|normally\b.{0,80}\bbut for this one|(don't|do not|dont) make a habit of (it|this)|(don't|do not) make (it|this) (a|the) (config |new )?default"
                           # "for tonight (2026-09-05) only: …", "tonight only, would you …", "not a regular thing",
                           # "don't change the default in the config".
                           r"|for (today|tonight)( \([^)]{1,20}\))? only|(today|tonight)( \([^)]{1,20}\))? only(?=\s*[:：,，.!]|\s*$)|not a (regular|usual|standing|permanent) thing|(don't|do not) change the default"
@@ -795,6 +798,10 @@ INCIDENT_RE = re.compile(r"\b(?:fell over|(?:kept |keeps )?falling over|blew up|
                          r"|出事了|事故|宕机|大事件|返工|投诉|差评|一星|翻车了|骂了|断网了|停电了|(?:系统|服务器|网站|小程序)(?:挂了|崩了|瘫了)"
                          # "上周台风过境 7月28号那天12个site断网 数据断了差不多20小时"
                          r"|台风|暴雨|断网|断电|数据断了"
+                         # "8 月去 service AWS 那天 helicopter 因为 weather 取消了", "the boat was cancelled for the wind": plans
+                         # the weather called off.
+                         r"|(?:weather|天气|大风|大雪|大雾|下雨|暴雨)[^，,。！!]{0,8}?(?:取消|停飞|停航|停运)了"
+                         r"|\b(?:cancell?ed|called off)\b[^.!?]{0,30}?\b(?:weather|storm|gales?|wind|snow|fog)\b"
                          # "出口端那边初支开裂 … 系统报了红色报警 停工两天": what went wrong on the site the project watches.
                          r"|停工|开裂|塌方|险情|漏水|报了[^，,。\s]{0,4}报警"
                          # "磅房那根串口线被雷击了 连着地磅仪表一起烧了 停了两天收购"
@@ -894,9 +901,12 @@ def plain_statement(sentence: str) -> bool:
     if len(words) < STATEMENT_MIN_WORDS and zh_chars < STATEMENT_MIN_ZH_CHARS and len(words) + zh_chars // 2 < STATEMENT_MIN_WORDS:
         return False
     return bool(SELF_RE.search(rest) or values(rest) or PROPER_NOUN_RE.search(rest) or CODE_SWITCH_RE.search(rest)
-                or KIN_RE.search(rest) or SUBJECTLESS_ZH_RE.match(rest) or _BODY_HURT_ZH_RE.search(rest))
+                or KIN_RE.search(rest) or SUBJECTLESS_ZH_RE.match(rest) or _BODY_HURT_ZH_RE.search(rest) or _RESULT_BACK_RE.search(rest))
 
 
+# "crossmatch came back negative", "the biopsy results came back clear": a result of the user's tests, told without "my".
+_RESULT_BACK_RE = re.compile(r"\b(?:came|come|comes|has come|have come) back\s+(?:all\s+)?(?:negative|positive|clear|normal|abnormal|fine|ok|okay|good|bad|benign|high|low)\b",
+                             re.IGNORECASE)
 # Chinese drops the subject it means ("在西安 医院财务科上班", "右手腕有腱鞘炎 做账做出来的"): in a chat, where the
 # user works or studies and what their body has are about the user.
 # "最近在做人生第一个大 MOC：武康大楼": what the user has been doing lately.

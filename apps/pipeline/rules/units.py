@@ -418,6 +418,12 @@ def _analyse(ctx, messages: list[dict], background: list[dict], mode: str) -> Ba
                 # one that ended is the one replaced, and the news of its end is the change's history, no record of its own.
                 correction.old = ended_name
                 plain = [(i, p) for i, p in plain if i != index - 1]
+            elif correction is not None and index + 1 < len(parts) and parts_left[index + 1] \
+                    and (named := _name_complained_of_next(parts[index + 1], correction)):
+                # "店名改了, 现在叫 半格 Studio" + "原来那个 Silver Halide 太难念, 买家老是拼错": the old name, complained of
+                # after the change, is the one replaced; the complaint is the change's history, no record of its own.
+                correction.old = named
+                told_after.add(index + 1)
             if correction is not None:
                 # "几件事 update 一下：- 药水供应商换了送货日，所以 C-41 batch 改成每周四 - 然后我之前讲错了…scanner
                 # 不是 Frontier 啦，是 Noritsu": a list of changes is one unit, but each item changes its own record.
@@ -475,7 +481,9 @@ HEADLINE_MAX_CHARS = 40
 
 # A short exclamation ("出分了！！", "641！！", "PASSED!!! 2-dan ✅✅", "今年新坑: paragliding 滑翔伞!!") is said of what the
 # next sentence tells: alone it is dropped as too short, and the news with it.
-_EXCLAIMED_RE = re.compile(r"(?:[!！]{2,}\s*[^\w\s]*|[✅🎉🙌💪😭😤🥇🥈🥉🏆]+)\s*$")  # "BRONZE!!! 🥉"
+# "BRONZE!!! 🥉"; "手术做完了！" (a few words of news said done, before how it went; not "然后计划有变：Yuki 下个月跳槽去漕河泾了！",
+# news of its own).
+_EXCLAIMED_RE = re.compile(r"(?:[!！]{2,}\s*[^\w\s]*|[✅🎉🙌💪😭😤🥇🥈🥉🏆]+)\s*$|^[\u4e00-\u9fff]{1,8}了[!！]\s*$")
 EXCLAMATION_MAX_CHARS = 24
 
 
@@ -707,6 +715,23 @@ def _value_complained_of(before: str, correction: Correction) -> str:
             unit = re.match(r"\s?" + re.escape(kind.partition(":")[2]), before[at + len(value):]) if ":" in kind else None
             said[value_key(value)] = value + (unit.group(0) if unit else "")
     return next(iter(said.values())) if len(said) == 1 else ""
+
+
+# "原来那个 Silver Halide 太难念", "the old name, Kestrel Labs, was too close to a competitor's": a name said to be the one
+# before, complained of.
+_OLD_NAME_COMPLAINED_RE = re.compile(
+    r"^\W*(?:原来|之前|以前|本来|旧的?)(?:那个|的|用的|叫的)?\s*(?P<name>[A-Za-z][\w'&.-]*(?:\s[A-Za-z][\w'&.-]*){0,3})\s*(?:太|不好|不太|很难|老是|总是|有点)"
+    r"|^\W*the (?:old|previous|original) (?:name|one)\s*,?\s*(?P<name2>[A-Z][\w'&.-]*(?:\s[A-Z][\w'&.-]*){0,3})\s*,?\s*(?:was|is) (?:too|hard|not|a pain)",
+    re.IGNORECASE)
+
+
+def _name_complained_of_next(following: str, correction: Correction) -> str:
+    """The name the sentence after a change complains of as the one before, when the change names a new name but not the old."""
+    if correction.old or correction.ended or correction.count or not correction.new or values(correction.new):
+        return ""
+    m = _OLD_NAME_COMPLAINED_RE.search(following)
+    name = (m.group("name") or m.group("name2")) if m else ""
+    return name if name and name.casefold() not in correction.new.casefold() else ""
 
 
 # A named thing said to have ended: a firm gone bust, an event called off ("Bali 那个 tournament cancel 了").
