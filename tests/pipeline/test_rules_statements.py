@@ -5483,6 +5483,18 @@ def test_a_change_that_says_the_old_day_again_replaces_the_record_holding_it(cha
     ("chat", "I've been asked to do a table at the Christmas craft fair at Church Stretton in November.",
      "The craft fair's moved. They've lost the church hall at Church Stretton, so it's going to be in the town hall at Bishop's Castle "
      "instead, same weekend in November.", "Church Stretton", "Bishop's Castle"),
+    # (held-out batches 84 and 85) a day slot lost, and the day said in its place (a record's plural day is that day).
+    ("chat", "Adult sessions are Tuesdays and Thursdays, 7 till 9.",
+     "club news too: we've lost the Tuesday slot at the sports centre (to five-a-side, of all things), so from next week adult sessions "
+     "are Mondays and Thursdays. same 7 till 9.", "Tuesday", "Mondays and Thursdays"),
+    # "可以放到一年 30 万"; "现在看 X 那边, 不去 Y 了".
+    ("chat", "budget 方面, 我们算了一下, 学费一年最多 25 万.",
+     "另外 Jason 的 package 终于下来了, 里面有 education allowance, 所以学费 budget 可以放到一年 30 万", "25 万", "30 万"),
+    ("chat", "区域的话 Jason 的 office 在陆家嘴, 所以想住浦东联洋那边, 听说很多 family 住那里",
+     "然后 area 也要变, 他的 office 搬去闵行了. 所以我们现在看七宝那边, 不去联洋了", "联洋", "七宝"),
+    # "价格要调 …": the price to be changed, then its new value in the same unpunctuated sentence.
+    ("coder", "价目表也进系统吧 现在前台是看墙上的牌子报价：全身推拿 60 分钟 128 元 肩颈 40 分钟 88 元 足疗 70 分钟 108 元",
+     "价格要调 下个月一号开始全身推拿 148 别的项目不动 已经约了的还按约的时候的价格算", "128 元", "148 元"),
     ("chat", "护工找好了 张阿姨 一天 280 白天晚上都在 我每周六早上坐高铁回去",
      "张阿姨不做了 说她儿媳妇要生了 得回安徽带孙子 新来的是刘阿姨 绍兴本地人 会说绍兴话", "张阿姨", "刘阿姨"),
 ])
@@ -5971,8 +5983,20 @@ def test_rather_you_did_not_keep_it_forgets_what_was_just_said(chat, l0, run_now
      "helicopter"),
     ("coder", "9 月开学要干一件大事：2019 年那批磁带数字化的老录音 1200 来条 要批量导进平台 元数据在一个 Excel 里", "磁带"),
     ("chat", "手术做完了！周二做的 两个多小时 医生说很顺利 外婆醒过来第一句话是问我吃饭了没有", "手术做完了！ 周二做的"),
+    # (held-out batches 84 and 85) rules after "Two ground rules …." and its numbered items; "how I do tests …: table-driven";
+    # a setting slowed down; a storm that took out a mast; a log asked to be kept from now on.
+    ("coder", "Nice. Two ground rules while I think of it.\n1. beacon-watch is read-only towards the controllers. Never write a Modbus "
+              "register from this codebase.\n2. Ask me before you pull in any new dependency. The Board's IT audits every module we ship.",
+     "Ask me before you pull in any new dependency"),
+    ("coder", "Good. And how I do tests, here and in everything else I write in Go: table-driven. One `tests := []struct{...}` per "
+              "function.\nCan you do the status register decoder next?", "table-driven"),
+    ("coder", "The satellite bill for March landed. So we're slowing the polling right down: once every 5 minutes, all stations, "
+              "satellite or not.", "5 minutes"),
+    ("coder", "Something I should have told you about in February. The big storm on the 3rd took out the 4G mast on Unst, and Skerry "
+              "Vane showed as DARK on the dashboard for 9 hours.", "Unst"),
+    ("chat", "also can you keep a training log for me? whenever I tell you what we did, add it.", "training log"),
 ])
-def test_statements_of_batches_82_and_83_are_kept(mode, said, kept, request, l0, run_now):
+def test_statements_of_batches_82_to_85_are_kept(mode, said, kept, request, l0, run_now):
     assert any(kept in t for t in said_alone(request.getfixturevalue(mode), l0, run_now, said))
 
 
@@ -5987,3 +6011,22 @@ def test_a_check_written_into_a_file_of_its_own_is_an_artifact(coder, l0, run_no
 def test_a_price_said_against_the_old_one_names_both():
     found = parse_correction("peak is £8.25 a game from then, not £7.50 any more.")
     assert (found.old, found.new) == ("£7.50", "£8.25")
+
+
+def test_someone_named_by_a_title_who_stopped_declines_no_proposal(chat, l0, run_now):
+    l0(chat, [say("c1", "护工找好了 张阿姨 一天 280 白天晚上都在", 0), say("c2", "好的。", 1, role="assistant")])
+    ok(run_now(chat, KIND_L1))
+    l0(chat, [say("c3", "那你以后每天晚上八点左右提醒我给外婆打个视频", 10, session="s2"),
+              say("c4", "好，每天晚上八点左右我提醒你给外婆打视频。", 11, role="assistant", session="s2"),
+              say("c5", "张阿姨不做了 说她儿媳妇要生了 得回安徽带孙子 新来的是刘阿姨 绍兴本地人 会说绍兴话", 12, session="s2")])
+    run = ok(run_now(chat, KIND_L1))
+    assert "proposalsDeclined" not in run.counts
+    assert_swapped(texts(chat), "张阿姨", "刘阿姨")
+
+
+# ------------------------------------------------------------ held-out batches 84 and 85
+
+
+def test_where_the_user_now_enters_is_a_new_value():
+    found = parse_correction("also change of plan for the Calder Cup, I'm going in at -90.")
+    assert found is not None and found.new == "-90"

@@ -104,6 +104,12 @@ _CHOICE_PAIRS = (
     # "不去北京青麦了 改成杭州的白塔画室": no longer going to one, changed to another.
     r"不(?:再)?(?:去|用|报|考|学|买|选|住|找|上)(?P<old>[^，,。；;！!\s了]{2,12}?)了\s*[，,\s]\s*(?:我们?|就)?(?:改成|换成|改去|改报|改用|改到|换到)了?\s*"
     r"(?P<new>[^，,。；;！!（(\s]{1,20})",
+    # "we've lost the Tuesday slot at the sports centre …, so from next week adult sessions are Mondays and Thursdays": a
+    # day lost, and the one that takes its place.
+    r"\b(?:lost|gave up|given up|lose) (?:the|our) (?P<old>(?:mon|tues|wednes|thurs|fri|satur|sun)day)s? (?:slot|session|booking|spot|night|class|pitch|court)\b"
+    r"[^.;!?]*?\b(?:are|is|will be|moves? to|now) (?P<new>(?:mon|tues|wednes|thurs|fri|satur|sun)days?)",
+    # "所以我们现在看七宝那边, 不去联洋了": the one looked at now, and the one given up after it.
+    r"(?:现在|改)(?:看|去|选|住)\s*(?P<new>[^，,。；;！!\s]{2,10}?)(?:那边|那一带|那块|这边)?\s*[，,]\s*不(?:去|看|选|住|考虑)(?P<old>[^，,。；;！!\s了]{2,10})了",
     # "张阿姨不做了 说她儿媳妇要生了 得回安徽带孙子 新来的是刘阿姨": someone who stopped, and who came in their place.
     r"(?P<old>[^，,。；;！!\s]{2,8}?)\s*(?:不(?:做|干)了|走了|辞职了)[^。；;！!]{0,40}?新来的(?:是|叫)\s*(?P<new>[^，,。；;！!\s]{2,8})",
     # "上马不抽了, 改跑杭马", "雅思不考了 改考托福": one given up, another of its kind taken instead.
@@ -153,7 +159,8 @@ CORRECTION_RE = re.compile(
     # "所庆的曲子换了 同事们投票选了 《夜空中最亮的星》": a work said to have changed, then its new title.
     r"|[\u4e00-\u9fff]{1,6}(?:改了|变了|换了)(?=[\s，,：:]+[^，,。；;]{0,16}?《)"
     # "起订量改一下 … 一个品种 30 棵起就行": what is to change, then its value later in the sentence.
-    r"|^\s*[\u4e00-\u9fffA-Za-z]{1,8}\s*(?:要|得)?改一下(?=[\s，,：:][^。；;!?！？]*?\d)"
+    # ("价格要调 下个月一号开始全身推拿 148 别的项目不动": the price to be changed, then its new value.)
+    r"|^\s*[\u4e00-\u9fffA-Za-z]{1,8}\s*(?:(?:要|得)?(?:改|调)一下|要(?:调|改|涨|降)(?:了|价)?)(?=[\s，,：:][^。；;!?！？]*?\d)"
     # "我女儿说想听《光阴的故事》 说那首更合适 我就改这首了": switched to the work just named.
     r"|《[^《》]{1,40}》[^。；;！!？?]{0,30}?(?:改|换)(?:成)?这(?:首|本|部|出)(?:了|吧)"
     # "cabin 最后还是听你的，订了 Deck 7 midship balcony": in the end, another value taken.
@@ -163,7 +170,7 @@ CORRECTION_RE = re.compile(
     + "".join("|" + _ungrouped(p) for p in _CHOICE_PAIRS) +
     # (Not "历史数据其实是有的": it exists after all, no value replaced.)
     r"|改成|改为|改到|改在|改做(?=[^，,。；;]{0,12}\d)|改用|换用|更正|重新(?:算|商量|核算|评估)了|纠正一下|记错了|说错了|(?:算漏|算错|漏算|少算|多算)了|(?<![A-Za-z])(?:switch|change)\s*成|说(?:短|长|少|多|早|晚|小|大|低|高)了|定(?:短|长|少|多|早|晚|小|大|低|高)了|搞错了|弄错了|(?:说|写|讲)的不对(?=[\s，,。：:]|$)|说岔了|搞混了|弄混了|记混了|(?<!我)(?<!本职)(?<!本身)(?<!本行)其实是(?!有的|有)|现在是|以后(?:都|就)是(?=\s*\d)|(?:现在|改)叫|改名(?:叫|为|成)|现在改|换成了|(?<![帮给请])换成[^，,。；;！!？?\s]{1,16}?(?:\s[A-Za-z0-9][\w:-]*(?:\s?[点号])?)?(?:的[^，,。；;！!？?\s]{1,6})?\s?了(?![吗吧])|变成了?|变为|已经不|不再|不对[，,]"
-    r"|顺延到|顺延至|延到|推到(?=[^，,。；;]{0,6}?(?:\d|[一二三四五六七八九十]))|降到|降至|升到|升至|提高到|增加到|(?:给|开|加|压|砍)到(?=\s*(?:\d|[一二三四五六七八九十两]))|(?<![A-Za-z])cut\s*到(?=[^，,。；;]{0,4}?\d)|减少到|涨到|(?:涨|降|调|提)价到|调整为|调整到|调到|迁到|迁移到|迁去|搬到|搬去|挪到|改去|砍一半|砍半|减半|缩短一半|翻倍|翻一番|缩到|缩小到|扩到|扩大到|放宽到|收紧到|改发到|不用了|从[^，,。；;]{1,30}(?:换成|改成|改为|改到|转成|转为)"
+    r"|顺延到|顺延至|延到|推到(?=[^，,。；;]{0,6}?(?:\d|[一二三四五六七八九十]))|降到|降至|升到|升至|提高到|增加到|(?:给|开|加|压|砍|放)到(?=\s*(?:\d|[一二三四五六七八九十两]))|(?<![A-Za-z])cut\s*到(?=[^，,。；;]{0,4}?\d)|减少到|涨到|(?:涨|降|调|提)价到|调整为|调整到|调到|迁到|迁移到|迁去|搬到|搬去|挪到|改去|砍一半|砍半|减半|缩短一半|翻倍|翻一番|缩到|缩小到|扩到|扩大到|放宽到|收紧到|改发到|不用了|从[^，,。；;]{1,30}(?:换成|改成|改为|改到|转成|转为)"
     r"|不是(?!\s*不是)[^，,。]{1,20}[，,]?\s*(而)?是|是[^，,。]{1,20}[，,]?\s*不是|不(?:再)?是\s*[^，,。；;\s了]{1,12}?\s*了[^。；;！!]{0,30}?(?:现在按|现在用|以后按)"
     r"|(?:切到?|切换到|换到|迁到|改用|转到)[^，,。；;！!]{1,20}[，,][^，,。；;！!]{1,20}(?:停用|弃用|下线|关停|就停(?=[，,。；;！!\s]|$))"
     r"|(?:迁到|迁移到|搬到|换到|切到)了?[^，,。；;！!]{1,30}[，,][^，,。；;！!]{1,20}(?:没续|不续了|退掉了|退了|停了|关了|不用了)"
@@ -297,11 +304,13 @@ _NAME_RUN_RE = re.compile(r"\b(?!I\b)[A-Z][a-z][\w'-]*(?:\s+[A-Z][a-z][\w'-]*)*"
 _GONE_WITH_RE = re.compile(r"\b(?:i|we)(?:'ve| have)?\s+(?:gone|went|going|go)\s+with\s+(?:the\s+)?(?P<new>[^,.;!?]+?)\s+instead\b", re.IGNORECASE)
 _NEW_ONLY: list[re.Pattern[str]] = [
     _GONE_WITH_RE,
+    # "change of plan for the Calder Cup, I'm going in at -90": where the user now enters.
+    re.compile(r"\bi'?m (?:now )?(?:going in|competing|fighting|entering|racing|playing|riding|running|going) (?:at|in) (?P<new>-?\d[^,.;!?]*)", re.IGNORECASE),
     _WITH_NOW_RE,
     # "so from September we're on the last Sunday of the month instead": where things stand now, said with "instead".
     re.compile(r"\b(?:we're|we are|we'll be|it's|it is|it'll be|they're|they are)\s+(?:now\s+)?(?:going to be\s+|gonna be\s+)?(?:on|at|in)\s+(?P<new>[^,.;!?]+?)\s+instead\b", re.IGNORECASE),
     re.compile(r"\bnew (?:date|time|day|deadline|venue|address|price|fee|rent|slot) is\s+(?P<new>(?:[^,.;!]|\.(?=\d))+)", re.IGNORECASE),
-    re.compile(r"(?:(?<![A-Za-z])(?:switch|change)\s*成|改成了?|改为|改到|改用|换用|统一成|统一为|换成了?|换到|变成了?|变为|现在是|以后(?:都|就)是(?=\s*\d)|(?:现在|改)叫|改名(?:叫|为|成)|其实是|降到|降至|升到|升至|提高到|增加到|(?:给|开|加|压|砍)到(?=\s*(?:\d|[一二三四五六七八九十两]))|(?<![A-Za-z])cut\s*到(?=[^，,。；;]{0,4}?\d)|减少到|涨到|(?:涨|降|调|提)价到|调整为|调整到|调到|迁到|迁移到|迁去|搬到|搬去|改去|缩到|缩小到|扩到|扩大到|放宽到|收紧到|改发到)(?P<new>[^，,。；;！!]+)"),
+    re.compile(r"(?:(?<![A-Za-z])(?:switch|change)\s*成|改成了?|改为|改到|改用|换用|统一成|统一为|换成了?|换到|变成了?|变为|现在是|以后(?:都|就)是(?=\s*\d)|(?:现在|改)叫|改名(?:叫|为|成)|其实是|降到|降至|升到|升至|提高到|增加到|(?:给|开|加|压|砍|放)到(?=\s*(?:\d|[一二三四五六七八九十两]))|(?<![A-Za-z])cut\s*到(?=[^，,。；;]{0,4}?\d)|减少到|涨到|(?:涨|降|调|提)价到|调整为|调整到|调到|迁到|迁移到|迁去|搬到|搬去|改去|缩到|缩小到|扩到|扩大到|放宽到|收紧到|改发到)(?P<new>[^，,。；;！!]+)"),
     re.compile(r"\b(?:moved(?: up| down| over| back| out)?|changed|switched|postponed|pushed back|pushed|brought forward|rescheduled|shifted|moves|shifts|switches|is moving|is switching|is shifting) to"
                r"\s+(?P<new>(?:[^,.;!]|\.(?=\d))+)", re.IGNORECASE),
     re.compile(r"(?:^[\w ]{2,30} update|^update(?: on [^:：]{1,40})?)\s*[:：]\s*(?P<new>[^.;!。；！]+)", re.IGNORECASE),
@@ -807,8 +816,12 @@ def _old_pattern(old: str) -> str:
     # ("北京青麦" is "北京的青麦画室" too: 的 between Chinese words may be said or left out; so may a space beside Chinese
     # writing: "6 个月" is "6个月".)
     return "|".join("的?".join(map(re.escape, s)) if _ZH_WORD_RE.fullmatch(s) else _SPACE_BESIDE_ZH_RE.sub(r"\\s*", re.escape(s)) if is_chinese(s)
-                    else rf"(?<![A-Za-z0-9_]){re.escape(s)}(?![A-Za-z0-9_])"
+                    else rf"(?<![A-Za-z0-9_]){re.escape(s)}{'s?' if _WEEKDAY_EN_RE.fullmatch(s) else ''}(?![A-Za-z0-9_])"
                     for s in sorted(spellings, key=len, reverse=True))
+
+
+# A day of the week, which a record may say in the plural ("lost the Tuesday slot" / "sessions are Tuesdays and Thursdays").
+_WEEKDAY_EN_RE = re.compile(r"(?:mon|tues|wednes|thurs|fri|satur|sun)day", re.IGNORECASE)
 
 
 def _tools_taken_up(sentence: str, own: str) -> Correction | None:

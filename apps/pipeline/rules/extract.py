@@ -99,6 +99,8 @@ PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     ("decision", re.compile(
         r"\b(we|i) (decided|agreed|chose|picked|settled on|will use|'ll use|are going with|switched to|are switching to|moved to|migrated to|are moving to)\b"
         r"|\bwe'?re (?:moving|switching|migrating) to\b"
+        # "So we're slowing the polling right down: once every 5 minutes": a setting turned up or down.
+        r"|\bwe'?re (?:slowing|speeding|cutting|bumping|turning|dialling|dialing|scaling|ramping) (?:the |our )?[\w-]+(?: [\w-]+)? (?:right )?(?:down|up|back)\b"
         r"|\blet'?s (go with|use|switch to|stick with|split|keep|move|batch|drop|go for|cache|pin)\b|\bdecision\b|\bwe('re| are) going to\b|\bwe'll go with\b"
         r"|决定|改用|换成|改成|改为|采用|就用|定为|选用|确定用|定下来|迁移到|迁到|设成|设为|设置为|调成|调到|(?:先|就)这么定"
         # "就按你上次说的 Redis INCR + Feistel", "接口路径就定 /api/report/leakage 吧", "先 MySQL 按月分表顶着".
@@ -459,7 +461,14 @@ _RECURRING_REMINDER_RE = re.compile(r"\bremind me\b[^.!?]{0,60}?\b(?:every|each)
                                     re.IGNORECASE)
 
 
+# "also can you keep a training log for me? whenever I tell you what we did, add it": a record asked to be kept from now on.
+_STANDING_ASK_RE = re.compile(r"\b(?:can|could|would|will) you (?:please )?(?:keep|maintain|start keeping|start|keep track of) (?:a|an|my|the) "
+                              r"[\w' -]{0,30}?\b(?:log|list|diary|journal|tally|tracker|record)\b(?: of [^?.!]{1,40}?)?(?: for me| going)?\s*[?？.!]*$", re.IGNORECASE)
+
+
 def classify(sentence: str, *, role: str) -> str | None:
+    if role == "user" and _STANDING_ASK_RE.search(sentence):
+        return "instruction"
     if QUESTION_RE.search(sentence):
         return None
     if REQUEST_RE.search(sentence) and not STRONG_RE.search(sentence) and not _RECURRING_REMINDER_RE.search(sentence) \
@@ -802,6 +811,8 @@ INCIDENT_RE = re.compile(r"\b(?:fell over|(?:kept |keeps )?falling over|blew up|
                          # the weather called off.
                          r"|(?:weather|天气|大风|大雪|大雾|下雨|暴雨)[^，,。！!]{0,8}?(?:取消|停飞|停航|停运)了"
                          r"|\b(?:cancell?ed|called off)\b[^.!?]{0,30}?\b(?:weather|storm|gales?|wind|snow|fog)\b"
+                         # "The big storm on the 3rd took out the 4G mast on Unst".
+                         r"|\b(?:took|knocked|taken) out (?:the|our|a|an|two|three)\b|\bthe (?:big |bad )?storm\b"
                          # "出口端那边初支开裂 … 系统报了红色报警 停工两天": what went wrong on the site the project watches.
                          r"|停工|开裂|塌方|险情|漏水|报了[^，,。\s]{0,4}报警"
                          # "磅房那根串口线被雷击了 连着地磅仪表一起烧了 停了两天收购"
@@ -814,7 +825,8 @@ BUILT_WITH_RE = re.compile(r"^(?:后端|前端|服务端)\s*(?:是|用|用的是
 RULES_HEADER_RE = re.compile(r"^[^:：。.!?！？]{0,16}(?:规则|规定|约定|规矩|rules|conventions|policy|policies)(?:也|都)?(?:写进去|记一下|记下来|如下)?\s*[:：]", re.IGNORECASE)
 # A list introduced as rules, however worded ("few ground rules first, these matter more than the
 # code tbh:", "house rules, pls stick to these:", "几条规矩先说清楚："): each item is one.
-RULES_INTRO_RE = re.compile(r"(?:^|[.!?]\s+)[^:：。.!?！？]{0,40}\b(?:rules?|conventions|policies|how we work|how we do things|our (?:process|workflow))\b"
+# ("And how I do tests, here and in everything else I write in Go: table-driven.")
+RULES_INTRO_RE = re.compile(r"(?:^|[.!?]\s+)[^:：。.!?！？]{0,40}\b(?:rules?|conventions|policies|how we work|how we do things|how (?:i|we) (?:do|write|run|name|structure|handle) [\w-]+|our (?:process|workflow))\b"
                             r"[^:：。.!?！？]{0,60}[:：]"
                             r"|^[^:：。!?！？]{0,20}(?:规则|规定|约定|规矩)[^:：。!?！？]{0,20}[:：]", re.IGNORECASE)
 # A header for how the assistant should answer ("Two things about how you talk to me.", "说两点你回答我的方式："):

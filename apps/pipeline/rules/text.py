@@ -249,7 +249,7 @@ def zh_number(text: str) -> int:
         tens, _, ones = text.partition("十")
         return (ZH_DIGITS.index(tens) if tens else 1) * 10 + (ZH_DIGITS.index(ones) if ones else 0)
     return ZH_DIGITS.index(text) if len(text) == 1 and text in ZH_DIGITS else 0
-_BARE_INTRO_RE = re.compile(r"(?:几个|几条|几点|两个|三个|两条|三条|两点|三点)\s?(?:要求|规矩|规则|原则|事|rules?\b|requirements?\b)|\b(?:a few|some|two|three|couple of) (?:rules|things|requests)\b",
+_BARE_INTRO_RE = re.compile(r"(?:几个|几条|几点|两个|三个|两条|三条|两点|三点)\s?(?:要求|规矩|规则|原则|事|rules?\b|requirements?\b)|\b(?:a few|some|two|three|couple of) (?:(?:ground|house|quick|small|simple|golden) )?(?:rules|things|requests)\b",
                             re.IGNORECASE)
 # A line that only asks for a note in the TODO list ("TODO 记一下 下个月做", "add one to TODO.md, not urgent").
 _TODO_HEADER_RE = re.compile(r"^(?:todo\s*(?:记一下|记下|加一个|加个|加一条)|(?:再)?(?:记|加)(?:一个|个|一条)\s*todo|add (?:this |one |it )?to (?:the )?todo(?:\.md)?)"

@@ -1030,6 +1030,10 @@ def _accepted_proposal(message: dict, parts: list[str], session: str, last_assis
 _ANY_SESSION = "\0any"
 
 
+# A person named by a title ("张阿姨", "王师傅", "李老师"): who does something, not a thing proposed.
+_PERSON_TITLE_RE = re.compile(r"(?:阿姨|叔叔|师傅|老师|医生|大夫|大姐|大哥|阿婆|奶奶|爷爷|姐姐|哥哥)$")
+
+
 def _declined_proposal(parts: list[str], session: str, last_assistant: dict) -> dict | None:
     """The assistant message the user's first sentence declines, if it declines one: the
     pending proposal of the session, or — for a refusal that names it ("thought about the
@@ -1038,7 +1042,14 @@ def _declined_proposal(parts: list[str], session: str, last_assistant: dict) -> 
         return None
     proposal = _pending_proposal(session, last_assistant)
     if proposal is not None:
-        return proposal if DECLINE_RE.search(parts[0]) or NAMED_DECLINE_RE.search(parts[0]) else None
+        if DECLINE_RE.search(parts[0]):
+            return proposal
+        if not NAMED_DECLINE_RE.search(parts[0]):
+            return None
+        # "张阿姨不做了 说她儿媳妇要生了 … 新来的是刘阿姨": someone the proposal never named who stopped doing something
+        # refuses nothing.
+        named = refused_name(parts[0])
+        return None if named and _PERSON_TITLE_RE.search(named) and not names_offered(str(proposal.get("content") or ""), named) else proposal
     earlier = last_assistant.get(_ANY_SESSION)
     if earlier is None or not NAMED_DECLINE_RE.search(parts[0]):
         return None
