@@ -5492,6 +5492,18 @@ def test_a_change_that_says_the_old_day_again_replaces_the_record_holding_it(cha
      "另外 Jason 的 package 终于下来了, 里面有 education allowance, 所以学费 budget 可以放到一年 30 万", "25 万", "30 万"),
     ("chat", "区域的话 Jason 的 office 在陆家嘴, 所以想住浦东联洋那边, 听说很多 family 住那里",
      "然后 area 也要变, 他的 office 搬去闵行了. 所以我们现在看七宝那边, 不去联洋了", "联洋", "七宝"),
+    # "不是九点了 往后挪到晚上十点"; "下周一开始早班改成 7:05" says from when, it plans nothing.
+    ("coder", "再跟你说下现在的规则： 预约截止是前一天九点 过了就不能约也不能退; 早班统一 7:20 从独墅湖那边的总站发车",
+     "行政例会上定了 预约截止不是九点了 往后挪到晚上十点 很多人加班到八点多 回宿舍再约就过点了", "九点", "晚上十点"),
+    ("coder", "再跟你说下现在的规则： 预约截止是前一天九点 过了就不能约也不能退; 早班统一 7:20 从独墅湖那边的总站发车",
+     "还有 下周一开始早班改成 7:05 从总站走 星湖街在修地铁 要绕路 多出来十几分钟", "7:20", "7:05"),
+    # "was called X, so that's what we're calling it now": the record's name said with "called" is replaced, and nothing
+    # else the sentence numbers ("the 1840 tithe map") changes with it.
+    ("chat", "My partner Ade and I have just completed on six acres of mixed woodland outside Church Stretton. It's called Bryn Coppice on "
+             "the deeds.",
+     "Name news, actually. We found the wood on the 1840 tithe map at the county archive and the field next to it was called Cae Derw, "
+     "oak field, so that's what we're calling it now.", "Bryn Coppice", "six acres of mixed woodland outside Church Stretton. It's called "
+     "Cae Derw"),
     # "价格要调 …": the price to be changed, then its new value in the same unpunctuated sentence.
     ("coder", "价目表也进系统吧 现在前台是看墙上的牌子报价：全身推拿 60 分钟 128 元 肩颈 40 分钟 88 元 足疗 70 分钟 108 元",
      "价格要调 下个月一号开始全身推拿 148 别的项目不动 已经约了的还按约的时候的价格算", "128 元", "148 元"),
@@ -5660,6 +5672,25 @@ def test_one_for_the_list_is_a_task_and_a_setting_said_to_have_changed_too_is_re
     ("coder", "then /commit. we squash-merge everything here and the commit title starts with the jira key, this one is PID-412", "squash-merge"),
     ("coder", "future thing, not now: the Line 3 extension to Harrowfield opens in September, 6 new stops. we'll need the new stops and "
               "the route geometry loaded before it opens.", "Harrowfield"),
+    # (held-out batches 82 and 83) a test result told without "my"; a plan the weather called off; a big piece of work
+    # announced; news said done before how it went.
+    ("chat", "news! crossmatch came back negative, which apparently is exactly what you want.", "crossmatch"),
+    ("coder", "回来了. 今年 fieldwork 很惨: 8 月去 service AWS 那天 helicopter 因为 weather 取消了, 我们三个人背着 battery 走上去, 6 个小时.",
+     "helicopter"),
+    ("coder", "9 月开学要干一件大事：2019 年那批磁带数字化的老录音 1200 来条 要批量导进平台 元数据在一个 Excel 里", "磁带"),
+    ("chat", "手术做完了！周二做的 两个多小时 医生说很顺利 外婆醒过来第一句话是问我吃饭了没有", "手术做完了！ 周二做的"),
+    # (held-out batches 84 and 85) rules after "Two ground rules …." and its numbered items; "how I do tests …: table-driven";
+    # a setting slowed down; a storm that took out a mast; a log asked to be kept from now on.
+    ("coder", "Nice. Two ground rules while I think of it.\n1. beacon-watch is read-only towards the controllers. Never write a Modbus "
+              "register from this codebase.\n2. Ask me before you pull in any new dependency. The Board's IT audits every module we ship.",
+     "Ask me before you pull in any new dependency"),
+    ("coder", "Good. And how I do tests, here and in everything else I write in Go: table-driven. One `tests := []struct{...}` per "
+              "function.\nCan you do the status register decoder next?", "table-driven"),
+    ("coder", "The satellite bill for March landed. So we're slowing the polling right down: once every 5 minutes, all stations, "
+              "satellite or not.", "5 minutes"),
+    ("coder", "Something I should have told you about in February. The big storm on the 3rd took out the 4G mast on Unst, and Skerry "
+              "Vane showed as DARK on the dashboard for 9 hours.", "Unst"),
+    ("chat", "also can you keep a training log for me? whenever I tell you what we did, add it.", "training log"),
 ])
 def test_statements_no_pattern_claimed_before_are_kept(mode, said, kept, request, l0, run_now):
     live_now = said_alone(request.getfixturevalue(mode), l0, run_now, said)
@@ -5763,7 +5794,6 @@ def test_a_proposal_taken_up_by_name_at_the_head_of_a_long_message_is_kept(coder
     live_now = texts(coder)
     assert any("seatmap_gen.py" in t and "go with" not in t for t in live_now), live_now
     assert_swapped(live_now, "112", "96 seats")
-
 
 
 # ------------------------------------------------------------ held-out batches 66 and 67
@@ -5973,31 +6003,6 @@ def test_rather_you_did_not_keep_it_forgets_what_was_just_said(chat, l0, run_now
                         "helps. Actually, leave that out. I'd rather you didn't keep that.", 0)])
     ok(run_now(chat, KIND_L1))
     assert not any("Dylan" in t for t in texts(chat)), texts(chat)
-
-
-@pytest.mark.parametrize(("mode", "said", "kept"), [
-    # A test result told without "my"; a plan the weather called off; a big piece of work announced; a file a check was
-    # made into; news said done before how it went.
-    ("chat", "news! crossmatch came back negative, which apparently is exactly what you want.", "crossmatch"),
-    ("coder", "回来了. 今年 fieldwork 很惨: 8 月去 service AWS 那天 helicopter 因为 weather 取消了, 我们三个人背着 battery 走上去, 6 个小时.",
-     "helicopter"),
-    ("coder", "9 月开学要干一件大事：2019 年那批磁带数字化的老录音 1200 来条 要批量导进平台 元数据在一个 Excel 里", "磁带"),
-    ("chat", "手术做完了！周二做的 两个多小时 医生说很顺利 外婆醒过来第一句话是问我吃饭了没有", "手术做完了！ 周二做的"),
-    # (held-out batches 84 and 85) rules after "Two ground rules …." and its numbered items; "how I do tests …: table-driven";
-    # a setting slowed down; a storm that took out a mast; a log asked to be kept from now on.
-    ("coder", "Nice. Two ground rules while I think of it.\n1. beacon-watch is read-only towards the controllers. Never write a Modbus "
-              "register from this codebase.\n2. Ask me before you pull in any new dependency. The Board's IT audits every module we ship.",
-     "Ask me before you pull in any new dependency"),
-    ("coder", "Good. And how I do tests, here and in everything else I write in Go: table-driven. One `tests := []struct{...}` per "
-              "function.\nCan you do the status register decoder next?", "table-driven"),
-    ("coder", "The satellite bill for March landed. So we're slowing the polling right down: once every 5 minutes, all stations, "
-              "satellite or not.", "5 minutes"),
-    ("coder", "Something I should have told you about in February. The big storm on the 3rd took out the 4G mast on Unst, and Skerry "
-              "Vane showed as DARK on the dashboard for 9 hours.", "Unst"),
-    ("chat", "also can you keep a training log for me? whenever I tell you what we did, add it.", "training log"),
-])
-def test_statements_of_batches_82_to_85_are_kept(mode, said, kept, request, l0, run_now):
-    assert any(kept in t for t in said_alone(request.getfixturevalue(mode), l0, run_now, said))
 
 
 def test_a_check_written_into_a_file_of_its_own_is_an_artifact(coder, l0, run_now):

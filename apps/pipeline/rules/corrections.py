@@ -177,6 +177,7 @@ CORRECTION_RE = re.compile(
     r"|从[^，,。；;]{1,20}(?:离职|辞职)了?[，,][^，,。；;]{0,12}?(?:开始)?在"
     r"|之前(?:接|用|走|是|买|选)的?[^，,。；;\s]{2,12}[，,][^，,。；;]{0,20}?(?:换成|改成|换到|改用)"
     r"|\b(?:we're|we are|we'll be|it's|it is|it'll be|they're|they are)\s+(?:now\s+)?(?:going to be\s+|gonna be\s+)?(?:on|at|in)\s+[^,.;!?]+?\s+instead\b(?!\s+of\b)"
+    r"|\b(?:that's|that is) what (?:we're|we are|i'm|i am|we'll be|i'll be) calling (?:it|him|her|them|the \w+) now\b"
     r"|" + _WITH_NOW_RE.pattern +
     # "so I've gone with the Llangollen Railway instead": a choice made in place of another.
     r"|\b(?:i|we)(?:'ve| have)?\s+(?:gone|went|going|go)\s+with\s+[^,.;!?]+?\s+instead\b(?!\s+of\b)"
@@ -267,7 +268,8 @@ _PAIRS: list[re.Pattern[str]] = [
     re.compile(r"不是(?!\s*不是)(?P<old>[^，,。；;]+?)[，,]?\s*(?:而)?是(?P<new>[^，,。；;！!]+)"),
     # "水分那条 不是 14.5 了 今年早稻水分普遍偏高 改成 15% 起扣": no longer the old value, changed to the new one.
     # "汛限水位降了 不是 186.5 了 现在按 185.8 米": what it is gone by now.
-    re.compile(r"不(?:再)?是\s*(?P<old>[^，,。；;\s了]{1,12}?)\s*了[^。；;！!]{0,30}?(?:改成了?|改为|换成了?|变成了?|现在是|现在按|现在用|以后按)\s*(?P<new>[^，,。；;！!]+)"),
+    # ("预约截止不是九点了 往后挪到晚上十点": moved later.)
+    re.compile(r"不(?:再)?是\s*(?P<old>[^，,。；;\s了]{1,12}?)\s*了[^。；;！!]{0,30}?(?:改成了?|改为|换成了?|变成了?|现在是|现在按|现在用|以后按|(?:往后|往前)?(?:挪到|推到|延到|改到|提前到))\s*(?P<new>[^，,。；;！!]+)"),
     re.compile(r"是(?P<new>[^，,。；;不]+?)[，,]?\s*不是(?P<old>[^，,。；;！!]+)"),
     re.compile(r"(?P<new>[^，,。；;]+?)[，,]\s*(?:而)?不是(?P<old>[^，,。；;！!]+)"),
     # ("从下周开始改成每周四": from when, not from what.)
@@ -302,8 +304,12 @@ _PAIRS: list[re.Pattern[str]] = [
 ]
 _NAME_RUN_RE = re.compile(r"\b(?!I\b)[A-Z][a-z][\w'-]*(?:\s+[A-Z][a-z][\w'-]*)*")
 _GONE_WITH_RE = re.compile(r"\b(?:i|we)(?:'ve| have)?\s+(?:gone|went|going|go)\s+with\s+(?:the\s+)?(?P<new>[^,.;!?]+?)\s+instead\b", re.IGNORECASE)
+_CALLING_IT_NOW_RE = re.compile(r"\bcalled (?P<new>[A-Z][\w'-]*(?:\s[A-Z][\w'-]*)*)[^.;!?]{0,40}?\b(?:that's|that is) what (?:we're|we are|i'm|i am|we'll be|i'll be) "
+                                r"calling (?:it|him|her|them|the \w+) now\b")
 _NEW_ONLY: list[re.Pattern[str]] = [
     _GONE_WITH_RE,
+    # "the field next to it was called Cae Derw, oak field, so that's what we're calling it now": a new name.
+    _CALLING_IT_NOW_RE,
     # "change of plan for the Calder Cup, I'm going in at -90": where the user now enters.
     re.compile(r"\bi'?m (?:now )?(?:going in|competing|fighting|entering|racing|playing|riding|running|going) (?:at|in) (?P<new>-?\d[^,.;!?]*)", re.IGNORECASE),
     _WITH_NOW_RE,
@@ -650,7 +656,8 @@ _OWN_MISTAKE_RE = re.compile(r"\b(?:actually|i was wrong|my bad|my mistake|corre
 # A change said as planned, in Chinese, before its verb (the move's own "从 X" left out). Narrower than
 # _INTENT_RE, which this path never read: not "以后" (from now on: "以后改成每周三开会" is the change
 # itself), not "想" alone ("我想了下5万太狠了 改成3万吧" decides), not "帮我" (a request, read as one).
-_PLANNED_ZH_RE = re.compile(r"(?:下个?月|下周|下礼拜|下星期|明年|明天|下半年|打算|计划|准备|想要|想把|要把|得把|需要把|回头)[^，,。；;\s]{0,12}$")
+# ("下周一开始早班改成 7:05": from when a change holds, not a plan.)
+_PLANNED_ZH_RE = re.compile(r"(?:(?:下个?月|下周|下礼拜|下星期|明年|明天|下半年)(?![一二三四五六七日天\d号]*(?:开始|起))|打算|计划|准备|想要|想把|要把|得把|需要把|回头)[^，,。；;\s]{0,12}$")
 
 
 def _planned_zh(sentence: str, at: int) -> bool:
@@ -1736,6 +1743,8 @@ def corrected_content(record: str, correction: Correction) -> str | None:
         said_twice = len(re.findall(_old_pattern(named), record)) > 1
         renamed = (re.sub(_old_pattern(named), lambda _m: _name_of(correction.new.strip()), record) if said_twice else
                    corrected_content(record, replace(correction, old=named, new=_name_of(correction.new.strip())))) or record
+        if _CALLING_IT_NOW_RE.search(correction.clause):
+            return renamed  # a new name only ("found … on the 1840 tithe map …, so that's what we're calling it now": no value of it)
         return corrected_content(renamed, replace(correction, new="")) or renamed
     if correction.count:
         m = _count_in(record, correction.count[1])
@@ -2292,6 +2301,11 @@ def counterpart(record: str, correction: Correction) -> str:
     new = _name_of(correction.new.strip())
     if correction.old or correction.count or not new or values(correction.new):
         return ""
+    if _CALLING_IT_NOW_RE.search(correction.clause):
+        # "… was called Cae Derw, … so that's what we're calling it now" / "It's called Bryn Coppice on the deeds": the
+        # record's one name said with "called" is the one replaced.
+        called = {m.group(1) for m in re.finditer(r"\b(?:called|named)\s+([A-Z][\w'-]*(?:\s[A-Z][\w'-]*)*)", record)} - {new}
+        return called.pop() if len(called) == 1 else ""
     said = {w.casefold() for w in re.findall(r"[A-Za-z][\w'-]*", correction.clause + " " + correction.context)}
     if re.fullmatch(r"[\u4e00-\u9fff]{2,4}", new):
         pattern = rf"(?:{_ZH_NAME_AFTER})((?:(?!{_ZH_NAME_AFTER})[\u4e00-\u9fff]){{1,3}}{re.escape(new[-1])})"
