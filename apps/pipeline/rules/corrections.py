@@ -86,6 +86,8 @@ _NO_LONGER_THEN_NOW = (_NO_LONGER + r"(?:doing\s+|going\s+(?:on\s+|to\s+)?|on\s+
 # and in the patterns that take the new value (_NEW_ONLY).
 _TO_A_NUMBER_ZH = r"(?:给|开|加|压|砍|放)到(?=\s*(?:\d|[一二三四五六七八九十两]))|(?<![A-Za-z])cut\s*到(?=[^，,。；;]{0,4}?\d)"
 _NOW_SAID_ZH = r"以后(?:都|就)是(?=\s*\d)|(?:现在|改)叫|改名(?:叫|为|成)"
+# "… so that's what we're calling it now": a new name (its cue in CORRECTION_RE; _CALLING_IT_NOW_RE takes the name).
+_CALLING_IT_NOW = r"\b(?:that's|that is) what (?:we're|we are|i'm|i am|we'll be|i'll be) calling (?:it|him|her|them|the \w+) now\b"
 _CHOICE_VERB = r"[跑去考学报用买读做选住打练]"  # a verb of doing or taking something: 考, 跑, 报, 用 …
 _CHOICE_PAIRS = (
     # "最后没做自锁 选了隐适美", "台面最后没用岩板 … 就改成石英石了", "物流不用顺丰冷运了 年前他们涨价涨得太狠 换成京东冷链": the one
@@ -182,7 +184,7 @@ CORRECTION_RE = re.compile(
     r"|从[^，,。；;]{1,20}(?:离职|辞职)了?[，,][^，,。；;]{0,12}?(?:开始)?在"
     r"|之前(?:接|用|走|是|买|选)的?[^，,。；;\s]{2,12}[，,][^，,。；;]{0,20}?(?:换成|改成|换到|改用)"
     r"|\b(?:we're|we are|we'll be|it's|it is|it'll be|they're|they are)\s+(?:now\s+)?(?:going to be\s+|gonna be\s+)?(?:on|at|in)\s+[^,.;!?]+?\s+instead\b(?!\s+of\b)"
-    r"|\b(?:that's|that is) what (?:we're|we are|i'm|i am|we'll be|i'll be) calling (?:it|him|her|them|the \w+) now\b"
+    r"|" + _CALLING_IT_NOW +
     r"|" + _WITH_NOW_RE.pattern +
     # "so I've gone with the Llangollen Railway instead": a choice made in place of another.
     r"|\b(?:i|we)(?:'ve| have)?\s+(?:gone|went|going|go)\s+with\s+[^,.;!?]+?\s+instead\b(?!\s+of\b)"
@@ -309,8 +311,7 @@ _PAIRS: list[re.Pattern[str]] = [
 ]
 _NAME_RUN_RE = re.compile(r"\b(?!I\b)[A-Z][a-z][\w'-]*(?:\s+[A-Z][a-z][\w'-]*)*")
 _GONE_WITH_RE = re.compile(r"\b(?:i|we)(?:'ve| have)?\s+(?:gone|went|going|go)\s+with\s+(?:the\s+)?(?P<new>[^,.;!?]+?)\s+instead\b", re.IGNORECASE)
-_CALLING_IT_NOW_RE = re.compile(r"\bcalled (?P<new>[A-Z][\w'-]*(?:\s[A-Z][\w'-]*)*)[^.;!?]{0,40}?\b(?:that's|that is) what (?:we're|we are|i'm|i am|we'll be|i'll be) "
-                                r"calling (?:it|him|her|them|the \w+) now\b")
+_CALLING_IT_NOW_RE = re.compile(r"\bcalled (?P<new>[A-Z][\w'-]*(?:\s[A-Z][\w'-]*)*)[^.;!?]{0,40}?" + _CALLING_IT_NOW)
 _NEW_ONLY: list[re.Pattern[str]] = [
     _GONE_WITH_RE,
     # "the field next to it was called Cae Derw, oak field, so that's what we're calling it now": a new name.

@@ -330,7 +330,10 @@ def sentences(content: str, *, said_by_user: bool = False) -> list[str]:
     text = CODE_FENCE_RE.sub("\n", content)
     out = []
     for line in _lines_as_units(text, intro_across_blank=said_by_user):
-        for part in (p for piece in _SPLIT_RE.split(line) if piece for p in (_ZH_STOP_LOWER_RE.split(piece) if said_by_user else [piece])):
+        parts = _SPLIT_RE.split(line)
+        if said_by_user:
+            parts = [p for piece in parts if piece for p in _ZH_STOP_LOWER_RE.split(piece)]
+        for part in parts:
             if not part:
                 continue
             part = re.sub(r"\s+", " ", part).strip()
