@@ -88,6 +88,9 @@ _TO_A_NUMBER_ZH = r"(?:给|开|加|压|砍|放)到(?=\s*(?:\d|[一二三四五�
 _NOW_SAID_ZH = r"以后(?:都|就)是(?=\s*\d)|(?:现在|改)叫|改名(?:叫|为|成)"
 # "… so that's what we're calling it now": a new name (its cue in CORRECTION_RE; _CALLING_IT_NOW_RE takes the name).
 _CALLING_IT_NOW = r"\b(?:that's|that is) what (?:we're|we are|i'm|i am|we'll be|i'll be) calling (?:it|him|her|them|the \w+) now\b"
+# "the gin is now called Salt Road", "the channel's been renamed to Ops Alerts": a new name, said as such.
+_NOW_CALLED = (r"\b(?:(?:is|are|'s)\s+now\s+(?:called|named)|(?:has been|have been|'s been|was|were|got|is|'s)\s+renamed(?:\s+(?:to|as))?"
+               r"|(?:we|i)(?:'ve| have)?\s+renamed\s+(?:it|him|her|them|the \w+)(?:\s+(?:to|as))?)\s+(?P<new>(?-i:[A-Z])[\w'-]*(?:\s(?-i:[A-Z])[\w'-]*)*)")
 _CHOICE_VERB = r"[跑去考学报用买读做选住打练]"  # a verb of doing or taking something: 考, 跑, 报, 用 …
 _CHOICE_PAIRS = (
     # "最后没做自锁 选了隐适美", "台面最后没用岩板 … 就改成石英石了", "物流不用顺丰冷运了 年前他们涨价涨得太狠 换成京东冷链": the one
@@ -176,7 +179,7 @@ CORRECTION_RE = re.compile(
     r"|改(?:订|签|约|报|买)了?(?=[^，,。；;]{0,12}?(?:\d|[一二三四五六七八九十两]))"
     + "".join("|" + _ungrouped(p) for p in _CHOICE_PAIRS) +
     # (Not "历史数据其实是有的": it exists after all, no value replaced.)
-    r"|改成|改为|改到|改在|改做(?=[^，,。；;]{0,12}\d)|改用|换用|更正|重新(?:算|商量|核算|评估)了|纠正一下|记错了|说错了|(?:算漏|算错|漏算|少算|多算)了|(?<![A-Za-z])(?:switch|change)\s*成|说(?:短|长|少|多|早|晚|小|大|低|高)了|定(?:短|长|少|多|早|晚|小|大|低|高)了|搞错了|弄错了|(?:说|写|讲)的不对(?=[\s，,。：:]|$)|说岔了|搞混了|弄混了|记混了|(?<!我)(?<!本职)(?<!本身)(?<!本行)其实是(?!有的|有)|现在是|" + _NOW_SAID_ZH + r"|现在改|换成了|(?<![帮给请])换成[^，,。；;！!？?\s]{1,16}?(?:\s[A-Za-z0-9][\w:-]*(?:\s?[点号])?)?(?:的[^，,。；;！!？?\s]{1,6})?\s?了(?![吗吧])|变成了?|变为|已经不|不再|不对[，,]"
+    r"|改成|改为|改到|改在|改做(?=[^，,。；;]{0,12}\d)|改用|换用|更正|重新(?:算|商量|核算|评估)了|纠正一下|记错了|说错了|(?:算漏|算错|漏算|少算|多算)了|(?<![A-Za-z])(?:switch|change)\s*成|说(?:短|长|少|多|早|晚|小|大|低|高)了|定(?:短|长|少|多|早|晚|小|大|低|高)了|搞错了|弄错了|(?:说|写|讲)的不对(?=[\s，,。：:]|$)|说岔了|搞混了|弄混了|记混了|(?<!我)(?<!本职)(?<!本身)(?<!本行)其实是(?!有的|有)|现在是|" + _NOW_SAID_ZH + r"|现在改|换成了|(?<![帮给请])换成\s?[^，,。；;！!？?\s]{1,16}?(?:\s[A-Za-z0-9][\w:-]*(?:\s?[点号])?)?(?:的[^，,。；;！!？?\s]{1,6})?\s?了(?![吗吧])|变成了?|变为|已经不|不再|不对[，,]"
     r"|顺延到|顺延至|延到|推到(?=[^，,。；;]{0,6}?(?:\d|[一二三四五六七八九十]))|降到|降至|升到|升至|提高到|增加到|" + _TO_A_NUMBER_ZH + r"|减少到|涨到|(?:涨|降|调|提)价到|调整为|调整到|调到|迁到|迁移到|迁去|搬到|搬去|挪到|改去|砍一半|砍半|减半|缩短一半|翻倍|翻一番|缩到|缩小到|扩到|扩大到|放宽到|收紧到|改发到|不用了|从[^，,。；;]{1,30}(?:换成|改成|改为|改到|转成|转为)"
     r"|不是(?!\s*不是)[^，,。]{1,20}[，,]?\s*(而)?是|是[^，,。]{1,20}[，,]?\s*不是|不(?:再)?是\s*[^，,。；;\s了]{1,12}?\s*了[^。；;！!]{0,30}?(?:现在按|现在用|以后按)"
     r"|(?:切到?|切换到|换到|迁到|改用|转到)[^，,。；;！!]{1,20}[，,][^，,。；;！!]{1,20}(?:停用|弃用|下线|关停|就停(?=[，,。；;！!\s]|$))"
@@ -185,6 +188,7 @@ CORRECTION_RE = re.compile(
     r"|之前(?:接|用|走|是|买|选)的?[^，,。；;\s]{2,12}[，,][^，,。；;]{0,20}?(?:换成|改成|换到|改用)"
     r"|\b(?:we're|we are|we'll be|it's|it is|it'll be|they're|they are)\s+(?:now\s+)?(?:going to be\s+|gonna be\s+)?(?:on|at|in)\s+[^,.;!?]+?\s+instead\b(?!\s+of\b)"
     r"|" + _CALLING_IT_NOW +
+    r"|" + _NOW_CALLED.replace("(?P<new>", "(?:") +
     r"|" + _WITH_NOW_RE.pattern +
     # "so I've gone with the Llangollen Railway instead": a choice made in place of another.
     r"|\b(?:i|we)(?:'ve| have)?\s+(?:gone|went|going|go)\s+with\s+[^,.;!?]+?\s+instead\b(?!\s+of\b)"
@@ -218,17 +222,23 @@ CHANGE_TO_RE = re.compile(
 # value of that kind next to the same words (supersedes); otherwise the sentence is a plain statement.
 # "现在的借阅规则：…" names what holds and introduces it: no cue.
 # From a day on ("从明天（16 号）起", "从 3 月 1 号开始"): when a change holds, not a value of it.
-_FROM_DAY = (r"从(?:今天|明天|后天|下周[一二三四五六日天]?|下个?月|下礼拜[一二三四五六日天]?|\d{1,2}\s*月\s*\d{1,2}\s*[号日]|\d{1,2}\s*[号日])"
+_FROM_DAY = (r"从\s*(?:今天|明天|后天|下周[一二三四五六日天]?|下个?月|下礼拜[一二三四五六日天]?|\d{1,2}\s*月\s*\d{1,2}\s*[号日]|\d{1,2}\s*[号日])"
              r"(?:（[^）]{1,16}）)?\s*(?:开始|起)")
 _FROM_DAY_RE = re.compile(_FROM_DAY)
+# The same without "从", when more is said after it ("12 月起合并到徐汇那边的分馆", "3 月 1 号开始在 N26 做"): still when,
+# never the value that changed ("今年采摘季11月5号开始，…" says the date the season starts: that is its value).
+_SINCE_DAY_RE = re.compile(r"(?:\d{1,2}|[一二三四五六七八九十]{1,3})\s*月(?:\s*(?:\d{1,2}|[一二三四五六七八九十]{1,3})\s*[号日])?(?:\s*(?:初|中|底))?\s*(?:起|开始)(?!来)"
+                           r"(?=\s*[^\s，,。；;！!？?])")
 WEAK_CUE_RE = re.compile(
     r"(?<!for )(?<!until )(?<!right )(?<!by )(?<!just )(?<!till )\bnow\b(?!\s+(?:that|and then|on)\b)|\bthese days\b|\bnowadays\b|\bmore like\b|\bfrom now on\b"
     r"|\bany ?more\b|\b(?:from|starting|as of) this (?:month|week|year|season|term)\b"
+    # "so from the next bottling run (run 212) it goes out at 41.5% ABV": from the next one on.
+    r"|\b(?:from|starting(?: from| with)?)\s+(?:the\s+)?next\s+(?:[\w-]+\s+){0,2}?(?:run|batch|order|season|term|month|week|year|release|issue|cycle|shift|delivery|invoice|bill|payment)\b"
     # "from 1 April the bench rate is £52 an hour": from a date on.
     r"|\b(?:from|starting|as of)\s+(?:the\s+)?(?:\d{1,2}(?:st|nd|rd|th)?\s+(?:of\s+)?(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*"
     r"|(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\s+\d{1,2}(?:st|nd|rd|th)?)\b|\bended up\b(?!\s+(?:in|at|on)\b)|\bin the end\b|\bfinal\b(?=\s*(?:是|[:：]|is\b|number\b|count\b))|(?<![到至])(?:现在|目前|如今)(?!的[^，,。:：]{0,12}[:：]|最[^，,。:：]{0,6}[:：]|有个|有一个)|最后(?:定|决定|改|选)|后来(?:改|换)|又(?:改|换|变|涨|降)了?"
-    # "以后每一档一个半小时": from now on, said at the head of a clause (not "下班以后", after something).
-    r"|(?:^|(?<=[，,。；;:：\s]))以后(?=每|都|就|改|一律|统一|[^，,。；;\d\s]{1,10}\d)"
+    # "以后每一档一个半小时", "所以以后就用京东发了": from now on, said at the head of a clause (not "下班以后", after something).
+    r"|(?:^|(?<=[，,。；;:：\s])|(?<=所以)|(?<=因此))以后(?=每|都|就|改|一律|统一|[^，,。；;\d\s]{1,10}\d)"
     # "卡包以后卖 188": a price from now on, after what it is the price of.
     r"|以后(?=(?:卖|收)\s*\d)"
     # "从明天（16 号）起玉米潮粮 0.98 一斤": from a day on, like "from 1 April".
@@ -279,8 +289,8 @@ _PAIRS: list[re.Pattern[str]] = [
     re.compile(r"不(?:再)?是\s*(?P<old>[^，,。；;\s了]{1,12}?)\s*了[^。；;！!]{0,30}?(?:改成了?|改为|换成了?|变成了?|现在是|现在按|现在用|以后按|(?:往后|往前)?(?:挪到|推到|延到|改到|提前到))\s*(?P<new>[^，,。；;！!]+)"),
     re.compile(r"是(?P<new>[^，,。；;不]+?)[，,]?\s*不是(?P<old>[^，,。；;！!]+)"),
     re.compile(r"(?P<new>[^，,。；;]+?)[，,]\s*(?:而)?不是(?P<old>[^，,。；;！!]+)"),
-    # ("从下周开始改成每周四": from when, not from what.)
-    re.compile(r"从(?P<old>[^，,。；;]+?)(?<!开始)(?<!起)(?:改成了?|改为|改到|换成了?)(?P<new>[^，,。；;！!]+)"),
+    # ("从下周开始改成每周四", "从 9 月 1 号起工时费改成 ¥150/小时": from when, not from what.)
+    re.compile(r"从(?!" + _FROM_DAY[1:] + r")(?P<old>[^，,。；;]+?)(?<!开始)(?<!起)(?:改成了?|改为|改到|换成了?)(?P<new>[^，,。；;！!]+)"),
     re.compile(r"\b(?:replaced|swapped)\s+(?P<old>[\w.:+-]+(?: [\w.:+-]+)?)\s+(?:with|for)\s+(?P<new>[^,.;!]+?)(?=\s+(?:last|this|on|in|because|since|as)\b|[,.;!]|$)", re.IGNORECASE),
     # "Feast 不再用了，我们改用自研的 feature service": what is dropped and what replaces it.
     re.compile(r"(?P<old>[\w.+-]+(?: [\w.+-]+)?)\s*(?:已经)?不再(?:用|使用|维护|支持)了?[，,]\s*(?:我们)?(?:决定)?(?:改用|换成|换用|改成)(?P<new>[^，,。；;！!]+)"),
@@ -312,10 +322,17 @@ _PAIRS: list[re.Pattern[str]] = [
 _NAME_RUN_RE = re.compile(r"\b(?!I\b)[A-Z][a-z][\w'-]*(?:\s+[A-Z][a-z][\w'-]*)*")
 _GONE_WITH_RE = re.compile(r"\b(?:i|we)(?:'ve| have)?\s+(?:gone|went|going|go)\s+with\s+(?:the\s+)?(?P<new>[^,.;!?]+?)\s+instead\b", re.IGNORECASE)
 _CALLING_IT_NOW_RE = re.compile(r"\bcalled (?P<new>[A-Z][\w'-]*(?:\s[A-Z][\w'-]*)*)[^.;!?]{0,40}?" + _CALLING_IT_NOW)
+_NOW_CALLED_RE = re.compile(_NOW_CALLED, re.IGNORECASE)
+
+
+def _renamed(clause: str) -> bool:
+    """Whether the clause gives something a new name and says nothing else of it."""
+    return bool(_CALLING_IT_NOW_RE.search(clause) or _NOW_CALLED_RE.search(clause))
 _NEW_ONLY: list[re.Pattern[str]] = [
     _GONE_WITH_RE,
     # "the field next to it was called Cae Derw, oak field, so that's what we're calling it now": a new name.
     _CALLING_IT_NOW_RE,
+    _NOW_CALLED_RE,
     # "change of plan for the Calder Cup, I'm going in at -90": where the user now enters.
     re.compile(r"\bi'?m (?:now )?(?:going in|competing|fighting|entering|racing|playing|riding|running|going) (?:at|in) (?P<new>-?\d[^,.;!?]*)", re.IGNORECASE),
     _WITH_NOW_RE,
@@ -372,7 +389,7 @@ _FROM_TO_EN = re.compile(
     re.IGNORECASE,
 )
 _FROM_TO_ZH = re.compile(
-    r"从\s*(?P<old>[^，,。；;！!？?从]{1,24}?)(?<!开始)(?<!起)\s*(?:迁移到|迁到|切换到|切到|换到|转到|挪到|搬到|升级到|换成|改成|改为|改到|改用|转成|转为|(?:拉长|延长|缩短|提高|降低|涨|降|提|加|减|推迟|提前)到)了?\s*"
+    r"从(?!" + _FROM_DAY[1:] + r")\s*(?P<old>[^，,。；;！!？?从]{1,24}?)(?<!开始)(?<!起)\s*(?:迁移到|迁到|切换到|切到|换到|转到|挪到|搬到|升级到|换成|改成|改为|改到|改用|转成|转为|(?:拉长|延长|缩短|提高|降低|涨|降|提|加|减|推迟|提前)到)了?\s*"
     r"(?P<new>[^，,。；;！!？?]+)"
 )
 # Words before "from" that do not say what moved ("we finally moved everything from …").
@@ -562,7 +579,7 @@ def parse_correction(sentence: str) -> Correction | None:
             if len(same) == 1:
                 found.old = same[0]
     if found is not None and found.new and not found.old and not found.count:
-        found.old = _name_complained_of_after(found.clause, found.new)
+        found.old = _name_complained_of(found.clause, found.new) or _other_tool_of_its_kind(found.clause, found.new)
     if found is not None and found.new and not found.own and not found.count:
         found.own = _unpunctuated_clause(found.clause, found.new)
     if found is not None and found.own and found.old and found.old not in found.own and _of_another_slot(sentence, found.old):
@@ -592,25 +609,48 @@ def _value_before_the_move(clause: str, new: str) -> str:
 
 
 # "They've lost the church hall at Church Stretton, so it's going to be in the town hall at Bishop's Castle
-# instead": the one place named before the new one in a sentence that says "instead" is the one it replaces.
-_PLACE_NAMED_RE = re.compile(r"\b(?:at|in|from)\s+(?:the\s+)?(?P<place>(?-i:[A-Z])[a-z][\w'-]*(?:\s+(?-i:[A-Z])[a-z][\w'-]*)*)", re.IGNORECASE)
+# instead", "the county is re-sodding the Dumbarton field so … we're at the Overlea turf instead": the one place
+# named before the new one (after at/in/from, or as "the <Name> field") in a sentence that says "instead" is the one
+# it replaces.
+_PLACE_NOUN = r"(?:field|pitch|turf|ground|grounds|park|hall|centre|center|court|courts|pool|rink|gym|studio|club|track|school|campus|arena|branch|site|office|library|church)"
+_PLACE_NAMED_RE = re.compile(r"\b(?:(?:at|in|from)\s+(?:the\s+)?(?P<place>(?-i:[A-Z])[a-z][\w'-]*(?:\s+(?-i:[A-Z])[a-z][\w'-]*)*)"
+                             r"|the\s+(?P<place_of>(?-i:[A-Z])[a-z][\w'-]*(?:\s+(?-i:[A-Z])[a-z][\w'-]*)*)(?=\s+" + _PLACE_NOUN + r"\b))", re.IGNORECASE)
 
 
 def _place_before_instead(clause: str, new: str) -> str:
     at = clause.find(new)
     if at <= 0 or not re.search(r"\binstead\b", clause[at:], re.IGNORECASE):
         return ""
-    places = {m.group("place") for m in _PLACE_NAMED_RE.finditer(clause[:at]) if m.group("place").casefold() not in new.casefold()}
+    places = {p for m in _PLACE_NAMED_RE.finditer(clause[:at]) if (p := m.group("place") or m.group("place_of")).casefold() not in new.casefold()}
     return places.pop() if len(places) == 1 else ""
 
 
-def _name_complained_of_after(clause: str, new: str) -> str:
-    """The one capitalised name the words after the new value complain of ("纸我换成宝虹 Baohong 了 Arches 太贵",
-    "switched to Notion, Evernote was too slow"): the one given up; "" otherwise."""
-    after = clause.partition(new)[2]
-    named = {m.group(0) for m in _NAME_RUN_RE.finditer(after) if m.group(0).casefold() not in new.casefold()
-             and COMPLAINT_RE.match(re.sub(r"^\s*(?:was|were|is|are|got|had got|has got)?\s*", "", after[m.end():]))}
-    return named.pop() if len(named) == 1 else ""
+def _name_complained_of(clause: str, new: str) -> str:
+    """The one capitalised name the words after it complain of, said after the new value ("纸我换成宝虹 Baohong 了 Arches
+    太贵", "switched to Notion, Evernote was too slow") or, failing that, before it ("保险我换了 SafetyWing 今年涨价了 …
+    换成 Genki Explorer 了"): the one given up; "" otherwise."""
+    before, _, after = clause.partition(new)
+    for words in (after, before):
+        named = {m.group(0) for m in _NAME_RUN_RE.finditer(words) if m.group(0).casefold() not in new.casefold()
+                 and COMPLAINT_RE.match(_COMPLAINT_LEAD_RE.sub("", words[m.end():]))}
+        if named:
+            return named.pop() if len(named) == 1 else ""
+    return ""
+
+
+def _other_tool_of_its_kind(clause: str, new: str) -> str:
+    """The one other tool of the new one's kind the clause names ("Vercel 在国内访问太慢了 … 迁到腾讯云": where it runs,
+    a hosting service for a cloud): the one it replaces; "" otherwise."""
+    taken = [k for k, v in values(new) if k.startswith("tool:")]
+    if len(taken) != 1:
+        return ""
+    others = {value_key(v): v for k, v in values(clause) if k.startswith("tool:") and _kind_fits(k, taken[0])
+              and value_key(v) not in {value_key(t) for _, t in values(new)}}
+    return next(iter(others.values())) if len(others) == 1 else ""
+
+
+# What may stand between a name and the complaint about it ("Evernote was too slow", "SafetyWing 今年涨价了").
+_COMPLAINT_LEAD_RE = re.compile(r"^\s*(?:was|were|is|are|got|had got|has got)?\s*(?:今年|最近|又|也|现在|突然)?\s*", re.IGNORECASE)
 
 
 # A person's name: capitalised words in a row, not opening the sentence ("Gary Pritchard", not "CAD" or "I").
@@ -701,7 +741,8 @@ def _parse(sentence: str) -> Correction | None:
         cue = None
     if cue and not _clarified_aside(sentence):
         marked = _parse_marked(sentence)
-        if marked is None or marked.old or not marked.new or values(marked.new):
+        # ("搬到岘港了！现在住 An Thuong 附近": a new value typed by the words around it is a value too.)
+        if marked is None or marked.old or not marked.new or values(marked.new) or _values_of_new(marked):
             return marked
         # "we've been moved to a new consultant. Theo's under Dr Hussain now": what it was moved to names
         # no value; the value said to hold now is the change.
@@ -873,9 +914,9 @@ _NEGATED_RE = re.compile(r"\b(?:no|not|never|without)\b|n't\b|不|没|别|无", 
 # reply that opens by reporting it done ("迁移完成：", "换好了：", "清好了：", "评估加改造都做完了", "Done —", "Migrated.";
 # not "太好了").
 _MOVE_ASKED_RE = re.compile(r"(?:迁|换|搬|切)(?:过去|过来|到|成|掉)|migrate\s*过去|要换了|改用"
-                            r"|\b(?:migrate|switch|move|port)\b(?:\s+[\w.-]+){0,4}?\s+(?:over|across|to)\b", re.IGNORECASE)
+                            r"|\b(?:migrate|switch|swap|move|port)\b(?:\s+[\w.-]+){0,4}?\s+(?:over|across|to)\b", re.IGNORECASE)
 _DONE_REPLY_RE = re.compile(r"^\W*(?:(?:[^，,。！!？?\n没未不]{1,10}?(?:都|已经|全部)?)?(?![太真那就这挺])[\u4e00-\u9fff](?:好|完)(?:了|咗)|迁移完成"
-                            r"|(?:all\s+)?done\b|migrated\b|switched\b|moved\b)", re.IGNORECASE)
+                            r"|(?:all\s+)?done\b|migrated\b|switched\b|swapped\b|moved\b)", re.IGNORECASE)
 
 
 def move_done(parts: list[str], reply: str) -> tuple[int, Correction] | None:
@@ -1164,7 +1205,9 @@ def _stated_after_a_pause(fix: str, said: str) -> Correction | None:
 _GAVE_UP_EN = re.compile(r"\b(?:i've|i have|we've|we have)\s+(?:just\s+|finally\s+)?(?:left|quit)\s+(?:my job at\s+|the\s+|my\s+)?(?P<old>[\w-]{3,})\b"
                          r"|\b(?:i'm|i am|we're|we are)\s+(?:giving up on|done with|quitting)\s+(?:the\s+|my\s+)?(?P<old2>[\w-]{3,})\b"
                          # "so the Stripe integration is dead. rip it out and put Worldpay in": a named service ended.
-                         r"|\bthe\s+(?P<old3>(?-i:[A-Z])[\w.-]+)\s+(?:integration|account|contract|subscription|plan|setup|deal)\s+is\s+(?:dead|off|gone|over)\b",
+                         r"|\bthe\s+(?P<old3>(?-i:[A-Z])[\w.-]+)\s+(?:integration|account|contract|subscription|plan|setup|deal)\s+is\s+(?:dead|off|gone|over)\b"
+                         # "I've stopped going to AA. … I've switched to SMART Recovery".
+                         r"|\b(?:i've|i have|i|we've|we have|we)\s+(?:just\s+|finally\s+)?stopped\s+(?:going to|using|attending)\s+(?:the\s+|my\s+)?(?P<old4>[\w-]{2,})\b",
                          re.IGNORECASE)
 _GAVE_UP_ZH = re.compile(r"(?P<old>[\u4e00-\u9fff]{1,3}(?P<v>[\u4e00-\u9fff]))不(?P=v)了")
 # Common Chinese surnames, for telling a name ("郑国强退休了") from any two characters before a verb.
@@ -1266,8 +1309,11 @@ _TAKEN_OVER_RE = re.compile(r"\b(?:(?:has|have|'s)\s+)?(?:taken|took|takes|takin
                             r"|\bstarted\s+with\s+a\s+new\s+[a-z]+\b"
                             r"|交给|改找|改由|换成|由\s?\S{1,8}\s?(?:负责|接手|来管|来做|来弄)|接手|接替|接班|顶上"
                             r"|现在[^，,。；;]{0,16}?(?:在弄|在做|在管|在负责|在跟|来弄|来做|来管)", re.IGNORECASE)
-# "所以不走纯商贷了，改组合贷": the thing no longer taken, named between the negated verb and 了.
-_NO_LONGER_TAKEN_ZH = re.compile(r"不(?:再)?(?:走|用|选|报|去|买|做|搞)(?P<old>[\u4e00-\u9fffA-Za-z0-9]{2,8}?)了[，,]")
+# "所以不走纯商贷了，改组合贷", "择校的事我们改主意了 不去争育才了 …": the thing no longer taken, named between the negated
+# verb and 了 (a space ends the clause in Chinese written without punctuation).
+_NO_LONGER_TAKEN_ZH = re.compile(r"不(?:再)?(?:走|用|选|报|去|买|做|搞)(?:争|冲|抢|考|读|上)?(?P<old>[\u4e00-\u9fffA-Za-z0-9]{2,8}?)了"
+                                 # ("不去北京青麦了 改成杭州的白塔画室": the change said whole, read as such by _PAIRS.)
+                                 r"(?:[，,]|\s+(?=\S)(?!(?:我们?|就)?(?:改成|换成|改去|改报|改用|改到|换到)))")
 # "宋PLUS就不看了", "武功山就不去了", "蛙泳以后再说": the thing named first, then let go (or put off), opening its clause.
 # Not "好笔就不用了" / "防蓝光就不要了" (no need of what was offered: a proposal declined).
 _LET_GO_ZH = re.compile(r"(?:^|(?<=[，,。！!：:\s]))(?P<old>[\u4e00-\u9fff]{0,4}[A-Za-z][A-Za-z0-9+-]*|[\u4e00-\u9fff]{2,6}?)\s?"
@@ -1299,7 +1345,8 @@ def _dropped_zh(part: str) -> tuple[str, int, int] | None:
 # name what was used by what it is ("拍子是 Yonex Astrox 88D", "先科的拉杆音箱"), so that word is what is given up.
 # Not "就能换气了" (what one can do), "换了两个 night shift" (a swap of something else, named after it).
 _SWAPPED_ZH = re.compile(r"(?<![能会可就要想得该交转切替])换\s?(?P<slot>[\u4e00-\u9fff]{1,2}?|[A-Za-z]{3,})\s?了(?=[！!。.，,~～\s]|$)"
-                         r"|(?:^|(?<=[，,。！!：:\s]))(?:还有|另外|对了|然后)?(?P<slot2>[\u4e00-\u9fff]{2,3}|[A-Za-z]{3,})\s?(?:也|又)?换了(?=[！!。.，,~～\s]|$)")
+                         # (Not "保险我换了 SafetyWing 今年涨价了 … 换成 Genki Explorer 了": who swapped it, and the change said whole.)
+                         r"|(?:^|(?<=[，,。！!：:\s]))(?:还有|另外|对了|然后)?(?P<slot2>[\u4e00-\u9fff]{2,3}|[A-Za-z]{3,})(?<!我)\s?(?:也|又)?换了(?=[！!。.，,~～\s]|$)")
 # Words after "换" that are no thing ("换个", "换成"), and slots that hold values the value rules change (a time, a place).
 _NOT_A_SLOT_ZH = frozenset(["个", "成", "到", "掉", "好", "完", "过", "一", "人", "我们", "已经", "现在", "今天", "最近", "终于", "时间", "地址", "日子",
                             "规则", "地方", "位置", "工作", "早就"])
@@ -1322,7 +1369,7 @@ def _given_up_name(part: str) -> tuple[str, int, int] | None:
     for pattern in (_GAVE_UP_EN, _GAVE_UP_ZH, *_DROPPED):
         m = pattern.search(part)
         if m is not None:
-            return (m.group("old") or m.groupdict().get("old2") or m.groupdict().get("old3") or "").strip(), m.start(), m.end()
+            return next((v for key in ("old", "old2", "old3", "old4") if (v := m.groupdict().get(key))), "").strip(), m.start(), m.end()
     found = _dropped_zh(part) or _swapped_zh(part)
     if found is not None:
         return found
@@ -1749,7 +1796,7 @@ def corrected_content(record: str, correction: Correction) -> str | None:
         said_twice = len(re.findall(_old_pattern(named), record)) > 1
         renamed = (re.sub(_old_pattern(named), lambda _m: _name_of(correction.new.strip()), record) if said_twice else
                    corrected_content(record, replace(correction, old=named, new=_name_of(correction.new.strip())))) or record
-        if _CALLING_IT_NOW_RE.search(correction.clause):
+        if _renamed(correction.clause):
             return renamed  # a new name only ("found … on the 1840 tithe map …, so that's what we're calling it now": no value of it)
         return corrected_content(renamed, replace(correction, new="")) or renamed
     if correction.count:
@@ -1816,6 +1863,10 @@ def corrected_content(record: str, correction: Correction) -> str | None:
             said_after = re.match(r"\s+([\w'-]+)", record[end:])
             if said_after and len(new.split()) > 1 and new.split()[-1].casefold() == said_after.group(1).casefold():
                 end += said_after.end()  # "the Severn Valley Railway" → "the Llangollen Railway", not "… Railway Railway"
+            place = re.match(r"(?:\s+[A-Z][\w'-]*){0,3}\s+" + _PLACE_NOUN + r"\b", record[end:])
+            if place and re.search(r"\bthe\s+$", record[:start], re.IGNORECASE) and re.fullmatch(r"the\s.+\s" + _PLACE_NOUN, new, re.IGNORECASE):
+                # "the Dumbarton Middle School field" → "the Overlea turf": the place's whole name goes, its "the" once
+                start, end = re.search(r"\bthe\s+$", record[:start], re.IGNORECASE).start(), end + place.end()
             alias = _ALIAS_OPEN_RE.search(record[:start])
             shut = _ALIAS_SHUT_RE.match(record, end)
             if alias and shut:
@@ -1840,7 +1891,7 @@ def corrected_content(record: str, correction: Correction) -> str | None:
         # The date written after "last year" is the resolution of those words, not a value the
         # user stated: never the one a correction changes ("raised to 5450" is not "(2025)").
         held = [(at, k, v) for at, k, v in _values_stated_at(text) if not _version_of_another(text, at, k, correction.clause)]
-        present = [(at, v) for at, k, v in held if k == kind or (("host" in (k, kind) or _TIME_SPAN_KIND_RE.fullmatch(k)) and _kind_fits(k, kind))]
+        present = [(at, v) for at, k, v in held if k == kind or (({k, kind} <= _HOST_KINDS or _TIME_SPAN_KIND_RE.fullmatch(k)) and _kind_fits(k, kind))]
         if kind == "number" and len(stated) == 1 and not any(_shape(v) == _shape(stated[0]) for _, v in present):
             # "over 5200 mm" / "raised to 5450": a bare number stands for the one of its shape
             # that the record writes with a unit, and the unit stays.
@@ -2114,7 +2165,7 @@ def _is_rate(text: str, at: int) -> bool:
 def _values_stated_at(text: str) -> list[tuple[int, str, str]]:
     """values_at() without the dates resolve_relative_dates wrote into `text` ("retested the 2k
     last night (2026-03-12). 7:58": the user stated the time, not 2026, 03 and 12)."""
-    notes = [m.span() for m in DATE_NOTE_RE.finditer(text)] + [m.span() for m in _FROM_DAY_RE.finditer(text)]
+    notes = [m.span() for pattern in (DATE_NOTE_RE, _FROM_DAY_RE, _SINCE_DAY_RE) for m in pattern.finditer(text)]
     return [(at, kind, value) for at, kind, value in values_at(text) if not any(a <= at < b for a, b in notes)
             and not (kind == "weekday" and _PAST_DAY_RE.search(text[max(0, at - 12):at]))
             and not (kind.startswith(("number", "count")) and (_TOLD_COUNT_RE.match(text, at + len(value)) or _CLOCK_WORDS_RE.search(text[max(0, at - 14):at])))]
@@ -2205,9 +2256,9 @@ _HOST_KINDS = frozenset({"host", "tool:hosting", "tool:cloud"})
 
 def _kind_fits(held: str, said: str) -> bool:
     """A value of kind `said` can replace one of kind `held`: the same kind, a day of the
-    month against a date (the day changes, the month stays), or a host against a named
-    hosting service or cloud ("跑在办公室那台戴尔 T140 上" / "搬到阿里云上了")."""
-    return held == said or (said == "day" and held == "date") or ("host" in (held, said) and {held, said} <= _HOST_KINDS) \
+    month against a date (the day changes, the month stays), or a host, a hosting service and a cloud
+    for one another ("跑在办公室那台戴尔 T140 上" / "搬到阿里云上了", "deploy 在 Vercel 上" / "迁到腾讯云")."""
+    return held == said or (said == "day" and held == "date") or {held, said} <= _HOST_KINDS \
         or (_TIME_SPAN_KIND_RE.fullmatch(held) is not None and _TIME_SPAN_KIND_RE.fullmatch(said) is not None)
 
 
@@ -2307,7 +2358,7 @@ def counterpart(record: str, correction: Correction) -> str:
     new = _name_of(correction.new.strip())
     if correction.old or correction.count or not new or values(correction.new):
         return ""
-    if _CALLING_IT_NOW_RE.search(correction.clause):
+    if _renamed(correction.clause):
         # "… was called Cae Derw, … so that's what we're calling it now" / "It's called Bryn Coppice on the deeds": the
         # record's one name said with "called" is the one replaced.
         called = {m.group(1) for m in re.finditer(r"\b(?:called|named)\s+([A-Z][\w'-]*(?:\s[A-Z][\w'-]*)*)", record)} - {new}
@@ -2404,11 +2455,16 @@ def supersedes(record: str, correction: Correction) -> float:
 _BARE_NUMBER_RE = re.compile(r"\d+(?:\.\d+)?")
 # The word a bare number counts, right after it ("12 round", "12 轮", "3 番"): a Latin word or one CJK character.
 _COUNTED_RE = re.compile(r"\s*([A-Za-z]{2,}|[\u4e00-\u9fff])")
+# The CJK characters that count something after a number; any other one starts the next words ("充1000送150 之前已经充的
+# 不变": 之 counts nothing).
+_MEASURE_ZH = frozenset("个轮番次台张条位名人天周年月本件只盒箱斤克元块分局场节课套份瓶杯碗支根双辆间层级页章集期届颗粒片包袋桌单趟圈组首枚座栋户所家门棵株头匹尾")
 
 
 def _counted(text: str, at: int) -> str:
     m = _COUNTED_RE.match(text, at)
-    return m.group(1).lower() if m else ""
+    if not m or (not m.group(1).isascii() and m.group(1) not in _MEASURE_ZH):
+        return ""
+    return m.group(1).lower()
 
 
 def _counting_unit(correction: Correction) -> str:
@@ -2674,7 +2730,7 @@ _LIFE_STORY_RE = re.compile(r"[干做当待呆]了?[一二三四五六七八九�
 _NOW_CLAUSE_RE = re.compile(_NOW_WORD_RE.pattern + r"|其实|实际上|改成|换成|改用|改去|\binstead\b|\bactually\b", re.IGNORECASE)
 HISTORY_KEEPS_WORDS = 3  # what the record must still say without the clauses of what held before
 # A complaint ("48 小时太长了", "黄龙太远", "Rock Lab 周末挤到爆", "Tushare 积分不够", "too expensive").
-COMPLAINT_RE = re.compile(r"太(?:长|短|久|少|多|贵|便宜|慢|快|早|晚|高|低|大|小|紧|松|远|挤|吵)|挤(?:到)?爆|不够|(?:调|用)不了"
+COMPLAINT_RE = re.compile(r"太(?:长|短|久|少|多|贵|便宜|慢|快|早|晚|高|低|大|小|紧|松|远|挤|吵)|挤(?:到)?爆|不够|(?:调|用)不了|涨价了"
                           r"|\btoo\s+(?:long|short|much|many|few|little|slow|fast|early|late|high|low|expensive|cheap|far|crowded|busy|noisy)\b",
                           re.IGNORECASE)
 # Words that tell a change was made ("游泳馆换了", "改用 AkShare", "going as Frieren instead").

@@ -48,7 +48,7 @@ ALL_REPOS_RE = re.compile(
 ON_THE_LIST_EN = r"\b(?:put|add|stick|pop|write) (?:this|that|it) (?:down |up )?(?:on|to|in|into) (?:(?:the|my|our|your) )?(?:list|to-?do(?: list)?|todo\.md|backlog)\b"
 # "not now, just write it down so it doesnt get lost": what the message says, noted for later ("don't write that down"
 # asks to forget).
-NOTE_IT_DOWN_EN = r"(?<!n't )(?<!nt )(?<!not )(?<!never )\b(?:just\s+)?(?:write|jot|note) (?:it|that|this) down\b(?!\s+anywhere)"
+NOTE_IT_DOWN_EN = r"(?<!n't )(?<!nt )(?<!not )(?<!never )\b(?:just\s+)?(?:(?:write|jot|note) (?:it|that|this)|get (?:it|that|this) (?:written|jotted|noted)) down\b(?!\s+anywhere)"
 ON_THE_LIST_RE = re.compile(ON_THE_LIST_EN, re.IGNORECASE)
 NOTE_IT_DOWN_RE = re.compile(NOTE_IT_DOWN_EN, re.IGNORECASE)
 PATTERNS: list[tuple[str, re.Pattern[str]]] = [
@@ -83,7 +83,7 @@ PATTERNS: list[tuple[str, re.Pattern[str]]] = [
         r"|\b(i'm|i am|we're|we are) (not )?(a big fan|not a fan|fond|big on|a fan of|into)\b|\bi (think|feel|believe) (that )?\w+"
         r"|我(比较|更|很|不|最|特别|超)?(喜欢|偏好|习惯|讨厌|爱|倾向|受不了)|我们(习惯|偏好)|偏好|我觉得", re.IGNORECASE)),
     # An explicit to-do wins over the decision it may mention ("下一步要把负采样改成…").
-    ("task", re.compile(r"\b(todo|to-do|next step|still have to|need to|needs to|for the backlog|next task)\b|^next\s*:|^\W*(?:(?:yes|yeah|yep|sure|thanks|thank you|cool|great|nice|perfect|lovely|brilliant)\b[^.!?:]{0,12}[.!,]\s*)?(?:(?:ok|okay|so|right)[,，]?\s+)?(?:next|first|second|another|bigger|big|main|future)(?: real| big| bigger| small| main)? (?:thing|task|item|job|feature|piece of work|bit of work)\b[^:：.!?]{0,40}[:：]|^(?:下一个|下个|接下来的?|第一个|另一个|另外一个|还有一个)\s*(?:(?:大|小|big |small )?\s*(?:活|任务|需求|事|功能|item|task|thing|feature)|大的|小的)\s*[:：]|^(?:下一个|下个|接下来)(?:想|要|打算)做的(?:是|就是)|待办|下一步|接下来要|还要|要把|还需要"
+    ("task", re.compile(r"\b(todo|to-do|next step|still have to|need to|needs to|for the backlog|next task)\b|^next\s*:|^\W*(?:(?:yes|yeah|yep|sure|thanks|thank you|ta|cheers|cool|great|nice|perfect|lovely|brilliant)\b[^.!?:]{0,12}[.!,]\s*)?(?:(?:ok|okay|so|right)[,，]?\s+)?(?:the\s+)?(?:next|first|second|another|bigger|big|main|future)(?: real| big| bigger| small| main)? (?:thing|task|item|job|feature|piece of work|bit of work|one)\b[^:：.!?]{0,40}[:：]|^(?:下一个|下个|接下来的?|第一个|另一个|另外一个|还有一个)\s*(?:(?:大|小|big |small )?\s*(?:活|任务|需求|事|功能|item|task|thing|feature)|大的|小的)\s*[:：]|^(?:下一个|下个|接下来)(?:想|要|打算)做的(?:是|就是)|待办|下一步|接下来要|还要|要把|还需要"
                         r"|下一个\s*(?:任务|task|待办)"
                         # "下个 sprint 的 task 先记一下: 直播回放自动切片 …".
                         r"|(?:task|任务|待办|需求)\s*先记(?:一下|下来|着)"
@@ -189,7 +189,9 @@ ARTIFACT_RE = re.compile(
     r"|改(成|为)了|改(了|好了)|修(好)?了|替换了|换成了|补了|加了|(改成|改为)[^，,。；;]{1,40}了"
     # "写好了，在 src/report/export-grades.ts", "写在 strategies/low_turnover_roe.py", "我把 signal 整体 shift(1)".
     # "校验逻辑单独写成了 `scripts/check_ipa.py`": made into a file of its own.
-    r"|写好了|写在|写成了|实现了|建好了|加好了|^我把",
+    r"|写好了|写在|写成了|实现了|建好了|加好了|^我把"
+    # "新增 `lib/plate.ts`，`normalizePlate()`：…": a report that opens with what is new.
+    r"|^\W*新增(?!加)",
     re.IGNORECASE,
 )
 # A question: a question mark, "吗/呢" at the end, or an interrogative opening a sentence that
@@ -204,7 +206,7 @@ QUESTION_RE = re.compile(
 # One-off requests to the assistant ("can you rename this", "帮我看一下") are work, not memory.
 # ("change to the timed sales. from the October sale we start closing at 8pm instead": a change announced, not asked for.)
 REQUEST_RE = re.compile(
-    r"^(please |pls |ok,? |okay,? |now,? |also,? |and )?(can|could|would) you\b|^(please )?(fix|run|show|check|look at|rename|refactor|explain|add|remove|delete|update(?!\s+on\b|\s*[:：.!！。—–-]|\s*[\U0001F300-\U0001FAFF\u2600-\u27BF])|write|give me|try|change(?! of plans?\b)(?!\s+to\s+(?:the|our|my)\s+[^.!?:：]{1,40}[.:：]\s)|move|open)\b(?!.*\b(always|never|from now on|going forward)\b)"
+    r"^(please |pls |ok,? |okay,? |now,? |also,? |and )?(can|could|would) you\b|^(please )?(fix|run|show|check|look at|rename|refactor|explain|add|remove|delete|update(?!\s+on\b|\s*[:：.!！。,，—–-]|\s*[\U0001F300-\U0001FAFF\u2600-\u27BF])|write|give me|try|change(?! of plans?\b)(?!\s+to\s+(?:the|our|my)\s+[^.!?:：]{1,40}[.:：]\s)|move|open)\b(?!.*\b(always|never|from now on|going forward)\b)"
     r"|(?:^|[，,。；;])\s*(那|那么|好|好的)?[，,]?\s*(请|麻烦|能不能|可不可以|可以|你能|你可以|你)?\s*(帮我|麻烦你?|给我)(?:给[^，,。\s]{1,6}?)?(看|查|改|跑|写|加|删|把|解释|运行|生成|整理|算|推荐|导|画)(?!了|过)"  # "给我加了单腿蹲": done, not asked
     r"|^(请)?你(先)?(看|查|改|跑|写|加|删|把)", re.IGNORECASE)
 CODE_TYPES = {
@@ -311,8 +313,8 @@ NAMED_DECLINE_RE = re.compile(
     r"|^(?:no|not(?:\s+the)?)\s+[\w.+'-]+(?:\s+[\w.+'-]+){0,2}(?:\s*[.!]+|,?\s+(?:thanks|thank you|ta|cheers)\s*[.!,]*)(?:\s|$)"
     # "no thanks on the Alexander Technique.": the thanks first, then what is turned down.
     r"|^no,?\s+(?:thanks|thank you)\s+(?:on|to)\s+(?:the\s+)?[\w.+'-]+(?:\s+[\w.+'-]+){0,2}\s*[.!]*(?:\s|$)|^[^，,。.!！?？\s]{1,20}\s*pass(?=\s*[，,。.!！]|\s*$)"
-    # "no, leave PagerDuty out.": the proposal left out by name.
-    r"|^leave\s+(?:the\s+)?[\w.+'-]+(?:\s+[\w.+'-]+)?\s+out\b(?!\s+of\b)"
+    # "no, leave PagerDuty out.", "nah leave IMSLP out.": the proposal left out by name.
+    r"|^(?:(?:nah|no|nope)[,，.!\s]+)?leave\s+(?:the\s+)?[\w.+'-]+(?:\s+[\w.+'-]+)?\s+out\b(?!\s+of\b)"
     r"|^[^，,。.!！?？]{0,16}?(?:就|还是|先|暂时)?(?:算了|免了|不(?:买|租|装|用|要|试|加|考虑|上)了)|[，,]\s*(?:那)?(?:就|还是)?算了"
     # "录音复盘可以，发抖音不行": one proposal taken, the other refused after it.
     r"|" + _TAKEN_THEN + r"[^，,。.!！?？]{1,12}?(?:不行|不要|算了|免了|不考虑|不搞|不做|不发)"
@@ -466,8 +468,15 @@ _STANDING_ASK_RE = re.compile(r"\b(?:can|could|would|will) you (?:please )?(?:ke
                               r"[\w' -]{0,30}?\b(?:log|list|diary|journal|tally|tracker|record)\b(?: of [^?.!]{1,40}?)?(?: for me| going)?\s*[?？.!]*$", re.IGNORECASE)
 
 
+# The form a kind of thing is always to come in ("and write practice plans as a table, with the minutes for each
+# block"): a plural object makes it every one of them, where "write this as a table" is for the one at hand.
+_FORM_FOR_ALL_RE = re.compile(r"^(?:(?:and|also|oh and|but)\s+)?(?:please\s+)?(?:always\s+)?(?:write|give me|do|make|send|lay out|format|set out|present)\s+"
+                              r"(?:the |my |your |all )?(?:[\w-]+\s+){0,2}[\w-]+s\s+(?:as|in)\s+(?:a |an )?"
+                              r"(?:tables?|bullet ?points|bullets|lists?|numbered lists?|checklists?|markdown|plain text)\b", re.IGNORECASE)
+
+
 def classify(sentence: str, *, role: str) -> str | None:
-    if role == "user" and _STANDING_ASK_RE.search(sentence):
+    if role == "user" and (_STANDING_ASK_RE.search(sentence) or _FORM_FOR_ALL_RE.search(sentence)):
         return "instruction"
     if QUESTION_RE.search(sentence):
         return None
@@ -538,7 +547,7 @@ TODAY_REMINDER_RE = re.compile(r"\b(don't forget|do not forget|remember to)\b|�
 _OCCASION = r"(?:sale|auction|event|day|weekend|week|night|evening|show|launch|fair|match|game|trip|party|meeting|release|demo|open day|market)"
 # Said to be for once only ("帮我出 5 道题，就这一次", "只补这一次", "just this once"): whoever
 # the subject, whatever the verb.
-ONLY_ONCE_RE = re.compile(r"(?:这次|这回)就(?:行|好|可以)(?!了吧)|(?:^|(?<=[\s，,。；;])|(?<=另外)|(?<=还有))(?:就|只)?(?:这次|这回|这一次|今次)(?:\s*(?:one[- ]?time|only|just(?:\s+once)?|once))?\s*[,，]?\s*(?:就|先|只)?\s*(?:你)?(?:帮我|帮手|帮个忙|麻烦你?|help\s?我)|[,，]\s*(?:just\s+)?this once\b|^\s*one[- ]off\s*[:：]|\bone[- ](?:time|off) (?:job|thing|task|request|favou?r)\s*[:：]|\bjust\s+(?:\w+\s+){1,5}?this once\b|\b(?:it's|it is|this is|just) a one[- ]off\b|\b(just this once|only this once|this one time only|just this one time|(a |it's a |just a )?one[- ]time thing|(a |it's a |just a )?one[- ]off thing"
+ONLY_ONCE_RE = re.compile(r"(?:这次|这回)就(?:行|好|可以)(?!了吧)|(?:^|(?<=[\s，,。；;])|(?<=另外)|(?<=还有))(?:就|只)?(?:这次|这回|这一次|今次)(?:\s*(?:one[- ]?time|only|just(?:\s+once)?|once))?\s*[,，]?\s*(?:就|先|只)?\s*(?:你)?(?:帮我|帮手|帮个忙|麻烦你?|help\s?我)|[,，]\s*(?:just\s+)?this once\b|^\s*one[- ]off\s*[:：]|\bone[- ](?:time|off) (?:job|thing|task|request|favou?r)\s*[:：]|\bjust\s+(?:\w+\s+){1,5}?this once\b|\b(?:it's|it is|this is|just) a one[- ](?:off|time)\b|\b(just this once|only this once|this one time only|just this one time|(a |it's a |just a )?one[- ]time thing|(a |it's a |just a )?one[- ]off thing"
                           r"|just for (this run|this once|today|tonight|tomorrow|now)|just for this( (monday|tuesday|wednesday|thursday|friday|saturday|sunday|week|weekend|morning|afternoon|evening))?(?=\s*[:：,，.!]|\s*$)|for this run only|(just |only )?for this (reply|answer|response|message|question)( only)?|(a |one )?one[- ]off request|normally\b.{0,80}\bbut for this one|(don't|do not|dont) make a habit of (it|this)|(don't|do not) make (it|this) (a|the) (config |new )?default"
                           # "for tonight (2026-09-05) only: …", "tonight only, would you …", "not a regular thing",
                           # "don't change the default in the config".
@@ -797,6 +806,10 @@ EVENT_HINT_RE = re.compile(
 INCIDENT_RE = re.compile(r"\b(?:fell over|(?:kept |keeps )?falling over|blew up|went down|outage|it was chaos|total chaos|a disaster|double[- ]?book(?:ed|ing)|complained|complaint|post-?mortem"
                          # "we did a stocktake on saturday and 22 kegs are unaccounted for"
                          r"|unaccounted for|(?:gone|went|go|goes|going) missing)\b"
+                         # "half the section leaders got 500s": the people the project serves met its errors.
+                         r"|\bgot (?:5\d\ds|errors|error pages|timeouts|timed out)\b|\b5\d\d errors\b"
+                         # "January's duty return came out at roughly double what it should be": a figure the project put out wrong.
+                         r"|\b(?:double|twice|three times|triple|half) what (?:it|they|that) should (?:be|have been)\b"
                          # "storm Ingrid on the 2nd. ~70 quote requests in four days and the public request form kept falling over".
                          r"|\bstorm\s+(?-i:[A-Z])\w+"
                          # "the certificate had expired and caddy couldn't renew it".
@@ -818,6 +831,8 @@ INCIDENT_RE = re.compile(r"\b(?:fell over|(?:kept |keeps )?falling over|blew up|
                          # "磅房那根串口线被雷击了 连着地磅仪表一起烧了 停了两天收购"
                          r"|被雷(?:击|劈)|烧(?:坏|毁|掉)?了|停(?:了)?[一二两三四五六七八九十几\d]+天", re.IGNORECASE)
 CONDITIONAL_RE = re.compile(r"^(?:if|when|whenever|in case|如果|要是|万一|假如|每次|一旦)", re.IGNORECASE)
+# A name the speaker's side gives a thing ("a 1000 L copper pot we call Morag", "我们管它叫老黄").
+_NAMED_BY_US_RE = re.compile(r"\b(?:we|i)\s+(?:call|named|nicknamed|christened)\s+(?:it\s+|her\s+|him\s+|them\s+)?(?-i:[A-Z])[\w'-]+|我们?管(?:它|她|他)叫", re.IGNORECASE)
 # What the backend is built with, said first ("后端Java 17加Spring Boot 3.2，…").
 BUILT_WITH_RE = re.compile(r"^(?:后端|前端|服务端)\s*(?:是|用|用的是|选的)?\s*[A-Za-z]")
 # A unit that opens with a header naming rules ("现在的借阅规则：", "House rules:", "Our conventions:"):
@@ -825,8 +840,9 @@ BUILT_WITH_RE = re.compile(r"^(?:后端|前端|服务端)\s*(?:是|用|用的是
 RULES_HEADER_RE = re.compile(r"^[^:：。.!?！？]{0,16}(?:规则|规定|约定|规矩|rules|conventions|policy|policies)(?:也|都)?(?:写进去|记一下|记下来|如下)?\s*[:：]", re.IGNORECASE)
 # A list introduced as rules, however worded ("few ground rules first, these matter more than the
 # code tbh:", "house rules, pls stick to these:", "几条规矩先说清楚："): each item is one.
-# ("And how I do tests, here and in everything else I write in Go: table-driven.")
-RULES_INTRO_RE = re.compile(r"(?:^|[.!?]\s+)[^:：。.!?！？]{0,40}\b(?:rules?|conventions|policies|how we work|how we do things|how (?:i|we) (?:do|write|run|name|structure|handle) [\w-]+|our (?:process|workflow))\b"
+# ("And how I do tests, here and in everything else I write in Go: table-driven.", "one more standing thing for the
+# repo: all UI text and anything in docs/ in British English.")
+RULES_INTRO_RE = re.compile(r"(?:^|[.!?]\s+)[^:：。.!?！？]{0,40}\b(?:rules?|conventions|policies|standing (?:things?|requests?|orders?|instructions?)|how we work|how we do things|how (?:i|we) (?:do|write|run|name|structure|handle) [\w-]+|our (?:process|workflow))\b"
                             r"[^:：。.!?！？]{0,60}[:：]"
                             r"|^[^:：。!?！？]{0,20}(?:规则|规定|约定|规矩)[^:：。!?！？]{0,20}[:：]", re.IGNORECASE)
 # A header for how the assistant should answer ("Two things about how you talk to me.", "说两点你回答我的方式："):
@@ -844,6 +860,7 @@ IMPERATIVE_RE = re.compile(r"^(?:(?:and|also|oh and|but|so)\s+)?(?:please\s+|pls
 # The people close to the user, named without a pronoun ("想带女儿去拍萤火虫", "wife's birthday is in June").
 KIN_RE = re.compile(r"\b(wife|husband|partner|son|daughter|kids?|mum|mom|dad|brother|sister|grandma|grandpa)\b"
                     r"|女儿|儿子|老婆|老公|孩子|爸|妈|哥哥|姐姐|弟弟|妹妹|爷爷|奶奶|外婆|外公", re.IGNORECASE)
+REPORT_LEAD_MAX_CHARS = 40  # a lead of a report that heads its first item even when the item is a report of its own
 STATEMENT_MIN_WORDS = 3  # English content words of a plain statement ("Huge." and "Just venting." say nothing)
 STATEMENT_MIN_ZH_CHARS = 5
 
@@ -913,7 +930,8 @@ def plain_statement(sentence: str) -> bool:
     if len(words) < STATEMENT_MIN_WORDS and zh_chars < STATEMENT_MIN_ZH_CHARS and len(words) + zh_chars // 2 < STATEMENT_MIN_WORDS:
         return False
     return bool(SELF_RE.search(rest) or values(rest) or PROPER_NOUN_RE.search(rest) or CODE_SWITCH_RE.search(rest)
-                or KIN_RE.search(rest) or SUBJECTLESS_ZH_RE.match(rest) or _BODY_HURT_ZH_RE.search(rest) or _RESULT_BACK_RE.search(rest))
+                or KIN_RE.search(rest) or SUBJECTLESS_ZH_RE.match(rest) or _BODY_HURT_ZH_RE.search(rest) or _RESULT_BACK_RE.search(rest)
+                or _AWARD_ZH_RE.search(rest))
 
 
 # "crossmatch came back negative", "the biopsy results came back clear": a result of the user's tests, told without "my".
@@ -929,6 +947,8 @@ SUBJECTLESS_ZH_RE = re.compile(r"(?:在[\u4e00-\u9fff]{1,8}\s?[\u4e00-\u9fff]{0,
                                r"|(?:早上|早饭|中午|午饭|晚上|晚饭|平时|工作日)(?:基本|一般|通常|都|多半|基本上)?(?:都)?在[\u4e00-\u9fff]{1,8}吃)")
 # "container A = basil in deep water culture, container B = …": a thing and what it is.
 _ASSIGNED_RE = re.compile(r"(?:^|[,;，；]\s*)[A-Za-z\u4e00-\u9fff][\w ]{0,24}?\s=\s[^=,;，；]{3,}")
+# "一诺参加区里的作文比赛 拿了一等奖！": a prize won, whoever the user names as winning it.
+_AWARD_ZH_RE = re.compile(r"(?:拿了|拿到了?|得了|获得了?|评上了?)[^，,。！!？?\s]{0,8}?(?:[一二三特]等奖|奖|第[一二三]名|冠军|亚军|季军)")
 # "前阵子死磕 F 左手食指 无名指 都磨起泡了": what happened to the body, wherever it is said.
 _BODY_HURT_ZH_RE = re.compile(r"(?:手|脚|腿|腰|膝|肩|背|颈|眼|胃|牙|指|掌|腕)[^，,。！!？?]{0,8}?(?:磨(?:出|起|破)|起泡|水泡|肿了|扭伤|拉伤|骨折|发炎)")
 
@@ -1112,6 +1132,11 @@ def extract_from_message(message: dict, *, mode: str, sentences: list[str] | Non
             said = said_before_the_question(sentence) if QUESTION_RE.search(sentence) else sentence
             if said and INCIDENT_RE.search(said) and (EVENT_HINT_RE.search(said) or values(said)):
                 sentence, category = said, "episode"
+        if category is None and mode == "code" and role == "user" and not talk and _NAMED_BY_US_RE.search(sentence) and plain_statement(sentence) \
+                and not QUESTION_RE.search(sentence) and not REQUEST_RE.search(sentence):
+            # "our still is a 1000 L copper pot we call Morag, basically everything in the db hangs off her run numbers": the
+            # name the team gives a thing of theirs is how they will speak of it from now on.
+            category = "fact"
         if category is None and mode == "code" and role == "user" and project_names and names_project(sentence, project_names):
             # "notify-svc sends push notifications for the mobile app": what the project is.
             category = "fact"
@@ -1119,7 +1144,11 @@ def extract_from_message(message: dict, *, mode: str, sentences: list[str] | Non
                 and not _NOTHING_DONE_RE.search(sentence):
             # "Both done. - Occupancy report: `reports/occupancy_report.py`, scheduled with celery beat …"
             category = "artifact"
-        if category is None and role == "assistant" and unmatched is not None and unmatched[0] == n - 1 \
+        # ("都记下了，脱敏也已经改了：新增 `common/util/MaskUtil.phone()`…": a short lead that names no file heads a report of
+        # its own too; a long one that names files says more than what the item did.)
+        headed = category is None or (category == "artifact" and unmatched is not None and len(unmatched[2]) <= REPORT_LEAD_MAX_CHARS
+                                      and not file_mentions(unmatched[2]))
+        if headed and role == "assistant" and unmatched is not None and unmatched[0] == n - 1 \
                 and _done_across(unmatched[2], sentence) and len(unmatched[2]) + len(sentence) < 400:
             # "Both come from internal/feed/rss.go: …. I changed explicit to emit true/false.": the
             # file is named in one sentence, the change said as done in the next; "Added the job sheet:"

@@ -515,6 +515,9 @@ TOOL_KINDS: dict[str, tuple[str, ...]] = {
     "error tracking": ("=Sentry", "Rollbar", "Bugsnag", "Honeybadger"),
     "accounting": ("Xero", "QuickBooks", "FreeAgent", "FreshBooks"),
     "analytics": ("Google Analytics", "=Plausible", "=Umami", "Mixpanel", "PostHog", "Matomo"),
+    # One courier for a shop's parcels ("快递用顺丰冷链" / "所以以后就用京东发了").
+    "courier": ("顺丰|SF Express", "京东快递|京东物流|京东", "中通|ZTO", "圆通|YTO", "申通", "韵达", "极兔|J&T Express", "德邦", "EMS",
+                "DHL", "FedEx", "=UPS", "=DPD", "Royal Mail", "Parcelforce", "=Evri", "Yodel", "USPS"),
 }
 
 
@@ -566,7 +569,7 @@ def _after(*cues: str) -> str:
 # ("搬到吴中区了", "现在住 Pankow", "we moved to Porto"): one slot, so a move replaces the place without
 # another word in common. Someone else's home is a slot of its own ("我妈住在成都": _residence_holder).
 RESIDENCE_RE = re.compile(
-    _after("住在", "现在住", "搬到", "搬去", "搬家到") + r"(?:[\u4e00-\u9fff]{2,6}?(?=[了，,。；;！!\s]|$|附近|那边|这边)|[A-Z][\w'ö-]+(?: [A-Z][\w'-]+)?)"
+    _after("住在", "现在住", "搬到", "搬去", "搬家到", "based 在", "base 在", "定居在") + r"(?:[\u4e00-\u9fff]{2,6}?(?=[了，,。；;！!\s]|$|附近|那边|这边)|[A-Z][\w'ö-]+(?: [A-Z][\w'-]+)?)"
     r"|(?<=在)[\u4e00-\u9fff]{2,6}?(?=租了?(?:个|一|间|套|房))"  # not "在公司住了一晚": a night is no home
     + "|" + _after("live in", "lives in", "living in", "based in", "moved to", "moving to", "relocated to",
                    *(f"{verb} {way} {to}" for verb, to in (("lives", "in"), ("live", "in"), ("moved", "to"))
@@ -696,9 +699,10 @@ VALUE_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     # "at 10" is a clock time like "at 9:30" (the class starts at 10 → at 9:30 corrects it).
     ("time", re.compile(r"\b\d{1,2}(?::\d{2})?\s*(?:am|pm)\b|\b\d{1,2}:\d{2}\b|(?<=\bat )\d{1,2}(?![\w:%]|[.,]\d|\s*(?:km|kg|mph|miles?|minutes?|mins?|degrees?|percent|euros?|dollars?|pounds?|k\b))|(?:(?:上午|下午|晚上|早上|凌晨|中午|傍晚|夜里)\s?)?(?:[一两二三四五六七八九十]{1,3}|\d{1,2}\s?)点(?:半|[一二三四五\d]{1,2}分)?", re.IGNORECASE)),
     # A number may touch Chinese text on either side ("现在82公斤，", "半径是500米了"), not Latin
-    # letters or digits ("T4", "v2beta").
-    ("number", re.compile(r"(?<![A-Za-z0-9_.])v?(?:\d{1,3}(?:,\d{3})+(?![\d.])|\d+(?:\.\d+)*)(?:\s?(?:m/s|km/h|mph|kbps|mbps|gbps|khz|mhz|ghz|hz|fps|ppm|kg|km|gib|gi|g|cm|mm|mib|mi|m|gb|mb|tb|ms|s|h|k|%)(?![A-Za-z0-9_])"
-                          r"|\s?(?:公斤|公里|厘米|毫米|公分|米|岁|度(?=$|[\s，,。.!！?？；;、)）]|了|啦|吧|左右|以上|以下|就|才)|℃)|\s?°C|\s?号(?!\w)"
+    # letters or digits ("T4", "v2beta"), nor be the digits of a model code ("Citizen CX-02" says no 02).
+    ("number", re.compile(r"(?<![A-Za-z0-9_.])(?<![A-Za-z]-)v?(?:\d{1,3}(?:,\d{3})+(?![\d.])|\d+(?:\.\d+)*)(?:\s?(?:m/s|km/h|mph|kbps|mbps|gbps|khz|mhz|ghz|hz|fps|ppm|kg|km|gib|gi|g|cm|mm|mib|mi|m|gb|mb|tb|ms|s|h|k|%)(?![A-Za-z0-9_])"
+                          r"|\s?(?:公斤|斤|克(?![服隆制])|公里|厘米|毫米|公分|米|岁|度(?=$|[\s，,。.!！?？；;、)）]|了|啦|吧|左右|以上|以下|就|才)|℃)|\s?°C|\s?号(?!\w)"
+                          # ("白糖罂 5 斤装 128 包邮": the 5 is a weight, the 128 the price.)
                           # "团课每节上限12人" → "团课上限改成16人": so many people.
                           r"|\s?人(?![间次民员工数])|(?![\w.]\w|\w))", re.IGNORECASE)),
     # A day of the month ("on the 12th" / "moved to the 14th").
@@ -725,7 +729,7 @@ _DIMENSION.update({unit: "length" for unit in ("cm", "mm", "厘米", "毫米", "
 # "加热棒设的26度" → "28℃"; a degree that ends its clause, not an angle that names a thing ("30度刀头").
 _DIMENSION.update({unit: "temperature" for unit in ("度", "℃", "°c")})
 _DIMENSION.update({unit: "speed" for unit in ("m/s", "km/h", "mph")})  # "风速到 18 m/s 就要停运", not 18 metres
-_UNIT_RE = re.compile(r"(m/s|km/h|mph|kbps|mbps|gbps|khz|mhz|ghz|hz|fps|ppm|kg|km|gib|gi|g|cm|mm|mib|mi|m|gb|mb|tb|ms|s|h|k|%|岁|号|人|公斤|公里|厘米|毫米|公分|米|度|℃|°c|[次个岁只位条台张天年周月])$", re.IGNORECASE)
+_UNIT_RE = re.compile(r"(m/s|km/h|mph|kbps|mbps|gbps|khz|mhz|ghz|hz|fps|ppm|kg|km|gib|gi|g|cm|mm|mib|mi|m|gb|mb|tb|ms|s|h|k|%|岁|号|人|公斤|斤|克|公里|厘米|毫米|公分|米|度|℃|°c|[次个岁只位条台张天年周月])$", re.IGNORECASE)
 
 
 # Days and longer: a span of another scale than minutes and hours.

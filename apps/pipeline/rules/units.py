@@ -261,7 +261,7 @@ def _analyse(ctx, messages: list[dict], background: list[dict], mode: str) -> Ba
         parts = [_without_items_once(p) for p in parts]
         favour = _told_for_a_favour(parts)
         numbered = [(i, p) for i, p in enumerate(parts) if not _asked_once_with_it(parts, i + 1) and not _one_off_within(p)
-                    and not _how_to_write_it_once(parts, i) and i not in favour]
+                    and not _how_to_write_it_once(parts, i) and not _more_of_the_request_once(parts, i) and i not in favour]
         if asked_to_forget is not None:
             position, subject = asked_to_forget
             previous = last_user.get(session, (None, []))[0]
@@ -520,8 +520,9 @@ def _headline(part: str) -> bool:
 # Naming words of a message's own matter (the going-on above has 4; a new matter told at length 13).
 MATTER_OF_ITS_OWN_WORDS = 8
 # A sentence that opens an aside: what it goes on to say is another matter than the sentences before.
-# ("and tbh I might not be around forever either, … actually forget I said that": an aside of its own too.)
-_ASIDE_OPENS_RE = re.compile(r"\s*(?:(?:oh,?\s+and|and also|also|btw|by the way|p\.?s\.?|(?:and\s+)?(?:tbh|to be honest|honestly))\b|另外|对了|还有|顺便)",
+# ("and tbh I might not be around forever either, … actually forget I said that", "(bit of background on why …: I was made
+# redundant … actually scrap that, … don't keep it anywhere)": an aside of its own too.)
+_ASIDE_OPENS_RE = re.compile(r"\s*(?:[(（]|(?:oh,?\s+and|and also|also|btw|by the way|p\.?s\.?|(?:and\s+)?(?:tbh|to be honest|honestly))\b|另外|对了|还有|顺便)",
                              re.IGNORECASE)
 _TELLS_MORE_OF_IT_RE = re.compile(r"\b(?:it|that|this|those)\b|这个|那个|这件事|那件事", re.IGNORECASE)
 # "平时回复不用这样哈": the request's way, pointed back at.
@@ -579,6 +580,17 @@ def _how_to_write_it_once(parts: list[str], index: int) -> bool:
     ("就这一次哈，帮我写条朋友圈，…。写得别太尬，我平时朋友圈很少发东西"): it is part of that request."""
     return index > 0 and one_off(parts[index - 1]) and bool(_HOW_TO_WRITE_RE.search(parts[index].strip())) \
         and not LASTING_RE.search(parts[index])
+
+
+def _more_of_the_request_once(parts: list[str], index: int) -> bool:
+    """Whether parts[index] goes on with the request for once just made, and says once again that it is for once ("just
+    this once, can you knock out folder labels for the come-and-sing Messiah in december? 40 folders, … on Avery L7160
+    sheets. don't put it in the app, it's a one-time job"): its details are the request's, nothing to keep."""
+    if not 0 < index < len(parts) or not one_off(parts[index]) or LASTING_RE.search(parts[index]):
+        return False
+    asked = parts[index - 1]
+    return one_off(asked) and any(ASKING_CLAUSE_RE.search(c) or REQUEST_RE.search(c) for c in re.split(r"(?<=[，,;；])\s*", asked)) \
+        and bool(naming_words(parts[index]) & naming_words(asked))
 
 
 def _one_off_within(part: str) -> bool:
@@ -1007,6 +1019,8 @@ def _accepted_proposal(message: dict, parts: list[str], session: str, last_assis
         return None
     if one_off(parts[0]):
         return None  # "好 这次帮我写个请假条吧 就这一次 …": "OK", then a request made once, which accepts nothing lasting
+    if RULES_HEADER_RE.match(ACCEPT_RE.sub("", parts[0]).strip(" ,，")) or RULES_INTRO_RE.search(parts[0]):
+        return None  # "好 两个规矩 以后一直按这个来：1. … 2. …": "OK", then rules of the user's own
     proposal = proposal_of(str(proposal_message.get("content") or ""))
     if proposal is None:
         return None
