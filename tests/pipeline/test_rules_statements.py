@@ -5547,6 +5547,20 @@ def test_a_change_that_says_the_old_day_again_replaces_the_record_holding_it(cha
      "另外保险我换了 SafetyWing 今年涨价了 而且住院的 cap 太低 上个月底换成 Genki Explorer 了 5 月 1 号开始生效", "SafetyWing", "Genki Explorer"),
     ("chat", "现在 based 在清迈，Nimman 那一片，已经待了快三个月。",
      "搬到岘港了！现在住 An Thuong 附近的一个短租 想找个三个月的长租", "清迈", "岘港"),
+    # (held-out batches 88 and 89) "新日期是…"; a price each ("调到 7.5 一只") is the record's price each, not a bare number
+    # beside it; "120分钟" is "120 分钟"; "实际一直是 32°C" after "上次我说 … 35 是我搞错了" (which is not kept); a new holder
+    # of a role who opens the sentence ("Kwame's the new bar manager so the approve button is his now").
+    ("chat", "目标的话，近期是 5kyu，审查定在5月10号", "对了，审查推迟了两周，sensei 五月初要回日本一趟，新日期是5月24号", "5月10号", "审查定在5月24号"),
+    ("coder", "批发价：蛋黄肉粽 6.8 一只 鲜肉粽 7.5 豆沙粽 4.2 起批 200 只",
+     "蛋黄肉粽批发价 5 月 20 号起调到 7.5 一只 鲜肉和豆沙不动 已经下了的单按原价", "6.8", "蛋黄肉粽 7.5 一只 鲜肉粽 7.5 豆沙粽 4.2"),
+    ("coder", "booking 规则: 每个社员每晚最多 120 分钟, 不然几个 deep sky 大佬一人包一晚上",
+     "暑假人多了, 120分钟一个人太长, 好多新社员抢不到, 改成90分钟. 已经 book 了的不用动", "120", "最多 90分钟"),
+    ("chat", "Mochi 那边的 setup: hot spot 我用 thermostat 控在 35°C, 下面是 heat mat.",
+     "还有上次我说 Mochi hot spot 35 是我搞错了. 那天是看 thermostat 显示屏的数字, 后来用 temp gun 测了地面, 实际一直是 32°C, 一直都是",
+     "35", "控在 32°C"),
+    ("coder", "approvals: only Jodie gets the approve button. she's my bar manager and she's the one who settles arguments anyway.",
+     "staff change. Jodie's left, she's gone to run a cocktail place in Manchester. Kwame's the new bar manager so the approve button "
+     "is his now.", "Jodie", "only Kwame gets the approve button"),
     ("chat", "目前最想去的是七中育才 但是听群里说得各种版本都有",
      "择校的事我们改主意了 不去争育才了 跑了一趟才发现通勤单程一个多小时 孩子扛不住\n现在目标改成树德实验 开车十五分钟 就定这个了", "育才", "树德实验"),
 ])

@@ -85,7 +85,7 @@ _NO_LONGER_THEN_NOW = (_NO_LONGER + r"(?:doing\s+|going\s+(?:on\s+|to\s+)?|on\s+
 # value is said to be from now on ("打针时间以后都是 7:30pm", "现在叫 半格 Studio", "改名叫 …"): in the cues of CORRECTION_RE
 # and in the patterns that take the new value (_NEW_ONLY).
 _TO_A_NUMBER_ZH = r"(?:给|开|加|压|砍|放)到(?=\s*(?:\d|[一二三四五六七八九十两]))|(?<![A-Za-z])cut\s*到(?=[^，,。；;]{0,4}?\d)"
-_NOW_SAID_ZH = r"以后(?:都|就)是(?=\s*\d)|(?:现在|改)叫|改名(?:叫|为|成)"
+_NOW_SAID_ZH = r"以后(?:都|就)是(?=\s*\d)|(?:现在|改)叫|改名(?:叫|为|成)|新的?(?:日期|时间|地点|地址)(?:是|为|定在|改到|改成)"  # ("新日期是5月24号")
 # "… so that's what we're calling it now": a new name (its cue in CORRECTION_RE; _CALLING_IT_NOW_RE takes the name).
 _CALLING_IT_NOW = r"\b(?:that's|that is) what (?:we're|we are|i'm|i am|we'll be|i'll be) calling (?:it|him|her|them|the \w+) now\b"
 # "the gin is now called Salt Road", "the channel's been renamed to Ops Alerts": a new name, said as such.
@@ -179,7 +179,7 @@ CORRECTION_RE = re.compile(
     r"|改(?:订|签|约|报|买)了?(?=[^，,。；;]{0,12}?(?:\d|[一二三四五六七八九十两]))"
     + "".join("|" + _ungrouped(p) for p in _CHOICE_PAIRS) +
     # (Not "历史数据其实是有的": it exists after all, no value replaced.)
-    r"|改成|改为|改到|改在|改做(?=[^，,。；;]{0,12}\d)|改用|换用|更正|重新(?:算|商量|核算|评估)了|纠正一下|记错了|说错了|(?:算漏|算错|漏算|少算|多算)了|(?<![A-Za-z])(?:switch|change)\s*成|说(?:短|长|少|多|早|晚|小|大|低|高)了|定(?:短|长|少|多|早|晚|小|大|低|高)了|搞错了|弄错了|(?:说|写|讲)的不对(?=[\s，,。：:]|$)|说岔了|搞混了|弄混了|记混了|(?<!我)(?<!本职)(?<!本身)(?<!本行)其实是(?!有的|有)|现在是|" + _NOW_SAID_ZH + r"|现在改|换成了|(?<![帮给请])换成\s?[^，,。；;！!？?\s]{1,16}?(?:\s[A-Za-z0-9][\w:-]*(?:\s?[点号])?)?(?:的[^，,。；;！!？?\s]{1,6})?\s?了(?![吗吧])|变成了?|变为|已经不|不再|不对[，,]"
+    r"|改成|改为|改到|改在|改做(?=[^，,。；;]{0,12}\d)|改用|换用|更正|重新(?:算|商量|核算|评估)了|纠正一下|记错了|说错了|(?:算漏|算错|漏算|少算|多算)了|(?<![A-Za-z])(?:switch|change)\s*成|说(?:短|长|少|多|早|晚|小|大|低|高)了|定(?:短|长|少|多|早|晚|小|大|低|高)了|搞错了|弄错了|(?:说|写|讲)的不对(?=[\s，,。：:]|$)|说岔了|搞混了|弄混了|记混了|(?<!我)(?<!本职)(?<!本身)(?<!本行)其实是(?!有的|有)|实际上?(?:一直|都)?是(?=\s*\d)|现在是|" + _NOW_SAID_ZH + r"|现在改|换成了|(?<![帮给请])换成\s?[^，,。；;！!？?\s]{1,16}?(?:\s[A-Za-z0-9][\w:-]*(?:\s?[点号])?)?(?:的[^，,。；;！!？?\s]{1,6})?\s?了(?![吗吧])|变成了?|变为|已经不|不再|不对[，,]"
     r"|顺延到|顺延至|延到|推到(?=[^，,。；;]{0,6}?(?:\d|[一二三四五六七八九十]))|降到|降至|升到|升至|提高到|增加到|" + _TO_A_NUMBER_ZH + r"|减少到|涨到|(?:涨|降|调|提)价到|调整为|调整到|调到|迁到|迁移到|迁去|搬到|搬去|挪到|改去|砍一半|砍半|减半|缩短一半|翻倍|翻一番|缩到|缩小到|扩到|扩大到|放宽到|收紧到|改发到|不用了|从[^，,。；;]{1,30}(?:换成|改成|改为|改到|转成|转为)"
     r"|不是(?!\s*不是)[^，,。]{1,20}[，,]?\s*(而)?是|是[^，,。]{1,20}[，,]?\s*不是|不(?:再)?是\s*[^，,。；;\s了]{1,12}?\s*了[^。；;！!]{0,30}?(?:现在按|现在用|以后按)"
     r"|(?:切到?|切换到|换到|迁到|改用|转到)[^，,。；;！!]{1,20}[，,][^，,。；;！!]{1,20}(?:停用|弃用|下线|关停|就停(?=[，,。；;！!\s]|$))"
@@ -339,7 +339,7 @@ _NEW_ONLY: list[re.Pattern[str]] = [
     # "so from September we're on the last Sunday of the month instead": where things stand now, said with "instead".
     re.compile(r"\b(?:we're|we are|we'll be|it's|it is|it'll be|they're|they are)\s+(?:now\s+)?(?:going to be\s+|gonna be\s+)?(?:on|at|in)\s+(?P<new>[^,.;!?]+?)\s+instead\b", re.IGNORECASE),
     re.compile(r"\bnew (?:date|time|day|deadline|venue|address|price|fee|rent|slot) is\s+(?P<new>(?:[^,.;!]|\.(?=\d))+)", re.IGNORECASE),
-    re.compile(r"(?:(?<![A-Za-z])(?:switch|change)\s*成|改成了?|改为|改到|改用|换用|统一成|统一为|换成了?|换到|变成了?|变为|现在是|" + _NOW_SAID_ZH + r"|其实是|降到|降至|升到|升至|提高到|增加到|" + _TO_A_NUMBER_ZH + r"|减少到|涨到|(?:涨|降|调|提)价到|调整为|调整到|调到|迁到|迁移到|迁去|搬到|搬去|改去|缩到|缩小到|扩到|扩大到|放宽到|收紧到|改发到)(?P<new>[^，,。；;！!]+)"),
+    re.compile(r"(?:(?<![A-Za-z])(?:switch|change)\s*成|改成了?|改为|改到|改用|换用|统一成|统一为|换成了?|换到|变成了?|变为|现在是|" + _NOW_SAID_ZH + r"|其实是|实际上?(?:一直|都)?是(?=\s*\d)|降到|降至|升到|升至|提高到|增加到|" + _TO_A_NUMBER_ZH + r"|减少到|涨到|(?:涨|降|调|提)价到|调整为|调整到|调到|迁到|迁移到|迁去|搬到|搬去|改去|缩到|缩小到|扩到|扩大到|放宽到|收紧到|改发到)(?P<new>[^，,。；;！!]+)"),
     re.compile(r"\b(?:moved(?: up| down| over| back| out)?|changed|switched|postponed|pushed back|pushed|brought forward|rescheduled|shifted|moves|shifts|switches|is moving|is switching|is shifting) to"
                r"\s+(?P<new>(?:[^,.;!]|\.(?=\d))+)", re.IGNORECASE),
     re.compile(r"(?:^[\w ]{2,30} update|^update(?: on [^:：]{1,40})?)\s*[:：]\s*(?P<new>[^.;!。；！]+)", re.IGNORECASE),
@@ -586,10 +586,16 @@ def parse_correction(sentence: str) -> Correction | None:
         found.old = ""  # "最大心率其实是 178 跟我以为的不一样 乳酸阈心率 163 区间按这个重新算吧": 163 is another setting, said after
     if found is not None and found.new and not found.old and not found.count:
         found.old = _value_before_the_move(found.clause, found.new) or _place_before_instead(found.clause, found.new)
+    if found is not None and _PRONOUN_RE.fullmatch(found.new.strip()):
+        # "Kwame's the new bar manager so the approve button is his now": whose it is now is the one the role names.
+        return _new_role_holder(sentence)
     if found is not None and found.new and not found.old and not values(found.new) and TEAM_ROLE_RE.search(found.new) \
             and len(names := _full_names(found.new)) == 1:
         found.new = names[0]  # "the CAD feed is Funmi Adeyemi's now, she's the new integration lead": who holds the role now
     return found
+
+
+_PRONOUN_RE = re.compile(r"his|hers|theirs|him|her|them|it|mine|ours|yours|他的|她的|他|她", re.IGNORECASE)
 
 
 # A quantity said to have gone up or down ("早上量血压 170 多 … 下午降到 140 了", "my resting HR was 62 in
@@ -697,6 +703,10 @@ _RECOUNTED_RE = re.compile(r"算漏|算错|漏算|少算|多算")
 # A move said with "to" ("moved back to 9:30"): asked for when an intent comes before it (_INTENT_RE).
 _MOVE_TO_RE = re.compile(r"\b(?:moved|changed|switched|pushed|shifted|rescheduled)(?: up| down| over| back| out)? to\b", re.IGNORECASE)
 _OWN_MISTAKE_RE = re.compile(r"\b(?:actually|i was wrong|my bad|my mistake|correction|scratch that|i meant)\b", re.IGNORECASE)
+# What was said is taken back, and nothing else is said ("还有上次我说 Mochi hot spot 35 是我搞错了.", "I got that wrong"):
+# without a new value the sentence states nothing that holds, only the value that does not.
+# Said of the user's own words, not of a bug ("系统给算错了" reports one).
+TAKEN_BACK_RE = re.compile(r"我(?:之前|上次|刚才)?(?:说|记|搞|弄|写)错了|\bi (?:was wrong|got (?:it|that|this) wrong)\b", re.IGNORECASE)
 
 
 # A change said as planned, in Chinese, before its verb (the move's own "从 X" left out). Narrower than
@@ -763,6 +773,9 @@ def _parse(sentence: str) -> Correction | None:
 _HOLDER_CHANGED_RE = re.compile(r"\b(?:now|new|taking over|taken over|took over|stepped down|stepping down|replac\w+|left|moved on)\b", re.IGNORECASE)
 
 
+_NEW_HOLDER_OPENS_RE = re.compile(r"(?P<name>[A-Z][a-z]+(?:\s[A-Z][a-z]+)?)(?:'s|\s+is)\s+(?:the|our|my)\s+new\b")
+
+
 def _new_role_holder(sentence: str) -> Correction | None:
     """A role said to have a new holder, by name (English): the new name, and the old one when the sentence names
     exactly one other person."""
@@ -770,6 +783,9 @@ def _new_role_holder(sentence: str) -> Correction | None:
     if role is None or not _HOLDER_CHANGED_RE.search(sentence):
         return None
     found = _names_at(sentence)
+    opening = _NEW_HOLDER_OPENS_RE.match(sentence)  # "Kwame's the new bar manager": the name opens the sentence
+    if opening is not None:
+        found = [(0, opening.group("name")), *found]
     named = list(dict.fromkeys(name for at, name in found if role.start() <= at < role.end()))
     if len(named) != 1:
         return None
@@ -869,9 +885,18 @@ def _old_pattern(old: str) -> str:
     # letters and digits around it make it part of another word.
     # ("北京青麦" is "北京的青麦画室" too: 的 between Chinese words may be said or left out; so may a space beside Chinese
     # writing: "6 个月" is "6个月".)
-    return "|".join("的?".join(map(re.escape, s)) if _ZH_WORD_RE.fullmatch(s) else _SPACE_BESIDE_ZH_RE.sub(r"\\s*", re.escape(s)) if is_chinese(s)
-                    else rf"(?<![A-Za-z0-9_]){re.escape(s)}{'s?' if _WEEKDAY_EN_RE.fullmatch(s) else ''}(?![A-Za-z0-9_])"
+    # ("120分钟" is "120 分钟" too: a space may stand where Chinese meets a figure or a Latin word.)
+    return "|".join("的?".join(map(re.escape, s)) if _ZH_WORD_RE.fullmatch(s) else _SPACE_BESIDE_ZH_RE.sub(r"\\s*", _spaced_anywhere(s)) if is_chinese(s)
+                    else rf"(?<![A-Za-z0-9_]){_spaced_anywhere(s)}{'s?' if _WEEKDAY_EN_RE.fullmatch(s) else ''}(?![A-Za-z0-9_])"
                     for s in sorted(spellings, key=len, reverse=True))
+
+
+def _spaced_anywhere(value: str) -> str:
+    """`value` escaped, with an optional space wherever Chinese writing meets a figure or a Latin letter."""
+    return _ZH_MEETS_LATIN_RE.sub(r"\\s*", re.escape(value))
+
+
+_ZH_MEETS_LATIN_RE = re.compile(r"(?<=[0-9A-Za-z])(?=[\u4e00-\u9fff])|(?<=[\u4e00-\u9fff])(?=[0-9A-Za-z])")
 
 
 # A day of the week, which a record may say in the plural ("lost the Tuesday slot" / "sessions are Tuesdays and Thursdays").
@@ -2538,6 +2563,11 @@ def _values_of_new(correction: Correction) -> list[tuple[str, str]]:
     words around it ("搬到吴中区了": where the user lives) counts when it stands inside the new value
     in the clause."""
     said = _stated_values(correction.new or correction.clause)
+    if correction.new and any(k == "number" for k, _ in said):
+        # "调到 7.5 一只": the words after the new value in the clause say what the bare number is (a price each).
+        at = correction.clause.find(correction.new)
+        typed = {v: k for a, k, v in _values_stated_at(correction.clause) if k != "number" and at >= 0 and at <= a < at + len(correction.new)}
+        said = [(typed.get(v, k) if k == "number" else k, v) for k, v in said]
     if not correction.new and not correction.weak:
         # "the Portugal trip fell through, …, we're going to Naples instead, same week in September": a month said
         # in a change that names no new value is when it happens, not a value it changes ("a blood test in January").

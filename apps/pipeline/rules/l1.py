@@ -22,6 +22,7 @@ from django.utils import timezone
 
 from apps.pipeline.rules.corrections import (
     CHANGE_SAID_RE,
+    TAKEN_BACK_RE,
     Correction,
     bare_value,
     corrected_content,
@@ -710,7 +711,11 @@ def _folded(kind: str, value: str) -> str:
 
 def _stated(ctx, said, text: str, analysis: BatchAnalysis, mode: str, projects: dict[str, dict], *, claimed_only: bool = False) -> list[Planned]:
     """What a correction says holds now, as records of their own: the units a pattern claims, or
-    one fact when none does and the correction says enough to stand alone (not with `claimed_only`)."""
+    one fact when none does and the correction says enough to stand alone (not with `claimed_only`). A correction that
+    only takes back what was said, ending on it and naming no new value, states nothing (the value it names is the wrong one)."""
+    taken_back = TAKEN_BACK_RE.search(text)
+    if not said.correction.old and not said.correction.new and taken_back and not text[taken_back.end():].strip(" 。.!！~～"):
+        return []  # ("我上次说错了：是超过 5 次才自动收卷" says what holds after it, and stays.)
     found = extract_from_message(said.message, mode=mode, sentences=[simplified(text)], speakers=analysis.speakers)
     for cand in found:
         cand.content = analysis.restore(cand.content)
