@@ -5018,6 +5018,9 @@ def test_an_event_called_off_and_the_one_entered_instead(chat, l0, run_now):
     ("coder", "市水利局督查组下周来 要 8 月整月的逐小时水位 这次先帮我导一份 excel 就行 不用做成功能 以后也不一定再要", "督查组"),
     ("coder", "跨年夜西湖店 GM 要求那一晚所有房型价格手动 override 成 3888，就 12/31 一晚，你直接用 admin CLI 改掉就行，别写成 rule 也别进 code",
      "3888"),
+    # (held-out batches 86 and 87) the details of the request, said after it and called a one-time job again.
+    ("coder", "and just this once, can you knock out folder labels for the come-and-sing Messiah in december? 40 folders, \"Messiah – "
+              "Folder 01\" up to 40, on Avery L7160 sheets. don't put it in the app, it's a one-time job, I'll print it at work", "Avery"),
     ("chat", "还有一个：朵朵下周要去同学 Ethan 的生日 party，这次帮我挑个 300 块以内的 set 当礼物吧，他 7 岁，超级喜欢恐龙", "Ethan"),
     # (held-out batches 66 and 67) "just for <the occasion>", "for tonights publish only … as a one off".
     ("chat", "Just for Thursday's Women's Institute meeting, could you write me a two-sentence introduction to say before I play?",
@@ -6124,13 +6127,6 @@ def test_an_aside_in_brackets_taken_back_leaves_the_rule_before_it(coder, l0, ru
     live_now = said_alone(coder, l0, run_now, said)
     assert any("conventional commits" in t for t in live_now), live_now
     assert not any("redundant" in t for t in live_now), live_now
-
-
-def test_the_details_of_a_request_for_once_go_with_it(coder, l0, run_now):
-    said = ("and just this once, can you knock out folder labels for the come-and-sing Messiah in december? 40 folders, \"Messiah – "
-            "Folder 01\" up to 40, on Avery L7160 sheets. don't put it in the app, it's a one-time job, I'll print it at work")
-    live_now = said_alone(coder, l0, run_now, said)
-    assert not any("Avery" in t for t in live_now), live_now
 
 
 def test_a_report_that_opens_with_what_is_new_is_work_produced():

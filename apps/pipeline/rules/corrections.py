@@ -90,7 +90,8 @@ _NOW_SAID_ZH = r"以后(?:都|就)是(?=\s*\d)|(?:现在|改)叫|改名(?:叫|�
 _CALLING_IT_NOW = r"\b(?:that's|that is) what (?:we're|we are|i'm|i am|we'll be|i'll be) calling (?:it|him|her|them|the \w+) now\b"
 # "the gin is now called Salt Road", "the channel's been renamed to Ops Alerts": a new name, said as such.
 _NOW_CALLED = (r"\b(?:(?:is|are|'s)\s+now\s+(?:called|named)|(?:has been|have been|'s been|was|were|got|is|'s)\s+renamed(?:\s+(?:to|as))?"
-               r"|(?:we|i)(?:'ve| have)?\s+renamed\s+(?:it|him|her|them|the \w+)(?:\s+(?:to|as))?)\s+(?P<new>(?-i:[A-Z])[\w'-]*(?:\s(?-i:[A-Z])[\w'-]*)*)")
+               r"|(?:we|i)(?:'ve| have)?\s+renamed\s+(?:it|him|her|them|the \w+)(?:\s+(?:to|as))?)\s+")
+_A_NAME_EN = r"(?-i:[A-Z])[\w'-]*(?:\s(?-i:[A-Z])[\w'-]*)*"  # words that open with a capital, in any case setting
 _CHOICE_VERB = r"[跑去考学报用买读做选住打练]"  # a verb of doing or taking something: 考, 跑, 报, 用 …
 _CHOICE_PAIRS = (
     # "最后没做自锁 选了隐适美", "台面最后没用岩板 … 就改成石英石了", "物流不用顺丰冷运了 年前他们涨价涨得太狠 换成京东冷链": the one
@@ -188,7 +189,7 @@ CORRECTION_RE = re.compile(
     r"|之前(?:接|用|走|是|买|选)的?[^，,。；;\s]{2,12}[，,][^，,。；;]{0,20}?(?:换成|改成|换到|改用)"
     r"|\b(?:we're|we are|we'll be|it's|it is|it'll be|they're|they are)\s+(?:now\s+)?(?:going to be\s+|gonna be\s+)?(?:on|at|in)\s+[^,.;!?]+?\s+instead\b(?!\s+of\b)"
     r"|" + _CALLING_IT_NOW +
-    r"|" + _NOW_CALLED.replace("(?P<new>", "(?:") +
+    r"|" + _NOW_CALLED + _A_NAME_EN +
     r"|" + _WITH_NOW_RE.pattern +
     # "so I've gone with the Llangollen Railway instead": a choice made in place of another.
     r"|\b(?:i|we)(?:'ve| have)?\s+(?:gone|went|going|go)\s+with\s+[^,.;!?]+?\s+instead\b(?!\s+of\b)"
@@ -322,7 +323,7 @@ _PAIRS: list[re.Pattern[str]] = [
 _NAME_RUN_RE = re.compile(r"\b(?!I\b)[A-Z][a-z][\w'-]*(?:\s+[A-Z][a-z][\w'-]*)*")
 _GONE_WITH_RE = re.compile(r"\b(?:i|we)(?:'ve| have)?\s+(?:gone|went|going|go)\s+with\s+(?:the\s+)?(?P<new>[^,.;!?]+?)\s+instead\b", re.IGNORECASE)
 _CALLING_IT_NOW_RE = re.compile(r"\bcalled (?P<new>[A-Z][\w'-]*(?:\s[A-Z][\w'-]*)*)[^.;!?]{0,40}?" + _CALLING_IT_NOW)
-_NOW_CALLED_RE = re.compile(_NOW_CALLED, re.IGNORECASE)
+_NOW_CALLED_RE = re.compile(_NOW_CALLED + f"(?P<new>{_A_NAME_EN})", re.IGNORECASE)
 
 
 def _renamed(clause: str) -> bool:
@@ -909,9 +910,7 @@ def _tools_taken_up(sentence: str, own: str) -> Correction | None:
     now = [(k, v) for k, v in values(own) if k.startswith("tool:")]
     if len({value_key(v) for _, v in now}) != 1:
         return None
-    kind, new = now[0]
-    others = {value_key(v): v for k, v in values(sentence) if k == kind and value_key(v) != value_key(new)}
-    return Correction(clause=_clause_of(sentence), old=next(iter(others.values())) if len(others) == 1 else "", new=new, weak=True)
+    return Correction(clause=_clause_of(sentence), old=_other_tool_of_its_kind(sentence, now[0][1]), new=now[0][1], weak=True)
 
 
 def _two_of_a_kind(text: str) -> bool:
@@ -972,7 +971,7 @@ def move_done(parts: list[str], reply: str) -> tuple[int, Correction] | None:
             return None
         picked = named[0]
     index, _, kind, new = picked
-    others = {value_key(v): v for *_, k, v in named if value_key(v) != value_key(new) and (k == kind or {k, kind} <= _HOST_KINDS)}
+    others = {value_key(v): v for *_, k, v in named if value_key(v) != value_key(new) and _kind_fits(k, kind)}
     return index, Correction(clause=_clause_of(parts[index]), old=next(iter(others.values())) if len(others) == 1 else "", new=new)
 
 
@@ -1889,9 +1888,10 @@ def corrected_content(record: str, correction: Correction) -> str | None:
             if said_after and len(new.split()) > 1 and new.split()[-1].casefold() == said_after.group(1).casefold():
                 end += said_after.end()  # "the Severn Valley Railway" → "the Llangollen Railway", not "… Railway Railway"
             place = re.match(r"(?:\s+[A-Z][\w'-]*){0,3}\s+" + _PLACE_NOUN + r"\b", record[end:])
-            if place and re.search(r"\bthe\s+$", record[:start], re.IGNORECASE) and re.fullmatch(r"the\s.+\s" + _PLACE_NOUN, new, re.IGNORECASE):
+            the = re.search(r"\bthe\s+$", record[:start], re.IGNORECASE)
+            if place and the and re.fullmatch(r"the\s.+\s" + _PLACE_NOUN, new, re.IGNORECASE):
                 # "the Dumbarton Middle School field" → "the Overlea turf": the place's whole name goes, its "the" once
-                start, end = re.search(r"\bthe\s+$", record[:start], re.IGNORECASE).start(), end + place.end()
+                start, end = the.start(), end + place.end()
             alias = _ALIAS_OPEN_RE.search(record[:start])
             shut = _ALIAS_SHUT_RE.match(record, end)
             if alias and shut:
@@ -2563,10 +2563,14 @@ def _values_of_new(correction: Correction) -> list[tuple[str, str]]:
     words around it ("搬到吴中区了": where the user lives) counts when it stands inside the new value
     in the clause."""
     said = _stated_values(correction.new or correction.clause)
+
+    def in_its_place() -> list[tuple[str, str]]:
+        at = correction.clause.find(correction.new)
+        return [(k, v) for a, k, v in _values_stated_at(correction.clause) if at >= 0 and at <= a < at + len(correction.new)]
+
     if correction.new and any(k == "number" for k, _ in said):
         # "调到 7.5 一只": the words after the new value in the clause say what the bare number is (a price each).
-        at = correction.clause.find(correction.new)
-        typed = {v: k for a, k, v in _values_stated_at(correction.clause) if k != "number" and at >= 0 and at <= a < at + len(correction.new)}
+        typed = {v: k for k, v in in_its_place() if k != "number"}
         said = [(typed.get(v, k) if k == "number" else k, v) for k, v in said]
     if not correction.new and not correction.weak:
         # "the Portugal trip fell through, …, we're going to Naples instead, same week in September": a month said
@@ -2580,10 +2584,7 @@ def _values_of_new(correction: Correction) -> list[tuple[str, str]]:
     # "20ppm 就该报 所有栋都按 20 来": the bare number is the value with its unit said again, not another one.
     with_unit = {m.group(0) for k, v in said if k != "number" and (m := re.match(r"\d+(?:\.\d+)?", v))}
     said = [(k, v) for k, v in said if not (k == "number" and v in with_unit)]
-    if said or not correction.new:
-        return said
-    at = correction.clause.find(correction.new)
-    return [(k, v) for a, k, v in _values_stated_at(correction.clause) if at >= 0 and at <= a < at + len(correction.new)]
+    return said if said or not correction.new else in_its_place()
 
 
 # Kinds whose value is typed by the words that name its slot ("住在 X", "搬到 Y", "we moved to Z", "跑在 X 上"):
