@@ -3533,6 +3533,9 @@ def test_a_move_the_user_asks_for_holds_once_the_reply_reports_it_done(coder, l0
     # (held-out batches 86 and 87) "swap … over to", "Swapped."
     (["other thing: Mailgun killed the free tier so I'm not paying for that.", "swap the email over to Postmark."],
      "Swapped. `partbook/mail.py` now posts to the Postmark API:", (1, "Mailgun", "Postmark")),
+    # (held-out batches 90 and 91) Wasabi is object storage; the one tool the message names, said before "swap it over".
+    (["backups. the owner wants us off the old provider, the accountant set us up with Wasabi and it's on their invoice now.",
+      "swap it over, keep the 2am schedule"], "Switched over to rclone against Wasabi's S3 endpoint:", (0, "", "Wasabi")),
 ])
 def test_a_move_done_names_the_tool_taken_up_and_the_one_it_replaces(said, reply, expected):
     index, correction = move_done(said, reply)
@@ -3544,6 +3547,8 @@ def test_a_move_done_names_the_tool_taken_up_and_the_one_it_replaces(said, reply
     (["朋友推荐 Drizzle，也有人说 TypeORM 好，帮我换过去"], "换好了："),  # two of a kind, neither after the request
     (["能不能把日志清一下"], "弄好了："),  # no move asked
     (["迁到阿里云 ECS 吧，深圳 region"], "太好了！深圳 region 延迟低。"),  # praise, not a report of it done
+    # A service of a cloud ("腾讯云的票据识别 API") is no move of where things run.
+    (["OCR 那边换掉吧，本地那台 CPU 机器太慢了。", "换腾讯云的票据识别 API，一个月几百块，老板批了"], "换好了："),
 ])
 def test_no_move_is_read_without_a_request_a_report_of_it_done_and_one_tool_taken_up(said, reply):
     assert move_done(said, reply) is None
@@ -5566,6 +5571,26 @@ def test_a_change_that_says_the_old_day_again_replaces_the_record_holding_it(cha
      "is his now.", "Jodie", "only Kwame gets the approve button"),
     ("chat", "目前最想去的是七中育才 但是听群里说得各种版本都有",
      "择校的事我们改主意了 不去争育才了 跑了一趟才发现通勤单程一个多小时 孩子扛不住\n现在目标改成树德实验 开车十五分钟 就定这个了", "育才", "树德实验"),
+    # (held-out batches 90 and 91) A value ended by a space and the next value ("降到 55 3斤装不动"); "下个月起全部走韵达" (no
+    # "从"; the clause starts after the space before it); "不去巴厘岛那个 camp 了" and the new place in the next sentence; the one
+    # the user does it with now ("climbing with Priya now"); the words before "以后" that announce the change; "现在换成" and a
+    # name of the same maker; "原来那家康复医院太远了"; "保姆换人了".
+    ("coder", "notify-svc 里的价格是 3 斤装 29.9 8斤装 59 坏果包赔", "价钱得调 同行都在压价 8 斤装我们也降到 55 3斤装不动",
+     "8斤装 59", "3 斤装 29.9 8斤装 55"),
+    ("coder", "快递用圆通 每单 4 块 网点谈好了", "还有快递 原来那家老是丢件 网点也换人了 我朋友不干了 下个月起全部走韵达 每单 3 块 8",
+     "圆通", "快递用韵达"),
+    ("chat", "计划 3 月去巴厘岛 Canggu 的那个 surf camp 待两个礼拜",
+     "下一个 trip 不去巴厘岛那个 camp 了, 那边的教练走了\n改去斯里兰卡 Weligama 的 surf school, 6 月初去", "Canggu", "Weligama"),
+    ("chat", "I climb at the Foundry on Wednesdays with my belay partner Tom, and boulder alone at weekends.",
+     "bit of a change: my old belay partner moved to Leeds last month, so on Wednesdays I'm climbing with Priya now.", "Tom",
+     "belay partner Priya"),
+    ("coder", "结算：每个月 20号 结一次 出对账单给客户", "另外对账日要改 以后每个月月末最后一天结 客户那边都是月底报量", "20号", "月末最后一天"),
+    ("chat", "老师定了: Chopin Waltz Op. 64 No. 2, 还有一首 Czerny 的练习曲",
+     "老师改主意了, 她觉得那首太常见. 现在换成 Chopin Nocturne Op. 9 No. 2. 只剩三个礼拜", "Waltz", "Chopin Nocturne Op. 9 No. 2, 还有"),
+    ("chat", "复健是每周二四 带我妈去望京那家康复医院做训练 一次一个小时",
+     "复健的事变了 原来那家康复医院太远了 来回打车一个多小时 从这周起改成治疗师上门 每周一和周三上午", "望京", "治疗师上门"),
+    ("chat", "家里请了个保姆张阿姨 白天 9 点到下午 5 点 一个月 5500 晚上我自己带", "保姆换人了 张阿姨回老家带孙子了 新来的是刘姐 住家的 一个月 6800",
+     "5500", "刘姐"),
 ])
 def test_a_value_said_to_have_changed_in_other_words_replaces_the_stored_one(mode, first, then, gone, kept, request, l0, run_now):
     cwd = PROJ if mode == "coder" else "/home/user"
@@ -6159,3 +6184,83 @@ def test_the_digits_of_a_model_code_are_no_number_a_change_carries():
     assert values("打印机都换成 Citizen CX-02 了") == []
     assert corrected_content("机器跑 Windows 10 IoT Enterprise LTSC 打印机是 DNP DS620",
                              parse_correction("big news 所有机器的打印机都换成 Citizen CX-02 了 DS620 太容易卡纸")) is None
+
+
+# ------------------------------------------------------------ held-out batches 90 and 91
+
+def test_a_change_of_plan_for_a_place_moves_its_month_to_the_dates_said(chat, l0, run_now):
+    # What the change is of, said before the dash; a range of days in one month is one date, which replaces the month.
+    l0(chat, [say("a1", "big news: going to Lisbon in October for a week!!", 0),
+              say("a2", "change of plan for Lisbon — work wouldn't sign off my leave, so I've moved it: 3 to 10 November 2027 now.", 1)])
+    ok(run_now(chat, KIND_L1))
+    assert_swapped(texts(chat), "October", "Lisbon 3 to 10 November 2027")
+
+
+def test_a_setting_someone_wants_at_a_value_is_decided(coder, l0, run_now):
+    live_now = told_then(coder, l0, run_now, "notify-svc alarms: if the freezer stays above -15°C for 20 minutes, page whoever is on call.",
+                         "two changes from the safety meeting\nDeepa (food safety lead) wants the freezer alarm at -18°C. the inspector "
+                         "flagged it", cwd=PROJ)
+    assert_swapped(live_now, "-15°C", "above -18°C")
+    # Asked about, it is no decision.
+    assert _wanted("does Deepa want the freezer alarm at -18°C?") is None and _wanted("Deepa wants the freezer alarm at -18°C.")
+
+
+def _wanted(sentence: str):
+    from apps.pipeline.rules.units import _change_in
+
+    return _change_in(sentence, "code")
+
+
+@pytest.mark.parametrize(("said", "name"), [
+    ("Instagram no no no. 我们家 rule: 16 岁前 no social media", "Instagram"),  # a Latin name, then no said twice
+    ("Comme il Faut, no thanks, £200+ for a pair of shoes I'll scuff in a month", "Comme il Faut"),
+    ("e签宝 不要 一年好几千块 客户都是五六十岁的包工头", "e签宝"),  # a name in two scripts
+    ("Python no longer matters here", ""),
+])
+def test_a_refusal_names_what_it_refuses(said, name):
+    from apps.pipeline.rules.extract import refused_name
+
+    assert refused_name(said) == name
+
+
+def test_these_two_months_point_back_at_nothing(chat, l0, run_now):
+    # "这两个月" is a span of time, not "these two" said of the sentence before: the request for once stays apart from it.
+    l0(chat, [say("a1", "好 明天就打电话问\n这次帮我写段话发家族群 谢谢我三姑 这两个月每个礼拜都坐公交来帮我妈做饭 语气热乎点 别太官方", 0)])
+    ok(run_now(chat, KIND_L1))
+    assert not any("三姑" in t for t in texts(chat)), texts(chat)
+
+
+def test_where_the_user_studied_and_a_reply_headed_by_a_done_word_are_kept():
+    from apps.pipeline.rules.extract import classify, extract_from_message
+
+    assert classify("Berklee 读的 MP&E, 回国混了 8 年", role="user") == "persona"
+    assert classify("我昨天读的那本书不错", role="user") != "persona"
+    reply = {"role": "assistant", "content": "接好了：\n\n- `express/WaybillBatchPrinter.java`：后台勾选订单 → 批量打印面单，一次最多 100 单。",
+             "timestamp": T, "sessionKey": "s1", "id": "r1"}
+    assert [c.category for c in extract_from_message(reply, mode="code")] == ["artifact"]
+
+
+def test_what_the_rules_of_batches_90_and_91_leave_alone():
+    from apps.pipeline.rules.corrections import Correction, _given_up_name, counterpart
+    from apps.pipeline.rules.extract import extract_from_message
+
+    # "不用…了" that gives up no thing; "之前那个力度" is no place or business used before.
+    assert _given_up_name("次卫的马桶这次随便挑个最便宜的就行，不用给我列 table 了，直接说买哪个。") is None
+    assert _given_up_name("会员折扣改一下 我爸说从六月一号起 会员统一9折 之前那个力度太小了 师傅们老嫌") is None
+    # A place of a business swapped only when someone new is said to hold it.
+    assert _given_up_name("网点也换人了 我朋友不干了") is None
+    # A name of the same maker only when the new value is such a name, not a sentence or a version said with when.
+    record = "他在静安的 Kaizen Dojo 学 karate 快一年了"
+    said = "Kaizen 原来那个 branch 房东不续租了 12 月起合并到徐汇那边的分馆"
+    assert counterpart(record, Correction(clause=said, old="", new=said)) == ""
+    assert counterpart("老师定了: Bach Partita No. 3 的 Gavotte, 还有 Kabalevsky", Correction(clause="", old="", new="Bach Sonata No. 1 的 Presto")) \
+        == "Bach Partita No. 3 的 Gavotte"
+    assert corrected_content("It's a Node 20 service that consumes from SQS.", parse_correction("We bumped the service to Node 22 on Friday.")) \
+        == "It's a Node 22 service that consumes from SQS."
+    # A date said with a weak "现在" is no new month of another record.
+    weak = Correction(clause="现在白带 准备 11 月 9 号考橙带", old="", new="", weak=True)
+    assert corrected_content("我儿子今年九月刚上一年级", weak) is None
+    # An item of a done report that says what was taken away produced nothing.
+    reply = {"role": "assistant", "content": "换好了：\n\n- `recon/ocr/` 整个删掉，`requirements.txt` 里去掉了 paddleocr。\n"
+                                             "- `recon/ocr_api.py`：调用发票识别接口。", "timestamp": T, "sessionKey": "s1", "id": "r1"}
+    assert [c.content for c in extract_from_message(reply, mode="code")] == ["`recon/ocr_api.py`：调用发票识别接口。"]

@@ -180,7 +180,7 @@ CORRECTION_RE = re.compile(
     r"|改(?:订|签|约|报|买)了?(?=[^，,。；;]{0,12}?(?:\d|[一二三四五六七八九十两]))"
     + "".join("|" + _ungrouped(p) for p in _CHOICE_PAIRS) +
     # (Not "历史数据其实是有的": it exists after all, no value replaced.)
-    r"|改成|改为|改到|改在|改做(?=[^，,。；;]{0,12}\d)|改用|换用|更正|重新(?:算|商量|核算|评估)了|纠正一下|记错了|说错了|(?:算漏|算错|漏算|少算|多算)了|(?<![A-Za-z])(?:switch|change)\s*成|说(?:短|长|少|多|早|晚|小|大|低|高)了|定(?:短|长|少|多|早|晚|小|大|低|高)了|搞错了|弄错了|(?:说|写|讲)的不对(?=[\s，,。：:]|$)|说岔了|搞混了|弄混了|记混了|(?<!我)(?<!本职)(?<!本身)(?<!本行)其实是(?!有的|有)|实际上?(?:一直|都)?是(?=\s*\d)|现在是|" + _NOW_SAID_ZH + r"|现在改|换成了|(?<![帮给请])换成\s?[^，,。；;！!？?\s]{1,16}?(?:\s[A-Za-z0-9][\w:-]*(?:\s?[点号])?)?(?:的[^，,。；;！!？?\s]{1,6})?\s?了(?![吗吧])|变成了?|变为|已经不|不再|不对[，,]"
+    r"|改成|改为|改到|改在|改做(?=[^，,。；;]{0,12}\d)|改用|换用|更正|重新(?:算|商量|核算|评估)了|纠正一下|记错了|说错了|(?:算漏|算错|漏算|少算|多算)了|(?<![A-Za-z])(?:switch|change)\s*成|说(?:短|长|少|多|早|晚|小|大|低|高)了|定(?:短|长|少|多|早|晚|小|大|低|高)了|搞错了|弄错了|(?:说|写|讲)的不对(?=[\s，,。：:]|$)|说岔了|搞混了|弄混了|记混了|(?<!我)(?<!本职)(?<!本身)(?<!本行)其实是(?!有的|有)|实际上?(?:一直|都)?是(?=\s*\d)|现在是|" + _NOW_SAID_ZH + r"|现在改|换成了|(?:现在|后来|最后)换成(?![^，,。；;！!？?]*(?:[吗吧？?]|的话))|(?<![帮给请])换成\s?[^，,。；;！!？?\s]{1,16}?(?:\s[A-Za-z0-9][\w:-]*(?:\s?[点号])?)?(?:的[^，,。；;！!？?\s]{1,6})?\s?了(?![吗吧])|变成了?|变为|已经不|不再|不对[，,]"
     r"|顺延到|顺延至|延到|推到(?=[^，,。；;]{0,6}?(?:\d|[一二三四五六七八九十]))|降到|降至|升到|升至|提高到|增加到|" + _TO_A_NUMBER_ZH + r"|减少到|涨到|(?:涨|降|调|提)价到|调整为|调整到|调到|迁到|迁移到|迁去|搬到|搬去|挪到|改去|砍一半|砍半|减半|缩短一半|翻倍|翻一番|缩到|缩小到|扩到|扩大到|放宽到|收紧到|改发到|不用了|从[^，,。；;]{1,30}(?:换成|改成|改为|改到|转成|转为)"
     r"|不是(?!\s*不是)[^，,。]{1,20}[，,]?\s*(而)?是|是[^，,。]{1,20}[，,]?\s*不是|不(?:再)?是\s*[^，,。；;\s了]{1,12}?\s*了[^。；;！!]{0,30}?(?:现在按|现在用|以后按)"
     r"|(?:切到?|切换到|换到|迁到|改用|转到)[^，,。；;！!]{1,20}[，,][^，,。；;！!]{1,20}(?:停用|弃用|下线|关停|就停(?=[，,。；;！!\s]|$))"
@@ -223,8 +223,10 @@ CHANGE_TO_RE = re.compile(
 # value of that kind next to the same words (supersedes); otherwise the sentence is a plain statement.
 # "现在的借阅规则：…" names what holds and introduces it: no cue.
 # From a day on ("从明天（16 号）起", "从 3 月 1 号开始"): when a change holds, not a value of it.
-_FROM_DAY = (r"从\s*(?:今天|明天|后天|下周[一二三四五六日天]?|下个?月|下礼拜[一二三四五六日天]?|\d{1,2}\s*月\s*\d{1,2}\s*[号日]|\d{1,2}\s*[号日])"
-             r"(?:（[^）]{1,16}）)?\s*(?:开始|起)")
+_FROM_DAY = (r"从\s*(?:今天|明天|后天|这周|本周|这个月|本月|下周[一二三四五六日天]?|下个?月|下礼拜[一二三四五六日天]?|\d{1,2}\s*月\s*\d{1,2}\s*[号日]|\d{1,2}\s*[号日])"
+             r"(?:（[^）]{1,16}）)?\s*(?:开始|起)"
+             # "下个月起全部走极兔": "起" says "from … on" without "从" ("明天开始放假" says when something starts).
+             r"|(?<![\u4e00-\u9fff])(?:明天|这周|本周|这个月|本月|下周|下个?月|下礼拜)起(?!来|床|飞)")
 _FROM_DAY_RE = re.compile(_FROM_DAY)
 # The same without "从", when more is said after it ("12 月起合并到徐汇那边的分馆", "3 月 1 号开始在 N26 做"): still when,
 # never the value that changed ("今年采摘季11月5号开始，…" says the date the season starts: that is its value).
@@ -298,7 +300,7 @@ _PAIRS: list[re.Pattern[str]] = [
     # "物理机换成了三台 ECS": a short subject changed into something else.
     # (Not a person who made the change: "我现在换成20厘米的绷子了" says the new value only, "纸我换成宝虹了" names the slot
     # and the new value; nor a decision: "决定换成 FastAPI 了".)
-    re.compile(r"^(?!(?:(?:我|我们|你|他|她|它|咱们?)(?:现在|也|又|已经|就|都)?|(?:决定|打算|准备|还是|最后|后来)\s?)(?:换成|替换))(?P<old>[^，,。；;\s]{1,12}?)(?<!我)(?<!我们)(?<!你)(?<!他)(?<!她)(?:换成了?|替换成了?|替换为)(?P<new>[^，,。；;！!]+)"),
+    re.compile(r"^(?!(?:(?:我|我们|你|他|她|它|咱们?)(?:现在|也|又|已经|就|都)?|(?:决定|打算|准备|还是|最后|后来|现在)\s?)(?:换成|替换))(?P<old>[^，,。；;\s]{1,12}?)(?<!我)(?<!我们)(?<!你)(?<!他)(?<!她)(?:换成了?|替换成了?|替换为)(?P<new>[^，,。；;！!]+)"),
     re.compile(r"(?P<old>[\w.+-]+(?: [\w.+-]+)?)\s*(?:已经)?不再(?:用|使用|维护|支持)了?[，,]\s*(?:\S{0,6}?)(?:迁到|迁移到|改发到|转到|挪到)(?P<new>[^，,。；;！!]+)"),
     *(re.compile(p, re.IGNORECASE) for p in _CHOICE_PAIRS),
     # "告警现在改发到钉钉了，飞书不用了": the new one first, the dropped one after.
@@ -694,7 +696,14 @@ def _unpunctuated_clause(clause: str, new: str) -> str:
     said = [i for i, chunk in enumerate(chunks) if new in chunk]
     if len(chunks) < 4 or len(said) != 1:
         return ""
-    return " ".join(chunks[max(0, said[0] - 1): said[0] + 1])
+    first = max(0, said[0] - 1)
+    # ("还有快递 原来那家老是丢件 … 我朋友不干了 下个月起全部走韵达": a short head that opens the matter names what changes too.)
+    head = [chunks[0]] if first > 0 and _MATTER_HEAD_ZH_RE.fullmatch(chunks[0].strip()) else []
+    return " ".join(head + chunks[first: said[0] + 1])
+
+
+# A head that opens a matter ("还有快递", "另外对账", "保险的事"): a word or two, nothing said of it yet.
+_MATTER_HEAD_ZH_RE = re.compile(r"(?:还有|另外|然后|对了)\s*[\u4e00-\u9fffA-Za-z]{1,6}|[\u4e00-\u9fffA-Za-z]{1,6}(?:的事|那边|这块)")
 
 
 # What was counted wrong before ("之前算漏了 1 到 3 月的绩效"): the numbers said with it are not the old value.
@@ -752,6 +761,10 @@ def _parse(sentence: str) -> Correction | None:
         cue = None
     if cue and not _clarified_aside(sentence):
         marked = _parse_marked(sentence)
+        if marked is not None and not marked.old and _FORMER_ONE_MOVED_RE.search(sentence):
+            # "my old belay partner moved to Leeds, so on Wednesdays I'm climbing with Priya now": the one who was moved
+            # away; what holds now is said with "now", if at all.
+            return _said_now(sentence)
         # ("搬到岘港了！现在住 An Thuong 附近": a new value typed by the words around it is a value too.)
         if marked is None or marked.old or not marked.new or values(marked.new) or _values_of_new(marked):
             return marked
@@ -819,27 +832,36 @@ def _said_now(sentence: str) -> Correction | None:
         # The value belongs to the cue's own clause: "三天前拔了智齿，现在还肿着" says no new value
         # (a full stop before a space ends a clause too: "…G/45 d5 from now on. last year round 4
         # ended at 9:40pm" says no value of the change after it).
-        start = max([sentence.rfind(ch, 0, cue.start()) + 1 for ch in "，,;；。"] + [m.end() for m in _STOP_RE.finditer(sentence, 0, cue.start())])
+        start = max([sentence.rfind(ch, 0, cue.start()) + 1 for ch in "，,;；。"] + [m.end() for m in _STOP_RE.finditer(sentence) if m.end() <= cue.start()])
         ends = [i for i in (sentence.find(ch, cue.end()) for ch in "，,;；。") if i >= 0] + [m.start() for m in _STOP_RE.finditer(sentence, cue.end())][:1]
         own = sentence[start: min(ends) + 1 if ends else len(sentence)]
         if _NEWLY_POSSIBLE_RE.search(sentence, start, cue.start()):
             continue  # "we've bought 2 Urban Arrows, so bulky stuff up to 80kg can go by bike now": a thing newly possible
+        if (with_whom := _WITH_WHOM_NOW_RE.search(own)) is not None and not _NEGATED_RE.search(own):
+            # "my old practice partner took a job up in Edinburgh, so on Sundays I'm practising with Marek now": the one
+            # the user does it with now (counterpart finds who the record names in that place), not the day said with it.
+            last = next((m.start() + 1 for m in _FULL_STOP_RE.finditer(sentence, cue.end())), len(sentence))
+            return Correction(clause=_clause_of(sentence[:last]), old="", new=with_whom.group("name"), weak=True)
         said = values(own)
         if said:
-            # "from now on" says a rule as often as a change: only its own clause is the change.
-            clause = _clause_of(own.strip() if cue.group(0).lower() == "from now on" else sentence)
+            # "from now on" says a rule as often as a change: only its own clause is the change ("以后" too, after words
+            # that announce a change: "对账日要改 以后每个月月末最后一天结 客户那边项目部都是月底报量").
+            announced = sentence[:start].strip() if cue.group(0) == "以后" and _CHANGE_ANNOUNCED_ZH_RE.search(sentence[:start]) else ""
+            from_now_on = cue.group(0).lower() == "from now on" or bool(announced)
+            clause = _clause_of(own.strip() if from_now_on else sentence)
             # "readings are in SQLite now, …, older than 90 days": a tool said to be in use now is the
             # new value, not the numbers of the clauses around it.
             if not all(kind.startswith("tool:") for kind, _ in said):
                 # (What comes before it stays: "the hospital phoned, they had to move the study. it's Tuesday 17 March
                 # now" says what the date is of.)
                 last = next((m.start() + 1 for m in _FULL_STOP_RE.finditer(sentence, cue.end())), len(sentence))
-                own_sentence = _clause_of(sentence[:last]) if cue.group(0).lower() != "from now on" else clause
+                own_sentence = _clause_of(sentence[:last]) if not from_now_on else clause
                 # "换了手表，现在用 Coros Vertix 2": after a change said to have happened, a number that is a name's version is
                 # said with its name (it had written "Garmin 2").
                 named = [m.group(0) for m in _NAMED_RUN_VERSION_RE.finditer(own)]
                 new = named[0] if len(named) == 1 and all(kind == "number" for kind, _ in said) and CHANGE_SAID_RE.search(sentence) else ""
-                return Correction(clause=clause, old="", new=new, weak=True, own=own_sentence if own_sentence != clause else "")
+                # (The words before "以后" that announce the change say what it is of.)
+                return Correction(clause=clause, old="", new=new, weak=True, own=own_sentence if own_sentence != clause else "", context=announced)
             # A tool beside a weak cue: "readings are in SQLite now" takes it up (the numbers of the
             # clauses around it are not new); "there's no influx any more" gives it up, "Etsy 那边手续费
             # 又涨了" says its price rose, "现在 host 在 Heroku" says where it runs: no change by themselves.
@@ -856,6 +878,13 @@ def _said_now(sentence: str) -> Correction | None:
             if in_use:
                 return Correction(clause=clause, old="", new=own.strip(" ,，;；。."), weak=True)
     return None
+
+
+_CHANGE_ANNOUNCED_ZH_RE = re.compile(r"(?:要|得|需要)(?:改|换|调整?)(?:一下)?\s*$")
+_FORMER_ONE_MOVED_RE = re.compile(r"\b(?:my|our)\s+(?:old|former|previous|ex)[\s-]+[\w -]{1,25}?\s+(?:has\s+|'s\s+)?(?:moved|relocated|gone)\s+(?:away\s+)?to\b",
+                                  re.IGNORECASE)
+# "I'm practising with Marek now", "training with Sam Okafor now": a person the user does something with now.
+_WITH_WHOM_NOW_RE = re.compile(r"\bwith\s+(?P<name>(?-i:[A-Z])[a-z]+(?:\s(?-i:[A-Z])[a-z]+)?)\s+now\b", re.IGNORECASE)
 
 
 # A remark in brackets after what it remarks on ("季尾头三名有奖（其实是超市礼券 lol）", "a prize (actually
@@ -923,14 +952,15 @@ def _tool_taken_up(own: str, cue: re.Match[str], sentence: str) -> bool:
     tool), "现在全部在 Telegram 了" (a change of state), "最后选了 Postmark", "audio storage 已经 migrate
     完了，现在全部在 Cloudflare R2" (the move said in the clause before)."""
     if any(is_cjk_char(ch) for ch in cue.group(0)):
-        return bool(re.search(r"了|改|换|转|搬|迁|切", own) or _MOVED_RE.search(sentence))
+        # ("下个月起全部走极兔": everything goes by it from then on.)
+        return bool(re.search(r"了|改|换|转|搬|迁|切|(?:全部|都|统一|一律)(?:走|用)", own) or _MOVED_RE.search(sentence))
     tools = [at for at, kind, _ in values_at(own) if kind.startswith("tool:")]
     return cue.group(0).casefold() != "now" or any(at < own.find(cue.group(0)) for at in tools)
 
 
 _MOVED_RE = re.compile(r"迁移|搬家|搬过去|\bmigrat(?:e|ed|ion)\b|\bmoved (?:over|everything|it all)\b|\bswitched over\b", re.IGNORECASE)
 _TOOL_TAKEN_RE = re.compile(r"(?:换成|换到|改用|换用|切到|切换到|迁到|迁移到|搬到|(?<=统一)换|(?<=全部)换|(?<=都)换)\s*(?P<new>[^，,。；;！!]{1,40})")
-_IN_USE_CUE_RE = re.compile(r"now|these days|nowadays|ended up|in the end|现在|目前|如今|最后\w|后来\w|又[改换]", re.IGNORECASE)
+_IN_USE_CUE_RE = re.compile(r"now|these days|nowadays|ended up|in the end|现在|目前|如今|最后\w|后来\w|又[改换]|" + _FROM_DAY, re.IGNORECASE)
 _NEGATED_RE = re.compile(r"\b(?:no|not|never|without)\b|n't\b|不|没|别|无", re.IGNORECASE)
 
 
@@ -970,7 +1000,9 @@ def move_done(parts: list[str], reply: str) -> tuple[int, Correction] | None:
         if not asked or len({value_key(v) for *_, v in named}) != 1:
             return None
         picked = named[0]
-    index, _, kind, new = picked
+    index, at, kind, new = picked
+    if kind in _HOST_KINDS and re.match(r"\s?的", parts[index][at + len(new):]):
+        return None  # "换腾讯云的票据识别 API": a service of that cloud, not the cloud as where it runs ("Billplz 的 account" is Billplz)
     others = {value_key(v): v for *_, k, v in named if value_key(v) != value_key(new) and _kind_fits(k, kind)}
     return index, Correction(clause=_clause_of(parts[index]), old=next(iter(others.values())) if len(others) == 1 else "", new=new)
 
@@ -1248,6 +1280,9 @@ _PERSON_ZH = (r"(?:^|(?<=[，,。：:；;\s]))(?<!从 )(?P<old>(?:老|小|阿)[\
               r"(?:就|也)?").replace("TIME", _WHEN_ZH)
 # "we dropped sidekiq", "Biscuit did not stick", "Snowflake 换掉，就按…": a named thing let go.
 _DROPPED = [
+    # "康复的事变了 原来那家康复中心太远了 … 从这周起改成康复师上门": the one used before, complained of, is given up (what
+    # holds now is said after it). Not "原来那家店挺好的"; not "之前那个力度太小了" (a place or a business, not any "that one").
+    re.compile(r"(?:原来|之前|以前)(?:那|这)(?:家|所|间)(?P<old>[\u4e00-\u9fff]{2,6}?)(?:太|不行|不干|关门|倒闭|没法|不能)[^\s，,。；;！!]*"),
     # "SLT have finally binned the two-week thing. we're moving to a one-week timetable": a way of doing things let go, by
     # whoever decides (what holds now is said after it).
     re.compile(r"\b(?:have|has|'ve|'s)\s+(?:finally\s+|just\s+)?(?:binned|ditched|scrapped|dropped|killed off|axed|got rid of)\s+(?:the|that)\s+"
@@ -1335,7 +1370,8 @@ _TAKEN_OVER_RE = re.compile(r"\b(?:(?:has|have|'s)\s+)?(?:taken|took|takes|takin
                             r"|现在[^，,。；;]{0,16}?(?:在弄|在做|在管|在负责|在跟|来弄|来做|来管)", re.IGNORECASE)
 # "所以不走纯商贷了，改组合贷", "择校的事我们改主意了 不去争育才了 …": the thing no longer taken, named between the negated
 # verb and 了 (a space ends the clause in Chinese written without punctuation).
-_NO_LONGER_TAKEN_ZH = re.compile(r"不(?:再)?(?:走|用|选|报|去|买|做|搞)(?:争|冲|抢|考|读|上)?(?P<old>[\u4e00-\u9fffA-Za-z0-9]{2,8}?)了"
+# ("不去泰国那个 DZ 了": a thing named by a Latin word after "那个"; not "不用给我列 table 了", no thing given up.)
+_NO_LONGER_TAKEN_ZH = re.compile(r"不(?:再)?(?:走|用|选|报|去|买|做|搞)(?:争|冲|抢|考|读|上)?(?P<old>[\u4e00-\u9fff]{1,6}(?:那个|那家|这个|这家)\s?[A-Za-z0-9][\w-]{0,12}(?=\s?了)|[\u4e00-\u9fffA-Za-z0-9]{2,8}?(?=了))\s?了"
                                  # ("不去北京青麦了 改成杭州的白塔画室": the change said whole, read as such by _PAIRS.)
                                  r"(?:[，,]|\s+(?=\S)(?!(?:我们?|就)?(?:改成|换成|改去|改报|改用|改到|换到)))")
 # "宋PLUS就不看了", "武功山就不去了", "蛙泳以后再说": the thing named first, then let go (or put off), opening its clause.
@@ -1367,13 +1403,17 @@ def _dropped_zh(part: str) -> tuple[str, int, int] | None:
 
 # "big news，换拍了！", "音箱换了！", "还有面粉换了！", "我换 paddle 了", "换琴了": the thing in use swapped for another. The records
 # name what was used by what it is ("拍子是 Yonex Astrox 88D", "先科的拉杆音箱"), so that word is what is given up.
-# Not "就能换气了" (what one can do), "换了两个 night shift" (a swap of something else, named after it).
+# Not "就能换气了" (what one can do), "换了两个 night shift" (a swap of something else, named after it). "护工换人了": the
+# person in that place swapped.
 _SWAPPED_ZH = re.compile(r"(?<![能会可就要想得该交转切替])换\s?(?P<slot>[\u4e00-\u9fff]{1,2}?|[A-Za-z]{3,})\s?了(?=[！!。.，,~～\s]|$)"
                          # (Not "保险我换了 SafetyWing 今年涨价了 … 换成 Genki Explorer 了": who swapped it, and the change said whole.)
-                         r"|(?:^|(?<=[，,。！!：:\s]))(?:还有|另外|对了|然后)?(?P<slot2>[\u4e00-\u9fff]{2,3}|[A-Za-z]{3,})(?<!我)\s?(?:也|又)?换了(?=[！!。.，,~～\s]|$)")
+                         r"|(?:^|(?<=[，,。！!：:\s]))(?:还有|另外|对了|然后)?(?P<slot2>[\u4e00-\u9fff]{2,3}|[A-Za-z]{3,})(?<!我)\s?(?:也|又)?换(?:人)?了(?=[！!。.，,~～\s]|$)")
 # Words after "换" that are no thing ("换个", "换成"), and slots that hold values the value rules change (a time, a place).
 _NOT_A_SLOT_ZH = frozenset(["个", "成", "到", "掉", "好", "完", "过", "一", "人", "我们", "已经", "现在", "今天", "最近", "终于", "时间", "地址", "日子",
                             "规则", "地方", "位置", "工作", "早就"])
+
+
+_NEW_PERSON_ZH_RE = re.compile(r"新来的|新请的|新的是|接手的是|接替")
 
 
 def _swapped_zh(part: str) -> tuple[str, int, int] | None:
@@ -1381,6 +1421,8 @@ def _swapped_zh(part: str) -> tuple[str, int, int] | None:
     if m is None:
         return None
     slot = m.group("slot") or m.group("slot2")
+    if m.group(0).rstrip().endswith("换人了") and not _NEW_PERSON_ZH_RE.search(part, m.end()):
+        return None  # "网点也换人了，我朋友不干了": no one said to hold the place now, only news of the change
     if slot in _NOT_A_SLOT_ZH or slot[0] in "个成到掉好完过人" or _from_to(part) is not None or _INTENT_RE.search(part[: m.start()]):
         return None  # "频道也换了, 从 #eng 换成 #standup": the move says both values; "我可能要换组了": not yet
     if any(kind.startswith("tool:") for kind, _ in values(slot)):
@@ -1402,7 +1444,11 @@ def _given_up_name(part: str) -> tuple[str, int, int] | None:
         m = _LET_GO_ZH.search(part)
         if m is not None and (m.group("old") in _NOT_A_NAME_ZH or any(ch in ZH_STOP_CHARS for ch in m.group("old"))):
             m = None  # "这个以后再说", "beach 我是不去了": no thing named
-    return (m.group("old").strip(), m.start(), m.end()) if m is not None else None
+    if m is None:
+        return None
+    # "不去泰国那个 DZ 了": the thing is named by what comes before "那个" (the record says "泰国 Pattaya 的 DZ").
+    named = re.split(r"那个|这个|那家|这家", m.group("old").strip())[0].strip()
+    return (named if len(named) >= 2 else m.group("old").strip(), m.start(), m.end())
 
 
 def _gone_elsewhere(part: str) -> tuple[str, int, int] | None:
@@ -1553,8 +1599,9 @@ def _trim_new(new: str) -> str:
         new = re.split(r"(?<=[\u4e00-\u9fff])\s+(?=[a-z])", new, maxsplit=1)[0]  # "改成保留一年 downsample 还照旧": a lower-case word opens the next clause
     new = re.sub(r"(?:了|" + _PARTICLES + r")+$", "", new.strip()).strip()  # "改成 30 天吧": the value, not the particle
     opening = values_at(new)[:1]
-    if opening and opening[0][0] == 0 and opening[0][1].split(":")[0] in ("number", "amount") and re.match(r"\s+(?![月日号天年点分秒岁个块元度次人周小斤米])[\u4e00-\u9fff]{2,}", new[len(opening[0][2]):]):
-        new = opening[0][2]  # "一级护理调到 4200 二级三级不动": the value, not the words after its space
+    if opening and opening[0][0] == 0 and opening[0][1].split(":")[0] in ("number", "amount") and re.match(r"\s+(?:(?![月日号天年点分秒岁个块元度次人周小斤米])[\u4e00-\u9fff]{2,}|\d[\d.]*\s?[\u4e00-\u9fff])", new[len(opening[0][2]):]):
+        # "一级护理调到 4200 二级三级不动", "10 斤装我们也降到 65 5斤装不动": the value, not the words after its space
+        new = opening[0][2]
     if re.search(r"[\u4e00-\u9fff]", new):
         return new
     kept = re.split(r"\s+(?:last|this|next|yesterday|today|tomorrow|since|because|as of|from|after|before|when|so|over|during)\b", new,
@@ -1567,10 +1614,14 @@ def _parse_marked(sentence: str) -> Correction | None:
     # "Wait, I said Monday — the sync runs on Tuesday, not Monday": the dash part that states the change.
     segments = [seg.strip() for seg in re.split(r"\s[—–]\s|—|\s-\s", sentence.strip()) if seg.strip()]
     others: list[str] = []
+    announced = ""
     if len(segments) > 1:
         stating = [seg for seg in segments if any(p.search(seg) for p in _PAIRS) or any(p.search(seg) for p in _NEW_ONLY)]
         sentence = stating[0] if stating else max(segments, key=len)
         others = [seg for seg in segments if seg is not sentence]
+        # "change of plan for BA — work wouldn't sign off my leave, …, so I've moved it: 4 to 18 March 2027 now": what
+        # the change is of, said before the dash.
+        announced = next((seg for seg in segments[: segments.index(sentence)] if _PLAN_CHANGED_OF_RE.fullmatch(seg)), "")
     text = _strip_lead(sentence)
     old = new = ""
     clause = text
@@ -1668,9 +1719,11 @@ def _parse_marked(sentence: str) -> Correction | None:
         # "numbers from the website contact form are coming in as 087 whatever, not E.164": what keeps
         # going wrong, said against the value it should be, is no value that replaces it.
         return None
-    return Correction(clause=clause or text, old=old, new=new)
+    return Correction(clause=clause or text, old=old, new=new, context=announced)
 
 
+_PLAN_CHANGED_OF_RE = re.compile(r"(?:(?:a |bit of a |small |slight |big )?change of plans?|plans? changed?)\s+(?:for|on|re|about|with)\s+[^,.;!?]{2,40}",
+                                 re.IGNORECASE)
 _LEAD_TIME_RE = re.compile(r"(?:前|提前|之前|以前)\s*$")
 # "每场上冰改成 75 分钟 浇冰还是 15 分钟": a value said to stay as it is, not the one replaced.
 _STILL_RE = re.compile(r"(?:还是|仍然|仍是|依然|依旧|照旧|保持|\bstill(?: is| at)?|\bstays?(?: at)?|\bremains?(?: at)?)\s*$", re.IGNORECASE)
@@ -1822,6 +1875,8 @@ def corrected_content(record: str, correction: Correction) -> str | None:
                    corrected_content(record, replace(correction, old=named, new=_name_of(correction.new.strip())))) or record
         if _renamed(correction.clause):
             return renamed  # a new name only ("found … on the 1840 tithe map …, so that's what we're calling it now": no value of it)
+        if all(v in _name_of(correction.new.strip()) for _, v in values(correction.clause)):
+            return renamed  # ("upgraded to Python 3.12 last week": its number is the name's own, no value said beside it)
         return corrected_content(renamed, replace(correction, new="")) or renamed
     if correction.count:
         m = _count_in(record, correction.count[1])
@@ -1917,6 +1972,8 @@ def corrected_content(record: str, correction: Correction) -> str | None:
         # user stated: never the one a correction changes ("raised to 5450" is not "(2025)").
         held = [(at, k, v) for at, k, v in _values_stated_at(text) if not _version_of_another(text, at, k, correction.clause)]
         present = [(at, v) for at, k, v in held if k == kind or (({k, kind} <= _HOST_KINDS or _TIME_SPAN_KIND_RE.fullmatch(k)) and _kind_fits(k, kind))]
+        if kind == "date" and not present and not correction.weak:
+            present = [(at, v) for at, k, v in held if k == "month"]  # "in November" / "4 to 18 March 2027": a date for the month
         if kind == "number" and len(stated) == 1 and not any(_shape(v) == _shape(stated[0]) for _, v in present):
             # "over 5200 mm" / "raised to 5450": a bare number stands for the one of its shape
             # that the record writes with a unit, and the unit stays.
@@ -2022,6 +2079,11 @@ def corrected_content(record: str, correction: Correction) -> str | None:
             end = at + len(old_value) + unit.end()
             text, changed = text[:at] + _spaced(text, at, old_value, value + kind.partition(":")[2]) + text[end:], True
             continue
+        if kind == "date" and _IN_BEFORE_RE.search(text[:at]) and any(k == "month" and v == old_value for _, k, v in held):
+            # "going to Buenos Aires in November" / "4 to 18 March 2027": a date is said without the month's "in".
+            start = _IN_BEFORE_RE.search(text[:at]).start()
+            text, changed = text[:start] + text[start:].replace(text[start:at] + old_value, value, 1), True
+            continue
         part_of_day = _PART_OF_DAY_RE.match(old_value)
         if kind == "time" and part_of_day and not _PART_OF_DAY_RE.match(value) and re.match(r"[一两二三四五六七八九十\d]", value):
             value = part_of_day.group(0) + value  # "晚上九点截止" / "不对 其实是八点半": still in the evening
@@ -2029,6 +2091,9 @@ def corrected_content(record: str, correction: Correction) -> str | None:
         changed = True
     return text if changed else None
 
+
+
+_IN_BEFORE_RE = re.compile(r"\bin\s+$", re.IGNORECASE)
 
 
 # What may stand between the values of one "when" ("每个星期日下午两点到四点", "Tue 7pm till 9"):
@@ -2370,7 +2435,10 @@ _CLAUSE_BREAK_RE = re.compile(r"[，,。；;！!？?\n]|[.:](?:\s|$)")
 def _name_of(new: str) -> str:
     """The name a correction's new value opens with ("笔刀了 老师推荐的那种30度刀头的…" → "笔刀")."""
     lead = re.match(r"[\u4e00-\u9fff]{2,4}?(?=了)", new)
-    return lead.group(0) if lead else new
+    if lead:
+        return lead.group(0)
+    # ("… 的 Presto.", "Op. 9 No. 2.": the sentence's stop is no part of it; "Op." is.)
+    return re.sub(r"(?<=[A-Za-z0-9])(?<!\bNo)(?<!\bOp)(?<!\bSt)(?<!\bDr)(?<!\bMr)(?<!\bMrs)\.$", "", new)
 
 
 _TITLE_WORD = r"[A-Z][a-z][a-z'-]*"
@@ -2378,9 +2446,31 @@ _TITLE_WORD = r"[A-Z][a-z][a-z'-]*"
 _ZH_SLOT_CHANGED_RE = re.compile(r"([\u4e00-\u9fff]{2,4})(?:也|又|就)?(?:换成|改成|改为|变成)")
 
 
+# A word of a name of several ("Bach Partita No. 3 的 Gavotte en Rondeau", "Sonata No. 1 in G minor"): capitalised, a
+# number, a catalogue mark, or one of the few small words such names hold.
+_NAME_RUN_WORD = r"(?-i:[A-Z])[\w'-]*\.?|\d+[\w.]*|(?:no|op|bwv|k)\.?(?=\s?\d)|in|of|en|de|la|le|du|minor|major|flat|sharp|的"
+
+
+def _run_of_its_maker(record: str, new: str) -> str:
+    """The record's one name that opens with the new name's first word and is not the new one ("Bach Partita No. 3 的
+    Gavotte en Rondeau" for "Bach Sonata No. 1 in G minor 的 Presto"): of one maker, the one replaced; else ""."""
+    first = re.match(r"(?-i:[A-Z])[a-z][\w'-]*(?=\s\S)", new)
+    run = rf"(?<![\w'-]){re.escape(first.group(0))}(?:\s?(?:{_NAME_RUN_WORD}))*" if first else ""
+    if first is None or first.group(0).casefold() in STOPWORDS or not re.fullmatch(run, new.rstrip(" .")) \
+            or any(kind.startswith("tool:") or kind in ("date", "month", "weekday", "time") for kind, _ in values(new)):
+        # (The new value must be such a name itself: "Kaizen 原来那个 branch 房东不续租了 …" is a sentence, "Node 22 on
+        # Friday" a version and when.)
+        return ""
+    runs = {m.group(0).rstrip(" .") for m in re.finditer(run, record)}
+    runs = {r for r in runs if " " in r and r.casefold() != new.rstrip(" .").casefold()}
+    return runs.pop() if len(runs) == 1 else ""
+
+
 def counterpart(record: str, correction: Correction) -> str:
     """The value of `record` a name-only correction replaces, else ""."""
     new = _name_of(correction.new.strip())
+    if not correction.old and not correction.count and (same_maker := _run_of_its_maker(record, new)):
+        return same_maker  # (a number in it is part of the name: "No. 1" replaces no other number)
     if correction.old or correction.count or not new or values(correction.new):
         return ""
     if _renamed(correction.clause):
@@ -2416,8 +2506,9 @@ def counterpart(record: str, correction: Correction) -> str:
     if len(found) > 1:
         # "with my partner Colin" / "from now on I'm partnering Bhavna": of the record's names, the one after the word the
         # change says what the person is to the user with.
+        # (Not the word "with" of "classes with Pablo": a word that names nothing.)
         related = {n for n in found if (before := re.search(r"([A-Za-z]{4,})\s+$", record[: record.find(n)]))
-                   and any(w.startswith(before.group(1).casefold()) for w in said)}
+                   and before.group(1).casefold() not in STOPWORDS and any(w.startswith(before.group(1).casefold()) for w in said)}
         found = set(related) or found
     if len(found) != 1:
         return ""
@@ -2463,7 +2554,10 @@ def supersedes(record: str, correction: Correction) -> float:
                     and not _a_span_of_one(kind, correction.clause):
                 continue  # "现在是集团信息部唯一一个后端" ("一一" read as a count): "一个" is "a", not a count that changed ("一年" is a year)
             # A bare number said of a price ("定金 now 50 一位了") fits the price ("定金每人 30 块") by its words.
-            fits = [v for k, v in held if (_kind_fits(k, kind) or (k == "amount" and kind == "number" and overlap > 0)) and value_key(v) != value_key(value)
+            # (A date said plainly in place of a month: "going to Buenos Aires in November" / "so I've moved it: 4 to 18 March
+            # 2027 now"; not "现在白带 准备 11 月 9 号考橙带" against "今年三月刚上一年级".)
+            fits = [v for k, v in held if (_kind_fits(k, kind) or (k == "amount" and kind == "number" and overlap > 0)
+                                           or ((k, kind) == ("month", "date") and said_plainly and overlap > 0)) and value_key(v) != value_key(value)
                     and (overlap > 0 or again or ((said_plainly or _self_named(kind)) and unit_names_slot(kind) and v not in ("一", "1")))]
             if not fits and said_plainly and kind in ("weekday", "time") and _run_rewritten(record, correction.new or correction.clause):
                 # "我那个班挪到了周四晚上，七点到十点" / "每周六下午两点上课": a day and its hours said as one run

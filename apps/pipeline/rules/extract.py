@@ -137,7 +137,7 @@ PATTERNS: list[tuple[str, re.Pattern[str]]] = [
         r"|\bi weigh\b|\bmy (weight|blood pressure|blood sugar|back|knee|health|sleep)\b|\bi('m| am) \d+ (years old|kg|pounds)\b|\bi('ve| have) (a|an|two|three|four|been|had|got)\b|\bi('m| am) (learning|studying|training for|taking|on)\b"
         r"|\bi (usually|normally|typically|often|rarely|mostly|always|never)\b|\bevery (morning|evening|night|day|week|weekday|weekend|monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b"
         r"|我(每)?(周|星期|礼拜)[一二三四五六日天]|\bon (mondays|tuesdays|wednesdays|thursdays|fridays|saturdays|sundays|weekends)\b|我(?:白天|平时|晚上|现在|目前|本职|主业)?是|我叫|我在.{1,24}(工作|上班|上学|读书|读|念|出差)|我(?:白天|平时|现在|目前|本职|主业)?在[^，,。]{1,24}?(?:做|当)\s*[\w\u4e00-\u9fff]|我(?:是)?(?:做|干|搞)(?!了|过|完|好|的)[^，,。]{1,12}的(?=[，,。！!]|$)|我住在|家里(有|养)|养了|(医生|医院|兽医|大夫)(说|让|建议|开了|给了)|我.{0,12}(受过伤|受伤|有点问题|不太好|疼|过敏)|我住|我来自|我老家|我(不|从不|不能|没法)(吃|喝|碰)|过敏|吃素|素食|我(每天|每周|平时|一般|通常|经常|周末)"
-        r"|体重|身高|血压|血糖|怀孕|失眠|住院|手术|吃药|我(会说|在学|学了|用的是|用)|我有(一|两|三|个)|我家|我们家|我的?(妻子|老婆|老公|丈夫|爱人|对象|孩子|儿子|女儿|宝宝|哥哥|弟弟|姐姐|妹妹|爸爸|妈妈|爸|妈|父母|"
+        r"|(?:(?-i:[A-Z])[\w&.'-]+|大学|学院|高中|中学)\s?(?:读的|念的|毕业的)(?!书|报|文)|体重|身高|血压|血糖|怀孕|失眠|住院|手术|吃药|我(会说|在学|学了|用的是|用)|我有(一|两|三|个)|我家|我们家|我的?(妻子|老婆|老公|丈夫|爱人|对象|孩子|儿子|女儿|宝宝|哥哥|弟弟|姐姐|妹妹|爸爸|妈妈|爸|妈|父母|"
         r"爷爷|奶奶|外婆|外公|朋友|同事|老板|领导|导师|老师|上司|室友|男朋友|女朋友|前任|狗|猫|宠物|工作|职业|生日|家乡|母语)", re.IGNORECASE)),
     ("episode", re.compile(
         r"\b(yesterday|today|tonight|this (morning|week|weekend)|last (week|night|month|year|weekend|summer|winter|spring|fall))\b"
@@ -243,7 +243,7 @@ CHAT_TYPES = {
 ANAPHORA_RE = re.compile(
     r"^(and |also |oh,? and )?(do|apply|same|the same|that goes|this goes|that applies|this applies|ditto)\b.{0,60}$"
     r"|\b(the two|both of them|these two|those two|the same (way|rule|thing|for)|do the same|same (for|goes|with)|(stick|keep) (to|with) (that|this|those|these|it))\b"
-    r"|^(以后)?(都|也)?(照|按|依)(这|此|这个|上面)(个|样|来|办|做)|照这个来|按这个来|也一样|同样(处理|适用|的)|这两个|都这么(做|办|来)|就这样(做|办)?[。！]?$"
+    r"|^(以后)?(都|也)?(照|按|依)(这|此|这个|上面)(个|样|来|办|做)|照这个来|按这个来|也一样|同样(处理|适用|的)|这两个(?!月|星期|礼拜|小时|钟头|周末)|都这么(做|办|来)|就这样(做|办)?[。！]?$"
     # "…用 FastCDC 切块。这个先记 TODO，下个月再搞": note down what was just said.
     r"|^(这个|这些|这条|这事|那个)(先|也|就)?(记|写|放|加)(一下|下来|下)?(进|到|在)?\s*(todo|待办|清单|list)"
     # "…挂到商品详情页. 写进 TODO": the sentence before, noted down.
@@ -278,14 +278,18 @@ DECLINE_LEAD_RE = re.compile(
 
 # "Casbin先不要。", "耳机那个不行不行。", "free-standing 的不要啦": the proposal's name and a refusal, nothing else (one of the
 # refusals below; refused_name() reads the name from it).
-_REFUSAL_BY_NAME = (r"^(?P<name>[A-Za-z][A-Za-z0-9.+-]{1,30}(?:\s+[A-Za-z][A-Za-z0-9.+-]*)?|[\u4e00-\u9fff]{2,6}?)\s*(?:那个|这个|那种|这种|的)?\s*"
+_REFUSAL_BY_NAME = (r"^(?P<name>[A-Za-z][A-Za-z0-9.+-]{1,30}(?:\s+(?!no\b)[A-Za-z][A-Za-z0-9.+-]*){0,2}|[\u4e00-\u9fff]{2,6}?"
+                    r"|[A-Za-z0-9]{1,6}[\u4e00-\u9fff]{1,5}?)\s*(?:那个|这个|那种|这种|的)?\s*"  # ("e签宝 不要 一年好几千块")
                     # ("高压电工不考 那个活风险大", "小红书不发 …")
                     # ("creatine 我不要, thanks.")
                     r"(?:我们?)?(?:就|还是|先|暂时)?(?:不要|不用|算了|免了|不考虑|不上|不搞|不做|不弄|不加|不报|不买|不租|不装|不试|不考|不学|不发|(?<!的)不接|不行(?:不行)?"
                     # "水光针 no no no 我晕针": an English no after a Chinese name, in mixed writing ("wait no, …" refuses nothing).
                     r"|(?:(?<=[\u4e00-\u9fff])|(?<=[\u4e00-\u9fff]\s))no(?:\s+no)*(?!\s+(?:longer|more|one|way|need|idea|problem)\b)"
+                    # "Instagram no no no.": after a Latin name, a no said twice or more.
+                    r"|(?<=[A-Za-z0-9]\s)no(?:\s+no)+(?=\s*[.!。！,，]|\s|$)"
                     # "Duolingo, no. I had a 200-day streak …": the name, a comma, a no of its own.
-                    r"|(?<=[A-Za-z0-9])[,，]\s*(?:no|nope|nah)(?=\s*[.!。！]))(?:了|吧|哈|啦|呀|哦|喔)?"
+                    # ("Comme il Faut, no thanks, £200+ for a pair of shoes …".)
+                    r"|(?<=[A-Za-z0-9])[,，]\s*(?:no(?:\s+thanks)?|nope|nah)(?=\s*[.!。！,，]))(?:了|吧|哈|啦|呀|哦|喔)?"
                     # "planner 不用啦 hahaha 我本身就是做 UX 的": a laugh after the refusal.
                     r"(?:\s*(?:(?:ha)+h?|lol|哈+)\b)?\s*(?:[，,。.!！]|\s|$)")
 _REFUSAL_BY_NAME_RE = re.compile(_REFUSAL_BY_NAME, re.IGNORECASE)
@@ -883,8 +887,13 @@ def _done_across(earlier: str, sentence: str) -> bool:
         and not _NOTHING_DONE_RE.search(earlier) and bool(file_mentions(sentence))
 
 
-_DONE_LEAD_RE = re.compile(r"^\W*(?:(?:both|all|ok|okay)[,，]?\s+)?(?:done|finished)\b\s*[.!:：—–-]?\s*$|^(?:都)?(?:做好了|搞定了?|改好了|弄好了)\s*[。！!：:]?\s*$",
+_DONE_LEAD_RE = re.compile(r"^\W*(?:(?:both|all|ok|okay)[,，]?\s+)?(?:done|finished)\b\s*[.!:：—–-]?\s*$|^(?:都|已经)?(?:搞定了?|(?:做|改|弄|接|换|加|写|修|配|装|建|迁|调)好了)\s*[。！!：:]?\s*$",
                            re.IGNORECASE)
+
+
+# An item that reports what was taken away ("删掉 `pawdesk/celery.py`、…", "Removed `railway.toml`"): nothing produced.
+# ("`recon/ocr/` 整个删掉，…": the file first, then what happened to it.)
+_REMOVED_ITEM_RE = re.compile(r"^[\W\d]*(?:`[^`\n]{1,80}`\s*)?(?:(?:整个|全部)?(?:删掉|删除|去掉|移除|拿掉)|(?:removed|deleted|dropped)\b)", re.IGNORECASE)
 
 
 # "Things I noticed while reading, not changed:", "Ran it from the shell, no code added to the repo:": a
@@ -1141,7 +1150,7 @@ def extract_from_message(message: dict, *, mode: str, sentences: list[str] | Non
             # "notify-svc sends push notifications for the mobile app": what the project is.
             category = "fact"
         if category is None and done_report and n > 0 and file_mentions(sentence) and not PROPOSAL_RE.search(sentence) \
-                and not _NOTHING_DONE_RE.search(sentence):
+                and not _NOTHING_DONE_RE.search(sentence) and not _REMOVED_ITEM_RE.match(sentence):
             # "Both done. - Occupancy report: `reports/occupancy_report.py`, scheduled with celery beat …"
             category = "artifact"
         # ("都记下了，脱敏也已经改了：新增 `common/util/MaskUtil.phone()`…": a short lead that names no file heads a report of

@@ -511,7 +511,7 @@ TOOL_KINDS: dict[str, tuple[str, ...]] = {
     "ci": ("Jenkins", "GitHub Actions", "GitLab CI", "CircleCI", "Travis CI", "Buildkite", "Drone CI"),
     "maps": ("高德|Amap", "Google Maps", "百度地图", "腾讯地图", "Mapbox"),
     "object storage": ("Backblaze B2|B2", "Amazon S3|S3", "阿里云 OSS|阿里云OSS|=OSS", "Cloudflare R2|R2", "腾讯云 COS|=COS", "Google Cloud Storage|GCS", "MinIO",
-                       "Cloudinary", "七牛云|七牛", "又拍云"),
+                       "Cloudinary", "七牛云|七牛", "又拍云", "=Wasabi", "DigitalOcean Spaces", "=Storj", "IDrive e2"),
     "error tracking": ("=Sentry", "Rollbar", "Bugsnag", "Honeybadger"),
     "accounting": ("Xero", "QuickBooks", "FreeAgent", "FreshBooks"),
     "analytics": ("Google Analytics", "=Plausible", "=Umami", "Mixpanel", "PostHog", "Matomo"),
@@ -654,7 +654,9 @@ VALUE_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     ("host", HOST_RE),
     # A calendar date said with its month ("June 2", "the 3rd of March", "10 月 4 号", "六月二十日"):
     # one value, so "moved up to June 13" corrects "June 20", not the 20 of something else.
-    ("date", re.compile(rf"\b{_MONTHS_EN}\.?\s+\d{{1,2}}(?:st|nd|rd|th)?(?![\d:])\b|\b\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTHS_EN}\b"
+    # (A range of days in one month is one value: "4 to 18 March 2027", "4–18 March".)
+    ("date", re.compile(rf"\b\d{{1,2}}(?:st|nd|rd|th)?\s*(?:to|-|–|until|till)\s*\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTHS_EN}\b(?:\s+20\d\d\b)?"
+                        rf"|\b{_MONTHS_EN}\.?\s+\d{{1,2}}(?:st|nd|rd|th)?(?![\d:])\b|\b\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTHS_EN}\b"
                         # "the ninth of May", "the twenty-first of June": the day in words.
                         rf"|\b(?:(?:twenty|thirty)-?)?(?:first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|eleventh|twelfth"
                         rf"|thirteenth|fourteenth|fifteenth|sixteenth|seventeenth|eighteenth|nineteenth|twentieth|thirtieth)\s+of\s+{_MONTHS_EN}\b"
@@ -665,7 +667,9 @@ VALUE_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
                          r"|(?<![\d个])(?:1[0-2]|[1-9]|十[一二]|[一二三四五六七八九十])\s?月(?:份|底|初|中旬|上旬|下旬|中(?![心国文间午]))?(?!\s?(?:\d|[一二三四五六七八九十])|个)")),
     # A day of the month said without its month ("晚饭改到 14 号", "定在十二号"): the Chinese
     # "the 14th"; not a line, a building or a seat ("3 号线", "5 号楼", "12 号床").
-    ("day", re.compile(r"(?:(?<![\d.])\d{1,2}|[一二三四五六七八九十]{1,3})\s?号(?![线楼院房位门床车机码牌口])|\d{1,2}\s?日(?![元语本文式程记])")),
+    # The month's last day is a day of the month too ("以后每个月月末最后一天结" / "每个月 25号 结一次").
+    ("day", re.compile(r"(?:(?<![\d.])\d{1,2}|[一二三四五六七八九十]{1,3})\s?号(?![线楼院房位门床车机码牌口])|\d{1,2}\s?日(?![元语本文式程记])"
+                       r"|(?:月末|月底)(?:最后一天)?(?![前之以])|(?<=每月)最后一天|(?<=每个月)最后一天|\bthe last day of (?:the|each|every) month\b", re.IGNORECASE)),
     # A span of time ("30 minutes", "an hour", "30 分钟", "一个半小时"), whatever the number is written in.
     ("duration", re.compile(r"\b(?:\d+(?:\.\d+)?\s?(?:minutes?|mins?|hours?|hrs?|seconds?|secs?)|(?:half )?an hour|(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty|forty|forty-five|ninety)\s(?:hours?|minutes?))\b"
                             rf"|(?:{_ZH_NUM}|半)\s?(?:个\s?)?半?\s?(?:分钟|小时|钟头|秒钟?)"

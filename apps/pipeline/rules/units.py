@@ -768,7 +768,8 @@ def _change_in(part: str, mode: str) -> Correction | None:
     assistant to change."""
     if one_off(part):
         return None
-    found = (_news_before_question(part) or _requested_change(part, mode)) if _asked(part) else parse_correction(part)
+    found = ((_news_before_question(part) or _requested_change(part, mode)) if _asked(part) else parse_correction(part)) \
+        or _wanted_setting(part, mode)
     if found is not None and found.weak and (RULES_HEADER_RE.match(part) or RULES_INTRO_RE.search(part)):
         return None  # "定两个规矩: 以后改任何 checkout 相关的 code, 先用 Stripe test mode …": rules said, not a value changed
     return found
@@ -842,6 +843,19 @@ def _requested_change(part: str, mode: str) -> Correction | None:
         return None
     found = parse_correction(part)
     return found if found is not None and not found.weak and values(found.new) else None
+
+
+def _wanted_setting(part: str, mode: str) -> Correction | None:
+    """In code, a setting someone wants at a value, told to the assistant ("Tomás (process lead) wants the low DO
+    alarm at 1.2 mg/L"): decided, like a setting the user tells it to change."""
+    wanted = _WANTED_AT_RE.search(part) if mode == "code" and not QUESTION_RE.search(part) else None
+    if wanted is None or not values(wanted.group("new")):
+        return None
+    return Correction(clause=part.strip(), old="", new=wanted.group("new").strip())
+
+
+_WANTED_AT_RE = re.compile(r"\b(?:wants?|would like|'d like)\s+(?:the|our|all)\s+[\w -]{2,40}?\s+(?:at|set to|to be|lowered to|raised to)\s+"
+                           r"(?P<new>(?:[^,.;!?]|\.(?=\d))+)", re.IGNORECASE)
 
 
 def _news_before_question(part: str) -> Correction | None:
