@@ -5591,6 +5591,11 @@ def test_a_change_that_says_the_old_day_again_replaces_the_record_holding_it(cha
      "复健的事变了 原来那家康复医院太远了 来回打车一个多小时 从这周起改成治疗师上门 每周一和周三上午", "望京", "治疗师上门"),
     ("chat", "家里请了个保姆张阿姨 白天 9 点到下午 5 点 一个月 5500 晚上我自己带", "保姆换人了 张阿姨回老家带孙子了 新来的是刘姐 住家的 一个月 6800",
      "5500", "刘姐"),
+    # (held-out batches 92 and 93) An hour said in Chinese numerals is the record's evening hour on the 24-hour clock ("十点多" /
+    # "22 点"); "放大到".
+    ("coder", "notify-svc 的计价：起步价 39 元 含 10 公里；夜间 22 点以后加收 20 元",
+     "夜间加价的时间往后挪 乘客投诉说十点多叫车就多收 20 块 太早了 我们也改成 23点 金额不变 还是 20", "22 点", "夜间 23点以后"),
+    ("coder", "notify-svc 的派单：派单半径 3 公里 每 30 秒重试一次", "郊区老是派不出去 所以派单半径放大到 5 公里 先看一个月效果", "半径 3 公里", "半径 5 公里"),
 ])
 def test_a_value_said_to_have_changed_in_other_words_replaces_the_stored_one(mode, first, then, gone, kept, request, l0, run_now):
     cwd = PROJ if mode == "coder" else "/home/user"
@@ -6264,3 +6269,25 @@ def test_what_the_rules_of_batches_90_and_91_leave_alone():
     reply = {"role": "assistant", "content": "换好了：\n\n- `recon/ocr/` 整个删掉，`requirements.txt` 里去掉了 paddleocr。\n"
                                              "- `recon/ocr_api.py`：调用发票识别接口。", "timestamp": T, "sessionKey": "s1", "id": "r1"}
     assert [c.content for c in extract_from_message(reply, mode="code")] == ["`recon/ocr_api.py`：调用发票识别接口。"]
+
+
+# ------------------------------------------------------------ held-out batches 92 and 93
+
+def test_a_value_said_to_stay_changes_no_record_of_its_own(chat, l0, run_now):
+    # "时长不变 还是一个半小时": the length of the lesson stays; the record of practice time that says "1 小时" is not changed.
+    live_now = told_then(chat, l0, run_now, "老师是沈老师 我每周六上午 10 点去她家上课 一次一个半小时。工作日下班后练 40 分钟到 1 小时 周末能多点",
+                         "跟你说个变化 沈老师周末早上要接送孙子 所以我的课挪到周日下午 3 点 时长不变 还是一个半小时")
+    assert_swapped(live_now, "周六上午", "每周日下午 3 点")
+    assert any("40 分钟到 1 小时" in t for t in live_now), live_now
+
+
+def test_an_hour_said_in_chinese_numerals_is_found_however_the_record_writes_it():
+    from apps.pipeline.rules.corrections import Correction, supersedes
+
+    later = Correction(clause="说十点多叫车就多收 20 块 我们也改成 23点", old="十点", new="23点")
+    assert supersedes("夜间 22 点以后 加收 20 元", later) > 0
+    assert corrected_content("夜间 22 点以后 加收 20 元", later) == "夜间 23点以后 加收 20 元"  # the evening hour on the 24-hour clock
+    assert corrected_content("每天 10:00 开门", later) == "每天 23点 开门"
+    # Not inside another hour, nor an hour with its minutes.
+    assert supersedes("夜间 22 点以后 加收 20 元", Correction(clause="改成三点", old="两点", new="三点")) == 0
+    assert supersedes("晚上十点半关门", later) == 0

@@ -181,7 +181,7 @@ CORRECTION_RE = re.compile(
     + "".join("|" + _ungrouped(p) for p in _CHOICE_PAIRS) +
     # (Not "历史数据其实是有的": it exists after all, no value replaced.)
     r"|改成|改为|改到|改在|改做(?=[^，,。；;]{0,12}\d)|改用|换用|更正|重新(?:算|商量|核算|评估)了|纠正一下|记错了|说错了|(?:算漏|算错|漏算|少算|多算)了|(?<![A-Za-z])(?:switch|change)\s*成|说(?:短|长|少|多|早|晚|小|大|低|高)了|定(?:短|长|少|多|早|晚|小|大|低|高)了|搞错了|弄错了|(?:说|写|讲)的不对(?=[\s，,。：:]|$)|说岔了|搞混了|弄混了|记混了|(?<!我)(?<!本职)(?<!本身)(?<!本行)其实是(?!有的|有)|实际上?(?:一直|都)?是(?=\s*\d)|现在是|" + _NOW_SAID_ZH + r"|现在改|换成了|(?:现在|后来|最后)换成(?![^，,。；;！!？?]*(?:[吗吧？?]|的话))|(?<![帮给请])换成\s?[^，,。；;！!？?\s]{1,16}?(?:\s[A-Za-z0-9][\w:-]*(?:\s?[点号])?)?(?:的[^，,。；;！!？?\s]{1,6})?\s?了(?![吗吧])|变成了?|变为|已经不|不再|不对[，,]"
-    r"|顺延到|顺延至|延到|推到(?=[^，,。；;]{0,6}?(?:\d|[一二三四五六七八九十]))|降到|降至|升到|升至|提高到|增加到|" + _TO_A_NUMBER_ZH + r"|减少到|涨到|(?:涨|降|调|提)价到|调整为|调整到|调到|迁到|迁移到|迁去|搬到|搬去|挪到|改去|砍一半|砍半|减半|缩短一半|翻倍|翻一番|缩到|缩小到|扩到|扩大到|放宽到|收紧到|改发到|不用了|从[^，,。；;]{1,30}(?:换成|改成|改为|改到|转成|转为)"
+    r"|顺延到|顺延至|延到|推到(?=[^，,。；;]{0,6}?(?:\d|[一二三四五六七八九十]))|降到|降至|升到|升至|提高到|增加到|" + _TO_A_NUMBER_ZH + r"|减少到|涨到|(?:涨|降|调|提)价到|调整为|调整到|调到|迁到|迁移到|迁去|搬到|搬去|挪到|改去|砍一半|砍半|减半|缩短一半|翻倍|翻一番|缩到|缩小到|扩到|扩大到|放大到|加大到|增大到|放宽到|收紧到|改发到|不用了|从[^，,。；;]{1,30}(?:换成|改成|改为|改到|转成|转为)"
     r"|不是(?!\s*不是)[^，,。]{1,20}[，,]?\s*(而)?是|是[^，,。]{1,20}[，,]?\s*不是|不(?:再)?是\s*[^，,。；;\s了]{1,12}?\s*了[^。；;！!]{0,30}?(?:现在按|现在用|以后按)"
     r"|(?:切到?|切换到|换到|迁到|改用|转到)[^，,。；;！!]{1,20}[，,][^，,。；;！!]{1,20}(?:停用|弃用|下线|关停|就停(?=[，,。；;！!\s]|$))"
     r"|(?:迁到|迁移到|搬到|换到|切到)了?[^，,。；;！!]{1,30}[，,][^，,。；;！!]{1,20}(?:没续|不续了|退掉了|退了|停了|关了|不用了)"
@@ -342,7 +342,7 @@ _NEW_ONLY: list[re.Pattern[str]] = [
     # "so from September we're on the last Sunday of the month instead": where things stand now, said with "instead".
     re.compile(r"\b(?:we're|we are|we'll be|it's|it is|it'll be|they're|they are)\s+(?:now\s+)?(?:going to be\s+|gonna be\s+)?(?:on|at|in)\s+(?P<new>[^,.;!?]+?)\s+instead\b", re.IGNORECASE),
     re.compile(r"\bnew (?:date|time|day|deadline|venue|address|price|fee|rent|slot) is\s+(?P<new>(?:[^,.;!]|\.(?=\d))+)", re.IGNORECASE),
-    re.compile(r"(?:(?<![A-Za-z])(?:switch|change)\s*成|改成了?|改为|改到|改用|换用|统一成|统一为|换成了?|换到|变成了?|变为|现在是|" + _NOW_SAID_ZH + r"|其实是|实际上?(?:一直|都)?是(?=\s*\d)|降到|降至|升到|升至|提高到|增加到|" + _TO_A_NUMBER_ZH + r"|减少到|涨到|(?:涨|降|调|提)价到|调整为|调整到|调到|迁到|迁移到|迁去|搬到|搬去|改去|缩到|缩小到|扩到|扩大到|放宽到|收紧到|改发到)(?P<new>[^，,。；;！!]+)"),
+    re.compile(r"(?:(?<![A-Za-z])(?:switch|change)\s*成|改成了?|改为|改到|改用|换用|统一成|统一为|换成了?|换到|变成了?|变为|现在是|" + _NOW_SAID_ZH + r"|其实是|实际上?(?:一直|都)?是(?=\s*\d)|降到|降至|升到|升至|提高到|增加到|" + _TO_A_NUMBER_ZH + r"|减少到|涨到|(?:涨|降|调|提)价到|调整为|调整到|调到|迁到|迁移到|迁去|搬到|搬去|改去|缩到|缩小到|扩到|扩大到|放大到|加大到|增大到|放宽到|收紧到|改发到)(?P<new>[^，,。；;！!]+)"),
     re.compile(r"\b(?:moved(?: up| down| over| back| out)?|changed|switched|postponed|pushed back|pushed|brought forward|rescheduled|shifted|moves|shifts|switches|is moving|is switching|is shifting) to"
                r"\s+(?P<new>(?:[^,.;!]|\.(?=\d))+)", re.IGNORECASE),
     re.compile(r"(?:^[\w ]{2,30} update|^update(?: on [^:：]{1,40})?)\s*[:：]\s*(?P<new>[^.;!。；！]+)", re.IGNORECASE),
@@ -907,9 +907,29 @@ _ZH_WORD_RE = re.compile(r"[\u4e00-\u9fff]{3,12}")
 _SPACE_BESIDE_ZH_RE = re.compile(r"(?<=[\u4e00-\u9fff])\\ |\\ (?=[\u4e00-\u9fff])")
 
 
+# A clock hour said in Chinese ("十点", "晚上 9 点"): the part of the day, the hour in figures or Chinese numerals.
+_CLOCK_HOUR_RE = re.compile(r"(?P<part>上午|下午|晚上|早上|凌晨|中午|傍晚|夜里)?\s?(?P<h>[一两二三四五六七八九十]{1,3}|\d{1,2})\s?点")
+_AFTERNOON = (None, "下午", "晚上", "傍晚", "夜里")
+
+
+def _clock_pattern(old: str) -> str:
+    """An hour said in Chinese as a record may write it: in figures or Chinese numerals, with or without a space, and
+    an hour of the afternoon or evening on the 24-hour clock too ("说十点多叫车就多收 20 块" / "夜间 22 点以后 加收 20 元");
+    "" when `old` is no such hour. Not inside another hour ("2 点" in "22 点") or a time with minutes ("十点半")."""
+    m = _CLOCK_HOUR_RE.fullmatch(old.strip())
+    hour = zh_number(m.group("h")) if m else 0
+    if not 0 < hour <= 24:
+        return ""
+    hours = {hour} | ({hour + 12} if hour < 12 and m.group("part") in _AFTERNOON else set())
+    said = "|".join(re.escape(form) for h in sorted(hours, reverse=True) for form in dict.fromkeys((str(h), _zh_numeral(h))))
+    return rf"(?<![\d一二三四五六七八九十两])(?:{said})\s?点(?![半\d一二三四五六七八九十])|(?<![\d:])(?:{'|'.join(str(h) for h in sorted(hours))}):00(?!\d)"
+
+
 def _old_pattern(old: str) -> str:
     """How the old value is found in a record: as said, or a tool in any of its spellings
-    ("no influx any more" → "readings go into InfluxDB")."""
+    ("no influx any more" → "readings go into InfluxDB"), or an hour in any of its (`_clock_pattern`)."""
+    if clock := _clock_pattern(old):
+        return clock
     spellings = tool_spellings(old) or number_spellings(old)
     # A Latin name touching Chinese text is still that name ("宋PLUS我也看过", "用的是Redis做缓存"): only
     # letters and digits around it make it part of another word.
@@ -1726,6 +1746,8 @@ _PLAN_CHANGED_OF_RE = re.compile(r"(?:(?:a |bit of a |small |slight |big )?chang
                                  re.IGNORECASE)
 _LEAD_TIME_RE = re.compile(r"(?:前|提前|之前|以前)\s*$")
 # "每场上冰改成 75 分钟 浇冰还是 15 分钟": a value said to stay as it is, not the one replaced.
+_STAYS_RE = re.compile(r"(?:不变|不动|照旧)[，,\s]*(?:还是|仍然|仍是|依然)\s*$|(?:仍然|仍是|依然|依旧|照旧|\bstill(?: is| at)?|\bstays?(?: at)?|\bremains?(?: at)?)\s*$",
+                       re.IGNORECASE)
 _STILL_RE = re.compile(r"(?:还是|仍然|仍是|依然|依旧|照旧|保持|\bstill(?: is| at)?|\bstays?(?: at)?|\bremains?(?: at)?)\s*$", re.IGNORECASE)
 # A part of the day a clock time is said with ("早上六点", "晚上九点").
 _PART_OF_DAY_RE = re.compile(r"上午|下午|晚上|早上|凌晨|中午|傍晚|夜里")
@@ -2656,7 +2678,12 @@ def _values_of_new(correction: Correction) -> list[tuple[str, str]]:
     """The typed values of the new value (of the clause when there is none). A value typed by the
     words around it ("搬到吴中区了": where the user lives) counts when it stands inside the new value
     in the clause."""
-    said = _stated_values(correction.new or correction.clause)
+    if correction.new:
+        said = _stated_values(correction.new)
+    else:
+        # ("所以我的课挪到周日下午 3 点 时长不变 还是一个半小时": a value said to stay is none that changed; "不对，还是 30 吧" is
+        # one said again.)
+        said = [(k, v) for at, k, v in _values_stated_at(correction.clause) if not _STAYS_RE.search(correction.clause[max(0, at - 12):at])]
 
     def in_its_place() -> list[tuple[str, str]]:
         at = correction.clause.find(correction.new)
