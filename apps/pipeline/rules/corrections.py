@@ -909,7 +909,7 @@ _SPACE_BESIDE_ZH_RE = re.compile(r"(?<=[\u4e00-\u9fff])\\ |\\ (?=[\u4e00-\u9fff]
 
 # A clock hour said in Chinese ("十点", "晚上 9 点"): the part of the day, the hour in figures or Chinese numerals.
 _CLOCK_HOUR_RE = re.compile(r"(?P<part>上午|下午|晚上|早上|凌晨|中午|傍晚|夜里)?\s?(?P<h>[一两二三四五六七八九十]{1,3}|\d{1,2})\s?点")
-_AFTERNOON = (None, "下午", "晚上", "傍晚", "夜里")
+_AFTERNOON = (None, "下午", "晚上", "傍晚", "夜里")  # parts of the day whose hours may be read on the 24-hour clock (None: no part said)
 
 
 def _clock_pattern(old: str) -> str:
@@ -1391,7 +1391,8 @@ _TAKEN_OVER_RE = re.compile(r"\b(?:(?:has|have|'s)\s+)?(?:taken|took|takes|takin
 # "所以不走纯商贷了，改组合贷", "择校的事我们改主意了 不去争育才了 …": the thing no longer taken, named between the negated
 # verb and 了 (a space ends the clause in Chinese written without punctuation).
 # ("不去泰国那个 DZ 了": a thing named by a Latin word after "那个"; not "不用给我列 table 了", no thing given up.)
-_NO_LONGER_TAKEN_ZH = re.compile(r"不(?:再)?(?:走|用|选|报|去|买|做|搞)(?:争|冲|抢|考|读|上)?(?P<old>[\u4e00-\u9fff]{1,6}(?:那个|那家|这个|这家)\s?[A-Za-z0-9][\w-]{0,12}(?=\s?了)|[\u4e00-\u9fffA-Za-z0-9]{2,8}?(?=了))\s?了"
+_THAT_ONE_ZH = r"那个|那家|这个|这家"
+_NO_LONGER_TAKEN_ZH = re.compile(r"不(?:再)?(?:走|用|选|报|去|买|做|搞)(?:争|冲|抢|考|读|上)?(?P<old>[\u4e00-\u9fff]{1,6}(?:" + _THAT_ONE_ZH + r")\s?[A-Za-z0-9][\w-]{0,12}(?=\s?了)|[\u4e00-\u9fffA-Za-z0-9]{2,8}?(?=了))\s?了"
                                  # ("不去北京青麦了 改成杭州的白塔画室": the change said whole, read as such by _PAIRS.)
                                  r"(?:[，,]|\s+(?=\S)(?!(?:我们?|就)?(?:改成|换成|改去|改报|改用|改到|换到)))")
 # "宋PLUS就不看了", "武功山就不去了", "蛙泳以后再说": the thing named first, then let go (or put off), opening its clause.
@@ -1467,7 +1468,7 @@ def _given_up_name(part: str) -> tuple[str, int, int] | None:
     if m is None:
         return None
     # "不去泰国那个 DZ 了": the thing is named by what comes before "那个" (the record says "泰国 Pattaya 的 DZ").
-    named = re.split(r"那个|这个|那家|这家", m.group("old").strip())[0].strip()
+    named = re.split(_THAT_ONE_ZH, m.group("old").strip())[0].strip()
     return (named if len(named) >= 2 else m.group("old").strip(), m.start(), m.end())
 
 
@@ -1639,7 +1640,7 @@ def _parse_marked(sentence: str) -> Correction | None:
         stating = [seg for seg in segments if any(p.search(seg) for p in _PAIRS) or any(p.search(seg) for p in _NEW_ONLY)]
         sentence = stating[0] if stating else max(segments, key=len)
         others = [seg for seg in segments if seg is not sentence]
-        # "change of plan for BA — work wouldn't sign off my leave, …, so I've moved it: 4 to 18 March 2027 now": what
+        # "change of plan for Lisbon — work wouldn't sign off my leave, so I've moved it: 3 to 10 November 2027 now": what
         # the change is of, said before the dash.
         announced = next((seg for seg in segments[: segments.index(sentence)] if _PLAN_CHANGED_OF_RE.fullmatch(seg)), "")
     text = _strip_lead(sentence)
@@ -1746,9 +1747,11 @@ _PLAN_CHANGED_OF_RE = re.compile(r"(?:(?:a |bit of a |small |slight |big )?chang
                                  re.IGNORECASE)
 _LEAD_TIME_RE = re.compile(r"(?:前|提前|之前|以前)\s*$")
 # "每场上冰改成 75 分钟 浇冰还是 15 分钟": a value said to stay as it is, not the one replaced.
-_STAYS_RE = re.compile(r"(?:不变|不动|照旧)[，,\s]*(?:还是|仍然|仍是|依然)\s*$|(?:仍然|仍是|依然|依旧|照旧|\bstill(?: is| at)?|\bstays?(?: at)?|\bremains?(?: at)?)\s*$",
-                       re.IGNORECASE)
-_STILL_RE = re.compile(r"(?:还是|仍然|仍是|依然|依旧|照旧|保持|\bstill(?: is| at)?|\bstays?(?: at)?|\bremains?(?: at)?)\s*$", re.IGNORECASE)
+_STILL_WORDS = r"仍然|仍是|依然|依旧|照旧|\bstill(?: is| at)?|\bstays?(?: at)?|\bremains?(?: at)?"
+_STILL_RE = re.compile(rf"(?:还是|保持|{_STILL_WORDS})\s*$", re.IGNORECASE)
+# Narrower, for a value said beside a change: "还是" says it stays only after "不变" ("时长不变 还是一个半小时"); alone it may
+# say a value again ("不对，还是 30 吧").
+_STAYS_RE = re.compile(rf"(?:不变|不动|照旧)[，,\s]*还是\s*$|(?:{_STILL_WORDS})\s*$", re.IGNORECASE)
 # A part of the day a clock time is said with ("早上六点", "晚上九点").
 _PART_OF_DAY_RE = re.compile(r"上午|下午|晚上|早上|凌晨|中午|傍晚|夜里")
 PAIR_NEW_MAX_WORDS = 6
@@ -1995,7 +1998,7 @@ def corrected_content(record: str, correction: Correction) -> str | None:
         held = [(at, k, v) for at, k, v in _values_stated_at(text) if not _version_of_another(text, at, k, correction.clause)]
         present = [(at, v) for at, k, v in held if k == kind or (({k, kind} <= _HOST_KINDS or _TIME_SPAN_KIND_RE.fullmatch(k)) and _kind_fits(k, kind))]
         if kind == "date" and not present and not correction.weak:
-            present = [(at, v) for at, k, v in held if k == "month"]  # "in November" / "4 to 18 March 2027": a date for the month
+            present = [(at, v) for at, k, v in held if k == "month"]  # "in October" / "3 to 10 November 2027": a date for the month
         if kind == "number" and len(stated) == 1 and not any(_shape(v) == _shape(stated[0]) for _, v in present):
             # "over 5200 mm" / "raised to 5450": a bare number stands for the one of its shape
             # that the record writes with a unit, and the unit stays.
@@ -2101,10 +2104,9 @@ def corrected_content(record: str, correction: Correction) -> str | None:
             end = at + len(old_value) + unit.end()
             text, changed = text[:at] + _spaced(text, at, old_value, value + kind.partition(":")[2]) + text[end:], True
             continue
-        if kind == "date" and _IN_BEFORE_RE.search(text[:at]) and any(k == "month" and v == old_value for _, k, v in held):
-            # "going to Buenos Aires in November" / "4 to 18 March 2027": a date is said without the month's "in".
-            start = _IN_BEFORE_RE.search(text[:at]).start()
-            text, changed = text[:start] + text[start:].replace(text[start:at] + old_value, value, 1), True
+        if kind == "date" and (in_month := _IN_BEFORE_RE.search(text[:at])) and any(k == "month" and v == old_value for _, k, v in held):
+            # "going to Lisbon in October" / "3 to 10 November 2027": a date is said without the month's "in".
+            text, changed = text[: in_month.start()] + value + text[at + len(old_value):], True
             continue
         part_of_day = _PART_OF_DAY_RE.match(old_value)
         if kind == "time" and part_of_day and not _PART_OF_DAY_RE.match(value) and re.match(r"[一两二三四五六七八九十\d]", value):
@@ -2576,7 +2578,7 @@ def supersedes(record: str, correction: Correction) -> float:
                     and not _a_span_of_one(kind, correction.clause):
                 continue  # "现在是集团信息部唯一一个后端" ("一一" read as a count): "一个" is "a", not a count that changed ("一年" is a year)
             # A bare number said of a price ("定金 now 50 一位了") fits the price ("定金每人 30 块") by its words.
-            # (A date said plainly in place of a month: "going to Buenos Aires in November" / "so I've moved it: 4 to 18 March
+            # (A date said plainly in place of a month: "going to Lisbon in October" / "so I've moved it: 3 to 10 November
             # 2027 now"; not "现在白带 准备 11 月 9 号考橙带" against "今年三月刚上一年级".)
             fits = [v for k, v in held if (_kind_fits(k, kind) or (k == "amount" and kind == "number" and overlap > 0)
                                            or ((k, kind) == ("month", "date") and said_plainly and overlap > 0)) and value_key(v) != value_key(value)
@@ -2681,8 +2683,7 @@ def _values_of_new(correction: Correction) -> list[tuple[str, str]]:
     if correction.new:
         said = _stated_values(correction.new)
     else:
-        # ("所以我的课挪到周日下午 3 点 时长不变 还是一个半小时": a value said to stay is none that changed; "不对，还是 30 吧" is
-        # one said again.)
+        # ("所以我的课挪到周日下午 3 点 时长不变 还是一个半小时": a value said to stay is none that changed.)
         said = [(k, v) for at, k, v in _values_stated_at(correction.clause) if not _STAYS_RE.search(correction.clause[max(0, at - 12):at])]
 
     def in_its_place() -> list[tuple[str, str]]:
