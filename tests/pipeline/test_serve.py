@@ -218,6 +218,38 @@ print(json.dumps([{"kind": r.kind, "status": r.status, "enqueueError": bool(r.en
 """
 
 
+@pytest.mark.parametrize("settle", ["ack", "reject"])
+def test_a_message_settled_after_the_broker_connection_was_lost_neither_stops_the_worker_nor_is_lost(own_redis, settle):
+    """With late acks the worker settles a task on the channel it came from once the task
+    ends. When the connection was lost meanwhile, kombu has dropped the transport's client
+    (Connection._do_close_transport) and closed that channel; settling there raised
+    AttributeError from the event loop and stopped the worker ("Unrecoverable error")."""
+    from kombu import Connection
+
+    from memoryweb.broker import RedisTransport
+
+    port, _stop, _start = own_redis
+    url, options = f"redis://127.0.0.1:{port}/0", {"visibility_timeout": 1}
+    lost = Connection(url, transport=RedisTransport, transport_options=options)
+    queue = lost.SimpleQueue("settle", channel=lost.channel())
+    queue.put({"run": 7})
+    message = queue.get(timeout=5)
+    channel = message.channel
+    channel.connection.client = None
+    channel.close()
+    assert channel.connection is None
+    getattr(message, settle)()
+    # Nothing is lost: Redis still holds the message as unacknowledged, and the sweep a
+    # worker's event loop runs puts it back on its queue once the visibility timeout passed.
+    time.sleep(1.5)
+    with Connection(url, transport=RedisTransport, transport_options=options) as fresh:
+        queue = fresh.SimpleQueue("settle")
+        queue.channel.qos.restore_visible(interval=1)
+        again = queue.get(timeout=5)
+        assert again.payload == {"run": 7}
+        again.ack()
+
+
 def test_a_redis_outage_pauses_jobs_and_never_the_api(serve, own_redis):
     port, stop_redis, start_redis = own_redis
     s = serve(CELERY_BROKER_URL=f"redis://127.0.0.1:{port}/0", MEMORYWEB_SWEEP_SECONDS="5")
