@@ -5596,6 +5596,23 @@ def test_a_change_that_says_the_old_day_again_replaces_the_record_holding_it(cha
     ("coder", "notify-svc 的计价：起步价 39 元 含 10 公里；夜间 22 点以后加收 20 元",
      "夜间加价的时间往后挪 乘客投诉说十点多叫车就多收 20 块 太早了 我们也改成 23点 金额不变 还是 20", "22 点", "夜间 23点以后"),
     ("coder", "notify-svc 的派单：派单半径 3 公里 每 30 秒重试一次", "郊区老是派不出去 所以派单半径放大到 5 公里 先看一个月效果", "半径 3 公里", "半径 5 公里"),
+    # (held-out batches 94 and 95) The value said before "那就改吧" is the one agreed to; "遍" counts like "次"; a number that
+    # counts a thing changes the record's number of that thing; a marketplace is a shop tool; a currency by its code or its
+    # name; "moved it to" a place after "change of plan"; an hour in words against the record's "凌晨 2 点".
+    ("chat", "孩子练琴的规矩：每首曲子弹两遍 中间休息 3 分钟", "钢琴老师说考级前每首都要弹四遍 让我们在家也这样 那就改吧 休息时间不变",
+     "弹两遍", "弹四遍"),
+    ("coder", "notify-svc runs on a 4-core VM and fans out to the partner webhook with 6 workers per queue.",
+     "ops fitted the bigger box on monday so it's 8 workers now. the webhook partner is happy", "6 workers", "8 workers"),
+    ("chat", "我在 Carousell 卖二手相机 镜头也放那边", "旧的那个平台我关了 现在全部都放在 Lazada 上卖 手续费低一点", "Carousell", "Lazada"),
+    ("chat", "I sell my hand-dyed yarn at the market, a skein is RM38", "Update: dye went up again so a skein is forty-five ringgit now.",
+     "RM38", "forty-five ringgit"),
+    ("chat", "Ama from the committee booked it. the choir's summer concert is 20 June up in Hexley, tickets are a tenner.",
+     "change of plan for the concert, the church roof is leaking, so the committee moved it to Brackford, same date.",
+     "Hexley", "Brackford"),
+    ("coder", "notify-svc 的数据库备份：每天凌晨 3 点 dump 到对象存储 保留 14 份", "备份那个挪到五点吧 三点钟对账任务在跑 一起跑 IO 顶不住",
+     "凌晨 3 点", "五点"),
+    ("coder", "notify-svc 还有 platform fee: 每个 order 我们收 partner RM0.50, 月底结算.", "委员会决定降了. 下个月开始 每个 order 只收 RM0.20, 这个月照旧",
+     "RM0.50", "RM0.20"),
 ])
 def test_a_value_said_to_have_changed_in_other_words_replaces_the_stored_one(mode, first, then, gone, kept, request, l0, run_now):
     cwd = PROJ if mode == "coder" else "/home/user"
@@ -6291,3 +6308,55 @@ def test_an_hour_said_in_chinese_numerals_is_found_however_the_record_writes_it(
     # Not inside another hour, nor an hour with its minutes.
     assert supersedes("夜间 22 点以后 加收 20 元", Correction(clause="改成三点", old="两点", new="三点")) == 0
     assert supersedes("晚上十点半关门", later) == 0
+
+
+# ------------------------------------------------------------ held-out batches 94 and 95
+
+def test_what_the_rules_of_batches_94_and_95_leave_alone():
+    from apps.pipeline.rules.corrections import Correction, _values_stated_at, counterpart, supersedes
+    from apps.pipeline.rules.extract import classify
+    from apps.pipeline.rules.text import values
+
+    # A period followed by what it costs is a price per period, not a span that changed ("干了八年了" stays).
+    assert [k for _, k, _ in _values_stated_at("腾讯云那台到期了 一年六百多 我没续")] == ["tool:cloud"]
+    assert corrected_content("我在物流公司写 Java 干了八年了", Correction(clause="腾讯云那台到期了 一年六百多 我没续 现在跑在家里的旧笔记本上",
+                                                                     old="", new="", weak=True)) is None
+    assert [k for _, k, _ in _values_stated_at("干了一年 3 个月")] == ["count:年", "duration:span"]
+    # A number that counts another thing, or a year before a name, is not the one that changed.
+    said = parse_correction("ops fitted the bigger box on monday so it's 8 workers now.")
+    assert corrected_content("every so often the queue stalls, then the next poll takes two batches.", said) is None
+    assert corrected_content("the trip to Leeds took forty-odd minutes and I'm 38.", parse_correction("we have a two-burner hob now.")) is None
+    car = parse_correction("We've got a 2019 Kia Sorento now for towing, seven seats.")
+    assert supersedes("We tow with our Volvo V70, a 2011 diesel.", car) > 0
+    # "那就改吧" with no value agrees to nothing; "才能 publish" is a rule in mixed writing; "RM45" is money, not a model.
+    assert parse_correction("这个 bug 那就改吧") is None
+    assert classify("results 一定要 second volunteer verify 过 scorecard 才能 publish 出去.", role="user") == "instruction"
+    assert values("coaster set of 4 是 RM45") == [("number", "4"), ("amount", "RM45")]
+    assert values("FORM45") == [("named:form", "FORM45")]
+    # Of a record's names, the one of the sentence that speaks of what moved (not a month, not another sentence's person).
+    moved = parse_correction("change of plan for the gala, the pool is closed, so the county moved it to Dunholme, same date.")
+    assert counterpart("Ama the secretary never sent it. the county gala is 17 May down in Carrow-on-Sea.", moved) == "Carrow-on-Sea"
+
+
+def test_a_refusal_with_its_thanks_after_a_no_of_its_own_keeps_only_what_follows():
+    from apps.pipeline.rules.extract import refusal_remainder
+
+    assert refusal_remainder("nah no knee sleeve thanks. the physio wants me taping it and doing the strength work.") \
+        == "the physio wants me taping it and doing the strength work."
+
+
+def test_a_bill_the_project_pays_is_no_price_of_its_business():
+    from apps.pipeline.rules.extract import extract_from_message
+
+    def said(content):
+        return [c.content for c in extract_from_message({"role": "user", "content": content, "timestamp": T}, mode="code")]
+
+    assert said("notify-svc 的 SMS bill 出来了 吓死, 一个月 RM 400+, 国际短信很贵.") == []
+    assert said("notify-svc 的 platform fee: 每个 order 我们收 partner RM0.50, 月底结算.") != []
+
+
+def test_asked_not_to_put_what_was_just_said_in_any_notes_it_is_not_kept(chat, l0, run_now):
+    l0(chat, [say("a1", "sorry if I'm scattered, rough few months. honestly we're probably selling the bakery next spring, the numbers just "
+                        "don't add up anymore. actually — don't put that in any notes or anything. nobody knows yet", 0)])
+    ok(run_now(chat, KIND_L1))
+    assert not any("bakery" in t for t in texts(chat)), texts(chat)

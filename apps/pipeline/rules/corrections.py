@@ -223,15 +223,22 @@ CHANGE_TO_RE = re.compile(
 # value of that kind next to the same words (supersedes); otherwise the sentence is a plain statement.
 # "现在的借阅规则：…" names what holds and introduces it: no cue.
 # From a day on ("从明天（16 号）起", "从 3 月 1 号开始"): when a change holds, not a value of it.
+_FROM_NEXT_START = r"(?:下周|下个?月|下礼拜|明年)开始"
+_FROM_NEXT_START_RE = re.compile(_FROM_NEXT_START)
 _FROM_DAY = (r"从\s*(?:今天|明天|后天|这周|本周|这个月|本月|下周[一二三四五六日天]?|下个?月|下礼拜[一二三四五六日天]?|\d{1,2}\s*月\s*\d{1,2}\s*[号日]|\d{1,2}\s*[号日])"
              r"(?:（[^）]{1,16}）)?\s*(?:开始|起)"
              # "下个月起全部走极兔": "起" says "from … on" without "从" ("明天开始放假" says when something starts).
-             r"|(?<![\u4e00-\u9fff])(?:明天|这周|本周|这个月|本月|下周|下个?月|下礼拜)起(?!来|床|飞)")
+             r"|(?<![\u4e00-\u9fff])(?:明天|这周|本周|这个月|本月|下周|下个?月|下礼拜)起(?!来|床|飞)"
+             # "下个月开始 每个 order 30 sen": "开始" before what holds for each one from then on.
+             r"|(?<![\u4e00-\u9fff])" + _FROM_NEXT_START + r"(?=\s*(?:每|都|一律|统一|全部|所有))")
 _FROM_DAY_RE = re.compile(_FROM_DAY)
 # The same without "从", when more is said after it ("12 月起合并到徐汇那边的分馆", "3 月 1 号开始在 N26 做"): still when,
 # never the value that changed ("今年采摘季11月5号开始，…" says the date the season starts: that is its value).
 _SINCE_DAY_RE = re.compile(r"(?:\d{1,2}|[一二三四五六七八九十]{1,3})\s*月(?:\s*(?:\d{1,2}|[一二三四五六七八九十]{1,3})\s*[号日])?(?:\s*(?:初|中|底))?\s*(?:起|开始)(?!来)"
                            r"(?=\s*[^\s，,。；;！!？?])")
+# "老师说期中考试听写是每个词念三遍 让我们在家也按这个练 那就改吧": the value said before it is agreed to as the new one.
+_AGREED_CHANGE = r"(?:那就|那|就)(?:按这个|照这个|这么)?改(?=吧|了吧|一下吧)"
+_AGREED_CHANGE_RE = re.compile(_AGREED_CHANGE)
 WEAK_CUE_RE = re.compile(
     r"(?<!for )(?<!until )(?<!right )(?<!by )(?<!just )(?<!till )\bnow\b(?!\s+(?:that|and then|on)\b)|\bthese days\b|\bnowadays\b|\bmore like\b|\bfrom now on\b"
     r"|\bany ?more\b|\b(?:from|starting|as of) this (?:month|week|year|season|term)\b"
@@ -245,7 +252,8 @@ WEAK_CUE_RE = re.compile(
     # "卡包以后卖 188": a price from now on, after what it is the price of.
     r"|以后(?=(?:卖|收)\s*\d)"
     # "从明天（16 号）起玉米潮粮 0.98 一斤": from a day on, like "from 1 April".
-    r"|" + _FROM_DAY,
+    r"|" + _FROM_DAY
+    + r"|" + _AGREED_CHANGE,
     re.IGNORECASE,
 )
 # A change that is planned or asked for has not happened ("下周要把 Triton 升级到 24.08", "we
@@ -349,7 +357,8 @@ _NEW_ONLY: list[re.Pattern[str]] = [
     re.compile(r"(?P<new>\d{1,2}\s*月\s*\d{1,2}\s*[号日])[^，,。；;]{0,12}[，,]\s*(?:又)?(?:提前|推迟|延后|延期|推后)了"),
     re.compile(r"\b(?:moved|switched|migrated|changed|upgraded|downgraded) to\s+(?P<new>(?:[^,.;!]|\.(?=\d))+)", re.IGNORECASE),
     # "change of plan on alerts btw, move them over to Pushover": told to move, after a word that says it changes.
-    re.compile(r"\b(?:move|switch|swap|change)\s+(?:it|them|that|those|these|everything|it all|(?:the|our|all the)\s+[\w-]+(?:\s[\w-]+)?)"
+    # ("…, so the county moved it to Taunton, same date": moved, after the word that says it changed.)
+    re.compile(r"\b(?:move|switch|swap|change|moved|switched|swapped|changed|shifted)\s+(?:it|them|that|those|these|everything|it all|(?:the|our|all the)\s+[\w-]+(?:\s[\w-]+)?)"
                r"\s+(?:over\s+|across\s+|back\s+)?to\s+(?P<new>[^,.;!]+)", re.IGNORECASE),
     re.compile(r"\b(?:dropped|went down|went up|increased|reduced|decreased|rose|bumped|raised|lowered) to\s+(?P<new>(?:[^,.;!]|\.(?=\d))+)|\bis (?:down|up) to\s+(?P<new2>(?:[^,.;!]|\.(?=\d))+)", re.IGNORECASE),
     re.compile(r"\b(?:is|are|it's) now\s+(?P<new>(?:[^,.;!]|\.(?=\d))+)", re.IGNORECASE),
@@ -834,7 +843,12 @@ def _said_now(sentence: str) -> Correction | None:
         # ended at 9:40pm" says no value of the change after it).
         start = max([sentence.rfind(ch, 0, cue.start()) + 1 for ch in "，,;；。"] + [m.end() for m in _STOP_RE.finditer(sentence) if m.end() <= cue.start()])
         ends = [i for i in (sentence.find(ch, cue.end()) for ch in "，,;；。") if i >= 0] + [m.start() for m in _STOP_RE.finditer(sentence, cue.end())][:1]
+        if _FROM_NEXT_START_RE.fullmatch(cue.group(0)):
+            # ("下个月开始 每个 order 30 sen 而已": what holds from then on is said after the space.)
+            ends = [i for i in (sentence.find(ch, cue.end()) for ch in "，,;；。") if i >= 0]
         own = sentence[start: min(ends) + 1 if ends else len(sentence)]
+        if _AGREED_CHANGE_RE.match(sentence, cue.start()):
+            own = sentence[:cue.start()]  # (what it agrees to was said before it)
         if _NEWLY_POSSIBLE_RE.search(sentence, start, cue.start()):
             continue  # "we've bought 2 Urban Arrows, so bulky stuff up to 80kg can go by bike now": a thing newly possible
         if (with_whom := _WITH_WHOM_NOW_RE.search(own)) is not None and not _NEGATED_RE.search(own):
@@ -972,8 +986,8 @@ def _tool_taken_up(own: str, cue: re.Match[str], sentence: str) -> bool:
     tool), "现在全部在 Telegram 了" (a change of state), "最后选了 Postmark", "audio storage 已经 migrate
     完了，现在全部在 Cloudflare R2" (the move said in the clause before)."""
     if any(is_cjk_char(ch) for ch in cue.group(0)):
-        # ("下个月起全部走极兔": everything goes by it from then on.)
-        return bool(re.search(r"了|改|换|转|搬|迁|切|(?:全部|都|统一|一律)(?:走|用)", own) or _MOVED_RE.search(sentence))
+        # ("下个月起全部走极兔": everything goes by it from then on; so "现在全部都放在 Shopee 上卖".)
+        return bool(re.search(r"了|改|换|转|搬|迁|切|(?:全部|都|统一|一律)(?:走|用|放在|放到|挂在|在)", own) or _MOVED_RE.search(sentence))
     tools = [at for at, kind, _ in values_at(own) if kind.startswith("tool:")]
     return cue.group(0).casefold() != "now" or any(at < own.find(cue.group(0)) for at in tools)
 
@@ -2006,6 +2020,12 @@ def corrected_content(record: str, correction: Correction) -> str | None:
                          if (k.startswith("number:") or k == "amount") and re.match(r"[\d.,]+", v) and _shape(re.match(r"[\d.,]+", v).group(0)) == _shape(stated[0])]
             # Of several ("定金每人 30 块，开场前 24h 内取消不退" / "定金 now 50 一位了"), the words around them choose below.
             present = with_unit or present
+        if kind == "number" and len(stated) == 1:
+            # A number that counts a thing ("24 shafts") changes the record's number of that thing; where the record's numbers
+            # count other things ("two picks", "forty-odd years"), none of them.
+            counted = [(_same_thing_counted(text, at, v, correction, stated[0]), (at, v)) for at, v in present]
+            if any(same is not None for same, _ in counted):
+                present = [held for same, held in counted if same]
         dates = [(at, v) for at, k, v in held if k == "date"]
         if kind == "day" and not present and len(dates) == 1 and len(stated) == 1:
             # "婚礼定在 9 月 27 号" / "婚礼改到 28 号了": the day of the stored date changes, its month stays.
@@ -2215,6 +2235,9 @@ def _said_again_key(kind: str, value: str) -> str:
         if span:
             unit = next(minutes for pattern, minutes in _SPAN_MINUTES if re.fullmatch(pattern, span.group(2), re.IGNORECASE))
             return f"span:{float(span.group(1)) * unit:g}"
+    if kind == "time" and (clock := _CLOCK_HOUR_RE.fullmatch(value.strip())) and clock.group("part") in (None, "凌晨", "早上", "上午"):
+        # "备份那个挪到四点吧 两点钟 HIS 在跑对账" against "每天凌晨 2 点": one hour of the morning, in figures or in words.
+        return f"hour:{zh_number(clock.group('h'))}"
     return value_key(value)
 
 
@@ -2282,7 +2305,8 @@ def _values_stated_at(text: str) -> list[tuple[int, str, str]]:
     notes = [m.span() for pattern in (DATE_NOTE_RE, _FROM_DAY_RE, _SINCE_DAY_RE) for m in pattern.finditer(text)]
     return [(at, kind, value) for at, kind, value in values_at(text) if not any(a <= at < b for a, b in notes)
             and not (kind == "weekday" and _PAST_DAY_RE.search(text[max(0, at - 12):at]))
-            and not (kind.startswith(("number", "count")) and (_TOLD_COUNT_RE.match(text, at + len(value)) or _CLOCK_WORDS_RE.search(text[max(0, at - 14):at])))]
+            and not (kind.startswith(("number", "count")) and (_TOLD_COUNT_RE.match(text, at + len(value)) or _CLOCK_WORDS_RE.search(text[max(0, at - 14):at])))
+            and not (kind.startswith(("count:", "duration")) and _PER_PERIOD_PRICE_RE.match(text, at + len(value)))]
 
 
 # A count of what is being told ("two things.", "三个 update", "两件事"), and a clock time said in words ("quarter to twelve",
@@ -2291,6 +2315,9 @@ def _values_stated_at(text: str) -> list[tuple[int, str, str]]:
 _TOLD_COUNT_RE = re.compile(r"\s*(?:(?:quick|small|more|big)\s+)?(?:things?|updates?|questions?|points?|changes?|bits of news)\b|\s*(?:个\s*update|件事|个事|个问题|个变化|个更新)"
                             r"|\s*times\s+(?:as|more|less|bigger|smaller|longer|faster|slower)\b|\s*倍", re.IGNORECASE)
 _CLOCK_WORDS_RE = re.compile(r"\b(?:quarter|half)\s+(?:to|past)\s+$", re.IGNORECASE)
+# "腾讯云那台到期了 一年六百多 我没续", "一个月 1600": a period followed by what it costs is a price per period, not a
+# span that changed (it rewrote "干了八年了" to "干了一年了").
+_PER_PERIOD_PRICE_RE = re.compile(r"\s*(?:个\s*)?(?:年|月|季度?|周|星期|礼拜|天)?\s*(?:(?:[¥￥$£€]|RM\s?)\s*\d|\d{3,}|[一二两三四五六七八九十]+[百千万])")
 
 
 # "update: 上个 Sunday handover 又吵起来", "last Tuesday the import failed": the day something happened, no value set.
@@ -2515,8 +2542,11 @@ def counterpart(record: str, correction: Correction) -> str:
             # "romanization 请用 Yale, …, 我不想两套混着 confuse 自己" / "switch 成 Jyutping": of the Latin words, the name.
             found = {w for w in found if re.fullmatch(_TITLE_WORD, w)} or found
     elif all(w[:1].isupper() for w in new.split()):
+        # (Not a month or a day: "the U11 county tournament is 17 May down in Weston-super-Mare" names one place.)
+        dated = [(at, at + len(v)) for at, k, v in _values_at(record) if k in ("date", "month", "weekday", "day")]
         found = {m.group(0) for m in PROPER_NOUN_RE.finditer(record)
-                 if m.group(0).casefold() not in said and not re.search(r"[.!?]\s*$", record[: m.start()])}
+                 if m.group(0).casefold() not in said and not re.search(r"[.!?]\s*$", record[: m.start()])
+                 and not any(a <= m.start() < b for a, b in dated)}
         if len(found) > 1 and len(new.split()) > 1:
             # "Funmi Adeyemi … she's the new integration lead" / "my contact at the trust for the CAD feed is Gary Pritchard,
             # he's the integration lead, …. and the pilot is 14 responders across Ardleigh and Thornby wards": a full name
@@ -2524,6 +2554,11 @@ def counterpart(record: str, correction: Correction) -> str:
             found = {name for sentence in re.split(r"(?<=[.!?])\s+", record) if TEAM_ROLE_RE.search(sentence)
                      and len(naming_words(sentence) & naming_words(correction.clause)) >= 2
                      for name in _full_names(sentence) if not {w.casefold() for w in name.split()} & said}
+        if len(found) > 1:
+            # "Jan the secretary says she never sent it. right, the big one: the U11 county tournament is … in
+            # Weston-super-Mare" / "the county moved it to Taunton": the name of the sentence that speaks of what moved.
+            found = {n for sentence in re.split(r"(?<=[.!?])\s+", record) if naming_words(sentence) & naming_words(correction.clause)
+                     for n in found if n in sentence} or found
     else:
         return ""
     related = set()
@@ -2566,7 +2601,7 @@ def supersedes(record: str, correction: Correction) -> float:
         # Any value the correction states may be the one that changed ("Python 3.12 last Friday":
         # the version, not the weekday). A value with a unit ("74kg", "5 条") names its slot well
         # enough; a bare number needs shared words — and "一个" is mostly "a", not a number.
-        held = [(k, v) for at, k, v in _values_at(record) if not _version_of_another(record, at, k, correction.clause)]
+        held = [(at, k, v) for at, k, v in _values_at(record) if not _version_of_another(record, at, k, correction.clause)]
         # A weak cue ("目前 72kg") needs shared words even for a unit, and so does a value said
         # beside a new name ("现在是 A10 了，batch size 16").
         said_plainly = not correction.weak and not beside
@@ -2580,9 +2615,13 @@ def supersedes(record: str, correction: Correction) -> float:
             # A bare number said of a price ("定金 now 50 一位了") fits the price ("定金每人 30 块") by its words.
             # (A date said plainly in place of a month: "going to Lisbon in October" / "so I've moved it: 3 to 10 November
             # 2027 now"; not "现在白带 准备 11 月 9 号考橙带" against "今年三月刚上一年级".)
-            fits = [v for k, v in held if (_kind_fits(k, kind) or (k == "amount" and kind == "number" and overlap > 0)
+            counts = {at: _same_thing_counted(record, at, v, correction, value) for at, k, v in held if kind == k == "number"}
+            # ("现在全部都放在 Shopee 上卖" / "现在在 Carousell 卖": a project uses one tool of a kind at a time, as in names_the_slot.)
+            one_of_kind = {value_key(v) for _, k, v in held if k == kind}
+            fits = [v for at, k, v in held if counts.get(at) is not False and (_kind_fits(k, kind) or (k == "amount" and kind == "number" and overlap > 0)
                                            or ((k, kind) == ("month", "date") and said_plainly and overlap > 0)) and value_key(v) != value_key(value)
-                    and (overlap > 0 or again or ((said_plainly or _self_named(kind)) and unit_names_slot(kind) and v not in ("一", "1")))]
+                    and (overlap > 0 or again or counts.get(at) or ((said_plainly or _self_named(kind)) and unit_names_slot(kind) and v not in ("一", "1"))
+                         or (kind.startswith("tool:") and len(one_of_kind) == 1))]
             if not fits and said_plainly and kind in ("weekday", "time") and _run_rewritten(record, correction.new or correction.clause):
                 # "我那个班挪到了周四晚上，七点到十点" / "每周六下午两点上课": a day and its hours said as one run
                 # name a schedule, and the record's one run of them is the one it moves.
@@ -2597,7 +2636,7 @@ def supersedes(record: str, correction: Correction) -> float:
 
 _BARE_NUMBER_RE = re.compile(r"\d+(?:\.\d+)?")
 # The word a bare number counts, right after it ("12 round", "12 轮", "3 番"): a Latin word or one CJK character.
-_COUNTED_RE = re.compile(r"\s*([A-Za-z]{2,}|[\u4e00-\u9fff])")
+_COUNTED_RE = re.compile(r"(?:\s*|-)([A-Za-z]{2,}|[\u4e00-\u9fff])")
 # The CJK characters that count something after a number; any other one starts the next words ("充1000送150 之前已经充的
 # 不变": 之 counts nothing).
 _MEASURE_ZH = frozenset("个轮番次台张条位名人天周年月本件只盒箱斤克元块分局场节课套份瓶杯碗支根双辆间层级页章集期届颗粒片包袋桌单趟圈组首枚座栋户所家门棵株头匹尾")
@@ -2608,6 +2647,32 @@ def _counted(text: str, at: int) -> str:
     if not m or (not m.group(1).isascii() and m.group(1) not in _MEASURE_ZH):
         return ""
     return m.group(1).lower()
+
+
+_YEAR_RE = re.compile(r"(?:19|20)\d\d")
+# Words after a number that count nothing ("16 and 18", "24 now", "5 per day").
+_NOT_COUNTED = STOPWORDS | {"per"}
+
+
+def _same_thing_counted(record: str, at: int, held: str, correction: Correction, said: str) -> bool | None:
+    """Whether the record's number at `at` counts the thing the said number counts: "the loom is a 16-shaft" / "so it's 24
+    shafts now" yes, "the NEXT press jumps two picks" no (not the value that changed); None when either counts nothing said."""
+    source = correction.new or correction.clause
+    where = source.find(said)
+    new_unit, old_unit = (_thing_counted(source, where, said) if where >= 0 else ""), _thing_counted(record, at, held)
+    if not (new_unit and old_unit) or {new_unit, old_unit} & _NOT_COUNTED:
+        return None
+    return new_unit == old_unit
+
+
+def _thing_counted(text: str, at: int, number: str) -> str:
+    """The lower-case English word a number at `at` counts, singular ("24 shafts", "16-shaft"); "" for a year or a name
+    after it ("a 2019 Kia Sorento")."""
+    if _YEAR_RE.fullmatch(number):
+        return ""
+    m = _COUNTED_RE.match(text, at + len(number))
+    word = m.group(1) if m else ""
+    return _singular_of(word) if word.isascii() and word.islower() else ""
 
 
 def _counting_unit(correction: Correction) -> str:
@@ -2745,8 +2810,11 @@ def names_the_slot(record: str, correction: Correction) -> bool:
     # a value of a kind of its own it is a detail of that one ("we're on the late Thursday draw now, 8.45" names no
     # "four foot"; "we bumped the service to Node 22 on Friday" is no value said to hold now).
     typed = correction.weak and bool(kinds - {"number"})
-    if any((k in kinds or (k == "amount" and "number" in kinds)) and not (k == "number" and typed) and value_key(v) not in stated
-           and (_self_named(k) or _near(record, (at, v), words) > 0) for at, k, v in held):
+    # A number that counts what the said one counts names it whatever is said beside ("the loom is a 16-shaft" / "fitted
+    # the expansion board on saturday so it's 24 shafts now").
+    if any((k in kinds or (k == "amount" and "number" in kinds)) and value_key(v) not in stated
+           and ((not (k == "number" and typed) and (_self_named(k) or _near(record, (at, v), words) > 0))
+                or (k == "number" and any(_same_thing_counted(record, at, v, correction, sv) for sk, sv in said if sk == k))) for at, k, v in held):
         return True
     if any(k == "host" and kinds & _HOST_KINDS for _, k, _ in held):
         return True  # "整套东西跑在办公室那台戴尔 T140 上" / "系统已经搬到阿里云上了": where it runs
@@ -3008,6 +3076,9 @@ _FORGET_PATTERNS: list[re.Pattern[str]] = [
     # ("I don't remember the port" is not being able to recall it: a subject before "don't" says so.)
     re.compile(r"(?<!\bi )(?<!\bwe )(?<!\byou )(?<!\bthey )(?<!\bhe )(?<!\bshe )(?<!\bstill )(?<!\breally )"
                r"\b(?:don't|dont|do not|please don't|please dont|no need to) (?:(?:note|write|jot|put) (?:that|this|it) down|remember|keep|store|save|record|note down|memori[sz]e|hold on to|hang on to|hold onto|hang onto|keep hold of)\s+(?:(?:that|this|the) (?:bit|part|stuff|thing) about|any of (?:that|this|it)|that|this|it|what i said about|anything about)?\s*(?:anywhere|around|on file)?\s*(?P<subject>[^.!?]*)", re.IGNORECASE),
+    # "actually — don't put that in any notes or anything": not to be put where notes are kept.
+    re.compile(r"\b(?:don't|dont|do not|please don't|no need to) (?:put|write|jot) (?:that|this|it) (?:down )?(?:in|into) (?:any |your |the |my )?"
+               r"(?:notes?|memory|records?|files?)\b(?P<subject>)", re.IGNORECASE),
     re.compile(r"\b(?:delete|remove|erase|drop|wipe)\s+(?:the|that|this|any|all|your)?\s*(?:memor(?:y|ies)|notes?|records?)\s*(?:about|of|on|for)?\s*(?P<subject>[^.!?]*)", re.IGNORECASE),
     re.compile(r"\bstop remembering\s*(?P<subject>[^.!?]*)", re.IGNORECASE),
     # "the bit about my trip abroad — wipe it from your notes", "I'd rather that wasn't kept

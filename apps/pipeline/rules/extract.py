@@ -75,7 +75,7 @@ PATTERNS: list[tuple[str, re.Pattern[str]]] = [
         # "Distances in miles please.", "answers in bullet points please": the form to give things in.
         r"|^(?:and |also )?(?!(?:put|leave|drop|throw|place|store|stick|set)\b)[\w-]+(?: [\w-]+)?\s+in\s+[\w-]+(?: [\w-]+)?,?\s+(?:please|pls)\s*[.!]?\s*$"
         r"|以后|今后|总是|永远|不要|别再|务必|必须|禁止|一律|记住|请(始终|总是|用|使用|回答|回复|保持|避免)|统一(用|使用)?|避免|尽量|只用|只能|规则|约定|规范|规矩|不允许|不许|不准(?=\s*[\w\u4e00-\u9fff])"
-        r"|才能(合并|上线|发布|提交|部署)|以上才|至少要|\b(before|to) (merge|merging|release|deploy)\b"
+        r"|才能\s*(合并|上线|发布|提交|部署|merge|publish|release|deploy|commit|ship|push|go live)|以上才|至少要|\b(before|to) (merge|merging|release|deploy)\b"
         r"|要求\s*[^，,。；;]{0,8}?\d|\b(requires?|required|needs? to be|has to be)\b[^.;,]{0,30}?\d"  # a requirement with its figure ("要求 1 秒内可见")
         r"|叫我(?!去|来|们)|(回答|回复|解释|跟我说话|和我说话|跟我聊天|给我|推荐)[^，,。；]{0,12}?的时候|(?:回复|回答|回我)(?:里|中|时)?\s*(?:别|不要|少)(?=\s*[用带加写发])|(?:^|[，,。；;])\s*别(?!人|的|处)", re.IGNORECASE)),
     ("preference", re.compile(
@@ -313,8 +313,8 @@ NAMED_DECLINE_RE = re.compile(
     # "not doing the green banner. everyone I know who's had Open to Work on says …", "nah not doing masters. went once
     # years ago, …": what was proposed, not done.
     r"|^(?:(?:nah|no|nope)[,，.!\s]+)?not (?:doing|using|adding|trying|getting|buying|going with) (?:the |a |an |any |that )?[\w.+'-]+(?:\s+[\w.+'-]+){0,3}\s*[.!]+(?:\s|$)"
-    # "no guided walk thanks, I've looked at them.": with its thanks.
-    r"|^(?:no|not(?:\s+the)?)\s+[\w.+'-]+(?:\s+[\w.+'-]+){0,2}(?:\s*[.!]+|,?\s+(?:thanks|thank you|ta|cheers)\s*[.!,]*)(?:\s|$)"
+    # "no guided walk thanks, I've looked at them.": with its thanks ("nah no brace thanks. physio …": after a no of its own).
+    r"|^(?:(?:nah|nope)[,，.!\s]+)?(?:no|not(?:\s+the)?)\s+[\w.+'-]+(?:\s+[\w.+'-]+){0,2}(?:\s*[.!]+|,?\s+(?:thanks|thank you|ta|cheers)\s*[.!,]*)(?:\s|$)"
     # "no thanks on the Alexander Technique.": the thanks first, then what is turned down.
     r"|^no,?\s+(?:thanks|thank you)\s+(?:on|to)\s+(?:the\s+)?[\w.+'-]+(?:\s+[\w.+'-]+){0,2}\s*[.!]*(?:\s|$)|^[^，,。.!！?？\s]{1,20}\s*pass(?=\s*[，,。.!！]|\s*$)"
     # "no, leave PagerDuty out.", "nah leave IMSLP out.": the proposal left out by name.
@@ -346,6 +346,9 @@ NAMED_DECLINE_RE = re.compile(
 )
 
 
+# A bill the project pays, said as such or complained of.
+_BILL_PAID_RE = re.compile(r"的\s*bill|(?<!对)账单|太贵|很贵|好贵|吓死|\b(?:the|our|my|this month's|monthly)\s+(?:[\w-]+\s+)?bill\b|\bexpensive\b|\bcost(?:s|ing)? us\b",
+                           re.IGNORECASE)
 # Kinds of value whose plain statement in code mode is a rule of the business: a price, a rate.
 BUSINESS_VALUE_KINDS = frozenset({"amount", "number:%"})
 
@@ -1103,10 +1106,11 @@ def extract_from_message(message: dict, *, mode: str, sentences: list[str] | Non
             category = "fact"
         if category is None and mode == "code" and role == "user" and not talk and not one_off(sentence) and not QUESTION_RE.search(sentence) \
                 and not REQUEST_RE.search(sentence) and any(kind in BUSINESS_VALUE_KINDS for kind, _ in values(sentence)) and plain_statement(sentence) \
-                and not any(one_off(p) for p in parts):
+                and not any(one_off(p) for p in parts) and not _BILL_PAID_RE.search(sentence):
             # "代加工的话 加工费每百斤 8 元", "delivery is free within 5km, $4.99 flat beyond", "buyer's premium is
             # 22% + VAT": a price or rate the project charges is a rule of its business (not the one of an occasion the
-            # message asks for once: "next weekend Raya sale, 全部 singles 9 折 (10% off)。只是这一次 run").
+            # message asks for once: "next weekend Raya sale, 全部 singles 9 折 (10% off)。只是这一次 run"; not a bill the
+            # project pays: "Twilio 的 bill 出来了 吓死, 一个月 RM 400+").
             category = "fact"
         if category is None and mode == "chat" and role == "user" and not talk and not restated[n] and not one_off(sentence) \
                 and (QUESTION_RE.search(sentence) or REQUEST_RE.search(sentence)):

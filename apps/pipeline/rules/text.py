@@ -507,7 +507,9 @@ TOOL_KINDS: dict[str, tuple[str, ...]] = {
     "payment": ("Stripe", "PayPal", "=Square", "SumUp", "Adyen", "Braintree", "=Mollie", "微信支付|WeChat Pay", "支付宝|Alipay", "收钱吧",
                 "Razorpay", "Paystack", "Flutterwave", "Mercado Pago|MercadoPago", "Xendit", "Midtrans", "Omise", "Billplz", "ToyyibPay",
                 "iPay88", "GoCardless", "Klarna", "绿界|ECPay", "蓝新|NewebPay"),
-    "shop": ("Etsy", "Shopify", "WooCommerce", "有赞", "=Wix", "Squarespace"),
+    # (And the marketplaces a seller lists on: "现在在 Carousell 卖" / "现在全部都放在 Shopee 上卖".)
+    "shop": ("Etsy", "Shopify", "WooCommerce", "有赞", "=Wix", "Squarespace", "Shopee", "Lazada", "Carousell", "eBay", "Depop", "Vinted",
+             "Mercari", "Tokopedia"),
     "ci": ("Jenkins", "GitHub Actions", "GitLab CI", "CircleCI", "Travis CI", "Buildkite", "Drone CI"),
     "maps": ("高德|Amap", "Google Maps", "百度地图", "腾讯地图", "Mapbox"),
     "object storage": ("Backblaze B2|B2", "Amazon S3|S3", "阿里云 OSS|阿里云OSS|=OSS", "Cloudflare R2|R2", "腾讯云 COS|=COS", "Google Cloud Storage|GCS", "MinIO",
@@ -679,7 +681,11 @@ VALUE_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
                             rf"|{_ZH_NUM}\s?个\s?(?:月|星期|礼拜)", re.IGNORECASE)),
     # An amount of money ("$18,000", "22 grand", "两万块", "两万五", "每月五千以内"); a big number
     # of something else ("三千多米") is not one.
-    ("amount", re.compile(r"[$€£¥]\s?\d[\d,]*(?:\.\d+)?(?:\s?[kKmM]\b)?|\b\d[\d,]*(?:\.\d+)?\s?(?:k\s+)?(?:grand|dollars?|euros?|pounds?|bucks|quid|usd|eur|gbp|rmb|yuan)\b"
+    # ("RM45" / "fifty-five ringgit": a currency by its code or its name, the figure in words too.)
+    ("amount", re.compile(r"(?:[$€£¥₹]|\bRM|\b(?:S|HK|NT|A)\$)\s?\d[\d,]*(?:\.\d+)?(?:\s?[kKmM]\b)?"
+                          r"|\b\d[\d,]*(?:\.\d+)?\s?(?:k\s+)?(?:grand|dollars?|euros?|pounds?|bucks|quid|usd|eur|gbp|rmb|yuan|ringgit|myr|sgd|hkd|rupees?|baht)\b"
+                          r"|\b(?:twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety)(?:-(?:one|two|three|four|five|six|seven|eight|nine))?"
+                          r"\s(?:dollars?|euros?|pounds?|bucks|quid|ringgit|rupees?|baht)\b"
                           rf"|(?:{_ZH_NUM}\s?万(?:(?:[一两二三四五六七八九]|\d)\s?千|[一两二三四五六七八九](?![千百十]))?|{_ZH_NUM}\s?千(?:[一两二三四五六七八九](?![千百十万]))?)"
                           r"(?![多余]?\s?(?:米|公里|步|人|字|名|个|次|条|年|克|平|卡|瓦|转|公斤|斤))(?:块钱?|元|美元|欧元)?"
                           r"|\d+(?:\.\d+)?\s?(?:块钱?|元|美元|欧元)"
@@ -695,7 +701,7 @@ VALUE_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     # A count with its measure word first: "每周五次" is five times a week, not Friday.
     # "周一周五" is two weekdays, not "one week" and a Friday.
     # ("1,800 个 subscribers": the thousands written with commas are one number.)
-    ("count", re.compile(r"(?:(?<![\d,])\d{1,3}(?:,\d{3})+|\d+|[一二三四五六七八九十两]+)\s?(?=[次个岁只位条台张天年周月])(?!(?<=[周期拜][一二三四五六日])周)")),
+    ("count", re.compile(r"(?:(?<![\d,])\d{1,3}(?:,\d{3})+|\d+|[一二三四五六七八九十两]+)\s?(?=[次遍个岁只位条台张天年周月])(?!(?<=[周期拜][一二三四五六日])周)")),
     # Several weekdays said by their numbers, in order ("周一三五", "改到二四六了", "一三五下班后去").
     ("weekday", re.compile(r"(?:(?:(?<=周)|(?<=星期)|(?<=礼拜))(?=[一二三四五六日]{2})一?二?三?四?五?六?日?"
                            r"|(?<![一二三四五六七八九十两\d])(?=[一二三四五六日]{2})一?二?三?四?五?六?日?(?=下班|上班|去|练|上课|晚上|早上|下午|上午|了|都|$))")),
@@ -733,7 +739,7 @@ _DIMENSION.update({unit: "length" for unit in ("cm", "mm", "厘米", "毫米", "
 # "加热棒设的26度" → "28℃"; a degree that ends its clause, not an angle that names a thing ("30度刀头").
 _DIMENSION.update({unit: "temperature" for unit in ("度", "℃", "°c")})
 _DIMENSION.update({unit: "speed" for unit in ("m/s", "km/h", "mph")})  # "风速到 18 m/s 就要停运", not 18 metres
-_UNIT_RE = re.compile(r"(m/s|km/h|mph|kbps|mbps|gbps|khz|mhz|ghz|hz|fps|ppm|kg|km|gib|gi|g|cm|mm|mib|mi|m|gb|mb|tb|ms|s|h|k|%|岁|号|人|公斤|斤|克|公里|厘米|毫米|公分|米|度|℃|°c|[次个岁只位条台张天年周月])$", re.IGNORECASE)
+_UNIT_RE = re.compile(r"(m/s|km/h|mph|kbps|mbps|gbps|khz|mhz|ghz|hz|fps|ppm|kg|km|gib|gi|g|cm|mm|mib|mi|m|gb|mb|tb|ms|s|h|k|%|岁|号|人|公斤|斤|克|公里|厘米|毫米|公分|米|度|℃|°c|[次遍个岁只位条台张天年周月])$", re.IGNORECASE)
 
 
 # Days and longer: a span of another scale than minutes and hours.
