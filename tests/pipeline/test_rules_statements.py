@@ -6326,6 +6326,10 @@ def test_what_the_rules_of_batches_94_and_95_leave_alone():
     said = parse_correction("ops fitted the bigger box on monday so it's 8 workers now.")
     assert corrected_content("every so often the queue stalls, then the next poll takes two batches.", said) is None
     assert corrected_content("the trip to Leeds took forty-odd minutes and I'm 38.", parse_correction("we have a two-burner hob now.")) is None
+    season = parse_correction("a club dropped their ice, so the regular season is 16 games now.")
+    assert corrected_content("two slots per rink, so 4 games a night and every team plays every sunday", season) is None  # per night
+    assert corrected_content("the regular season is 14 games, every team plays every sunday", season) \
+        == "the regular season is 16 games, every team plays every sunday"
     car = parse_correction("We've got a 2019 Kia Sorento now for towing, seven seats.")
     assert supersedes("We tow with our Volvo V70, a 2011 diesel.", car) > 0
     # "那就改吧" with no value agrees to nothing; "才能 publish" is a rule in mixed writing; "RM45" is money, not a model.

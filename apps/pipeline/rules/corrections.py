@@ -2650,6 +2650,8 @@ def _counted(text: str, at: int) -> str:
 
 
 _YEAR_RE = re.compile(r"(?:19|20)\d\d")
+_PER_PERIOD_AFTER_RE = re.compile(r"(?:\s*|-)[a-z]{2,}\s+(?:a|an|per|each|every)\s+(?:night|day|week|month|year|session|shift|hour)\b|(?:\s*|-)[a-z]{2,}\s*/\s*(?:night|day|week|month)\b",
+                                  re.IGNORECASE)
 # Words after a number that count nothing ("16 and 18", "24 now", "5 per day").
 _NOT_COUNTED = STOPWORDS | {"per"}
 
@@ -2662,7 +2664,10 @@ def _same_thing_counted(record: str, at: int, held: str, correction: Correction,
     new_unit, old_unit = (_thing_counted(source, where, said) if where >= 0 else ""), _thing_counted(record, at, held)
     if not (new_unit and old_unit) or {new_unit, old_unit} & _NOT_COUNTED:
         return None
-    return new_unit == old_unit
+    # ("regular season is 16 games now" against "so 4 games a night": a count per night is another one.)
+    per = [bool(_PER_PERIOD_AFTER_RE.match(text, start + len(number)))
+           for text, start, number in ((source, where, said), (record, at, held))]
+    return new_unit == old_unit and per[0] == per[1]
 
 
 def _thing_counted(text: str, at: int, number: str) -> str:
