@@ -9,9 +9,9 @@ worker always holds such messages: the run it is executing, and every countdown
 message it keeps until it is due.) Acknowledging or rejecting, later, a message taken
 from such a closed channel fails the same way.
 
-Skipping that restore (or that acknowledgement) loses nothing: those messages also sit in Redis's own index of
-unacknowledged messages, and the transport hands them out again after the visibility
-timeout; runs and triggers are re-derived from the database by the sweep anyway
+Skipping that restore (or that acknowledgement) loses nothing: those messages also sit
+in Redis's own index of unacknowledged messages, and the transport hands them out again
+after the visibility timeout; runs and triggers are re-derived from the database by the sweep anyway
 (apps.pipeline.scheduling). Selected by settings for `redis://` broker URLs.
 """
 
@@ -46,21 +46,21 @@ class QoS(kombu_redis.QoS):
     # the worker. Its message stays in Redis's unacknowledged index and comes back after
     # the visibility timeout; every task is safe to run twice (a finished run is skipped,
     # triggers and the sweep re-read the database).
+    def _settled_locally(self, delivery_tag, what: str) -> bool:
+        if not self._connection_gone():
+            return False
+        logger.warning("broker connection lost before message %s was %s; Redis redelivers it after the "
+                       "visibility timeout", delivery_tag, what)
+        self._quick_ack(delivery_tag)
+        return True
+
     def ack(self, delivery_tag):
-        if self._connection_gone():
-            logger.warning("broker connection lost before message %s was acknowledged; Redis redelivers it "
-                           "after the visibility timeout", delivery_tag)
-            self._quick_ack(delivery_tag)
-            return None
-        return super().ack(delivery_tag)
+        if not self._settled_locally(delivery_tag, "acknowledged"):
+            super().ack(delivery_tag)
 
     def reject(self, delivery_tag, requeue=False):
-        if self._connection_gone():
-            logger.warning("broker connection lost before message %s was rejected; Redis redelivers it "
-                           "after the visibility timeout", delivery_tag)
-            self._quick_ack(delivery_tag)
-            return None
-        return super().reject(delivery_tag, requeue=requeue)
+        if not self._settled_locally(delivery_tag, "rejected"):
+            super().reject(delivery_tag, requeue=requeue)
 
 
 class Channel(kombu_redis.Channel):

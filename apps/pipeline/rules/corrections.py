@@ -842,10 +842,9 @@ def _said_now(sentence: str) -> Correction | None:
         # (a full stop before a space ends a clause too: "…G/45 d5 from now on. last year round 4
         # ended at 9:40pm" says no value of the change after it).
         start = max([sentence.rfind(ch, 0, cue.start()) + 1 for ch in "，,;；。"] + [m.end() for m in _STOP_RE.finditer(sentence) if m.end() <= cue.start()])
-        ends = [i for i in (sentence.find(ch, cue.end()) for ch in "，,;；。") if i >= 0] + [m.start() for m in _STOP_RE.finditer(sentence, cue.end())][:1]
-        if _FROM_NEXT_START_RE.fullmatch(cue.group(0)):
-            # ("下个月开始 每个 order 30 sen 而已": what holds from then on is said after the space.)
-            ends = [i for i in (sentence.find(ch, cue.end()) for ch in "，,;；。") if i >= 0]
+        ends = [i for i in (sentence.find(ch, cue.end()) for ch in "，,;；。") if i >= 0]
+        if not _FROM_NEXT_START_RE.fullmatch(cue.group(0)):  # ("下个月开始 每个 order 30 sen 而已": what holds is said after the space)
+            ends += [m.start() for m in _STOP_RE.finditer(sentence, cue.end())][:1]
         own = sentence[start: min(ends) + 1 if ends else len(sentence)]
         if _AGREED_CHANGE_RE.match(sentence, cue.start()):
             own = sentence[:cue.start()]  # (what it agrees to was said before it)
@@ -2617,7 +2616,7 @@ def supersedes(record: str, correction: Correction) -> float:
             # 2027 now"; not "现在白带 准备 11 月 9 号考橙带" against "今年三月刚上一年级".)
             counts = {at: _same_thing_counted(record, at, v, correction, value) for at, k, v in held if kind == k == "number"}
             # ("现在全部都放在 Shopee 上卖" / "现在在 Carousell 卖": a project uses one tool of a kind at a time, as in names_the_slot.)
-            one_of_kind = {value_key(v) for _, k, v in held if k == kind}
+            one_of_kind = _keys_of_kind(held, kind)
             fits = [v for at, k, v in held if counts.get(at) is not False and (_kind_fits(k, kind) or (k == "amount" and kind == "number" and overlap > 0)
                                            or ((k, kind) == ("month", "date") and said_plainly and overlap > 0)) and value_key(v) != value_key(value)
                     and (overlap > 0 or again or counts.get(at) or ((said_plainly or _self_named(kind)) and unit_names_slot(kind) and v not in ("一", "1"))
@@ -2650,10 +2649,15 @@ def _counted(text: str, at: int) -> str:
 
 
 _YEAR_RE = re.compile(r"(?:19|20)\d\d")
-_PER_PERIOD_AFTER_RE = re.compile(r"(?:\s*|-)[a-z]{2,}\s+(?:a|an|per|each|every)\s+(?:night|day|week|month|year|session|shift|hour)\b|(?:\s*|-)[a-z]{2,}\s*/\s*(?:night|day|week|month)\b",
+_PER_PERIOD_AFTER_RE = re.compile(r"\s+(?:a|an|per|each|every)\s+(?:night|day|week|month|year|session|shift|hour)\b|\s*/\s*(?:night|day|week|month)\b",
                                   re.IGNORECASE)
 # Words after a number that count nothing ("16 and 18", "24 now", "5 per day").
 _NOT_COUNTED = STOPWORDS | {"per"}
+
+
+def _keys_of_kind(held: list[tuple[int, str, str]], kind: str) -> set[str]:
+    """The distinct values of `kind` among a record's (position, kind, value) triples."""
+    return {value_key(v) for _, k, v in held if k == kind}
 
 
 def _same_thing_counted(record: str, at: int, held: str, correction: Correction, said: str) -> bool | None:
@@ -2661,23 +2665,20 @@ def _same_thing_counted(record: str, at: int, held: str, correction: Correction,
     shafts now" yes, "the NEXT press jumps two picks" no (not the value that changed); None when either counts nothing said."""
     source = correction.new or correction.clause
     where = source.find(said)
-    new_unit, old_unit = (_thing_counted(source, where, said) if where >= 0 else ""), _thing_counted(record, at, held)
-    if not (new_unit and old_unit) or {new_unit, old_unit} & _NOT_COUNTED:
+    new_unit, old_unit = (_thing_counted(source, where, said) if where >= 0 else ("", False)), _thing_counted(record, at, held)
+    if not (new_unit[0] and old_unit[0]) or {new_unit[0], old_unit[0]} & _NOT_COUNTED:
         return None
-    # ("regular season is 16 games now" against "so 4 games a night": a count per night is another one.)
-    per = [bool(_PER_PERIOD_AFTER_RE.match(text, start + len(number)))
-           for text, start, number in ((source, where, said), (record, at, held))]
-    return new_unit == old_unit and per[0] == per[1]
+    return new_unit == old_unit  # ("regular season is 16 games now" against "so 4 games a night": a count per night is another)
 
 
-def _thing_counted(text: str, at: int, number: str) -> str:
-    """The lower-case English word a number at `at` counts, singular ("24 shafts", "16-shaft"); "" for a year or a name
-    after it ("a 2019 Kia Sorento")."""
-    if _YEAR_RE.fullmatch(number):
-        return ""
+def _thing_counted(text: str, at: int, number: str) -> tuple[str, bool]:
+    """The lower-case English word a number at `at` counts, singular ("24 shafts", "16-shaft"; "" for a year or a name
+    after it: "a 2019 Kia Sorento"), and whether it is counted per night, week, … ("4 games a night")."""
     m = _COUNTED_RE.match(text, at + len(number))
-    word = m.group(1) if m else ""
-    return _singular_of(word) if word.isascii() and word.islower() else ""
+    word = m.group(1) if m and not _YEAR_RE.fullmatch(number) else ""
+    if not (word.isascii() and word.islower()):
+        return "", False
+    return _singular_of(word), bool(_PER_PERIOD_AFTER_RE.match(text, m.end()))
 
 
 def _counting_unit(correction: Correction) -> str:
@@ -2831,7 +2832,7 @@ def names_the_slot(record: str, correction: Correction) -> bool:
     for kind in {k for k in kinds if k.startswith("tool:")}:
         # The one tool of the kind the record names, another than the new one ("async task 用 Celery +
         # Redis" / "决定换成 Dramatiq"); not a record comparing two ("去年对比过 Sidekiq 和 Celery").
-        named = {value_key(v) for _, k, v in held if k == kind}
+        named = _keys_of_kind(held, kind)
         if len(named) == 1 and not named & stated:
             return True
     # "retested the 2k last night. 7:58" / "did my first 2k test on the erg last week, 8:12": a
